@@ -1,0 +1,35 @@
+// Jest runs the project's TypeScript and its ESM-only dependencies (ky, jose, @noble/*, multiformats, did-jwt, ...)
+// through swc into CommonJS. Resolution adds the `module-sync` export condition, which is what Node 20.19+ itself uses
+// when CommonJS code require()s an ESM package, so tests load the same files the running system loads.
+const esmOnly = [
+  'ky', 'jose', '@noble', '@scure', 'multiformats', 'did-jwt', 'uint8arrays', 'node-pg-migrate', 'typebox',
+  '@fastify/type-provider-typebox', 'canonicalize',
+];
+
+const swc = ['@swc/jest', {
+  jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+  module: { type: 'commonjs', ignoreDynamic: true },
+}];
+
+const common = {
+  testEnvironment: 'node',
+  testEnvironmentOptions: { customExportConditions: ['node', 'node-addons', 'module-sync'] },
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/harness/global-setup.ts',
+      globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
+      testTimeout: 120_000,
+    },
+  ],
+};
