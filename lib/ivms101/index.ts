@@ -1,0 +1,4 @@
+export * from './schema';
+export * from './validate';
+export * from './flatten';
+export * from './encrypt';
