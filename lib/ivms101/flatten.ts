@@ -15,6 +15,7 @@ export interface FlatEntry {
 
 const NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const FORBIDDEN_NAMES = new Set(['__proto__', 'prototype', 'constructor']);
+const MAX_ARRAY_INDEX = 999;
 
 /**
  * Flattens like the SDK: objects and arrays are walked in key order, and only string leaves of length > 0 survive —
@@ -90,19 +91,21 @@ export function unflattenIvms101(entries: readonly FlatEntry[], field = 'entries
     const path = parseFlatKey(entry.key);
     if (!path) throw new ValidationError(`${at}.key`, 'must be an IVMS101 path such as originator.originatorPersons[0]');
     if (typeof entry.value !== 'string') throw new ValidationError(`${at}.value`, 'must be a string');
-    setPath(root, path, entry.value, entries.length, at);
+    setPath(root, path, entry.value, at);
   });
   return root;
 }
 
-function setPath(root: Record<string, unknown>, path: Segment[], value: string, maxIndex: number, at: string): void {
+function setPath(root: Record<string, unknown>, path: Segment[], value: string, at: string): void {
   let node: Record<string, unknown> | unknown[] = root;
   for (let i = 0; i < path.length; i++) {
     const segment = path[i]!;
     const last = i === path.length - 1;
     if (typeof segment === 'number') {
-      // Each entry fills one slot, so no array can be longer than the number of entries.
-      if (!Array.isArray(node) || segment >= maxIndex) throw conflict(at);
+      if (!Array.isArray(node)) throw conflict(at);
+      // Holes are legitimate (dropped empty strings), but an index far beyond any IVMS101 list would make a
+      // huge sparse array for whoever iterates it next.
+      if (segment > MAX_ARRAY_INDEX) throw new ValidationError(`${at}.key`, `has an index above ${MAX_ARRAY_INDEX}`);
     } else if (Array.isArray(node)) {
       throw conflict(at);
     }
