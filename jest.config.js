@@ -3,12 +3,12 @@
 // when CommonJS code require()s an ESM package, so tests load the same files the running system loads.
 const esmOnly = [
   'ky', 'jose', '@noble', '@scure', 'multiformats', 'did-jwt', 'uint8arrays', 'node-pg-migrate', 'typebox',
-  '@fastify/type-provider-typebox', 'canonicalize',
+  '@fastify/type-provider-typebox', 'canonicalize', 'content-disposition',
 ];
 
 const swc = ['@swc/jest', {
   jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-  module: { type: 'commonjs', ignoreDynamic: true },
+  module: { type: 'commonjs', ignoreDynamic: false },
 }];
 
 const common = {
@@ -28,6 +28,7 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
+      setupFiles: ['<rootDir>/test/harness/quiet-runtime.ts'],
       globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
       testTimeout: 120_000,
     },

@@ -1,0 +1,23 @@
+import type { Pool } from 'pg';
+import type { Logger } from '../lib/logger';
+import { withFailureMapping } from './failures';
+import { directoryActivities } from './network/directory';
+import type { NetworkClient } from './network/network-client';
+
+export interface ActivityDeps {
+  pool: Pool;
+  network: NetworkClient;
+  logger: Logger;
+}
+
+/**
+ * Builds every activity the worker registers. Workflows import this module's *type* only
+ * (`proxyActivities<Activities>`), so none of the I/O below can leak into the workflow sandbox.
+ */
+export function createActivities(deps: ActivityDeps) {
+  return withFailureMapping({
+    ...directoryActivities(deps.network),
+  });
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,141 @@
+import ky, { HTTPError, type KyInstance, type Options } from 'ky';
+import type { NetworkConfig } from '../../lib/config';
+import {
+  AuthenticationError,
+  ForbiddenError,
+  InFlightError,
+  NotFoundError,
+  UpstreamRejectedError,
+  UpstreamUnavailableError,
+  type AppError,
+} from '../../lib/errors';
+
+interface CachedToken {
+  value: string;
+  expiresAt: number;
+}
+
+/** Renew a token this long before it expires, so a request never leaves with a token that dies in flight. */
+const TOKEN_MARGIN_MS = 5 * 60_000;
+
+/**
+ * The network's HTTP API as the orchestrator uses it: client-credentials tokens per audience (API and personal-data
+ * service), cached until shortly before they expire and renewed once on a 401. Retries are Temporal's job, so ky never
+ * retries; every failure becomes one of the project's typed errors, keeping the network's error name and message.
+ */
+export class NetworkClient {
+  private readonly tokens = new Map<string, CachedToken>();
+  private readonly pending = new Map<string, Promise<string>>();
+  readonly api: KyInstance;
+  readonly pii: KyInstance;
+
+  constructor(
+    readonly config: NetworkConfig,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.api = this.authenticated(config.baseUrl, config.audience);
+    this.pii = this.authenticated(config.baseUrlPii, config.audiencePii, { headers: { 'X-Notabene-SDK': 'pii-sdk' } });
+  }
+
+  private authenticated(prefixUrl: string, audience: string, extra: Options = {}): KyInstance {
+    return ky.create({
+      prefixUrl,
+      retry: 0,
+      timeout: 30_000,
+      ...extra,
+      hooks: {
+        beforeRequest: [
+          async (request) => {
+            request.headers.set('Authorization', `Bearer ${await this.token(audience)}`);
+          },
+        ],
+        afterResponse: [
+          async (request, options, response) => {
+            // A token revoked or signed with a rotated key: fetch a fresh one and try exactly once more.
+            if (response.status !== 401 || request.headers.get('x-token-renewed')) return response;
+            this.tokens.delete(audience);
+            const retry = new Request(request, { headers: new Headers(request.headers) });
+            retry.headers.set('Authorization', `Bearer ${await this.token(audience)}`);
+            retry.headers.set('x-token-renewed', '1');
+            return ky(retry, { ...options, retry: 0, hooks: {} });
+          },
+        ],
+      },
+    });
+  }
+
+  /** A valid access token for the audience; concurrent callers share one token request. */
+  async token(audience: string): Promise<string> {
+    const cached = this.tokens.get(audience);
+    if (cached && cached.expiresAt - TOKEN_MARGIN_MS > this.now()) return cached.value;
+    let inflight = this.pending.get(audience);
+    if (!inflight) {
+      inflight = this.fetchToken(audience).finally(() => this.pending.delete(audience));
+      this.pending.set(audience, inflight);
+    }
+    return inflight;
+  }
+
+  private async fetchToken(audience: string): Promise<string> {
+    try {
+      const body = await ky
+        .post(`${this.config.authUrl}/oauth/token`, {
+          json: {
+            client_id: this.config.clientId,
+            client_secret: this.config.clientSecret,
+            grant_type: 'client_credentials',
+            audience,
+          },
+          retry: 0,
+          timeout: 30_000,
+        })
+        .json<{ access_token: string; expires_in: number }>();
+      this.tokens.set(audience, { value: body.access_token, expiresAt: this.now() + body.expires_in * 1000 });
+      return body.access_token;
+    } catch (e) {
+      throw await toNetworkError(e, `token request for audience ${audience}`);
+    }
+  }
+
+  /** Runs a request and maps any failure onto the project's errors. */
+  async call<T>(what: string, request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (e) {
+      throw await toNetworkError(e, what);
+    }
+  }
+}
+
+/** The network's error body: `{err:{name, code, message}}`, sometimes `{err: "text"}`, `{message}` or Auth0's form. */
+async function describe(response: Response): Promise<{ name?: string; message: string }> {
+  const text = await response.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    const err = body.err as Record<string, unknown> | string | undefined;
+    if (typeof err === 'string') return { message: err };
+    if (err && typeof err === 'object') return { name: err.name as string | undefined, message: String(err.message ?? '') };
+    if (typeof body.error === 'string') return { name: body.error, message: String(body.error_description ?? body.error) };
+    if (typeof body.message === 'string') return { message: body.message };
+  } catch {
+    /* not JSON */
+  }
+  return { message: text.slice(0, 200) || response.statusText };
+}
+
+export async function toNetworkError(e: unknown, what: string): Promise<AppError> {
+  if (e instanceof HTTPError) {
+    const status = e.response.status;
+    const { name, message } = await describe(e.response);
+    const text = `${what}: network answered ${status}${name ? ` ${name}` : ''}: ${message}`;
+    const details = { networkStatus: status, networkError: name };
+    if (status === 401) return new AuthenticationError(text, details);
+    if (status === 403) return new ForbiddenError(text, details);
+    if (status === 404) return new NotFoundError(text, details);
+    if (status === 409) return new InFlightError(text, details);
+    if (status === 408 || status === 429 || status >= 500) return new UpstreamUnavailableError(text, details);
+    return new UpstreamRejectedError(text, details);
+  }
+  const cause = e as Error & { cause?: { code?: string } };
+  return new UpstreamUnavailableError(`${what}: network unreachable (${cause.cause?.code ?? cause.name}: ${cause.message})`);
+}

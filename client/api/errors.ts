@@ -1,0 +1,27 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isAppError, ValidationError } from '../../lib/errors';
+import { issueToValidationError } from '../../lib/validation';
+
+/**
+ * One error shape for the whole internal API: `{error:{type, message, field?, rule?}}` with the status the error class
+ * maps to. Schema violations name the field and the rule. Unexpected errors answer 500 without their message, which
+ * could quote input.
+ */
+export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.validation && error.validation.length > 0) {
+    const issue = error.validation[0]!;
+    const root = error.validationContext === 'body' ? '' : (error.validationContext ?? '');
+    const e = issueToValidationError(issue as never, root);
+    return reply.code(400).send(e.toJSON());
+  }
+  if (isAppError(error)) {
+    if (error.httpStatus >= 500) request.log.warn({ err: { type: error.name, message: error.message } }, 'request failed');
+    return reply.code(error.httpStatus).send(error.toJSON());
+  }
+  if (error.statusCode && error.statusCode < 500) {
+    const e = new ValidationError('(request)', error.message);
+    return reply.code(error.statusCode).send({ error: { ...e.toJSON().error, type: error.code ?? 'BadRequest' } });
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  return reply.code(500).send({ error: { type: 'InternalError', message: 'internal error; see the API log' } });
+}

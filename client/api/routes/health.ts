@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import type { Client } from '@temporalio/client';
+import type { Pool } from 'pg';
+import { Type } from 'typebox';
+
+const Check = Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String()) });
+const Health = Type.Object({ ok: Type.Boolean(), temporal: Check, database: Check });
+
+async function probe(fn: () => Promise<unknown>, timeoutMs = 3000): Promise<{ ok: boolean; error?: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      fn(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message.split('\n')[0] };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `GET /healthz`: 200 when Temporal and the database both answer, 503 (with which one failed) otherwise. */
+export function healthRoutes(app: FastifyInstance, deps: { temporal: Client; pool: Pool }) {
+  app.get(
+    '/healthz',
+    { schema: { tags: ['platform'], summary: 'Reachability of Temporal and the database', response: { 200: Health, 503: Health } } },
+    async (_request, reply) => {
+      const [temporal, database] = await Promise.all([
+        probe(() => deps.temporal.workflowService.getSystemInfo({})),
+        probe(() => deps.pool.query('select 1')),
+      ]);
+      const ok = temporal.ok && database.ok;
+      return reply.code(ok ? 200 : 503).send({ ok, temporal, database });
+    },
+  );
+}

@@ -1,0 +1,58 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
+import type { Pool } from 'pg';
+import type { Logger } from '../../lib/logger';
+import { errorHandler } from './errors';
+import { checkRoutes } from './routes/checks';
+import { codecRoutes } from './routes/codec';
+import { healthRoutes } from './routes/health';
+
+export interface ApiDeps {
+  temporal: Client;
+  pool: Pool;
+  codec: PayloadCodec;
+  taskQueue: string;
+  logger: Logger;
+  /** Origins allowed to call the API from a browser: the Temporal UI, for the codec endpoint. */
+  corsOrigins: string[];
+}
+
+/**
+ * The internal HTTP API. Route schemas are TypeBox JSON Schemas: fastify validates requests with them and
+ * @fastify/swagger turns them into the OpenAPI document at /openapi.json (browsable at /docs).
+ */
+export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: 10 * 1024 * 1024,
+    ajv: { customOptions: { allErrors: false, removeAdditional: false, coerceTypes: false } },
+  });
+  app.setErrorHandler(errorHandler);
+  await app.register(cors, {
+    origin: deps.corsOrigins,
+    methods: ['GET', 'POST', 'PUT', 'DELETE'],
+    allowedHeaders: ['content-type', 'x-namespace', 'authorization'],
+    credentials: true,
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'travel-rule-orchestrator internal API',
+        version: '0.1.0',
+        description: 'Orchestration of Travel Rule transfers for a gateway VASP and its subsidiaries.',
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  healthRoutes(app, deps);
+  codecRoutes(app, deps);
+  checkRoutes(app, deps);
+  return app;
+}

@@ -1,0 +1,35 @@
+import { loadConfig } from '../lib/config';
+import { createLogger } from '../lib/logger';
+import { runMain } from '../lib/run-main';
+import { EncryptionCodec } from '../lib/temporal/codec';
+import { loadCodecKeyring } from '../lib/temporal/codec-keys';
+import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { buildApi } from './api/server';
+import { createTemporalClient } from './temporal';
+
+runMain('api', async (log) => {
+  const config = loadConfig();
+  const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
+  const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
+  await assertReachable(databaseUrl);
+  await migrate(databaseUrl, 'orchestrator');
+  const pool = createPool(databaseUrl, 'orchestrator');
+  const temporal = await createTemporalClient(config, keyring);
+  const app = await buildApi({
+    temporal,
+    pool,
+    codec: new EncryptionCodec(keyring),
+    taskQueue: config.temporal.taskQueue,
+    logger: createLogger('api', config.logLevel),
+    corsOrigins: [config.uiOrigin, config.uiOrigin.replace('localhost', '127.0.0.1')],
+  });
+  await app.listen({ host: config.host, port: config.apiPort });
+  log.info(`internal API listening on ${config.publicApiUrl} (docs at ${config.publicApiUrl}/docs)`);
+  return async () => {
+    await app.close();
+    await temporal.connection.close();
+    await pool.end();
+  };
+});

@@ -1,0 +1,11 @@
+import { Client, Connection } from '@temporalio/client';
+import type { PlatformConfig } from '../lib/config';
+import type { CodecKeyring } from '../lib/temporal/codec';
+import { connectTemporal } from '../lib/temporal/connect';
+import { createDataConverter } from '../lib/temporal/data-converter';
+
+/** The process's one Temporal Client, with the project's encrypting data converter. */
+export async function createTemporalClient(config: PlatformConfig, keyring: CodecKeyring): Promise<Client> {
+  const connection = await connectTemporal(Connection, config.temporal.address);
+  return new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(keyring) });
+}

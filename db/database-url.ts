@@ -1,0 +1,58 @@
+import { Client } from 'pg';
+import { ConfigError } from '../lib/errors';
+
+export const DEFAULT_DATABASE = 'travel_rule';
+export const LOCAL_SERVER_URL = 'postgres://postgres@127.0.0.1:5432';
+
+/** True when a Postgres server answers at the URL (any database). */
+export async function answers(url: string, timeoutMs = 2000): Promise<boolean> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Creates the database named in `url` when it does not exist yet (connecting to the server's `postgres` database). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, '')) || DEFAULT_DATABASE;
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+  } catch (e) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      `cannot connect to ${target.host} (${(e as Error).message})`,
+      'Start PostgreSQL there, or set DATABASE_URL to a server that answers',
+    );
+  }
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (!rowCount) await client.query(`create database "${name.replace(/"/g, '""')}"`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Fails with one clear line when the configured database does not answer. */
+export async function assertReachable(url: string): Promise<void> {
+  if (!(await answers(url, 5000))) {
+    const u = new URL(url);
+    throw new ConfigError(
+      'DATABASE_URL',
+      `no PostgreSQL answers at ${u.host}${u.pathname}`,
+      'Start the server or correct DATABASE_URL (form postgres://user@host:5432/dbname)',
+    );
+  }
+}
+
+/** Where a process started on its own looks when DATABASE_URL is unset (`npm start` always sets it). */
+export const DEFAULT_DATABASE_URL = `${LOCAL_SERVER_URL}/${DEFAULT_DATABASE}`;

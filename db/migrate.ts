@@ -1,0 +1,38 @@
+import { join } from 'node:path';
+import type { SchemaOwner } from './pool';
+
+/** Distinct advisory-lock ids, so the orchestrator's and the sandbox's migrations never block each other. */
+const LOCK_VALUES: Record<SchemaOwner, number> = { orchestrator: 7241865325823964, sandbox: 7241865325823965 };
+
+/**
+ * Applies the versioned SQL migrations of one schema owner (db/migrations/<owner>/NNNN_name.sql, each with an
+ * `-- Up Migration` section). node-pg-migrate records applied files in <owner>.pgmigrations under an advisory lock;
+ * when another process (the API and the worker start together) holds the lock, this waits for it rather than failing,
+ * then finds nothing left to do.
+ */
+export async function migrate(databaseUrl: string, owner: SchemaOwner, waitMs = 60_000): Promise<string[]> {
+  const { runner } = await import('node-pg-migrate');
+  const deadline = Date.now() + waitMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+    try {
+      const applied = await runner({
+        databaseUrl,
+        dir: join(__dirname, 'migrations', owner),
+        migrationsTable: 'pgmigrations',
+        schema: owner,
+        createSchema: true,
+        direction: 'up',
+        count: Infinity,
+        singleTransaction: true,
+        checkOrder: true,
+        lockValue: LOCK_VALUES[owner],
+        // The library's own logger prints every statement; callers log the summary instead.
+        log: () => undefined,
+      });
+      return applied.map((m) => m.name);
+    } catch (e) {
+      if (!/Another migration is already running/.test((e as Error).message) || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}

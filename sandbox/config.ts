@@ -1,0 +1,24 @@
+import { loadConfig } from '../lib/config';
+
+export interface SandboxConfig {
+  host: string;
+  port: number;
+  /** The address clients use; it is also the API audience, as `https://api.notabene.dev` is on the real network. */
+  publicUrl: string;
+  /** The personal-data service lives under `/pii` here; its audience is its own base URL. */
+  piiUrl: string;
+  /** Seed file with VASPs, nesting, users and credentials (the operator's part). */
+  seedFile?: string;
+}
+
+export function loadSandboxConfig(env: Record<string, string | undefined> = process.env): SandboxConfig {
+  const base = loadConfig(env);
+  const publicUrl = (env.SANDBOX_PUBLIC_URL || `http://127.0.0.1:${base.sandboxPort}`).replace(/\/+$/, '');
+  return {
+    host: base.host,
+    port: base.sandboxPort,
+    publicUrl,
+    piiUrl: `${publicUrl}/pii`,
+    seedFile: env.SANDBOX_SEED || undefined,
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * Errors in the network's v1 shape: `{err:{name, code, message}}` with the matching HTTP status
+ * (network-api-facts.md §8). The sandbox never answers a stack trace.
+ */
+export class NetworkError extends Error {
+  constructor(
+    readonly status: number,
+    override readonly name: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  toBody() {
+    return { err: { name: this.name, code: this.status, message: this.message } };
+  }
+}
+
+export const unauthorized = (message = 'unauthorized') => new NetworkError(401, 'UnauthorizedError', message);
+export const forbidden = (message: string) => new NetworkError(403, 'UserDIDNotAdminforVASPError', message);
+export const notFound = (message: string) => new NetworkError(404, 'NotFoundError', message);
+export const badRequest = (name: string, message: string) => new NetworkError(400, name, message);

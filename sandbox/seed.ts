@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Pool } from 'pg';
+import { Type, type Static } from 'typebox';
+import { ConfigError, ValidationError } from '../lib/errors';
+import { assertValid } from '../lib/validation';
+
+const Did = Type.String({ pattern: '^did:[a-z0-9]+:.+$' });
+
+/**
+ * The operator's part of the network: VASP profiles, nesting (subsidiary → gateway) and users with their roles and
+ * API credentials. On the real network nesting is done by the operator on request; here it comes only from this file.
+ */
+export const SeedSchema = Type.Object({
+  vasps: Type.Array(
+    Type.Object({
+      did: Did,
+      name: Type.String({ minLength: 1 }),
+      parentDid: Type.Optional(Did),
+    }),
+  ),
+  users: Type.Array(
+    Type.Object({
+      did: Did,
+      name: Type.String({ minLength: 1 }),
+      email: Type.String({ minLength: 3 }),
+      role: Type.Optional(Type.String()),
+      jobTitle: Type.Optional(Type.String()),
+      roles: Type.Array(Type.Object({ vaspDID: Did, permissions: Type.Array(Type.String({ minLength: 1 })) })),
+      credentials: Type.Array(
+        Type.Object({ clientId: Type.String({ minLength: 8 }), clientSecret: Type.String({ minLength: 16 }) }),
+      ),
+    }),
+  ),
+});
+export type Seed = Static<typeof SeedSchema>;
+
+export function readSeedFile(path: string): Seed {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new ConfigError('SANDBOX_SEED', `${path} is not readable JSON (${(e as Error).message})`, 'Fix or replace the seed file');
+  }
+  try {
+    assertValid(SeedSchema, parsed);
+    checkReferences(parsed);
+  } catch (e) {
+    if (e instanceof ValidationError) {
+      throw new ConfigError('SANDBOX_SEED', `${path}: ${e.message}`, 'Fix the seed file (see sandbox/seed.ts for its schema)');
+    }
+    throw e;
+  }
+  return parsed;
+}
+
+function checkReferences(seed: Seed): void {
+  const dids = new Set(seed.vasps.map((v) => v.did));
+  seed.vasps.forEach((v, i) => {
+    if (v.parentDid && !dids.has(v.parentDid)) throw new ValidationError(`vasps[${i}].parentDid`, 'must name a VASP of the seed');
+    if (v.parentDid === v.did) throw new ValidationError(`vasps[${i}].parentDid`, 'must not be the VASP itself');
+  });
+  const byDid = new Map(seed.vasps.map((v) => [v.did, v]));
+  seed.vasps.forEach((v, i) => {
+    if (v.parentDid && byDid.get(v.parentDid)?.parentDid) {
+      throw new ValidationError(`vasps[${i}].parentDid`, 'nesting is one level deep: a subsidiary cannot be a gateway');
+    }
+  });
+  seed.users.forEach((u, i) =>
+    u.roles.forEach((r, j) => {
+      if (!dids.has(r.vaspDID)) throw new ValidationError(`users[${i}].roles[${j}].vaspDID`, 'must name a VASP of the seed');
+    }),
+  );
+}
+
+export const sha256 = (s: string) => createHash('sha256').update(s).digest();
+
+/** Upserts the seed: applying it twice, or after a restart, leaves the same state. */
+export async function applySeed(pool: Pool, seed: Seed): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    // Gateways first, so subsidiaries' foreign keys resolve.
+    const ordered = [...seed.vasps].sort((a, b) => Number(!!a.parentDid) - Number(!!b.parentDid));
+    for (const v of ordered) {
+      await client.query(
+        `insert into vasps (did, name, parent_did) values ($1, $2, $3)
+         on conflict (did) do update set name = excluded.name, parent_did = excluded.parent_did`,
+        [v.did, v.name, v.parentDid ?? null],
+      );
+    }
+    for (const u of seed.users) {
+      await client.query(
+        `insert into users (did, name, email, role, job_title) values ($1, $2, $3, $4, $5)
+         on conflict (did) do update set name = excluded.name, email = excluded.email, role = excluded.role,
+           job_title = excluded.job_title`,
+        [u.did, u.name, u.email, u.role ?? 'admin', u.jobTitle ?? ''],
+      );
+      await client.query('delete from user_roles where user_did = $1', [u.did]);
+      for (const r of u.roles) {
+        await client.query('insert into user_roles (user_did, vasp_did, permissions) values ($1, $2, $3)', [
+          u.did, r.vaspDID, r.permissions,
+        ]);
+      }
+      for (const c of u.credentials) {
+        await client.query(
+          `insert into api_clients (client_id, secret_sha256, user_did) values ($1, $2, $3)
+           on conflict (client_id) do update set secret_sha256 = excluded.secret_sha256, user_did = excluded.user_did`,
+          [c.clientId, sha256(c.clientSecret), u.did],
+        );
+      }
+    }
+    await client.query('commit');
+  } catch (e) {
+    await client.query('rollback');
+    throw e;
+  } finally {
+    client.release();
+  }
+}

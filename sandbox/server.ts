@@ -1,0 +1,62 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyError } from 'fastify';
+import type { Pool } from 'pg';
+import type { Logger } from '../lib/logger';
+import { NetworkError } from './errors';
+import { bearerGuard } from './auth/guard';
+import { TokenService } from './auth/tokens';
+import { tokenRoute, viewerRoute } from './routes/auth';
+import type { SandboxConfig } from './config';
+
+export interface SandboxDeps {
+  pool: Pool;
+  config: SandboxConfig;
+  logger: Logger;
+}
+
+/** The DID the sandbox signs credentials as (the `issuer` of viewer fields), standing in for the network operator. */
+export const OPERATOR_DID = 'did:ethr:0x0000000000000000000000000000000000000001';
+
+/**
+ * The network's service side, local and faithful: the public API at `/`, the personal-data service at `/pii`.
+ * Each part registers its routes in its own module; this file only wires them and the error shape.
+ */
+export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 10 * 1024 * 1024 });
+  const tokens = await TokenService.open(deps.pool, deps.config.publicUrl);
+
+  // Auth0 accepts form-encoded token requests as well as JSON.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  app.setErrorHandler((error: FastifyError | NetworkError, request, reply) => {
+    if (error instanceof NetworkError) return reply.code(error.status).send(error.toBody());
+    if ((error as FastifyError).validation) {
+      return reply.code(400).send({ err: { name: 'ValidationError', code: 400, message: error.message } });
+    }
+    const status = (error as FastifyError).statusCode;
+    if (status && status < 500) return reply.code(status).send({ err: { name: error.name, code: status, message: error.message } });
+    request.log.error({ err: error }, 'sandbox request failed');
+    return reply.code(500).send({ err: { name: 'InternalServerError', code: 500, message: 'internal error' } });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ err: { name: 'NotFoundError', code: 404, message: `${request.method} ${request.url} not found` } }),
+  );
+
+  app.get('/healthz', async () => ({ ok: true }));
+  tokenRoute(app, { pool: deps.pool, tokens, audiences: [deps.config.publicUrl, deps.config.piiUrl] });
+
+  await app.register(async (api) => {
+    api.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.publicUrl));
+    viewerRoute(api, { pool: deps.pool, issuer: OPERATOR_DID });
+  });
+
+  await app.register(
+    async (pii) => {
+      pii.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.piiUrl));
+    },
+    { prefix: '/pii' },
+  );
+
+  return app;
+}

@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import type { Pool } from 'pg';
+import pino from 'pino';
+import { createActivities, type Activities } from '../../activities';
+import { NetworkClient } from '../../activities/network/network-client';
+import { buildApi } from '../../client/api/server';
+import { createPool } from '../../db/pool';
+import type { NetworkConfig } from '../../lib/config';
+import { EncryptionCodec } from '../../lib/temporal/codec';
+import { parseCodecKeys } from '../../lib/temporal/codec-keys';
+import { createDataConverter } from '../../lib/temporal/data-converter';
+import { buildSandbox } from '../../sandbox/server';
+import { applySeed, type Seed } from '../../sandbox/seed';
+import { createWorker } from '../../workers/worker';
+
+/** What global-setup.ts prepared for this run. */
+export function testEnv() {
+  const need = (name: string) => {
+    const v = process.env[name];
+    if (!v) throw new Error(`${name} is unset: run tests through jest's integration project (npm test)`);
+    return v;
+  };
+  return {
+    temporalAddress: need('TEST_TEMPORAL_ADDRESS'),
+    databaseUrl: need('TEST_DATABASE_URL'),
+    workflowBundle: need('TEST_WORKFLOW_BUNDLE'),
+    keyring: parseCodecKeys(need('TEST_CODEC_KEYS')),
+  };
+}
+
+export const quietLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+const listen = async (app: FastifyInstance) => {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+};
+
+export const randomDid = () => `did:ethr:0x${randomBytes(20).toString('hex')}`;
+export const randomSecret = () => randomBytes(24).toString('base64url');
+
+/** A demo group like `npm start` seeds: a gateway with two subsidiaries, an external VASP, credentials for each. */
+export function groupSeed() {
+  const gateway = randomDid();
+  const subA = randomDid();
+  const subB = randomDid();
+  const external = randomDid();
+  const gatewayUser = { did: randomDid(), clientId: `gw-${randomSecret()}`, clientSecret: randomSecret() };
+  const externalUser = { did: randomDid(), clientId: `ext-${randomSecret()}`, clientSecret: randomSecret() };
+  const all = ['manage', 'address.uploadAddressList', 'address.registerCustomer', 'auth.customerToken', 'trustframework.updateVASP'];
+  const seed: Seed = {
+    vasps: [
+      { did: gateway, name: 'Gateway VASP' },
+      { did: subA, name: 'Subsidiary A', parentDid: gateway },
+      { did: subB, name: 'Subsidiary B', parentDid: gateway },
+      { did: external, name: 'External VASP' },
+    ],
+    users: [
+      {
+        did: gatewayUser.did, name: 'Gateway Operator', email: 'ops@gateway.example', jobTitle: 'Compliance',
+        roles: [{ vaspDID: gateway, permissions: all }],
+        credentials: [{ clientId: gatewayUser.clientId, clientSecret: gatewayUser.clientSecret }],
+      },
+      {
+        did: externalUser.did, name: 'External Operator', email: 'ops@external.example',
+        roles: [{ vaspDID: external, permissions: all }],
+        credentials: [{ clientId: externalUser.clientId, clientSecret: externalUser.clientSecret }],
+      },
+    ],
+  };
+  return { seed, gateway, subA, subB, external, gatewayUser, externalUser };
+}
+
+export interface RunningSandbox {
+  url: string;
+  app: FastifyInstance;
+  pool: Pool;
+  networkConfig(credentials: { clientId: string; clientSecret: string }): NetworkConfig;
+  close(): Promise<void>;
+}
+
+/** The sandbox on a free port, over real HTTP, against the run's database. */
+export async function startSandbox(seed: Seed): Promise<RunningSandbox> {
+  const { databaseUrl } = testEnv();
+  const pool = createPool(databaseUrl, 'sandbox');
+  await applySeed(pool, seed);
+  // The public URL is the token audience, so it must be known before listening: reserve a port first.
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((r) => probe.close(() => r()));
+  const url = `http://127.0.0.1:${port}`;
+  const app = await buildSandbox({ pool, logger: quietLogger(), config: { host: '127.0.0.1', port, publicUrl: url, piiUrl: `${url}/pii` } });
+  await app.listen({ host: '127.0.0.1', port });
+  return {
+    url,
+    app,
+    pool,
+    networkConfig: (c) => ({
+      authUrl: url, audience: url, baseUrl: url, audiencePii: `${url}/pii`, baseUrlPii: `${url}/pii`,
+      clientId: c.clientId, clientSecret: c.clientSecret,
+    }),
+    close: async () => {
+      await app.close();
+      await pool.end();
+    },
+  };
+}
+
+export interface RunningOrchestrator {
+  apiUrl: string;
+  api: FastifyInstance;
+  client: Client;
+  pool: Pool;
+  worker: Worker;
+  taskQueue: string;
+  activities: Activities;
+  close(): Promise<void>;
+}
+
+/** The worker (the project's own worker code and activities) and the internal API, talking to the given network. */
+export async function startOrchestrator(network: NetworkConfig, opts: { pool?: Pool } = {}): Promise<RunningOrchestrator> {
+  const env = testEnv();
+  const taskQueue = `test-${randomSecret()}`;
+  const pool = opts.pool ?? createPool(env.databaseUrl, 'orchestrator');
+  const connection = await Connection.connect({ address: env.temporalAddress });
+  const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
+  const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
+  const activities = createActivities({ pool, network: new NetworkClient(network), logger: quietLogger() });
+  const worker = await createWorker({
+    connection: nativeConnection, namespace: 'default', taskQueue, keyring: env.keyring, activities,
+    workflowBundlePath: env.workflowBundle,
+  });
+  const running = worker.run();
+  const stopWorker = async () => {
+    worker.shutdown();
+    await running;
+    await nativeConnection.close();
+    await connection.close();
+    if (!opts.pool) await pool.end();
+  };
+  let api: FastifyInstance;
+  let apiUrl: string;
+  try {
+    api = await buildApi({
+      temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: quietLogger(), corsOrigins: ['http://localhost:8233'],
+    });
+    apiUrl = await listen(api);
+  } catch (e) {
+    // A worker left polling after a failed start would outlive the test server and flood the log.
+    await stopWorker();
+    throw e;
+  }
+  return {
+    apiUrl, api, client, pool, worker, taskQueue, activities,
+    close: async () => {
+      await api.close();
+      await stopWorker();
+    },
+  };
+}
+
+/** Polls until `check` returns a value, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,125 @@
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { createPool } from '../../db/pool';
+import { ENCRYPTED_ENCODING } from '../../lib/temporal/codec';
+import {
+  eventually, groupSeed, startOrchestrator, startSandbox, testEnv,
+  type RunningOrchestrator, type RunningSandbox,
+} from '../harness/platform';
+
+/** Every Payload anywhere in a history event, found by walking the decoded protobuf objects. */
+function payloadsIn(value: unknown, out: temporal.api.common.v1.IPayload[] = []): temporal.api.common.v1.IPayload[] {
+  if (!value || typeof value !== 'object' || value instanceof Uint8Array) return out;
+  const v = value as Record<string, unknown>;
+  if ('metadata' in v && 'data' in v && v.metadata && typeof v.metadata === 'object') {
+    out.push(v as temporal.api.common.v1.IPayload);
+    return out;
+  }
+  for (const child of Object.values(v)) payloadsIn(child, out);
+  return out;
+}
+
+describe('platform: worker, API, sandbox, encrypted history', () => {
+  const group = groupSeed();
+  let sandbox: RunningSandbox;
+  let orch: RunningOrchestrator;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox(group.seed);
+    orch = await startOrchestrator(sandbox.networkConfig(group.gatewayUser));
+  });
+  afterAll(async () => {
+    await orch?.close();
+    await sandbox?.close();
+  });
+
+  it('runs the connectivity check through the real worker and stores no plaintext payload in history', async () => {
+    const started = await fetch(`${orch.apiUrl}/v1/checks/connectivity`, { method: 'POST' });
+    expect(started.status).toBe(202);
+    const { workflowId } = (await started.json()) as { workflowId: string };
+
+    const done = await eventually(async () => {
+      const r = await fetch(`${orch.apiUrl}/v1/checks/connectivity/${workflowId}`);
+      const body = (await r.json()) as { status: string; result?: { userDid: string; vasps: string[] } };
+      return body.status === 'COMPLETED' ? body : undefined;
+    });
+    // The gateway's credentials act for the gateway and both subsidiaries, not for the external VASP.
+    expect(done.result!.userDid).toBe(group.gatewayUser.did);
+    expect(done.result!.vasps.sort()).toEqual([group.gateway, group.subA, group.subB].sort());
+
+    // Read the history with a client that has NO codec: what the server stores.
+    const raw = new Client({ connection: await Connection.connect({ address: testEnv().temporalAddress }) });
+    try {
+      const history = await raw.workflow.getHandle(workflowId).fetchHistory();
+      const payloads = payloadsIn(history.events);
+      expect(payloads.length).toBeGreaterThan(0);
+      for (const p of payloads) {
+        expect(Buffer.from(p.metadata!.encoding!).toString()).toBe(ENCRYPTED_ENCODING);
+        expect(Buffer.from(p.metadata!['encryption-key-id']!).toString()).toBe(testEnv().keyring.currentKeyId);
+      }
+      const bytes = Buffer.from(temporal.api.history.v1.History.encode(history).finish());
+      expect(bytes.includes(Buffer.from(group.gatewayUser.did))).toBe(false);
+      expect(bytes.includes(Buffer.from(group.subA))).toBe(false);
+
+      // The UI's codec endpoint turns the stored result back into JSON.
+      const completed = history.events!.find((e) => e.workflowExecutionCompletedEventAttributes)!;
+      const stored = completed.workflowExecutionCompletedEventAttributes!.result!.payloads![0]!;
+      const toJson = (p: temporal.api.common.v1.IPayload) => ({
+        metadata: Object.fromEntries(Object.entries(p.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        data: Buffer.from(p.data!).toString('base64'),
+      });
+      const decoded = await fetch(`${orch.apiUrl}/codec/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'http://localhost:8233', 'x-namespace': 'default' },
+        body: JSON.stringify({ payloads: [toJson(stored)] }),
+      });
+      expect(decoded.status).toBe(200);
+      expect(decoded.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+      const { payloads: [plain] } = (await decoded.json()) as { payloads: { data: string }[] };
+      expect(JSON.parse(Buffer.from(plain!.data, 'base64').toString()).userDid).toBe(group.gatewayUser.did);
+
+      // A payload under a key this process does not hold is refused with a clear 400, not a 500.
+      const foreign = toJson(stored);
+      foreign.metadata['encryption-key-id'] = Buffer.from('retired-key').toString('base64');
+      const refused = await fetch(`${orch.apiUrl}/codec/decode`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payloads: [foreign] }),
+      });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/retired-key.*TEMPORAL_CODEC_KEYS/);
+    } finally {
+      await raw.connection.close();
+    }
+  });
+
+  it('reports health 200 with both dependencies up, 503 naming the database when it is down', async () => {
+    const ok = await fetch(`${orch.apiUrl}/healthz`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ ok: true, temporal: { ok: true }, database: { ok: true } });
+
+    const deadPool = createPool('postgres://postgres@127.0.0.1:1/none', 'orchestrator', { connectionTimeoutMillis: 500 });
+    const down = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { pool: deadPool });
+    try {
+      const r = await fetch(`${down.apiUrl}/healthz`);
+      expect(r.status).toBe(503);
+      expect(await r.json()).toMatchObject({ ok: false, temporal: { ok: true }, database: { ok: false } });
+    } finally {
+      await down.close();
+      await deadPool.end();
+    }
+  });
+
+  it('serves an OpenAPI document generated from the route schemas, and the docs page', async () => {
+    const doc = (await (await fetch(`${orch.apiUrl}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/healthz', '/codec/decode', '/v1/checks/connectivity']));
+    expect((await fetch(`${orch.apiUrl}/docs`, { redirect: 'follow' })).status).toBe(200);
+  });
+
+  it('rejects a malformed codec request with a 400 naming the field', async () => {
+    const r = await fetch(`${orch.apiUrl}/codec/decode`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payloads: 'x' }),
+    });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: { field: string } }).error.field).toBe('payloads');
+  });
+});

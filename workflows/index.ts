@@ -1,0 +1,2 @@
+// Every workflow the worker registers. Workflows orchestrate only: no I/O, no Node built-ins (see eslint.config.mjs).
+export { connectivityCheck } from './connectivity-check';
