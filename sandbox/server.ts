@@ -6,6 +6,7 @@ import { bearerGuard } from './auth/guard';
 import { TokenService } from './auth/tokens';
 import { tokenRoute, viewerRoute } from './routes/auth';
 import type { SandboxConfig } from './config';
+import type { SandboxContext } from './context';
 
 export interface SandboxDeps {
   pool: Pool;
@@ -43,20 +44,28 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     reply.code(404).send({ err: { name: 'NotFoundError', code: 404, message: `${request.method} ${request.url} not found` } }),
   );
 
+  const ctx: SandboxContext = { pool: deps.pool, config: deps.config, tokens, logger: deps.logger };
+
   app.get('/healthz', async () => ({ ok: true }));
   tokenRoute(app, { pool: deps.pool, tokens, audiences: [deps.config.publicUrl, deps.config.piiUrl] });
 
+  // Routes that authenticate in their own way (e.g. upload URLs carrying their own credential) register here.
+  // (none yet)
+
+  // The network's API: bearer tokens for the API audience. Each part adds one line.
   await app.register(async (api) => {
     api.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.publicUrl));
     viewerRoute(api, { pool: deps.pool, issuer: OPERATOR_DID });
   });
 
+  // The personal-data service: bearer tokens for the PII audience. Each part adds one line.
   await app.register(
     async (pii) => {
       pii.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.piiUrl));
     },
     { prefix: '/pii' },
   );
+  void ctx;
 
   return app;
 }

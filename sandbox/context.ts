@@ -1,0 +1,12 @@
+import type { Pool } from 'pg';
+import type { Logger } from '../lib/logger';
+import type { TokenService } from './auth/tokens';
+import type { SandboxConfig } from './config';
+
+/** What every part of the sandbox may use. Parts keep their own tables in the sandbox schema. */
+export interface SandboxContext {
+  pool: Pool;
+  config: SandboxConfig;
+  tokens: TokenService;
+  logger: Logger;
+}
