@@ -38,6 +38,29 @@ export interface PlatformConfig {
   /** URL of the internal API as the Temporal UI's browser reaches it (for the codec endpoint). */
   publicApiUrl: string;
   uiOrigin: string;
+  /** The VASP group this system runs for: the gateway (receives) and its subsidiaries (send and own addresses). */
+  group: GroupConfig;
+}
+
+export interface GroupConfig {
+  gatewayDid?: string;
+  subsidiaryDids: string[];
+}
+
+const DID = /^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$/;
+
+function group(env: Env): GroupConfig {
+  const gatewayDid = env.GATEWAY_VASP_DID || undefined;
+  if (gatewayDid && !DID.test(gatewayDid)) {
+    throw new ConfigError('GATEWAY_VASP_DID', `"${gatewayDid}" is not a DID`, 'Set it to the gateway VASP DID, e.g. did:ethr:0x…');
+  }
+  const subsidiaryDids = (env.SUBSIDIARY_VASP_DIDS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = subsidiaryDids.find((d) => !DID.test(d));
+  if (bad) throw new ConfigError('SUBSIDIARY_VASP_DIDS', `"${bad}" is not a DID`, 'Set a comma-separated list of subsidiary VASP DIDs');
+  if (gatewayDid && subsidiaryDids.includes(gatewayDid)) {
+    throw new ConfigError('SUBSIDIARY_VASP_DIDS', 'contains the gateway DID', 'A gateway only receives; list only its subsidiaries');
+  }
+  return { gatewayDid, subsidiaryDids };
 }
 
 type Env = Record<string, string | undefined>;
@@ -116,5 +139,6 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     agentKeys: env.KEYS || undefined,
     publicApiUrl: url(env, 'PUBLIC_API_URL') ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
     uiOrigin: url(env, 'TEMPORAL_UI_ORIGIN') ?? `http://localhost:${uiPort}`,
+    group: group(env),
   };
 }

@@ -1,0 +1,18 @@
+import { Command } from 'commander';
+
+/**
+ * The project's CLI (`npm run cli -- <command>`). Each part adds its commands with one `register…(program)` call.
+ */
+export const program = new Command()
+  .name('tro')
+  .description('travel-rule-orchestrator command line')
+  .showHelpAfterError();
+
+// Commands are registered here, one line per part.
+
+if (require.main === module) {
+  program.parseAsync(process.argv).catch((e: Error) => {
+    process.stderr.write(`error: ${e.message}\n`);
+    process.exit(1);
+  });
+}
