@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// Entry point of `npm start` and `npm test` on a fresh clone: no dependency may be assumed here. It checks Node,
+// installs node_modules when they are missing or older than package-lock.json (fast when nothing changed), then hands
+// over to the TypeScript scripts.
+'use strict';
+const { spawnSync, spawn } = require('node:child_process');
+const { existsSync, statSync } = require('node:fs');
+const { join } = require('node:path');
+
+const root = join(__dirname, '..');
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 20 || (major === 20 && minor < 19)) {
+  console.error(`Node ${process.versions.node} is too old: this project needs Node 20.19 or newer (require(esm)). Install it from https://nodejs.org or with your version manager.`);
+  process.exit(1);
+}
+
+function ensureDependencies() {
+  const lock = join(root, 'package-lock.json');
+  const installed = join(root, 'node_modules', '.package-lock.json');
+  const stale = !existsSync(installed) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(installed).mtimeMs);
+  if (!stale) return;
+  console.error('Installing dependencies (npm ci)…');
+  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error('npm ci failed; see the output above.');
+    process.exit(r.status ?? 1);
+  }
+}
+
+function run(args, extraEnv = {}) {
+  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...extraEnv } });
+  // Ctrl-C reaches the whole process group; the child decides how to stop, and this process follows its exit code.
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+const tsx = join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+const jest = join(root, 'node_modules', 'jest', 'bin', 'jest.js');
+const [command, ...rest] = process.argv.slice(2);
+ensureDependencies();
+if (command === 'start') {
+  run([tsx, join(root, 'scripts', 'start.ts'), ...rest]);
+} else if (command === 'test') {
+  // Build the Temporal CLI before jest starts, so its progress is visible rather than hidden in globalSetup.
+  const cli = spawnSync(process.execPath, [tsx, join(root, 'scripts', 'temporal-cli.ts')], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (cli.status !== 0) process.exit(cli.status ?? 1);
+  run([jest, ...(process.env.CI ? ['--ci'] : []), ...rest]);
+} else {
+  console.error('usage: node scripts/bootstrap.cjs start|test [args…]');
+  process.exit(2);
+}

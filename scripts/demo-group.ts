@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Seed } from '../sandbox/seed';
+import { ConfigError } from '../lib/errors';
+
+/** The demo VASP group `npm start` seeds into the sandbox, kept in `.data/demo.json` for scripts and second starts. */
+export interface DemoGroup {
+  gateway: DemoVasp;
+  subsidiaries: DemoVasp[];
+  external: DemoVasp;
+  /** The sandbox seed generated from the above (users, roles and credentials included). */
+  seed: Seed;
+}
+
+export interface DemoVasp {
+  name: string;
+  did: string;
+  credentials: { clientId: string; clientSecret: string; userDid: string };
+}
+
+const did = () => `did:ethr:0x${randomBytes(20).toString('hex')}`;
+const PERMISSIONS = [
+  'manage', 'address.uploadAddressList', 'address.registerCustomer', 'auth.customerToken', 'auth.addUserToVASP',
+  'auth.removeUserFromVASP', 'trustframework.updateVASP', 'trustframework.uploadVASPDocument',
+];
+
+function vasp(name: string, slug: string): DemoVasp {
+  return { name, did: did(), credentials: { clientId: `${slug}-${randomBytes(8).toString('hex')}`, clientSecret: randomBytes(24).toString('base64url'), userDid: did() } };
+}
+
+export function createDemoGroup(): DemoGroup {
+  const gateway = vasp('Aurora Gateway', 'aurora-gw');
+  const subsidiaries = [vasp('Aurora Exchange EU', 'aurora-eu'), vasp('Aurora Custody SG', 'aurora-sg')];
+  const external = vasp('Borealis Exchange', 'borealis');
+  const user = (v: DemoVasp, email: string) => ({
+    did: v.credentials.userDid, name: `${v.name} operator`, email, role: 'admin', jobTitle: 'Compliance officer',
+    roles: [{ vaspDID: v.did, permissions: PERMISSIONS }],
+    credentials: [{ clientId: v.credentials.clientId, clientSecret: v.credentials.clientSecret }],
+  });
+  const seed: Seed = {
+    vasps: [
+      { did: gateway.did, name: gateway.name },
+      ...subsidiaries.map((s) => ({ did: s.did, name: s.name, parentDid: gateway.did })),
+      { did: external.did, name: external.name },
+    ],
+    users: [
+      user(gateway, 'compliance@aurora.example'),
+      ...subsidiaries.map((s, i) => user(s, `compliance+${i + 1}@aurora.example`)),
+      user(external, 'compliance@borealis.example'),
+    ],
+  };
+  return { gateway, subsidiaries, external, seed };
+}
+
+/** Reuses `.data/demo.json` when present, so a second `npm start` keeps the same DIDs and credentials. */
+export function loadOrCreateDemoGroup(file: string): { group: DemoGroup; created: boolean } {
+  if (existsSync(file)) {
+    try {
+      const group = JSON.parse(readFileSync(file, 'utf8')) as DemoGroup;
+      if (!group.gateway?.did || !Array.isArray(group.subsidiaries) || !group.seed) throw new Error('missing gateway, subsidiaries or seed');
+      return { group, created: false };
+    } catch (e) {
+      throw new ConfigError(file, `is not a demo group file (${(e as Error).message})`, 'Delete it and run npm start again to create a new demo group');
+    }
+  }
+  const group = createDemoGroup();
+  writeFileSync(file, `${JSON.stringify(group, null, 2)}\n`, { mode: 0o600 });
+  return { group, created: true };
+}

@@ -1,0 +1,204 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { resolve } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { loadConfig, type PlatformConfig } from '../lib/config';
+import { ConfigError } from '../lib/errors';
+import { loadCodecKeyring } from '../lib/temporal/codec-keys';
+import { searchAttributeCliArgs } from '../lib/temporal/search-attributes';
+import { ensureDatabase } from '../db/database-url';
+import { migrate } from '../db/migrate';
+import { databaseUrlOn, resolveDatabaseServer, type DatabaseServer } from '../db/server';
+import { readSeedFile } from '../sandbox/seed';
+import { loadOrCreateDemoGroup, type DemoGroup } from './demo-group';
+import { ensureTemporalCli } from './temporal-cli';
+import { connectTemporal } from '../lib/temporal/connect';
+
+/**
+ * `npm start`: Postgres, Temporal (dev server with a file database), the sandbox, the worker and the API, a seeded
+ * demo VASP group, one demonstration workflow, then the URLs. Each process logs to `.data/logs/<name>.log`; Ctrl-C
+ * stops everything this script started, and a second start reuses `.data/`.
+ */
+const root = resolve(__dirname, '..');
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const children: { name: string; child: ChildProcess }[] = [];
+let stopping = false;
+let database: DatabaseServer | undefined;
+
+function spawnProcess(name: string, args: string[], env: Record<string, string>, logDir: string): ChildProcess {
+  const log = createWriteStream(resolve(logDir, `${name}.log`), { flags: 'a' });
+  const child = spawn(args[0]!, args.slice(1), { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  child.stdout!.pipe(log);
+  let lastErr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    lastErr = (lastErr + d.toString()).slice(-2000);
+    log.write(d);
+  });
+  child.on('exit', (code, signal) => {
+    if (stopping) return;
+    process.stderr.write(`\n${name} exited (${signal ?? `code ${code}`}). ${lastErr.trim().split('\n').slice(-5).join('\n')}\nSee ${logDir}/${name}.log\n`);
+    void shutdown(1);
+  });
+  children.push({ name, child });
+  return child;
+}
+
+const tsxArgs = (entry: string) => [process.execPath, resolve(root, 'node_modules/tsx/dist/cli.mjs'), resolve(root, entry)];
+
+async function portInUse(host: string, port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = createConnection({ host, port });
+    socket.once('connect', () => { socket.destroy(); done(true); });
+    socket.once('error', () => done(false));
+  });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (stopping) throw new Error('stopped');
+    if (Date.now() > deadline) throw new Error(`${what} did not become ready within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const httpOk = (url: string) => async () => (await fetch(url)).ok;
+
+async function startTemporal(config: PlatformConfig, logDir: string): Promise<{ address: string; uiUrl?: string }> {
+  if (process.env.TEMPORAL_ADDRESS) {
+    const connection = await connectTemporal(Connection, config.temporal.address);
+    await connection.close();
+    say(`Temporal: using the server at ${config.temporal.address} (TEMPORAL_ADDRESS)`);
+    return { address: config.temporal.address };
+  }
+  const [host, portText] = config.temporal.address.split(':');
+  if (await portInUse(host!, Number(portText))) {
+    throw new ConfigError('TEMPORAL_ADDRESS', `port ${portText} is already in use`, 'Stop the process using it, or set TEMPORAL_ADDRESS to that server to use it');
+  }
+  const cli = await ensureTemporalCli(say);
+  spawnProcess('temporal', [
+    cli, 'server', 'start-dev',
+    '--db-filename', resolve(root, config.dataDir, 'temporal.db'),
+    '--ip', host!, '--port', portText!,
+    '--ui-port', String(config.temporal.uiPort),
+    '--ui-codec-endpoint', `${config.publicApiUrl}/codec`,
+    '--namespace', config.temporal.namespace,
+    '--log-level', 'warn',
+    ...searchAttributeCliArgs(),
+  ], {}, logDir);
+  await waitFor('Temporal', async () => {
+    const c = await Connection.connect({ address: config.temporal.address, connectTimeout: '1s' });
+    try {
+      await c.workflowService.getSystemInfo({});
+      return true;
+    } finally {
+      await c.close();
+    }
+  }, 120_000);
+  return { address: config.temporal.address, uiUrl: `http://localhost:${config.temporal.uiPort}` };
+}
+
+function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: string; sandbox?: string }, workflowId: string) {
+  const api = config.publicApiUrl;
+  say('');
+  say('travel-rule-orchestrator is running');
+  say(`  Internal API   ${api}   (health ${api}/healthz)`);
+  say(`  API docs       ${api}/docs`);
+  if (urls.ui) say(`  Temporal UI    ${urls.ui}/namespaces/${config.temporal.namespace}/workflows`);
+  if (urls.sandbox) say(`  Sandbox        ${urls.sandbox}`);
+  say('');
+  say('Demo VASP group (also in .data/demo.json):');
+  say(`  gateway       ${group.gateway.name.padEnd(20)} ${group.gateway.did}`);
+  for (const s of group.subsidiaries) say(`  subsidiary    ${s.name.padEnd(20)} ${s.did}`);
+  say(`  counterparty  ${group.external.name.padEnd(20)} ${group.external.did}`);
+  say('');
+  say(`Demonstration workflow: ${workflowId}`);
+  say(`Logs: ${config.dataDir}/logs/. Press Ctrl-C to stop.`);
+}
+
+async function shutdown(code: number): Promise<never> {
+  if (stopping) return new Promise(() => undefined);
+  stopping = true;
+  for (const { child } of [...children].reverse()) {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    await new Promise<void>((r) => {
+      if (child.exitCode !== null) return r();
+      const t = setTimeout(() => { child.kill('SIGKILL'); r(); }, 10_000);
+      child.once('exit', () => { clearTimeout(t); r(); });
+    });
+  }
+  await database?.stop().catch(() => undefined);
+  process.exit(code);
+}
+
+async function main() {
+  const config = loadConfig();
+  const dataDir = resolve(root, config.dataDir);
+  const logDir = resolve(dataDir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  loadCodecKeyring(config.codecKeys, dataDir); // creates the development key on first start
+
+  for (const [name, port] of [['PORT', config.apiPort], ['SANDBOX_PORT', config.sandboxPort]] as const) {
+    if (await portInUse('127.0.0.1', port)) throw new ConfigError(name, `port ${port} is already in use`, `Stop what listens there or set ${name} to a free port`);
+  }
+
+  database = await resolveDatabaseServer({ databaseUrl: config.databaseUrl, dataDir, log: say });
+  const databaseUrl = databaseUrlOn(database, config.databaseUrl);
+  await ensureDatabase(databaseUrl);
+  await migrate(databaseUrl, 'orchestrator');
+  await migrate(databaseUrl, 'sandbox');
+  say(`Postgres: ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname} (${database.source})`);
+
+  const temporal = await startTemporal(config, logDir);
+
+  const { group, created } = loadOrCreateDemoGroup(resolve(dataDir, 'demo.json'));
+  const seedFile = resolve(dataDir, 'sandbox-seed.json');
+  writeFileSync(seedFile, JSON.stringify(group.seed, null, 2), { mode: 0o600 });
+  readSeedFile(seedFile);
+  say(`Demo group: ${created ? 'created' : 'reused'} .data/demo.json`);
+
+  const common: Record<string, string> = {
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    DATA_DIR: dataDir,
+    GATEWAY_VASP_DID: process.env.GATEWAY_VASP_DID ?? group.gateway.did,
+    SUBSIDIARY_VASP_DIDS: process.env.SUBSIDIARY_VASP_DIDS ?? group.subsidiaries.map((s) => s.did).join(','),
+  };
+  let sandboxUrl: string | undefined;
+  let network: Record<string, string> = {};
+  if (!config.network) {
+    sandboxUrl = `http://127.0.0.1:${config.sandboxPort}`;
+    spawnProcess('sandbox', tsxArgs('sandbox/main.ts'), { ...common, SANDBOX_SEED: seedFile, SANDBOX_PUBLIC_URL: sandboxUrl }, logDir);
+    await waitFor('the sandbox', httpOk(`${sandboxUrl}/healthz`));
+    network = {
+      AUTH_URL: sandboxUrl, BASE_URL: sandboxUrl, AUDIENCE: sandboxUrl, BASEURL_PII: `${sandboxUrl}/pii`, AUDIENCE_PII: `${sandboxUrl}/pii`,
+      CLIENT_ID: group.gateway.credentials.clientId, CLIENT_SECRET: group.gateway.credentials.clientSecret,
+    };
+    say(`Sandbox: ${sandboxUrl}`);
+  } else {
+    say(`Network: ${config.network.baseUrl} (BASE_URL); the sandbox is not started`);
+  }
+
+  spawnProcess('worker', tsxArgs('workers/main.ts'), { ...common, ...network }, logDir);
+  spawnProcess('api', tsxArgs('client/main.ts'), { ...common, ...network }, logDir);
+  await waitFor('the internal API', httpOk(`${config.publicApiUrl}/healthz`), 120_000);
+
+  const started = (await (await fetch(`${config.publicApiUrl}/v1/checks/connectivity`, { method: 'POST' })).json()) as { workflowId: string };
+  await waitFor('the demonstration workflow', async () => {
+    const r = (await (await fetch(`${config.publicApiUrl}/v1/checks/connectivity/${started.workflowId}`)).json()) as { status: string };
+    if (r.status === 'FAILED' || r.status === 'TERMINATED') throw new Error(`demonstration workflow ${r.status}`);
+    return r.status === 'COMPLETED';
+  }, 120_000);
+
+  printBanner(config, group, { ui: temporal.uiUrl, sandbox: sandboxUrl }, started.workflowId);
+  writeFileSync(resolve(dataDir, 'urls.json'), JSON.stringify({ api: config.publicApiUrl, ui: temporal.uiUrl, sandbox: sandboxUrl }, null, 2));
+}
+
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+main().catch((e: unknown) => {
+  if (e instanceof ConfigError) process.stderr.write(`npm start: configuration error: ${e.message}\n`);
+  else if ((e as Error).message !== 'stopped') process.stderr.write(`npm start: ${(e as Error).message}\n`);
+  void shutdown(1);
+});

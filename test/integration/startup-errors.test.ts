@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { testEnv } from '../harness/platform';
+
+const root = resolve(__dirname, '../..');
+
+/** Runs a process entry point the way npm start does, and returns its exit code and stderr. */
+function run(entry: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [resolve(root, 'node_modules/tsx/dist/cli.mjs'), resolve(root, entry)], {
+      cwd: root,
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME!, LOG_LEVEL: 'silent', DATA_DIR: mkdtempSync(join(tmpdir(), 'tro-')), ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, stderr });
+    });
+  });
+}
+
+/** One line, naming the setting, no stack trace. */
+function expectOneClearLine(stderr: string, pattern: RegExp) {
+  const lines = stderr.split('\n').filter((l) => l.trim() && !/ExperimentalWarning|--trace-warnings/.test(l));
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(pattern);
+  expect(stderr).not.toMatch(/\n\s+at /);
+}
+
+describe('bad configuration stops start-up with one clear line', () => {
+  const network = { CLIENT_ID: 'x'.repeat(8), CLIENT_SECRET: 'y'.repeat(16), AUTH_URL: 'http://127.0.0.1:9', BASE_URL: 'http://127.0.0.1:9' };
+  const good = () => ({ DATABASE_URL: testEnv().databaseUrl, TEMPORAL_ADDRESS: testEnv().temporalAddress, TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS! });
+
+  it('an unreachable database', async () => {
+    const r = await run('client/main.ts', { ...good(), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^api: configuration error: DATABASE_URL: no PostgreSQL answers at 127\.0\.0\.1:1\/nowhere\. Start the server or correct DATABASE_URL/);
+  });
+
+  it('an unreachable Temporal server', async () => {
+    const r = await run('workers/main.ts', { ...good(), ...network, TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^worker: configuration error: TEMPORAL_ADDRESS: no Temporal server answers at 127\.0\.0\.1:1 .*set TEMPORAL_ADDRESS/);
+  });
+
+  it('a malformed seed file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tro-seed-'));
+    const seed = join(dir, 'seed.json');
+    writeFileSync(seed, JSON.stringify({ vasps: [{ did: 'not-a-did', name: 'X' }], users: [] }));
+    const r = await run('sandbox/main.ts', { ...good(), SANDBOX_SEED: seed });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^sandbox: configuration error: SANDBOX_SEED: .*seed\.json: vasps\[0\]\.did: .*Fix the seed file/);
+
+    writeFileSync(seed, '{"vasps": [');
+    const broken = await run('sandbox/main.ts', { ...good(), SANDBOX_SEED: seed });
+    expectOneClearLine(broken.stderr, /^sandbox: configuration error: SANDBOX_SEED: .*is not readable JSON/);
+  });
+
+  it('a wrong codec key', async () => {
+    const r = await run('client/main.ts', { ...good(), TEMPORAL_CODEC_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^api: configuration error: TEMPORAL_CODEC_KEYS: key "k1" is 16 bytes, not 32\. Set TEMPORAL_CODEC_KEYS/);
+  });
+
+  it('half-configured network credentials', async () => {
+    const r = await run('workers/main.ts', { ...good(), CLIENT_ID: 'abcdefgh' });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^worker: configuration error: CLIENT_SECRET: is unset while CLIENT_ID is set/);
+  });
+});
