@@ -40,6 +40,10 @@ export interface PlatformConfig {
   uiOrigin: string;
   /** The VASP group this system runs for: the gateway (receives) and its subsidiaries (send and own addresses). */
   group: GroupConfig;
+  /** `KEYSTORE_MASTER_KEY`, unparsed (base64 of 32 bytes); see lib/keystore/master-key.ts. Unset: a development key. */
+  keystoreMasterKey?: string;
+  /** `KEY_ROTATION_PERIOD` in milliseconds: how often each group VASP's key is rotated by schedule; 0 = no schedules. */
+  keyRotationPeriodMs?: number;
 }
 
 export interface GroupConfig {
@@ -64,6 +68,25 @@ function group(env: Env): GroupConfig {
 }
 
 type Env = Record<string, string | undefined>;
+
+const DURATION_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+export const DEFAULT_KEY_ROTATION_PERIOD = '90d';
+
+/** `KEY_ROTATION_PERIOD`: `<n>s|m|h|d` (at least one minute), or `off` for no scheduled rotation. */
+function keyRotationPeriodMs(env: Env): number {
+  const raw = (env.KEY_ROTATION_PERIOD || DEFAULT_KEY_ROTATION_PERIOD).trim();
+  if (raw === 'off' || raw === '0') return 0;
+  const m = /^(\d{1,9})([smhd])$/.exec(raw);
+  const ms = m ? Number(m[1]) * DURATION_UNITS[m[2]!]! : NaN;
+  if (!(ms >= 60_000)) {
+    throw new ConfigError(
+      'KEY_ROTATION_PERIOD',
+      `"${raw}" is not a period of at least one minute`,
+      `Set it to a number with a unit s, m, h or d (e.g. ${DEFAULT_KEY_ROTATION_PERIOD}), or to off to disable scheduled rotation`,
+    );
+  }
+  return ms;
+}
 
 function port(env: Env, name: string, fallback: number): number {
   const raw = env[name];
@@ -140,5 +163,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     publicApiUrl: url(env, 'PUBLIC_API_URL') ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
     uiOrigin: url(env, 'TEMPORAL_UI_ORIGIN') ?? `http://localhost:${uiPort}`,
     group: group(env),
+    keystoreMasterKey: env.KEYSTORE_MASTER_KEY || undefined,
+    keyRotationPeriodMs: keyRotationPeriodMs(env),
   };
 }
