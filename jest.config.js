@@ -21,6 +21,7 @@ const common = {
 
 /** @type {import('jest').Config} */
 module.exports = {
+  reporters: ['default', '<rootDir>/test/harness/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {

@@ -44,6 +44,20 @@ if (command === 'start') {
   // Build the Temporal CLI before jest starts, so its progress is visible rather than hidden in globalSetup.
   const cli = spawnSync(process.execPath, [tsx, join(root, 'scripts', 'temporal-cli.ts')], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   if (cli.status !== 0) process.exit(cli.status ?? 1);
+  // Types and lint first: they fail in seconds, where the suite takes minutes. Skipped when only some tests are asked for.
+  if (rest.length === 0) {
+    for (const [what, args] of [
+      ['typecheck', [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', 'tsconfig.json']],
+      ['lint', [join(root, 'node_modules', 'eslint', 'bin', 'eslint.js'), '.']],
+    ]) {
+      console.error(`npm test: ${what}…`);
+      const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+      if (r.status !== 0) {
+        console.error(`npm test: ${what} failed`);
+        process.exit(r.status ?? 1);
+      }
+    }
+  }
   run([jest, ...(process.env.CI ? ['--ci'] : []), ...rest]);
 } else {
   console.error('usage: node scripts/bootstrap.cjs start|test [args…]');
