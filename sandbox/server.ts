@@ -5,6 +5,7 @@ import { NetworkError } from './errors';
 import { bearerGuard } from './auth/guard';
 import { TokenService } from './auth/tokens';
 import { tokenRoute, viewerRoute } from './routes/auth';
+import { addressBookPublicRoutes, addressBookRoutes } from './address-book';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
 
@@ -50,12 +51,13 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   tokenRoute(app, { pool: deps.pool, tokens, audiences: [deps.config.publicUrl, deps.config.piiUrl] });
 
   // Routes that authenticate in their own way (e.g. upload URLs carrying their own credential) register here.
-  // (none yet)
+  await addressBookPublicRoutes(app, ctx);
 
   // The network's API: bearer tokens for the API audience. Each part adds one line.
   await app.register(async (api) => {
     api.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.publicUrl));
     viewerRoute(api, { pool: deps.pool, issuer: OPERATOR_DID });
+    addressBookRoutes(api, ctx);
   });
 
   // The personal-data service: bearer tokens for the PII audience. Each part adds one line.

@@ -1,0 +1,81 @@
+import type { FastifyInstance } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { SandboxContext } from '../context';
+import { badRequest, notFound } from '../errors';
+import { resolveOptions, type AddressBookOptions } from './options';
+import { readOutbox } from './outbox';
+import { UploadProcessor } from './processor';
+import { receiveUpload } from './receive';
+import { registerApiRoutes } from './routes';
+import { UploadUrls } from './upload-url';
+import { readUpload } from './uploads';
+
+export { findOwners, pickOwner, customerDidOf, type AddressOwner } from './store';
+export { addressBookOptionsFromEnv, DEFAULT_OPTIONS, type AddressBookOptions } from './options';
+export { normalizeAddress, normalizeAssetSymbol, masterOf } from './rules';
+
+/**
+ * The address book's state shared by its two registration points (the upload URL is issued behind the bearer guard
+ * and used outside it): one per sandbox, keyed by its context.
+ */
+interface Services {
+  opts: AddressBookOptions;
+  urls: () => Promise<UploadUrls>;
+}
+
+const services = new WeakMap<SandboxContext, Services>();
+
+function servicesOf(ctx: SandboxContext): Services {
+  let s = services.get(ctx);
+  if (!s) {
+    const opts = resolveOptions(ctx.config.addressBook);
+    let urls: Promise<UploadUrls> | undefined;
+    s = { opts, urls: () => (urls ??= UploadUrls.open(ctx.pool, ctx.config.publicUrl, opts.uploadUrlTtlSeconds)) };
+    services.set(ctx, s);
+  }
+  return s;
+}
+
+/**
+ * Bearer-guarded routes: `GET /address/upload/:vaspDID`, `POST /address/registerCustomer`, `GET|DELETE /v1/addresses`,
+ * `GET /v1/addresses/address-ownerships/:address`. Register inside the API plugin.
+ */
+export function addressBookRoutes(api: FastifyInstance, ctx: SandboxContext): void {
+  registerApiRoutes(api, ctx, servicesOf(ctx).urls);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Routes that authenticate in their own way: `POST /upload?token=` (the upload URL is its own credential), and the
+ * sandbox's windows onto what the network does out of sight: `GET /sandbox/uploads/:id` (processing status, counts,
+ * rejected rows) and `GET /sandbox/outbox?to=` (the summary e-mails). Also runs the background processing.
+ */
+export async function addressBookPublicRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
+  const { opts, urls } = servicesOf(ctx);
+  const processor = new UploadProcessor(ctx, opts);
+  await app.register(async (scope) => {
+    await scope.register(multipart, { limits: { fileSize: opts.maxUploadBytes + 1, files: 1 } });
+    scope.addHook('onReady', async () => processor.start());
+    scope.addHook('onClose', async () => processor.stop());
+
+    scope.post('/upload', async (request, reply) => receiveUpload(request, reply, { ctx, opts, urls: await urls(), processor }));
+
+    scope.get('/sandbox/uploads/:id', async (request) => {
+      const { id } = request.params as { id: string };
+      const limit = Number((request.query as Record<string, unknown>).rejected_limit ?? 1000);
+      if (!Number.isInteger(limit) || limit < 0 || limit > 10_000) throw badRequest('ValidationError', 'rejected_limit: must be a whole number from 0 to 10000');
+      const upload = UUID.test(id) ? await readUpload(ctx.pool, id, limit) : undefined;
+      if (!upload) throw notFound(`upload ${id} not found`);
+      return upload;
+    });
+
+    scope.get('/sandbox/outbox', async (request) => {
+      const q = request.query as Record<string, unknown>;
+      const to = typeof q.to === 'string' && q.to ? q.to : undefined;
+      const limit = Number(q.limit ?? 100);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest('ValidationError', 'limit: must be a whole number from 1 to 1000');
+      return { emails: await readOutbox(ctx.pool, to, limit) };
+    });
+  });
+}
