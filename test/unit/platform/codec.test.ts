@@ -40,7 +40,7 @@ describe('EncryptionCodec', () => {
     const impostor = new EncryptionCodec({ currentKeyId: 'k1', keys: new Map([['k1', key()]]) });
     await expect(impostor.decode([enc!])).rejects.toThrow(/failed authentication with codec key "k1"/);
     const tampered = Buffer.from(enc!.data!);
-    tampered[20] ^= 1;
+    tampered[20] = tampered[20]! ^ 1;
     await expect(codec.decode([{ ...enc!, data: tampered }])).rejects.toThrow(/failed authentication/);
     await expect(codec.decode([{ ...enc!, data: tampered }])).rejects.not.toThrow(/Alice/);
   });
