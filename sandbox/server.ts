@@ -5,6 +5,8 @@ import { NetworkError } from './errors';
 import { bearerGuard } from './auth/guard';
 import { TokenService } from './auth/tokens';
 import { tokenRoute, viewerRoute } from './routes/auth';
+import { directoryPublicRoutes, directoryRoutes } from './routes/directory';
+import { escrowRoutes } from './routes/escrow';
 import { addressBookPublicRoutes, addressBookRoutes } from './address-book';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
@@ -52,18 +54,21 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
 
   // Routes that authenticate in their own way (e.g. upload URLs carrying their own credential) register here.
   await addressBookPublicRoutes(app, ctx);
+  await directoryPublicRoutes(app, ctx);
 
   // The network's API: bearer tokens for the API audience. Each part adds one line.
   await app.register(async (api) => {
     api.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.publicUrl));
     viewerRoute(api, { pool: deps.pool, issuer: OPERATOR_DID });
     addressBookRoutes(api, ctx);
+    directoryRoutes(api, ctx);
   });
 
   // The personal-data service: bearer tokens for the PII audience. Each part adds one line.
   await app.register(
     async (pii) => {
       pii.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.piiUrl));
+      await escrowRoutes(pii, ctx);
     },
     { prefix: '/pii' },
   );

@@ -1,0 +1,112 @@
+/**
+ * The personal-data service's escrow key per VASP (interface.md, "What the service does" 5; network-api-facts.md §9).
+ * The service generates it on first request and holds it: the seed is sealed under a key of the service's own
+ * (service_secrets), bound to the VASP and the did:key, and no route ever returns it. Rotation adds a new active key and
+ * keeps the previous one, retired, for data already encrypted to it.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import { createDidKeyRecord, Keyring, parseDidKey, toPublicDidKeyRecord, type PublicDidKeyRecord } from '../../lib/crypto';
+import { aesGcmOpen, aesGcmSeal } from '../../lib/keystore/key-wrapper';
+
+const SECRET_NAME = 'escrow-sealing-key';
+
+const context = (vaspDid: string, did: string) => `sandbox-escrow:v1|${vaspDid}|${did}`;
+
+export class EscrowKeys {
+  private constructor(
+    private readonly pool: Pool,
+    private readonly sealingKey: Uint8Array,
+  ) {}
+
+  static async open(pool: Pool): Promise<EscrowKeys> {
+    await pool.query(`insert into service_secrets (name, value) values ($1, $2) on conflict (name) do nothing`, [SECRET_NAME, randomBytes(32)]);
+    const { rows } = await pool.query<{ value: Buffer }>('select value from service_secrets where name = $1', [SECRET_NAME]);
+    return new EscrowKeys(pool, new Uint8Array(rows[0]!.value));
+  }
+
+  toJSON(): { escrowKeys: true } {
+    return { escrowKeys: true };
+  }
+
+  /** The VASP's active escrow key (public part), created on first use. */
+  async current(vaspDid: string): Promise<PublicDidKeyRecord> {
+    const { rows } = await this.pool.query<{ did_key: string }>(
+      `select did_key from escrow_keys where vasp_did = $1 and state = 'active'`,
+      [vaspDid],
+    );
+    if (rows[0]) return publicRecordOfDid(rows[0].did_key);
+    return this.withLock(vaspDid, async (client) => {
+      const again = await client.query<{ did_key: string }>(`select did_key from escrow_keys where vasp_did = $1 and state = 'active'`, [vaspDid]);
+      if (again.rows[0]) return publicRecordOfDid(again.rows[0].did_key);
+      return this.insertActive(client, vaspDid);
+    });
+  }
+
+  /** Replaces the active escrow key with a new one; the old one is retired, not deleted. */
+  async rotate(vaspDid: string): Promise<PublicDidKeyRecord> {
+    return this.withLock(vaspDid, async (client) => {
+      await client.query(`update escrow_keys set state = 'retired', retired_at = now() where vasp_did = $1 and state = 'active'`, [vaspDid]);
+      return this.insertActive(client, vaspDid);
+    });
+  }
+
+  /** Every escrow key of the VASP, for decryption by the service (hosted and hybrid modes, later parts). */
+  async keyring(vaspDid: string): Promise<Keyring | undefined> {
+    const { rows } = await this.pool.query<{ did_key: string; sealed_seed: Buffer }>(
+      'select did_key, sealed_seed from escrow_keys where vasp_did = $1 order by id',
+      [vaspDid],
+    );
+    if (rows.length === 0) return undefined;
+    return Keyring.from(
+      rows.map((row) => {
+        const seed = aesGcmOpen(this.sealingKey, row.sealed_seed, context(vaspDid, row.did_key), 'escrow key');
+        try {
+          return createDidKeyRecord(seed);
+        } finally {
+          seed.fill(0);
+        }
+      }),
+    );
+  }
+
+  private async insertActive(client: PoolClient, vaspDid: string): Promise<PublicDidKeyRecord> {
+    const seed = randomBytes(32);
+    const record = createDidKeyRecord(seed);
+    const sealed = aesGcmSeal(this.sealingKey, seed, context(vaspDid, record.did));
+    seed.fill(0);
+    await client.query(`insert into escrow_keys (vasp_did, did_key, state, sealed_seed) values ($1, $2, 'active', $3)`, [
+      vaspDid, record.did, sealed,
+    ]);
+    return toPublicDidKeyRecord(record);
+  }
+
+  private async withLock<T>(vaspDid: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query(`select pg_advisory_xact_lock(hashtextextended('sandbox.escrow_keys:' || $1, 0))`, [vaspDid]);
+      const result = await work(client);
+      await client.query('commit');
+      return result;
+    } catch (e) {
+      await client.query('rollback').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/** The public JsonDIDKey of a did:key: a function of the did alone, so the sealed seed stays closed. */
+function publicRecordOfDid(did: string): PublicDidKeyRecord {
+  const { ed25519PublicKey } = parseDidKey(did);
+  const publicKeyHex = Buffer.from(ed25519PublicKey).toString('hex');
+  return {
+    did,
+    controllerKeyId: publicKeyHex,
+    keys: [{ type: 'Ed25519', kid: publicKeyHex, publicKeyHex, meta: { algorithms: ['Ed25519', 'EdDSA'] }, kms: 'local' }],
+    services: [],
+    provider: 'did:key',
+  };
+}

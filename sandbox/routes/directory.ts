@@ -1,0 +1,202 @@
+/**
+ * The network directory: profile updates (`POST /tf/vasps/update`, which is how a VASP publishes its `pii_didkey`), the
+ * public "simple" views (`GET /tf/simple/vasps/:did`, `GET /tf/simple/vasps`; auth optional) and VASP settings
+ * (`PUT /tf/vasps/:did/settings`, `GET /tf/vasps/:did/getSettings`). Shapes: network-api-facts.md §10 and the v1
+ * OpenAPI (tf_VASPUpdate, tf_VASPInfo, tf_VASPInfoSimple, tf_VASPListSimple, Settings).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { parseDidKey } from '../../lib/crypto';
+import { ValidationError } from '../../lib/errors';
+import { Access } from '../auth/access';
+import { accessOf } from '../auth/guard';
+import type { SandboxContext } from '../context';
+import { badRequest, forbidden, notFound, unauthorized } from '../errors';
+import {
+  addFieldValues,
+  getVaspSettings,
+  listSimpleVasps,
+  ORDERABLE,
+  simpleVasp,
+  updateVaspSettings,
+  vaspInfo,
+  type ListQuery,
+  type VaspSettings,
+} from '../directory/profiles';
+
+const Did = Type.String({ pattern: '^did:[a-zA-Z0-9]*:.*$' });
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
+/** Field names the directory manages itself: a profile update cannot set them. */
+const READ_ONLY_FIELDS = new Set(['did', 'documents', 'hasAdmin', 'isNotifiable', 'isActiveSender', 'isActiveReceiver', 'issuers']);
+/** Fields that hold a did:key: checked like the SDK should (it accepts any key type and then encrypts garbage). */
+const DID_KEY_FIELDS = new Set(['pii_didkey']);
+
+const UpdateBody = Type.Object({
+  did: Type.Optional(Did),
+  fields: Type.Array(
+    Type.Object({
+      fieldName: Type.String({ minLength: 1 }),
+      values: Type.Array(Type.Object({ value: Type.Unknown() }), { minItems: 1, maxItems: 20 }),
+    }),
+    { minItems: 1, maxItems: 50 },
+  ),
+});
+
+const SettingsBody = Type.Object({
+  autoconfirm: Type.Optional(Type.Boolean()),
+  autoredirect: Type.Optional(Type.Boolean()),
+  vaspDiscoverability: Type.Optional(Type.Boolean()),
+  statusToProcessBlockchain: Type.Optional(
+    Type.Union([Type.Literal('CREATED'), Type.Literal('SENT'), Type.Literal('ACK'), Type.Literal('ACCEPTED'), Type.Null()]),
+  ),
+});
+
+const VaspParams = Type.Object({ vaspDID: Did });
+
+const ListQuerySchema = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 0 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  order: Type.Optional(Type.String({ pattern: '^([ A-Za-z]+(:(ASC|DESC))?(:NULLS (FIRST|LAST))?(,?))+$' })),
+  q: Type.Optional(Type.String({ maxLength: 200 })),
+  fields: Type.Optional(Type.String({ maxLength: 2000 })),
+  all: Type.Optional(Type.Boolean()),
+  listingType: Type.Optional(Type.Union([Type.Literal('exclude_subsidiaries'), Type.Literal('exclude_gateways'), Type.Literal('all')])),
+});
+
+const DEFAULT_PER_PAGE = 100;
+
+/** `fields=a,b` → names, refusing what cannot be a field name (the network errors on unrecognised names too). */
+function requestedFields(raw: string | undefined): string[] {
+  const names = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = names.find((n) => !FIELD_NAME.test(n));
+  if (bad !== undefined) throw badRequest('ValidationError', `fields: "${bad.slice(0, 100)}" is not a field name`);
+  return [...new Set(names)];
+}
+
+function parseOrder(raw: string | undefined): ListQuery['order'] {
+  const terms = (raw ?? 'name:ASC').split(',').map((s) => s.trim()).filter(Boolean);
+  return terms.map((term) => {
+    const [column = '', direction = 'ASC', nulls] = term.split(':').map((s) => s.trim());
+    if (!(column in ORDERABLE)) {
+      throw badRequest('ValidationError', `order: cannot order by "${column.slice(0, 50)}"; use ${Object.keys(ORDERABLE).join(', ')}`);
+    }
+    return {
+      column,
+      direction: direction === 'DESC' ? 'DESC' : 'ASC',
+      ...(nulls ? { nulls: nulls.endsWith('FIRST') ? ('FIRST' as const) : ('LAST' as const) } : {}),
+    };
+  });
+}
+
+/**
+ * Optional authentication for the public directory: no header is fine, but a header that is present must hold a valid
+ * API token (a wrong token is a client bug worth reporting, as the real API does).
+ */
+function optionalBearer(ctx: SandboxContext) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const header = request.headers.authorization;
+    if (!header) return;
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match) throw unauthorized('Authorization header is not a bearer token');
+    const verified = await ctx.tokens.verify(match[1]!, ctx.config.publicUrl);
+    if ('refused' in verified) throw unauthorized(verified.refused);
+    request.principal = verified;
+  };
+}
+
+/** 404 for an unknown VASP, 403 unless the user may act for it (any role; gateway roles cover subsidiaries). */
+export function requireMember(access: Access, vaspDid: string): void {
+  if (!access.exists(vaspDid)) throw notFound(`VASP ${vaspDid} not found`);
+  if (!access.vasps().includes(vaspDid)) throw forbidden(`User ${access.userDid} has no role on VASP ${vaspDid}`);
+}
+
+/** Public (auth optional) directory reads. Registered outside the bearer-guarded API. */
+export async function directoryPublicRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
+  const preHandler = optionalBearer(ctx);
+
+  app.get('/tf/simple/vasps/:vaspDID', { preHandler, schema: { params: VaspParams, querystring: Type.Object({ fields: Type.Optional(Type.String({ maxLength: 2000 })) }) } }, async (request) => {
+    const { vaspDID } = request.params as Static<typeof VaspParams>;
+    const { fields } = request.query as { fields?: string };
+    const view = await simpleVasp(ctx.pool, vaspDID, requestedFields(fields));
+    if (!view) throw notFound(`VASP ${vaspDID} not found`);
+    return view;
+  });
+
+  app.get('/tf/simple/vasps', { preHandler, schema: { querystring: ListQuerySchema } }, async (request) => {
+    const query = request.query as Static<typeof ListQuerySchema>;
+    const order = parseOrder(query.order);
+    const page = query.all ? 0 : (query.page ?? 0);
+    const perPage = query.all ? 1_000_000 : (query.per_page ?? DEFAULT_PER_PAGE);
+    const { vaspRows, total } = await listSimpleVasps(ctx.pool, {
+      page, perPage, order, q: query.q || undefined, listingType: query.listingType ?? 'exclude_subsidiaries', fields: requestedFields(query.fields),
+    });
+    return {
+      vasps: vaspRows,
+      pagination: {
+        page,
+        per_page: query.all ? total : perPage,
+        order: order.map((o) => `${o.column}:${o.direction}${o.nulls ? `:NULLS ${o.nulls}` : ''}`).join(','),
+        total,
+      },
+    };
+  });
+}
+
+/** Profile updates and settings. Registered inside the bearer-guarded API. */
+export function directoryRoutes(api: FastifyInstance, ctx: SandboxContext): void {
+  api.post('/tf/vasps/update', { schema: { body: UpdateBody } }, async (request) => {
+    const access = accessOf(request);
+    const body = request.body as Static<typeof UpdateBody>;
+    let did = body.did;
+    if (!did) {
+      const mine = access.vasps();
+      if (mine.length !== 1) throw badRequest('ValidationError', 'did: is required when the user acts for more than one VASP');
+      did = mine[0]!;
+    }
+    access.require(did, 'trustframework.updateVASP');
+    const seen = new Set<string>();
+    body.fields.forEach((field, i) => {
+      const at = `fields[${i}]`;
+      if (!FIELD_NAME.test(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: is not a field name`);
+      if (READ_ONLY_FIELDS.has(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} cannot be updated`);
+      if (seen.has(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} appears twice`);
+      seen.add(field.fieldName);
+      field.values.forEach(({ value }, j) => {
+        if (JSON.stringify(value ?? null).length > 10_000) throw badRequest('ValidationError', `${at}.values[${j}].value: is longer than 10000 characters`);
+      });
+      if (DID_KEY_FIELDS.has(field.fieldName)) {
+        if (field.values.length !== 1) throw badRequest('ValidationError', `${at}.values: must hold exactly one did:key`);
+        try {
+          parseDidKey(field.values[0]!.value, `${at}.values[0].value`);
+        } catch (e) {
+          if (e instanceof ValidationError) throw badRequest('ValidationError', e.message);
+          throw e;
+        }
+      }
+    });
+    const client = await ctx.pool.connect();
+    try {
+      await client.query('begin');
+      await addFieldValues(client, did, body.fields, access.userDid);
+      await client.query('commit');
+    } catch (e) {
+      await client.query('rollback').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+    return vaspInfo(ctx.pool, did);
+  });
+
+  api.put('/tf/vasps/:vaspDID/settings', { schema: { params: VaspParams, body: SettingsBody } }, async (request) => {
+    const { vaspDID } = request.params as Static<typeof VaspParams>;
+    accessOf(request).require(vaspDID, 'trustframework.updateVASP');
+    return updateVaspSettings(ctx.pool, vaspDID, (request.body ?? {}) as Partial<VaspSettings>);
+  });
+
+  api.get('/tf/vasps/:vaspDID/getSettings', { schema: { params: VaspParams } }, async (request) => {
+    const { vaspDID } = request.params as Static<typeof VaspParams>;
+    requireMember(accessOf(request), vaspDID);
+    return getVaspSettings(ctx.pool, vaspDID);
+  });
+}
