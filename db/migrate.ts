@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { Client } from 'pg';
 import type { SchemaOwner } from './pool';
 
 /** Distinct advisory-lock ids, so the orchestrator's and the sandbox's migrations never block each other. */
@@ -14,9 +15,14 @@ export async function migrate(databaseUrl: string, owner: SchemaOwner, waitMs = 
   const { runner } = await import('node-pg-migrate');
   const deadline = Date.now() + waitMs;
   for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+    // Our own client, ended and awaited here: the runner's own close is not awaited, and a server stopped right after
+    // a migration would otherwise kill a half-closed connection whose error nobody handles.
+    const client = new Client({ connectionString: databaseUrl });
+    client.on('error', () => undefined);
     try {
+      await client.connect();
       const applied = await runner({
-        databaseUrl,
+        dbClient: client,
         dir: join(__dirname, 'migrations', owner),
         migrationsTable: 'pgmigrations',
         schema: owner,
@@ -33,6 +39,8 @@ export async function migrate(databaseUrl: string, owner: SchemaOwner, waitMs = 
     } catch (e) {
       if (!/Another migration is already running/.test((e as Error).message) || Date.now() > deadline) throw e;
       await new Promise((r) => setTimeout(r, delay));
+    } finally {
+      await client.end().catch(() => undefined);
     }
   }
 }

