@@ -22,6 +22,8 @@ const common = {
 /** @type {import('jest').Config} */
 module.exports = {
   reporters: ['default', '<rootDir>/test/harness/summary-reporter.js'],
+  // Integration tests start workflows and processes; jest only honours this at the root, not per project.
+  testTimeout: 120_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
@@ -31,7 +33,6 @@ module.exports = {
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
       setupFiles: ['<rootDir>/test/harness/quiet-runtime.ts'],
       globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
-      testTimeout: 120_000,
     },
   ],
 };
