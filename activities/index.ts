@@ -3,11 +3,14 @@ import type { Logger } from '../lib/logger';
 import { withFailureMapping } from './failures';
 import { directoryActivities } from './network/directory';
 import type { NetworkClient } from './network/network-client';
+import { transferActivities, type TransferContext } from './transfers';
 
 export interface ActivityDeps {
   pool: Pool;
   network: NetworkClient;
   logger: Logger;
+  /** Outgoing transfers (keystore, sealed request store, settings); activities/transfers/index.ts. */
+  transfers?: TransferContext;
 }
 
 /**
@@ -17,6 +20,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return withFailureMapping({
     ...directoryActivities(deps.network),
+    ...transferActivities(deps.transfers),
   });
 }
 

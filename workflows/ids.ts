@@ -4,4 +4,5 @@
  */
 export const workflowIds = {
   connectivityCheck: (at: Date) => `connectivity-check-${at.toISOString().replace(/[:.]/g, '-')}`,
+  outgoingTransfer: (ref: string) => `outgoing-${ref}`,
 };

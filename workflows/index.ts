@@ -1,2 +1,3 @@
 // Every workflow the worker registers. Workflows orchestrate only: no I/O, no Node built-ins (see eslint.config.mjs).
 export { connectivityCheck } from './connectivity-check';
+export { outgoingTransfer } from './outgoing-transfer';

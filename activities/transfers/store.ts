@@ -1,0 +1,135 @@
+/**
+ * The orchestrator's table of outgoing transfers (db/migrations/orchestrator/0004_outgoing-transfers.sql). The API
+ * writes the caller's request here sealed, and the workflow carries only the row's id: personal data never enters
+ * workflow history, and the activities read the request back by id.
+ */
+import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { Pool } from 'pg';
+import { ConflictError, NotFoundError } from '../../lib/errors';
+import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../../lib/keystore/key-wrapper';
+import type { OutgoingRequest } from './request';
+
+const context = (id: string) => `tro-outgoing-transfer:v1|${id}`;
+
+export interface StoredPii {
+  /** The IVMS101-shaped tree of CIDs, as the network's `pii` field takes it. */
+  tree: Record<string, unknown>;
+  mode: string;
+  recipients: string[];
+}
+
+export interface TransferRow {
+  id: string;
+  source: 'api' | 'agent';
+  originatorVaspDid: string;
+  pii?: StoredPii;
+  transactionId?: string;
+}
+
+interface Row {
+  id: string;
+  source: 'api' | 'agent';
+  originator_vasp_did: string;
+  wrapping_key_id: string;
+  wrapped_data_key: Buffer;
+  sealed_request: Buffer;
+  pii: Record<string, unknown> | null;
+  pii_mode: string | null;
+  pii_recipients: string[] | null;
+  transaction_id: string | null;
+}
+
+export class TransferStore {
+  constructor(
+    readonly pool: Pool,
+    private readonly wrapper: KeyWrapper,
+  ) {}
+
+  toJSON(): { transferStore: string } {
+    return { transferStore: this.wrapper.keyId };
+  }
+
+  /**
+   * Stores the request under `id` unless a row exists. A repeat with the same request is fine (`created: false`); a
+   * repeat with a different one is a ConflictError: an idempotency key names one transfer.
+   */
+  async put(id: string, request: OutgoingRequest): Promise<{ created: boolean }> {
+    const dataKey = randomBytes(32);
+    let sealed: Buffer;
+    let wrapped: Uint8Array;
+    try {
+      sealed = aesGcmSeal(dataKey, Buffer.from(JSON.stringify(request), 'utf8'), `request|${context(id)}`);
+      wrapped = await this.wrapper.wrap(dataKey, context(id));
+    } finally {
+      dataKey.fill(0);
+    }
+    const { rowCount } = await this.pool.query(
+      `insert into outgoing_transfers (id, source, originator_vasp_did, wrapping_key_id, wrapped_data_key, sealed_request)
+       values ($1, $2, $3, $4, $5, $6) on conflict (id) do nothing`,
+      [id, request.source, request.body.originatorVASPdid, this.wrapper.keyId, Buffer.from(wrapped), sealed],
+    );
+    if (rowCount) return { created: true };
+    const existing = await this.request(id);
+    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(existing)), JSON.parse(JSON.stringify(request)))) {
+      throw new ConflictError(`transfer ${id} exists with a different request`, {
+        field: request.source === 'api' ? 'Idempotency-Key' : 'transactionRef',
+        rule: 'an idempotency key names one transfer: repeat the same request, or use a new key',
+      });
+    }
+    return { created: false };
+  }
+
+  private async row(id: string): Promise<Row> {
+    const { rows } = await this.pool.query<Row>('select * from outgoing_transfers where id = $1', [id]);
+    if (!rows[0]) throw new NotFoundError(`no outgoing transfer ${id}`, { field: 'id' });
+    return rows[0];
+  }
+
+  /** The caller's request, unsealed (personal data: keep it in memory only). */
+  async request(id: string): Promise<OutgoingRequest> {
+    const row = await this.row(id);
+    const dataKey = Buffer.from(await this.wrapper.unwrap(row.wrapped_data_key, row.wrapping_key_id, context(id)));
+    try {
+      return JSON.parse(aesGcmOpen(dataKey, row.sealed_request, `request|${context(id)}`, `outgoing transfer ${id}`).toString('utf8'));
+    } finally {
+      dataKey.fill(0);
+    }
+  }
+
+  async get(id: string): Promise<TransferRow> {
+    return toTransfer(await this.row(id));
+  }
+
+  /** Records the stored encrypted form once; a second call keeps the first (a retried activity changes nothing). */
+  async setPii(id: string, pii: StoredPii): Promise<StoredPii> {
+    const { rows } = await this.pool.query<Row>(
+      `update outgoing_transfers set pii = coalesce(pii, $2), pii_mode = coalesce(pii_mode, $3),
+         pii_recipients = coalesce(pii_recipients, $4), updated_at = now()
+       where id = $1 returning *`,
+      [id, JSON.stringify(pii.tree), pii.mode, pii.recipients],
+    );
+    if (!rows[0]) throw new NotFoundError(`no outgoing transfer ${id}`, { field: 'id' });
+    return toTransfer(rows[0]).pii!;
+  }
+
+  async setTransactionId(id: string, transactionId: string): Promise<void> {
+    await this.pool.query('update outgoing_transfers set transaction_id = $2, updated_at = now() where id = $1', [id, transactionId]);
+  }
+
+  /** The transfer a network transaction belongs to, if this system created it. */
+  async byTransactionId(transactionId: string): Promise<TransferRow | undefined> {
+    const { rows } = await this.pool.query<Row>('select * from outgoing_transfers where transaction_id = $1', [transactionId]);
+    return rows[0] ? toTransfer(rows[0]) : undefined;
+  }
+}
+
+function toTransfer(row: Row): TransferRow {
+  return {
+    id: row.id,
+    source: row.source,
+    originatorVaspDid: row.originator_vasp_did,
+    pii: row.pii ? { tree: row.pii, mode: row.pii_mode ?? '', recipients: row.pii_recipients ?? [] } : undefined,
+    transactionId: row.transaction_id ?? undefined,
+  };
+}

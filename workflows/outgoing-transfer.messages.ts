@@ -1,0 +1,46 @@
+/**
+ * The outgoing transfer's messages, defined once and shared by the workflow and its clients (the API, the webhook
+ * route, the agent routes, tests): the signal the network's updates arrive through, the status query, and the update
+ * the agent-compatible `/tx/create` waits on until the network's transaction exists.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CreatedTransaction } from '../activities/transfers';
+
+export interface TransactionUpdate {
+  /** The network's transaction id: an update for another transaction is ignored. */
+  transactionId: string;
+  status: string;
+  /** Where it came from: `webhook` (with its delivery id) or `poll`. */
+  source: string;
+  webhookId?: string;
+}
+
+export interface TransferHistoryEntry {
+  status: string;
+  at: string;
+  source: string;
+}
+
+/** The transfer's own statuses around the network's: before the transaction exists, and when the wait ends. */
+export type LocalStatus = 'RECEIVED' | 'PREPARED' | 'FAILED' | 'EXPIRED';
+
+export interface TransferState {
+  id: string;
+  workflowId: string;
+  /** The network's status (NEW, SENT, ACK, ACCEPTED, …) once created, else a LocalStatus. */
+  status: string;
+  final: boolean;
+  originatorVaspDid: string;
+  beneficiaryVaspDid?: string;
+  asset: string;
+  amount: string;
+  mode?: string;
+  transactionId?: string;
+  error?: { type: string; message: string; field?: string; rule?: string };
+  history: TransferHistoryEntry[];
+}
+
+export const transactionUpdatedSignal = defineSignal<[TransactionUpdate]>('transactionUpdated');
+export const transferStatusQuery = defineQuery<TransferState>('transferStatus');
+/** Resolves once the network's transaction exists (or the transfer failed before that): the agent answers with it. */
+export const transactionCreatedUpdate = defineUpdate<CreatedTransaction | { error: NonNullable<TransferState['error']> }>('transactionCreated');

@@ -1,0 +1,161 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { CreatedTransaction, TransferPlan } from '../activities/transfers';
+import { TransferStatus } from '../lib/temporal/search-attributes';
+import {
+  transactionCreatedUpdate,
+  transactionUpdatedSignal,
+  transferStatusQuery,
+  type TransactionUpdate,
+  type TransferState,
+} from './outgoing-transfer.messages';
+
+/** Everything the workflow gets: a reference to the sealed request and non-personal metadata. */
+export interface OutgoingTransferInput {
+  /** The transfer id (idempotency key; the network's transactionRef). The request is read from the database by it. */
+  id: string;
+  originatorVaspDid: string;
+  beneficiaryVaspDid?: string;
+  asset: string;
+  amount: string;
+  /** How long to wait for the counterparty's final answer after the transaction is created. */
+  answerDeadlineMs: number;
+  /** Interval of the `GET /tx/info` fallback while no webhook arrives. */
+  pollIntervalMs: number;
+  /** Whether a callback URL is configured (the activity reads the URL itself). */
+  report: boolean;
+}
+
+/** The network's statuses after which nothing changes. */
+const FINAL = ['ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED', 'SAVED'];
+
+const { prepareOutgoingTransfer, createOutgoingTransaction } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 30 },
+});
+const { fetchOutgoingStatus } = proxyActivities<Activities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 3 },
+});
+const { reportTransferStatus } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20 },
+});
+
+/**
+ * One outgoing Travel Rule transfer (issue #5): validate and encrypt (activity, which loads the originator's key by
+ * VASP DID), create the network's transaction with transactionRef = the transfer id, then wait for the counterparty's
+ * answer — webhook signals first, `GET /tx/info` polling as the fallback — until a final status or the deadline, and
+ * report the outcome. A refused request (invalid IVMS101, the gateway as originator, an unknown VASP) fails the
+ * workflow without retries, with the error naming the field.
+ */
+export async function outgoingTransfer(input: OutgoingTransferInput): Promise<TransferState> {
+  const state: TransferState = {
+    id: input.id,
+    workflowId: workflowInfo().workflowId,
+    status: 'RECEIVED',
+    final: false,
+    originatorVaspDid: input.originatorVaspDid,
+    beneficiaryVaspDid: input.beneficiaryVaspDid,
+    asset: input.asset,
+    amount: input.amount,
+    history: [{ status: 'RECEIVED', at: new Date().toISOString(), source: 'request' }],
+  };
+  let created: CreatedTransaction | undefined;
+  /** Updates that arrived before the transaction id was known (a webhook may beat the create activity's result). */
+  const early: TransactionUpdate[] = [];
+
+  const advance = (status: string, source: string) => {
+    if (state.final || status === state.status) return;
+    state.status = status;
+    state.history.push({ status, at: new Date().toISOString(), source });
+    state.final = FINAL.includes(status) || status === 'FAILED' || status === 'EXPIRED';
+    upsertSearchAttributes([{ key: TransferStatus, value: status }]);
+  };
+
+  setHandler(transferStatusQuery, () => state);
+  setHandler(transactionUpdatedSignal, (update) => {
+    if (!state.transactionId) early.push(update);
+    else if (update.transactionId === state.transactionId) advance(update.status, update.source);
+  });
+  setHandler(transactionCreatedUpdate, async () => {
+    await condition(() => created !== undefined || state.error !== undefined);
+    return created ?? { error: state.error! };
+  });
+
+  try {
+    const { plan } = await prepareOutgoingTransfer({ id: input.id });
+    state.mode = plan.mode;
+    state.beneficiaryVaspDid = plan.beneficiaryVaspDid;
+    advance('PREPARED', 'orchestrator');
+    created = await createOutgoingTransaction({ id: input.id, plan: plan satisfies TransferPlan });
+  } catch (e) {
+    state.error = describe(e);
+    advance('FAILED', 'orchestrator');
+    await report(input, state);
+    throw ApplicationFailure.create({ type: state.error.type, message: state.error.message, nonRetryable: true, details: [state.error] });
+  }
+
+  state.transactionId = created.id;
+  state.beneficiaryVaspDid = created.beneficiaryVaspDid ?? state.beneficiaryVaspDid;
+  advance(created.status, 'network');
+  for (const update of early.splice(0)) if (update.transactionId === created.id) advance(update.status, update.source);
+
+  const deadline = Date.now() + input.answerDeadlineMs;
+  while (!state.final) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
+      advance('EXPIRED', 'deadline');
+      break;
+    }
+    if (await condition(() => state.final, Math.min(input.pollIntervalMs, remaining))) break;
+    if (Date.now() >= deadline) continue;
+    try {
+      const { status } = await fetchOutgoingStatus({ transactionId: created.id });
+      advance(status, 'poll');
+    } catch (e) {
+      // A failed poll changes nothing: the next poll or a webhook will tell.
+      log.warn('status poll failed', { error: describe(e).message });
+    }
+  }
+  await report(input, state);
+  return state;
+}
+
+async function report(input: OutgoingTransferInput, state: TransferState): Promise<void> {
+  if (!input.report) return;
+  try {
+    await reportTransferStatus({
+      id: state.id,
+      workflowId: state.workflowId,
+      status: state.status,
+      transactionId: state.transactionId,
+      originatorVaspDid: state.originatorVaspDid,
+      beneficiaryVaspDid: state.beneficiaryVaspDid,
+      mode: state.mode,
+      error: state.error,
+      history: state.history,
+    });
+  } catch (e) {
+    // The transfer's outcome stands; a callback that never succeeds is visible in the history and the log.
+    log.error('final status could not be reported', { error: describe(e).message });
+  }
+}
+
+function describe(e: unknown): NonNullable<TransferState['error']> {
+  const cause = e instanceof ActivityFailure && e.cause ? e.cause : e;
+  if (cause instanceof ApplicationFailure) {
+    const details = (cause.details?.[0] ?? {}) as { field?: string; rule?: string };
+    return { type: cause.type ?? 'ApplicationFailure', message: cause.message, field: details.field, rule: details.rule };
+  }
+  return { type: (cause as Error)?.name ?? 'Error', message: (cause as Error)?.message ?? String(cause) };
+}
