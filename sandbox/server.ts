@@ -8,6 +8,8 @@ import { tokenRoute, viewerRoute } from './routes/auth';
 import { directoryPublicRoutes, directoryRoutes } from './routes/directory';
 import { escrowRoutes } from './routes/escrow';
 import { addressBookPublicRoutes, addressBookRoutes } from './address-book';
+import { transactionRoutes } from './transactions';
+import { piiRoutes } from './pii-store';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
 
@@ -62,6 +64,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     viewerRoute(api, { pool: deps.pool, issuer: OPERATOR_DID });
     addressBookRoutes(api, ctx);
     directoryRoutes(api, ctx);
+    transactionRoutes(api, ctx);
   });
 
   // The personal-data service: bearer tokens for the PII audience. Each part adds one line.
@@ -69,6 +72,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     async (pii) => {
       pii.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.piiUrl));
       await escrowRoutes(pii, ctx);
+      piiRoutes(pii, ctx);
     },
     { prefix: '/pii' },
   );

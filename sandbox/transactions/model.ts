@@ -1,0 +1,249 @@
+/**
+ * The Transaction record and the request bodies of tx/create and tx/update, in the network's v1 shapes
+ * (network-api-facts.md §1–2, notabene-v1-openapi.yaml `Transaction`, `TransactionCreateRequest`,
+ * `TransactionUpdateRequest`). Validation answers 400 `NotabeneTransactionValidationError` whose message names the field.
+ */
+import { validateBeneficiary, validateOriginator } from '../../lib/ivms101';
+import { badRequest } from '../errors';
+import type { TransactionStatus } from './states';
+
+export interface TransactionAction {
+  /** `0x` + sha-256 over the action and the previous action's hash: the history is a hash chain. */
+  hash: string;
+  /** The user DID whose credentials took the action; the network's DID for automatic steps; a simulated VASP's DID. */
+  issuerDID: string;
+  action: string;
+  /** The reason given, or what made an automatic step happen. */
+  actionData: string;
+  createdAt: string;
+  /** Status after the action (sandbox addition, handy for reading histories). */
+  status: TransactionStatus;
+}
+
+export interface BlockchainInfo {
+  txHash: string;
+  origin: string;
+  destination: string;
+}
+
+/** The Transaction object every tx endpoint answers (and the webhook carries, minus `pii`/`ivms101`). */
+export interface Transaction {
+  id: string;
+  status: TransactionStatus;
+  transactionType: 'TRAVELRULE';
+  transactionRef?: string;
+  transactionAsset: unknown;
+  transactionAmount: string;
+  transactionAssetDecimals?: number;
+  chargedQuantity: number;
+  amountInLocalCurrency: null;
+  originatorDid: string;
+  beneficiaryDid: string;
+  originatorRef?: string;
+  beneficiaryRef?: string;
+  originatorVASPdid: string;
+  beneficiaryVASPdid?: string;
+  beneficiaryVASPname?: string;
+  isTest: true;
+  transactionBlockchainInfo: BlockchainInfo;
+  protocol?: string;
+  notificationEmail?: string;
+  originatorProof?: unknown;
+  beneficiaryProof?: unknown;
+  blockchainTransactionTimestamp?: string;
+  /** PII_IVMS: the IVMS101 tree with CIDs (or inline encrypted strings) as leaves. */
+  pii?: Record<string, unknown>;
+  /** Passthrough of the request's `encrypted` (opaque, schema-less). */
+  ivms101Encrypted?: string;
+  /** Only in tx/info answers to an owner in hosted mode: the decrypted record. Never stored. */
+  ivms101?: Record<string, unknown>;
+  actions: TransactionAction[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+const DID = /^did:[a-zA-Z0-9]*:.+$/;
+const AMOUNT = /^0*[1-9][0-9]*$/;
+const MAX_TEXT = 1024;
+
+export const validationError = (message: string) => badRequest('NotabeneTransactionValidationError', message);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function text(body: Record<string, unknown>, field: string, opts: { pattern?: RegExp; rule?: string; max?: number } = {}): string | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw validationError(`${field}: must be a string`);
+  if (v.length > (opts.max ?? MAX_TEXT)) throw validationError(`${field}: must be at most ${opts.max ?? MAX_TEXT} characters`);
+  if (opts.pattern && !opts.pattern.test(v)) throw validationError(`${field}: ${opts.rule ?? `must match ${opts.pattern.source}`}`);
+  return v;
+}
+
+const did = (body: Record<string, unknown>, field: string) => text(body, field, { pattern: DID, rule: 'must be a DID (did:<method>:<id>)' });
+
+/** The asset as given (symbol, `{caip19}` or `{coingeckoId, network}`), and a text form for the index column. */
+function asset(v: unknown): { value: unknown; text: string; symbol: string } {
+  if (typeof v === 'string') {
+    if (!v.trim() || v.length > 64) throw validationError('transactionAsset: must be an asset symbol of 1 to 64 characters');
+    return { value: v, text: v, symbol: v };
+  }
+  if (isObject(v) && typeof v.caip19 === 'string' && v.caip19) return { value: { caip19: v.caip19 }, text: v.caip19, symbol: '' };
+  if (isObject(v) && typeof v.coingeckoId === 'string' && typeof v.network === 'string' && v.coingeckoId && v.network) {
+    return { value: { coingeckoId: v.coingeckoId, network: v.network }, text: `${v.coingeckoId}@${v.network}`, symbol: '' };
+  }
+  throw validationError('transactionAsset: must be an asset symbol, {caip19} or {coingeckoId, network}');
+}
+
+/** A `pii` tree: an object whose leaves are all non-empty strings. */
+function piiTree(v: unknown, field: string): Record<string, unknown> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw validationError(`${field}: must be an object (PII_IVMS)`);
+  const walk = (node: unknown, path: string): void => {
+    if (typeof node === 'string') return;
+    if (Array.isArray(node)) return node.forEach((c, i) => (c === null || c === undefined ? undefined : walk(c, `${path}[${i}]`)));
+    if (isObject(node)) return Object.entries(node).forEach(([k, c]) => walk(c, `${path}.${k}`));
+    throw validationError(`${path}: every leaf of pii must be a string (a CID or an encrypted value)`);
+  };
+  walk(v, field);
+  return v;
+}
+
+function ivmsParty(body: Record<string, unknown>, field: 'originator' | 'beneficiary'): Record<string, unknown> | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  const issues = field === 'originator' ? validateOriginator(v, field) : validateBeneficiary(v, field);
+  if (issues.length) throw validationError(`${issues[0]!.field}: ${issues[0]!.rule}`);
+  return v as Record<string, unknown>;
+}
+
+const optionalObject = (body: Record<string, unknown>, field: string): unknown => {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw validationError(`${field}: must be an object`);
+  return v;
+};
+
+export interface CreateRequest {
+  transactionRef?: string;
+  transactionAsset: unknown;
+  assetText: string;
+  assetSymbol: string;
+  transactionAmount: string;
+  transactionAssetDecimals?: number;
+  originatorVASPdid: string;
+  beneficiaryVASPdid?: string;
+  beneficiaryVASPname?: string;
+  originatorDid?: string;
+  beneficiaryDid?: string;
+  originatorRef?: string;
+  beneficiaryRef?: string;
+  blockchain: BlockchainInfo;
+  originator?: Record<string, unknown>;
+  beneficiary?: Record<string, unknown>;
+  pii?: Record<string, unknown>;
+  encrypted?: string;
+  protocol?: string;
+  notificationEmail?: string;
+  originatorProof?: unknown;
+  beneficiaryProof?: unknown;
+  blockchainTransactionTimestamp?: string;
+}
+
+const REQUIRED = ['transactionAsset', 'transactionAmount', 'originatorVASPdid', 'transactionBlockchainInfo'] as const;
+
+export function parseCreateRequest(body: unknown): CreateRequest {
+  if (!isObject(body)) throw validationError('List of missing fields: ' + REQUIRED.join(', '));
+  const missing: string[] = REQUIRED.filter((f) => body[f] === undefined || body[f] === null || body[f] === '');
+  const info = body.transactionBlockchainInfo;
+  if (isObject(info) && (info.destination === undefined || info.destination === null || info.destination === '')) {
+    missing.push('transactionBlockchainInfo.destination');
+  }
+  if (missing.length) throw validationError(`List of missing fields: ${missing.join(', ')}`);
+  const a = asset(body.transactionAsset);
+  const amount = text(body, 'transactionAmount', { pattern: AMOUNT, rule: 'must be a whole number of base units greater than 0, as a string (^0*[1-9][0-9]*$)', max: 80 })!;
+  if (!isObject(info)) throw validationError('transactionBlockchainInfo: must be an object {txHash?, origin?, destination}');
+  const blockchain: BlockchainInfo = {
+    txHash: text(info, 'txHash') ?? '',
+    origin: text(info, 'origin') ?? '',
+    destination: text(info, 'destination')!,
+  };
+  const decimals = body.transactionAssetDecimals;
+  if (decimals !== undefined && (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 255)) {
+    throw validationError('transactionAssetDecimals: must be a whole number from 0 to 255');
+  }
+  const protocol = text(body, 'protocol');
+  if (protocol !== undefined && !['TRLight', 'TRP', 'OpenVASP'].includes(protocol)) {
+    throw validationError('protocol: must be one of TRLight, TRP, OpenVASP');
+  }
+  return {
+    transactionRef: text(body, 'transactionRef', { max: 256 }),
+    transactionAsset: a.value,
+    assetText: a.text,
+    assetSymbol: a.symbol,
+    transactionAmount: amount,
+    transactionAssetDecimals: decimals as number | undefined,
+    originatorVASPdid: did(body, 'originatorVASPdid')!,
+    beneficiaryVASPdid: did(body, 'beneficiaryVASPdid') || undefined,
+    beneficiaryVASPname: text(body, 'beneficiaryVASPname'),
+    originatorDid: did(body, 'originatorDid'),
+    beneficiaryDid: did(body, 'beneficiaryDid'),
+    originatorRef: text(body, 'originatorRef'),
+    beneficiaryRef: text(body, 'beneficiaryRef'),
+    blockchain,
+    originator: ivmsParty(body, 'originator'),
+    beneficiary: ivmsParty(body, 'beneficiary'),
+    pii: piiTree(body.pii, 'pii'),
+    encrypted: text(body, 'encrypted', { max: 4 * 1024 * 1024 }),
+    protocol,
+    notificationEmail: text(body, 'notificationEmail'),
+    originatorProof: optionalObject(body, 'originatorProof'),
+    beneficiaryProof: optionalObject(body, 'beneficiaryProof'),
+    blockchainTransactionTimestamp: text(body, 'blockchainTransactionTimestamp'),
+  };
+}
+
+/** Fields of TransactionUpdateRequest, by who may change them (network-api-facts.md §2). */
+export const BENEFICIARY_UPDATABLE = ['beneficiaryDid', 'beneficiaryRef', 'beneficiaryProof', 'beneficiary', 'pii'] as const;
+export const UPDATABLE = [
+  ...BENEFICIARY_UPDATABLE,
+  'notificationEmail', 'txHash', 'destination', 'origin', 'beneficiaryVASPdid', 'originatorVASPdid', 'beneficiaryVASPname',
+  'originatorDid', 'originatorRef', 'originator', 'originatorProof', 'protocol', 'skipBeneficiaryDataValidation',
+  'isNonCustodial', 'onBehalfOfMyself', 'blockchainTransactionTimestamp', 'encrypted',
+] as const;
+
+export interface UpdateRequest {
+  id: string;
+  /** The fields present in the body, validated. */
+  fields: Partial<Record<(typeof UPDATABLE)[number], unknown>>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
+
+export function parseUpdateRequest(body: unknown): UpdateRequest {
+  if (!isObject(body)) throw validationError('List of missing fields: id');
+  if (body.id === undefined || body.id === null || body.id === '') throw validationError('List of missing fields: id');
+  if (!isUuid(body.id)) throw validationError('id: must be a transaction id (UUID)');
+  const fields: UpdateRequest['fields'] = {};
+  for (const name of UPDATABLE) {
+    if (body[name] === undefined) continue;
+    switch (name) {
+      case 'beneficiaryDid': case 'originatorDid': case 'beneficiaryVASPdid': case 'originatorVASPdid':
+        fields[name] = did(body, name); break;
+      case 'beneficiaryProof': case 'originatorProof':
+        fields[name] = optionalObject(body, name); break;
+      case 'originator': case 'beneficiary':
+        fields[name] = ivmsParty(body, name); break;
+      case 'pii':
+        fields[name] = piiTree(body.pii, 'pii'); break;
+      case 'skipBeneficiaryDataValidation': case 'isNonCustodial': case 'onBehalfOfMyself':
+        if (typeof body[name] !== 'boolean') throw validationError(`${name}: must be a boolean`);
+        fields[name] = body[name]; break;
+      case 'encrypted':
+        fields[name] = text(body, name, { max: 4 * 1024 * 1024 }); break;
+      default:
+        fields[name] = text(body, name);
+    }
+  }
+  return { id: body.id, fields };
+}
