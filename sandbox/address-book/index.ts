@@ -5,7 +5,8 @@ import { badRequest, notFound } from '../errors';
 import { resolveOptions, type AddressBookOptions } from './options';
 import { readOutbox } from './outbox';
 import { UploadProcessor } from './processor';
-import { receiveUpload } from './receive';
+import { handleUpload } from './receive';
+import type { IncomingMessage } from 'node:http';
 import { registerApiRoutes } from './routes';
 import { UploadUrls } from './upload-url';
 import { readUpload } from './uploads';
@@ -54,12 +55,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export async function addressBookPublicRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
   const { opts, urls } = servicesOf(ctx);
   const processor = new UploadProcessor(ctx, opts);
+  const lingering = new Set<IncomingMessage>();
   await app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: opts.maxUploadBytes + 1, files: 1 } });
     scope.addHook('onReady', async () => processor.start());
+    scope.addHook('preClose', async () => {
+      for (const req of lingering) req.socket.destroy();
+    });
     scope.addHook('onClose', async () => processor.stop());
 
-    scope.post('/upload', async (request, reply) => receiveUpload(request, reply, { ctx, opts, urls: await urls(), processor }));
+    scope.post('/upload', async (request, reply) => handleUpload(request, reply, { ctx, opts, urls: await urls(), processor, lingering }));
 
     scope.get('/sandbox/uploads/:id', async (request) => {
       const { id } = request.params as { id: string };

@@ -1,4 +1,5 @@
 import { createWriteStream } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
@@ -69,6 +70,45 @@ export interface ReceiveDeps {
   opts: AddressBookOptions;
   urls: UploadUrls;
   processor: UploadProcessor;
+  /** Requests refused before their body was read, still being drained; closed at once when the sandbox stops. */
+  lingering: Set<IncomingMessage>;
+}
+
+/** How long a refused upload's remaining body is read and discarded before the connection is cut. */
+const LINGER_MS = 2000;
+
+/**
+ * After refusing an upload whose body is still arriving: answer with `Connection: close`, then read and discard what
+ * the client is still sending for a short while, so that it gets to read the answer (closing a socket with unread
+ * data would reset the connection under the client's feet), and cut the connection if it keeps sending.
+ */
+function lingerAfterRefusal(request: FastifyRequest, reply: FastifyReply, lingering: Set<IncomingMessage>): void {
+  const req = request.raw;
+  if (req.readableEnded) return;
+  reply.header('connection', 'close');
+  lingering.add(req);
+  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  timer.unref();
+  const done = () => {
+    clearTimeout(timer);
+    lingering.delete(req);
+  };
+  req.once('end', done);
+  req.once('close', done);
+  reply.raw.once('finish', () => {
+    req.unpipe();
+    req.resume();
+  });
+}
+
+/** `POST /upload?token=`: see receiveUpload. Refusals come back at once, whatever is left of the body. */
+export async function handleUpload(request: FastifyRequest, reply: FastifyReply, deps: ReceiveDeps) {
+  try {
+    return await receiveUpload(request, reply, deps);
+  } catch (e) {
+    lingerAfterRefusal(request, reply, deps.lingering);
+    throw e;
+  }
 }
 
 /** The largest request body that can still hold a file within the limit (multipart framing is small). */
@@ -79,7 +119,7 @@ const FRAMING_ALLOWANCE = 64 * 1024;
  * is streamed to the spool directory (never held in memory), refused with 413 past the size limit and with 400 when its
  * first line is not the header; the answer comes as soon as the file is stored, and processing runs afterwards.
  */
-export async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps: ReceiveDeps) {
+async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps: ReceiveDeps) {
   const { ctx, opts, urls, processor } = deps;
   const token = (request.query as Record<string, unknown>).token;
   if (typeof token !== 'string' || !token) throw unauthorized('upload URL has no token');
