@@ -7,8 +7,8 @@ export function createPool(databaseUrl: string, schema: SchemaOwner, extra: Pool
   const pool = new Pool({
     connectionString: databaseUrl,
     max: 10,
-    // The search_path pins every unqualified table name to the owner's schema.
-    options: `-c search_path=${schema}`,
+    // The owner's schema first pins unqualified table names to it; public holds extensions such as pg_trgm.
+    options: `-c search_path=${schema},public`,
     application_name: `travel-rule-${schema}`,
     ...extra,
   });
