@@ -1,6 +1,8 @@
 import type { Pool } from 'pg';
+import type { Keystore } from '../lib/keystore';
 import type { Logger } from '../lib/logger';
 import { withFailureMapping } from './failures';
+import { keyRotationActivities } from './keys/key-rotation';
 import { directoryActivities } from './network/directory';
 import type { NetworkClient } from './network/network-client';
 import { transferActivities, type TransferContext } from './transfers';
@@ -9,6 +11,8 @@ export interface ActivityDeps {
   pool: Pool;
   network: NetworkClient;
   logger: Logger;
+  /** The VASPs' own keys (lib/keystore): activities hand out key ids and public keys only. */
+  keystore: Keystore;
   /** Outgoing transfers (keystore, sealed request store, settings); activities/transfers/index.ts. */
   transfers?: TransferContext;
 }
@@ -20,6 +24,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return withFailureMapping({
     ...directoryActivities(deps.network),
+    ...keyRotationActivities(deps),
     ...transferActivities(deps.transfers),
   });
 }

@@ -6,7 +6,9 @@ import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
+import { openKeystore } from '../lib/keystore';
 import { buildApi } from './api/server';
+import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { createTemporalClient } from './temporal';
 
 runMain('api', async (log) => {
@@ -16,7 +18,9 @@ runMain('api', async (log) => {
   await assertReachable(databaseUrl);
   await migrate(databaseUrl, 'orchestrator');
   const pool = createPool(databaseUrl, 'orchestrator');
+  const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
   const temporal = await createTemporalClient(config, keyring);
+  log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
   const app = await buildApi({
     temporal,
     pool,
@@ -24,6 +28,7 @@ runMain('api', async (log) => {
     taskQueue: config.temporal.taskQueue,
     logger: createLogger('api', config.logLevel),
     corsOrigins: [config.uiOrigin, config.uiOrigin.replace('localhost', '127.0.0.1')],
+    keystore,
   });
   await app.listen({ host: config.host, port: config.apiPort });
   log.info(`internal API listening on ${config.publicApiUrl} (docs at ${config.publicApiUrl}/docs)`);

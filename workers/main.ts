@@ -3,6 +3,7 @@ import { createActivities } from '../activities';
 import { NetworkClient } from '../activities/network/network-client';
 import { loadConfig } from '../lib/config';
 import { ConfigError } from '../lib/errors';
+import { openKeystore } from '../lib/keystore';
 import { createLogger } from '../lib/logger';
 import { runMain } from '../lib/run-main';
 import { loadCodecKeyring } from '../lib/temporal/codec-keys';
@@ -22,13 +23,14 @@ runMain('worker', async (log) => {
   await assertReachable(databaseUrl);
   await migrate(databaseUrl, 'orchestrator');
   const pool = createPool(databaseUrl, 'orchestrator');
+  const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
   const connection = await connectTemporal(NativeConnection, config.temporal.address);
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     keyring,
-    activities: createActivities({ pool, network: new NetworkClient(config.network), logger: createLogger('activities', config.logLevel) }),
+    activities: createActivities({ pool, network: new NetworkClient(config.network), logger: createLogger('activities', config.logLevel), keystore }),
   });
   const running = worker.run();
   log.info(`worker polling task queue ${config.temporal.taskQueue} at ${config.temporal.address}`);

@@ -3,6 +3,11 @@
  * CLI. An id doubles as the uniqueness rule ("one rotation per VASP at a time", "one workflow per transaction").
  */
 export const workflowIds = {
+  /** One rotation per VASP at a time: a second start while one runs is refused. */
+  keyRotation: (vaspDid: string) => `key-rotation-${vaspDid}`,
+  /** The per-VASP schedule (Temporal adds the scheduled time to the ids of the runs it starts). */
+  keyRotationSchedule: (vaspDid: string) => `key-rotation-schedule-${vaspDid}`,
+  scheduledKeyRotation: (vaspDid: string) => `scheduled-key-rotation-${vaspDid}`,
   connectivityCheck: (at: Date) => `connectivity-check-${at.toISOString().replace(/[:.]/g, '-')}`,
   outgoingTransfer: (ref: string) => `outgoing-${ref}`,
 };

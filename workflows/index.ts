@@ -1,3 +1,4 @@
 // Every workflow the worker registers. Workflows orchestrate only: no I/O, no Node built-ins (see eslint.config.mjs).
 export { connectivityCheck } from './connectivity-check';
 export { outgoingTransfer } from './outgoing-transfer';
+export { keyRotation, scheduledKeyRotation } from './key-rotation';

@@ -5,11 +5,14 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import type { Pool } from 'pg';
+import type { GroupConfig } from '../../lib/config';
+import type { Keystore } from '../../lib/keystore';
 import type { Logger } from '../../lib/logger';
 import { errorHandler } from './errors';
 import { checkRoutes } from './routes/checks';
 import { codecRoutes } from './routes/codec';
 import { healthRoutes } from './routes/health';
+import { keyRoutes } from './routes/keys';
 
 export interface ApiDeps {
   temporal: Client;
@@ -19,6 +22,10 @@ export interface ApiDeps {
   logger: Logger;
   /** Origins allowed to call the API from a browser: the Temporal UI, for the codec endpoint. */
   corsOrigins: string[];
+  /** The VASPs' keys (lib/keystore), for importing keys; client/main.ts opens it. */
+  keystore?: Keystore;
+  /** The VASP group; read from the environment when absent (tests pass their own). */
+  group?: GroupConfig;
 }
 
 /**
@@ -54,5 +61,6 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   healthRoutes(app, deps);
   codecRoutes(app, deps);
   checkRoutes(app, deps);
+  keyRoutes(app, deps);
   return app;
 }

@@ -103,9 +103,10 @@ const HEX_128 = /^[0-9a-fA-F]{128}$/;
  * the public half against the seed and, when given, `did` against both. Errors name the field, never the value.
  */
 export function recordFromPrivateKeyHex(privateKeyHex: unknown, did: unknown, field: string): DidKeyRecord {
+  const at = (name: string) => (field ? `${field}.${name}` : name);
   if (typeof privateKeyHex !== 'string' || !HEX_128.test(privateKeyHex)) {
     throw new ValidationError(
-      `${field}.privateKeyHex`,
+      at('privateKeyHex'),
       'must be 128 hex characters: the 32-byte Ed25519 seed followed by the 32-byte public key',
     );
   }
@@ -113,23 +114,13 @@ export function recordFromPrivateKeyHex(privateKeyHex: unknown, did: unknown, fi
   const record = createDidKeyRecord(seed);
   seed.fill(0);
   if (privateKeyHex.slice(64).toLowerCase() !== record.keys[0].publicKeyHex) {
-    throw new ValidationError(`${field}.privateKeyHex`, 'its public half does not match the public key its seed produces');
+    throw new ValidationError(at('privateKeyHex'), 'its public half does not match the public key its seed produces');
   }
   if (did !== undefined) {
-    parseDidKey(did, `${field}.did`);
-    if (did !== record.did) throw new ValidationError(`${field}.did`, 'does not match the key in privateKeyHex');
+    parseDidKey(did, at('did'));
+    if (did !== record.did) throw new ValidationError(at('did'), 'does not match the key in privateKeyHex');
   }
   return record;
-}
-
-/** A full JsonDIDKey record, or the agent's `{privateKeyHex, did?}`: the two forms key material arrives in. */
-export function parseKeyInput(input: unknown, field: string): DidKeyRecord {
-  if (typeof input === 'object' && input !== null && 'keys' in input) return parseDidKeyRecord(input, field);
-  if (typeof input === 'object' && input !== null) {
-    const { privateKeyHex, did } = input as { privateKeyHex?: unknown; did?: unknown };
-    return recordFromPrivateKeyHex(privateKeyHex, did, field);
-  }
-  throw new ValidationError(field, 'must be a JsonDIDKey record or an object with privateKeyHex');
 }
 
 export type ImportOutcome = 'imported-active' | 'imported-retired' | 'already-present';

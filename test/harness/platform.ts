@@ -9,7 +9,8 @@ import { createActivities, type Activities } from '../../activities';
 import { NetworkClient } from '../../activities/network/network-client';
 import { buildApi } from '../../client/api/server';
 import { createPool } from '../../db/pool';
-import type { NetworkConfig } from '../../lib/config';
+import type { GroupConfig, NetworkConfig } from '../../lib/config';
+import { openKeystore, type Keystore } from '../../lib/keystore';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { parseCodecKeys } from '../../lib/temporal/codec-keys';
 import { createDataConverter } from '../../lib/temporal/data-converter';
@@ -118,18 +119,38 @@ export interface RunningOrchestrator {
   worker: Worker;
   taskQueue: string;
   activities: Activities;
+  /** The keystore the worker and the API use (master key from the options, or a random one per orchestrator). */
+  keystore: Keystore;
   close(): Promise<void>;
 }
 
+export interface OrchestratorOptions {
+  pool?: Pool;
+  group?: GroupConfig;
+  /** `KEYSTORE_MASTER_KEY` (base64 of 32 bytes); default: a random key for this orchestrator. */
+  keystoreMasterKey?: string;
+  /** The agent's `KEYS`, imported at start as the worker does. */
+  agentKeys?: string;
+}
+
 /** The worker (the project's own worker code and activities) and the internal API, talking to the given network. */
-export async function startOrchestrator(network: NetworkConfig, opts: { pool?: Pool } = {}): Promise<RunningOrchestrator> {
+export async function startOrchestrator(network: NetworkConfig, opts: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
   const env = testEnv();
   const taskQueue = `test-${randomSecret()}`;
   const pool = opts.pool ?? createPool(env.databaseUrl, 'orchestrator');
+  let keystore: Keystore;
+  try {
+    keystore = await openKeystore(pool, {
+      masterKey: opts.keystoreMasterKey ?? randomBytes(32).toString('base64'), dataDir: '.data', agentKeys: opts.agentKeys,
+    });
+  } catch (e) {
+    if (!opts.pool) await pool.end();
+    throw e;
+  }
   const connection = await Connection.connect({ address: env.temporalAddress });
   const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
-  const activities = createActivities({ pool, network: new NetworkClient(network), logger: quietLogger() });
+  const activities = createActivities({ pool, network: new NetworkClient(network), logger: quietLogger(), keystore });
   const worker = await createWorker({
     connection: nativeConnection, namespace: 'default', taskQueue, keyring: env.keyring, activities,
     workflowBundlePath: env.workflowBundle,
@@ -147,6 +168,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: { pool?: P
   try {
     api = await buildApi({
       temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: quietLogger(), corsOrigins: ['http://localhost:8233'],
+      keystore, group: opts.group,
     });
     apiUrl = await listen(api);
   } catch (e) {
@@ -155,7 +177,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: { pool?: P
     throw e;
   }
   return {
-    apiUrl, api, client, pool, worker, taskQueue, activities,
+    apiUrl, api, client, pool, worker, taskQueue, activities, keystore,
     close: async () => {
       await api.close();
       await stopWorker();

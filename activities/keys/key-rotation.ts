@@ -1,0 +1,89 @@
+/**
+ * Activities of the key rotation: the keystore side (create, activate, audit) and the network side (publish the new
+ * did:key as `pii_didkey`, read the directory back). Inputs and results carry key ids and public did:keys only, so no
+ * private key ever reaches workflow history, not even encrypted by the codec.
+ */
+import type { Keystore } from '../../lib/keystore';
+import { listKeys } from '../../lib/keystore';
+import type { NetworkClient } from '../network/network-client';
+
+export interface VaspDirectoryEntry {
+  did: string;
+  name: string;
+  /** The currently published did:key, or null when the VASP has none. */
+  piiDidKey: string | null;
+}
+
+export interface PendingKey {
+  keyId: string;
+  did: string;
+  /** The key that is active now and will be retired, if any. */
+  previousKeyId?: string;
+  previousDid?: string;
+}
+
+export interface KeyAuditInput {
+  vaspDid: string;
+  /** Why: the operator's reason, or "scheduled rotation". */
+  reason: string;
+  /** Who asked: `api`, an operator name, `schedule`. */
+  actor: string;
+  workflowId: string;
+}
+
+const vaspPath = (vaspDid: string) => `tf/simple/vasps/${encodeURIComponent(vaspDid)}`;
+
+export function keyRotationActivities(deps: { keystore: Keystore; network: NetworkClient }) {
+  const { keystore, network } = deps;
+
+  const readDirectory = (vaspDid: string) =>
+    network.call(`GET /tf/simple/vasps/${vaspDid}`, () =>
+      network.api.get(vaspPath(vaspDid), { searchParams: { fields: 'pii_didkey' } }).json<{ did: string; name?: string; pii_didkey?: string | null }>(),
+    );
+
+  return {
+    /** The VASP's directory entry; a NotFoundError (the network's 404) when the network does not know it. */
+    async lookupVaspInDirectory(vaspDid: string): Promise<VaspDirectoryEntry> {
+      const entry = await readDirectory(vaspDid);
+      return { did: entry.did, name: entry.name ?? '', piiDidKey: entry.pii_didkey ?? null };
+    },
+
+    /** A new key pair in state pending; retried calls of the same rotation return the same key. */
+    async createPendingVaspKey(input: KeyAuditInput & { requestId: string }): Promise<PendingKey> {
+      const key = await keystore.createPendingKey(input.vaspDid, input.requestId, {
+        actor: input.actor, reason: input.reason, workflowId: input.workflowId,
+      });
+      const active = (await listKeys(keystore.pool, input.vaspDid)).find((k) => k.state === 'active');
+      return { keyId: key.id, did: key.did, ...(active ? { previousKeyId: active.id, previousDid: active.did } : {}) };
+    },
+
+    /** `POST /tf/vasps/update` with the new did:key as the VASP's `pii_didkey`. */
+    async publishPiiDidKey(input: { vaspDid: string; did: string }): Promise<void> {
+      await network.call('POST /tf/vasps/update', () =>
+        network.api.post('tf/vasps/update', {
+          json: { did: input.vaspDid, fields: [{ fieldName: 'pii_didkey', values: [{ value: input.did }] }] },
+        }).json(),
+      );
+    },
+
+    /** What the directory shows as the VASP's `pii_didkey` right now (null when none). */
+    async readPublishedPiiDidKey(vaspDid: string): Promise<string | null> {
+      return (await readDirectory(vaspDid)).pii_didkey ?? null;
+    },
+
+    /** The pending key becomes active and the previous one retired, in one transaction. */
+    async activateVaspKey(input: KeyAuditInput & { keyId: string }): Promise<{ keyId: string; did: string; retiredKeyIds: string[] }> {
+      const { active, retired } = await keystore.activateKey(input.vaspDid, input.keyId, {
+        actor: input.actor, reason: input.reason, workflowId: input.workflowId,
+      });
+      return { keyId: active.id, did: active.did, retiredKeyIds: retired.map((k) => k.id) };
+    },
+
+    /** Audits a rotation that stopped: which step, which error. Keys are left as they are. */
+    async recordKeyRotationFailure(input: KeyAuditInput & { step: string; keyId?: string; error: { type: string; message: string } }): Promise<void> {
+      await keystore.recordAudit({ actor: input.actor, reason: input.reason, workflowId: input.workflowId }, 'key.rotation.failed', input.vaspDid, {
+        step: input.step, ...(input.keyId ? { keyId: input.keyId } : {}), error: input.error,
+      });
+    },
+  };
+}
