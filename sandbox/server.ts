@@ -10,6 +10,7 @@ import { escrowRoutes } from './routes/escrow';
 import { addressBookPublicRoutes, addressBookRoutes } from './address-book';
 import { transactionRoutes } from './transactions';
 import { piiRoutes } from './pii-store';
+import { webhookPublicRoutes, webhookRoutes } from './webhooks';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
 
@@ -57,6 +58,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   // Routes that authenticate in their own way (e.g. upload URLs carrying their own credential) register here.
   await addressBookPublicRoutes(app, ctx);
   await directoryPublicRoutes(app, ctx);
+  await webhookPublicRoutes(app, ctx);
 
   // The network's API: bearer tokens for the API audience. Each part adds one line.
   await app.register(async (api) => {
@@ -65,6 +67,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     addressBookRoutes(api, ctx);
     directoryRoutes(api, ctx);
     transactionRoutes(api, ctx);
+    webhookRoutes(api, ctx);
   });
 
   // The personal-data service: bearer tokens for the PII audience. Each part adds one line.

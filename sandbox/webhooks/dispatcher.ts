@@ -1,0 +1,138 @@
+/**
+ * Delivers the webhook outbox (table webhook_deliveries): at least once, so duplicates can occur — receivers
+ * de-duplicate on `webhook-id`, which is the same on every attempt of one delivery.
+ *
+ * - Polls every `pollMs` for due deliveries, claiming them with `for update skip locked` and a lease, so several
+ *   sandbox processes never send the same attempt twice at once and a crashed sender's claims come due again.
+ * - Each attempt is signed afresh (lib/webhook-signature.ts) with the endpoint's current secret and URL; a delivery
+ *   whose VASP no longer has a webhook is dropped.
+ * - 2xx: delivered. 4xx other than 408 and 429: failed for good (not retried). 408, 429, 5xx, timeouts and network
+ *   errors: retried after `baseDelayMs · 2^(attempt-1)` (capped at `maxDelayMs`), up to `maxAttempts` attempts.
+ */
+import type { Pool } from 'pg';
+import type { Logger } from '../../lib/logger';
+import { webhookHeaders } from '../../lib/webhook-signature';
+
+export interface DispatcherOptions {
+  pollMs: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  maxAttempts: number;
+  timeoutMs: number;
+  batch: number;
+}
+
+export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = {
+  pollMs: 200,
+  baseDelayMs: 1000,
+  maxDelayMs: 10 * 60_000,
+  maxAttempts: 12,
+  timeoutMs: 10_000,
+  batch: 20,
+};
+
+const LEASE_SECONDS = 60;
+
+interface Due {
+  id: string;
+  message_id: string;
+  vasp_did: string;
+  body: string;
+  attempts: number;
+  url: string | null;
+  secret: string | null;
+}
+
+export const retryable = (status: number) => status === 408 || status === 429 || status >= 500;
+
+export class WebhookDispatcher {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = true;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly logger: Logger,
+    private readonly opts: DispatcherOptions = DEFAULT_DISPATCHER_OPTIONS,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick()
+        .catch((err: unknown) => this.logger.warn({ err }, 'webhook delivery round failed'))
+        .finally(() => this.schedule());
+    }, this.opts.pollMs);
+  }
+
+  /** One round: claim what is due and attempt it. */
+  async tick(): Promise<void> {
+    const { rows } = await this.pool.query<Due>(
+      `with due as (
+         select id from webhook_deliveries
+          where state = 'pending' and next_attempt_at <= now()
+          order by next_attempt_at, id limit $1 for update skip locked)
+       update webhook_deliveries d set next_attempt_at = now() + make_interval(secs => $2)
+         from due where d.id = due.id
+       returning d.id, d.message_id, d.vasp_did, d.body, d.attempts,
+         (select url from webhooks w where w.vasp_did = d.vasp_did) as url,
+         (select secret from webhooks w where w.vasp_did = d.vasp_did) as secret`,
+      [this.opts.batch, LEASE_SECONDS],
+    );
+    await Promise.all(rows.map((row) => this.attempt(row)));
+  }
+
+  private async attempt(row: Due): Promise<void> {
+    if (!row.url || !row.secret) {
+      await this.finish(row.id, 'dropped', null, 'the VASP has no webhook any more');
+      return;
+    }
+    const attempts = row.attempts + 1;
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      const response = await fetch(row.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'travel-rule-sandbox-webhooks/1', ...webhookHeaders(row.secret, row.message_id, row.body) },
+        body: row.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.opts.timeoutMs),
+      });
+      status = response.status;
+      await response.arrayBuffer().catch(() => undefined);
+    } catch (e) {
+      error = (e as Error).name === 'TimeoutError' ? 'timeout' : `network error: ${(e as Error).message}`;
+    }
+    if (status !== null && status >= 200 && status < 300) {
+      await this.finish(row.id, 'delivered', status, null, attempts);
+    } else if ((status !== null && !retryable(status)) || attempts >= this.opts.maxAttempts) {
+      await this.finish(row.id, 'failed', status, error ?? `HTTP ${status}`, attempts);
+    } else {
+      const delay = Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** (attempts - 1));
+      await this.pool.query(
+        `update webhook_deliveries set attempts = $2, last_status = $3, last_error = $4,
+           next_attempt_at = now() + make_interval(secs => $5) where id = $1`,
+        [row.id, attempts, status, error ?? `HTTP ${status}`, delay / 1000],
+      );
+    }
+  }
+
+  private async finish(id: string, state: string, status: number | null, error: string | null, attempts?: number): Promise<void> {
+    await this.pool.query(
+      `update webhook_deliveries set state = $2, last_status = $3, last_error = $4, attempts = coalesce($5, attempts),
+         finished_at = now() where id = $1`,
+      [id, state, status, error, attempts ?? null],
+    );
+  }
+}

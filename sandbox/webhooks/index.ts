@@ -1,0 +1,114 @@
+/**
+ * Notification webhooks (network-api-facts.md §6, interface.md Events 1):
+ *
+ * | method | path | body / query | answer |
+ * |---|---|---|---|
+ * | POST | `/webhook` | `{vaspDID, url, rotateSecret?}` | `{vaspDID, url, secret}`; registering again replaces the URL and keeps the secret unless `rotateSecret: true` |
+ * | GET | `/webhook?vaspDID=` | | `{vaspDID, url}`, or 404 when none is set |
+ * | DELETE | `/webhook` | `{vaspDID}` | `{isDeleted, message}` |
+ *
+ * Bearer-guarded; the caller must act for vaspDID (a gateway's users act for its subsidiaries). Deliveries: see
+ * outbox.ts (what and to whom), dispatcher.ts (retries) and lib/webhook-signature.ts (signature). Sandbox-only window,
+ * unauthenticated: `GET /sandbox/webhooks/deliveries?vaspDID=&transactionId=` → `{deliveries: [{messageId, vaspDID,
+ * event, transactionId, state, attempts, lastStatus, lastError, createdAt, finishedAt}]}`.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Pool } from 'pg';
+import { generateWebhookSecret } from '../../lib/webhook-signature';
+import type { Access } from '../auth/access';
+import { accessOf } from '../auth/guard';
+import type { SandboxContext } from '../context';
+import { badRequest, forbidden, notFound } from '../errors';
+import { transactionService } from '../transactions';
+import { DEFAULT_DISPATCHER_OPTIONS, WebhookDispatcher, type DispatcherOptions } from './dispatcher';
+import { enqueueTransactionUpdated } from './outbox';
+
+export { envelope, webhookTransaction, TRANSACTION_UPDATED, ENVELOPE_VERSION } from './outbox';
+export { WebhookDispatcher, DEFAULT_DISPATCHER_OPTIONS, type DispatcherOptions } from './dispatcher';
+
+const DID = /^did:[a-zA-Z0-9]*:.+$/;
+const invalid = (message: string) => badRequest('ValidationError', message);
+
+function requireActFor(access: Access, vaspDid: unknown): string {
+  if (typeof vaspDid !== 'string' || !DID.test(vaspDid)) throw invalid('vaspDID: must be a DID');
+  if (!access.exists(vaspDid)) throw notFound(`VASP ${vaspDid} not found`);
+  if (!access.vasps().includes(vaspDid)) throw forbidden(`User ${access.userDid} cannot act for VASP ${vaspDid}`);
+  return vaspDid;
+}
+
+function parseUrl(url: unknown): string {
+  if (typeof url !== 'string' || url.length > 2048) throw invalid('url: must be an http(s) URL');
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error('scheme');
+    if (parsed.username || parsed.password) throw new Error('credentials');
+    return parsed.toString();
+  } catch {
+    throw invalid('url: must be an http(s) URL without credentials');
+  }
+}
+
+const objectBody = (body: unknown): Record<string, unknown> =>
+  typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+
+/** Bearer-guarded routes; also subscribes the outbox to transaction changes. Register inside the API plugin. */
+export function webhookRoutes(api: FastifyInstance, ctx: SandboxContext): void {
+  transactionService(ctx).onChange(enqueueTransactionUpdated);
+
+  api.post('/webhook', async (request) => {
+    const body = objectBody(request.body);
+    const vaspDID = requireActFor(accessOf(request), body.vaspDID);
+    const url = parseUrl(body.url);
+    const rotate = body.rotateSecret === true;
+    const { rows } = await ctx.pool.query<{ url: string; secret: string }>(
+      `insert into webhooks (vasp_did, url, secret) values ($1, $2, $3)
+       on conflict (vasp_did) do update set url = excluded.url, updated_at = now(),
+         secret = case when $4 then excluded.secret else webhooks.secret end
+       returning url, secret`,
+      [vaspDID, url, generateWebhookSecret(), rotate],
+    );
+    return { vaspDID, url: rows[0]!.url, secret: rows[0]!.secret };
+  });
+
+  api.get('/webhook', async (request) => {
+    const vaspDID = requireActFor(accessOf(request), (request.query as Record<string, unknown>).vaspDID);
+    const { rows } = await ctx.pool.query<{ url: string }>('select url from webhooks where vasp_did = $1', [vaspDID]);
+    if (!rows[0]) throw notFound(`No webhook is set for VASP ${vaspDID}`);
+    return { vaspDID, url: rows[0].url };
+  });
+
+  api.delete('/webhook', async (request) => {
+    const body = objectBody(request.body);
+    const vaspDID = requireActFor(accessOf(request), body.vaspDID ?? (request.query as Record<string, unknown>).vaspDID);
+    const { rowCount } = await ctx.pool.query('delete from webhooks where vasp_did = $1', [vaspDID]);
+    return rowCount ? { isDeleted: true, message: 'Webhook deleted' } : { isDeleted: false, message: 'No webhook was set' };
+  });
+}
+
+export async function readDeliveries(pool: Pool, vaspDid: string | undefined, transactionId: string | undefined) {
+  const { rows } = await pool.query(
+    `select message_id as "messageId", vasp_did as "vaspDID", event, transaction_id as "transactionId", state, attempts,
+            last_status as "lastStatus", last_error as "lastError", created_at as "createdAt", finished_at as "finishedAt"
+       from webhook_deliveries
+      where ($1::text is null or vasp_did = $1) and ($2::uuid is null or transaction_id = $2)
+      order by id limit 1000`,
+    [vaspDid ?? null, transactionId ?? null],
+  );
+  return rows;
+}
+
+/** The delivery loop (started and stopped with the server) and the sandbox's window onto the outbox. */
+export async function webhookPublicRoutes(app: FastifyInstance, ctx: SandboxContext, opts: Partial<DispatcherOptions> = {}): Promise<void> {
+  const dispatcher = new WebhookDispatcher(ctx.pool, ctx.logger, { ...DEFAULT_DISPATCHER_OPTIONS, ...opts });
+  await app.register(async (scope) => {
+    scope.addHook('onReady', async () => dispatcher.start());
+    scope.addHook('onClose', async () => dispatcher.stop());
+    scope.get('/sandbox/webhooks/deliveries', async (request) => {
+      const q = request.query as Record<string, unknown>;
+      const vasp = typeof q.vaspDID === 'string' && q.vaspDID ? q.vaspDID : undefined;
+      const tx = typeof q.transactionId === 'string' && q.transactionId ? q.transactionId : undefined;
+      if (tx !== undefined && !/^[0-9a-f-]{36}$/i.test(tx)) throw invalid('transactionId: must be a UUID');
+      return { deliveries: await readDeliveries(ctx.pool, vasp, tx) };
+    });
+  });
+}

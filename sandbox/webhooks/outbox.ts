@@ -1,0 +1,49 @@
+/**
+ * What the network pushes, and to whom (network-api-facts.md §6): on every change of a transaction, the envelope
+ * `{message: 'notification.transactionUpdated', payload: {transaction}, version: '1'}` with the Transaction minus its
+ * personal data (`pii`, `ivms101`, `ivms101Encrypted` were removed from webhook payloads; fetch them with tx/info).
+ *
+ * Recipients: the webhooks of the originator VASP and of the beneficiary VASP, and of their gateways (interface.md,
+ * Events 1: the notification webhook is typically set on the gateway), one delivery per registered webhook. The
+ * beneficiary side hears of a transaction only once it has been sent to it (not while NEW or WAITING_FOR_INFORMATION).
+ * Deliveries are written to the outbox in the database transaction that stores the change.
+ */
+import { randomUUID } from 'node:crypto';
+import type { PoolClient } from 'pg';
+import type { Transaction, TransactionEvent } from '../transactions';
+
+export const TRANSACTION_UPDATED = 'notification.transactionUpdated';
+export const ENVELOPE_VERSION = '1';
+
+const NOT_YET_SENT = new Set(['SAVED', 'MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION']);
+
+/** The Transaction as webhooks carry it: without personal data. */
+export function webhookTransaction(tx: Transaction): Omit<Transaction, 'pii' | 'ivms101' | 'ivms101Encrypted'> {
+  const { pii: _pii, ivms101: _ivms101, ivms101Encrypted: _enc, ...rest } = tx;
+  return rest;
+}
+
+export function envelope(tx: Transaction): string {
+  return JSON.stringify({ message: TRANSACTION_UPDATED, payload: { transaction: webhookTransaction(tx) }, version: ENVELOPE_VERSION });
+}
+
+export async function enqueueTransactionUpdated(client: PoolClient, event: TransactionEvent): Promise<void> {
+  const { tx, previousStatus } = event;
+  const parties = [tx.originatorVASPdid];
+  const beneficiarySees = !NOT_YET_SENT.has(tx.status) || (previousStatus !== null && !NOT_YET_SENT.has(previousStatus));
+  if (tx.beneficiaryVASPdid && beneficiarySees) parties.push(tx.beneficiaryVASPdid);
+  const { rows } = await client.query<{ vasp_did: string }>(
+    `select w.vasp_did from webhooks w
+      where w.vasp_did = any($1)
+         or w.vasp_did in (select parent_did from vasps where did = any($1) and parent_did is not null)`,
+    [parties],
+  );
+  if (rows.length === 0) return;
+  const body = envelope(tx);
+  for (const { vasp_did } of rows) {
+    await client.query(
+      `insert into webhook_deliveries (message_id, vasp_did, event, transaction_id, body) values ($1, $2, $3, $4, $5)`,
+      [`msg_${randomUUID().replace(/-/g, '')}`, vasp_did, TRANSACTION_UPDATED, tx.id, body],
+    );
+  }
+}
