@@ -11,6 +11,7 @@ import { addressBookPublicRoutes, addressBookRoutes } from './address-book';
 import { transactionRoutes } from './transactions';
 import { piiRoutes } from './pii-store';
 import { webhookPublicRoutes, webhookRoutes } from './webhooks';
+import { counterpartyRoutes } from './counterparties';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
 
@@ -59,6 +60,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   await addressBookPublicRoutes(app, ctx);
   await directoryPublicRoutes(app, ctx);
   await webhookPublicRoutes(app, ctx);
+  await counterpartyRoutes(app, ctx);
 
   // The network's API: bearer tokens for the API audience. Each part adds one line.
   await app.register(async (api) => {

@@ -1,0 +1,136 @@
+/**
+ * Simulated counterparty VASPs: sandbox-only routes (unauthenticated, registered with the other `/sandbox/*` windows)
+ * and the background simulator. The mechanism and the routes' shapes are documented in behaviours.ts.
+ */
+import type { FastifyInstance } from 'fastify';
+import { createDidKeyRecord } from '../../lib/crypto';
+import type { SandboxContext } from '../context';
+import { addFieldValues } from '../directory/profiles';
+import { badRequest, notFound } from '../errors';
+import { OPERATOR_DID_FOR_SIMULATION } from './operator';
+import { transactionService } from '../transactions';
+import { DEFAULT_BEHAVIOUR, parseBehaviour, type Behaviour } from './behaviours';
+import { CounterpartySimulator, onTransactionChange } from './simulator';
+
+export { BEHAVIOURS, parseBehaviour, behaviourFor, stepsOf, type Behaviour, type BehaviourName } from './behaviours';
+export { CounterpartySimulator } from './simulator';
+
+const invalid = (message: string) => badRequest('ValidationError', message);
+const DID = /^did:[a-zA-Z0-9]*:.+$/;
+const MAX_ADDRESSES = 10_000;
+
+function parseMap(value: unknown, field: string): Record<string, Behaviour> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`${field}: must be an object {<address>: <behaviour>}`);
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_ADDRESSES) throw invalid(`${field}: at most ${MAX_ADDRESSES} addresses`);
+  return Object.fromEntries(
+    entries.map(([address, b]) => {
+      if (!address || address.length > 512) throw invalid(`${field}: addresses must be 1 to 512 characters`);
+      const parsed = parseBehaviour(b);
+      if (typeof parsed === 'string') throw invalid(`${field}.${address}: ${parsed}`);
+      return [address, parsed];
+    }),
+  );
+}
+
+interface Row {
+  did_key: string;
+  default_behaviour: Behaviour;
+  behaviours: Record<string, Behaviour>;
+}
+
+export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
+  const transactions = transactionService(ctx);
+  transactions.onChange(onTransactionChange);
+  const simulator = new CounterpartySimulator(ctx.pool, transactions, ctx.logger);
+
+  const view = (vaspDID: string, row: Row) => ({ vaspDID, pii_didkey: row.did_key, default: row.default_behaviour, behaviours: row.behaviours });
+
+  /** Creates or updates the simulated VASP; a new one gets a did:key, published as its pii_didkey. */
+  async function configure(vaspDID: string, patch: { default?: Behaviour; behaviours?: Record<string, Behaviour> }) {
+    if (!DID.test(vaspDID)) throw invalid('vaspDID: must be a DID');
+    const client = await ctx.pool.connect();
+    try {
+      await client.query('begin');
+      const vasp = await client.query('select 1 from vasps where did = $1 for share', [vaspDID]);
+      if (!vasp.rowCount) throw notFound(`VASP ${vaspDID} not found`);
+      const existing = await client.query<Row>('select did_key, default_behaviour, behaviours from sim_counterparties where vasp_did = $1 for update', [vaspDID]);
+      let row: Row;
+      if (existing.rows[0]) {
+        const { rows } = await client.query<Row>(
+          `update sim_counterparties set default_behaviour = coalesce($2, default_behaviour), behaviours = coalesce($3, behaviours),
+             updated_at = now() where vasp_did = $1 returning did_key, default_behaviour, behaviours`,
+          [vaspDID, patch.default ? JSON.stringify(patch.default) : null, patch.behaviours ? JSON.stringify(patch.behaviours) : null],
+        );
+        row = rows[0]!;
+      } else {
+        const key = createDidKeyRecord();
+        const { rows } = await client.query<Row>(
+          `insert into sim_counterparties (vasp_did, did_key, private_key_hex, default_behaviour, behaviours) values ($1, $2, $3, $4, $5)
+           returning did_key, default_behaviour, behaviours`,
+          [vaspDID, key.did, key.keys[0].privateKeyHex, JSON.stringify(patch.default ?? DEFAULT_BEHAVIOUR), JSON.stringify(patch.behaviours ?? {})],
+        );
+        row = rows[0]!;
+        await addFieldValues(client, vaspDID, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID_FOR_SIMULATION);
+      }
+      await client.query('commit');
+      return view(vaspDID, row);
+    } catch (e) {
+      await client.query('rollback').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  await app.register(async (scope) => {
+    scope.addHook('onReady', async () => simulator.start());
+    scope.addHook('onClose', async () => simulator.stop());
+
+    scope.put('/sandbox/counterparties/:vaspDID', async (request) => {
+      const { vaspDID } = request.params as { vaspDID: string };
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      if (typeof body !== 'object' || Array.isArray(body)) throw invalid('body: must be {default?, behaviours?}');
+      let fallback: Behaviour | undefined;
+      if (body.default !== undefined) {
+        const parsed = parseBehaviour(body.default);
+        if (typeof parsed === 'string') throw invalid(`default: ${parsed}`);
+        fallback = parsed;
+      }
+      return configure(vaspDID, { default: fallback, behaviours: body.behaviours === undefined ? undefined : parseMap(body.behaviours, 'behaviours') });
+    });
+
+    scope.put('/sandbox/counterparties/:vaspDID/behaviours', async (request) => {
+      const { vaspDID } = request.params as { vaspDID: string };
+      return configure(vaspDID, { behaviours: parseMap(request.body ?? {}, 'body') });
+    });
+
+    scope.get('/sandbox/counterparties/:vaspDID', async (request) => {
+      const { vaspDID } = request.params as { vaspDID: string };
+      const { rows } = await ctx.pool.query<Row>('select did_key, default_behaviour, behaviours from sim_counterparties where vasp_did = $1', [vaspDID]);
+      if (!rows[0]) throw notFound(`VASP ${vaspDID} is not a simulated counterparty`);
+      return view(vaspDID, rows[0]);
+    });
+
+    scope.delete('/sandbox/counterparties/:vaspDID', async (request) => {
+      const { vaspDID } = request.params as { vaspDID: string };
+      const { rowCount } = await ctx.pool.query('delete from sim_counterparties where vasp_did = $1', [vaspDID]);
+      return { isDeleted: !!rowCount };
+    });
+
+    scope.get('/sandbox/counterparties/:vaspDID/received/:txId', async (request) => {
+      const { vaspDID, txId } = request.params as { vaspDID: string; txId: string };
+      if (!/^[0-9a-f-]{36}$/i.test(txId)) throw invalid('txId: must be a transaction id (UUID)');
+      const { rows } = await ctx.pool.query<{ mode: string; decrypted: boolean; fields: number; error: string | null; received_at: Date }>(
+        'select mode, decrypted, fields, error, received_at from sim_counterparty_received where vasp_did = $1 and transaction_id = $2',
+        [vaspDID, txId],
+      );
+      const r = rows[0];
+      if (!r) throw notFound(`VASP ${vaspDID} has not received transaction ${txId}`);
+      return {
+        vaspDID, transactionId: txId, mode: r.mode, decrypted: r.decrypted, fields: r.fields,
+        ...(r.error && { error: r.error }), receivedAt: r.received_at.toISOString(),
+      };
+    });
+  });
+}
