@@ -244,6 +244,33 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
     expect((await call('GET', `/tx/list?vaspDID=${vasp}&status=BOGUS`)).status).toBe(400);
   });
 
+  it('tx/update: flat txHash/origin/destination, field ownership by side, and status rules', async () => {
+    const tx = (await create()).body;
+    const moved = await call('POST', '/tx/update', { id: tx.id, beneficiaryVASPdid: group.subB });
+    expect(moved.status).toBe(400);
+    expect(moved.body.err.name).toBe('NotabeneTransactionInvalidStatusError');
+    const renamed = await call('POST', '/tx/update', { id: tx.id, originatorVASPdid: group.subB });
+    expect(renamed.body.err).toMatchObject({ name: 'NotabeneTransactionValidationError', message: expect.stringMatching(/^originatorVASPdid: /) });
+    expect((await call('POST', '/tx/update', { txHash: '0x1' })).body.err.message).toBe('List of missing fields: id');
+    const hashed = await call('POST', '/tx/update', { id: tx.id, txHash: '0xfeed', origin: '0xfrom', originatorRef: 'o-2' });
+    expect(hashed.body).toMatchObject({ status: 'SENT', originatorRef: 'o-2', transactionBlockchainInfo: { txHash: '0xfeed', origin: '0xfrom' } });
+    expect(hashed.body.actions.at(-1)).toMatchObject({ action: 'update', actionData: 'txHash,origin,originatorRef' });
+    // A txHash may still be added once the transfer is final.
+    await call('POST', `/tx/reject`, { id: tx.id }, ext());
+    expect((await call('POST', '/tx/update', { id: tx.id, txHash: '0xbeef' })).body.transactionBlockchainInfo.txHash).toBe('0xbeef');
+  });
+
+  it('hosted mode: the beneficiary adds its own IVMS101 with tx/update', async () => {
+    const tx = (await create({ originator: fixture.originator })).body;
+    const upd = await call('POST', '/tx/update', { id: tx.id, beneficiary: fixture.beneficiary }, ext());
+    expect(upd.status).toBe(200);
+    expect(upd.body.pii.beneficiary).toBeDefined();
+    expect(upd.body.pii.originator).toEqual(tx.pii.originator);
+    expect((await call('GET', `/tx/info?id=${tx.id}`)).body.ivms101).toEqual({ originator: fixture.originator, beneficiary: fixture.beneficiary });
+    const bad = await call('POST', '/tx/update', { id: tx.id, beneficiary: { beneficiaryPersons: 'x' } }, ext());
+    expect(bad.status).toBe(400);
+  });
+
   it('hosted mode: encrypts plain IVMS101 with service-managed keys, stores CIDs, and decrypts for the owners only', async () => {
     const r = await create({ originator: fixture.originator, beneficiary: fixture.beneficiary });
     expect(r.status).toBe(200);
