@@ -458,6 +458,31 @@ export class TransactionService {
     });
   }
 
+  /**
+   * For other parts of the network that move a transaction outside the action table (e.g. a gateway redirecting to a
+   * subsidiary): `mutate` changes `tx` under the row lock and names the step; the step is recorded in the history,
+   * stored, and reported to the listeners (webhooks, simulated counterparties) in the same database transaction.
+   * Returning undefined leaves the transaction unchanged.
+   */
+  async applyChange(
+    id: string,
+    change: string,
+    mutate: (tx: Transaction, client: PoolClient) => Promise<{ issuerDid: string; actionData?: string; status?: TransactionStatus } | undefined>,
+  ): Promise<Transaction> {
+    return this.inTransaction(async (client) => {
+      const row = await this.load(client, id, true);
+      if (!row) throw notFound(`Transaction ${id} not found`);
+      const tx = row.body;
+      const previousStatus = tx.status;
+      const step = await mutate(tx, client);
+      if (!step) return tx;
+      record(tx, step.issuerDid, change, step.actionData ?? '', step.status ?? tx.status);
+      await this.save(client, tx, row.pii_mode);
+      await this.emit(client, { tx, previousStatus, change });
+      return tx;
+    });
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
   // storage
 
