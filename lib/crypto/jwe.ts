@@ -61,22 +61,27 @@ export function encryptJwe(plaintext: Uint8Array, sender: LocalDidKey, recipient
   const protectedHeader = bytesToBase64url(
     Buffer.from(JSON.stringify({ skid: sender.kid, typ: JWE_TYP, enc: JWE_ENC }), 'utf8'),
   );
-  const cek = randomBytes(CEK);
-  const iv = randomBytes(NONCE);
+  // All fresh randomness of this message in one call (content key, content nonce, one wrap nonce per recipient):
+  // each call into OpenSSL's generator costs as much as an XChaCha20-Poly1305 of a field.
+  const random = randomBytes(CEK + NONCE * (1 + recipients.length));
+  const cek = random.subarray(0, CEK);
+  const iv = random.subarray(CEK, CEK + NONCE);
   const sealed = xchacha20poly1305(cek, iv, Buffer.from(protectedHeader, 'ascii')).encrypt(plaintext);
   return {
     protected: protectedHeader,
     iv: bytesToBase64url(iv),
     ciphertext: bytesToBase64url(sealed.subarray(0, sealed.length - TAG)),
     tag: bytesToBase64url(sealed.subarray(sealed.length - TAG)),
-    recipients: recipients.map((recipient) => wrapContentKey(cek, sender, recipient)),
+    recipients: recipients.map((recipient, i) => {
+      const wrapIv = random.subarray(CEK + NONCE * (1 + i), CEK + NONCE * (2 + i));
+      return wrapContentKey(cek, wrapIv, sender, recipient);
+    }),
   };
 }
 
-function wrapContentKey(cek: Uint8Array, sender: LocalDidKey, recipient: RemoteDidKey): JweRecipient {
+function wrapContentKey(cek: Uint8Array, iv: Uint8Array, sender: LocalDidKey, recipient: RemoteDidKey): JweRecipient {
   const ephemeral = generateEphemeralX25519();
   const kek = ecdh1puKek(x25519(ephemeral.privateKey, recipient.publicKey), sender.staticSecretWith(recipient));
-  const iv = randomBytes(NONCE);
   const wrapped = xchacha20poly1305(kek, iv).encrypt(cek);
   return {
     encrypted_key: bytesToBase64url(wrapped.subarray(0, CEK)),

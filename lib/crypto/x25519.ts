@@ -3,7 +3,15 @@
  * per-field encryption affordable. Keys enter as raw 32-byte values through JWK: Node's JWK import is an order of
  * magnitude cheaper than its DER (PKCS#8/SPKI) import, and it is done once per key thanks to the callers' caches.
  */
-import { createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  type JsonWebKey,
+  type KeyObject,
+  type X25519KeyPairKeyObjectOptions,
+} from 'node:crypto';
 import { bytesToBase64url } from './encoding';
 
 export function x25519PublicKeyObject(publicKey: Uint8Array): KeyObject {
@@ -32,7 +40,20 @@ export interface EphemeralX25519 {
   x: string;
 }
 
+/**
+ * The public key is encoded by the key-generation job itself, not exported afterwards: on Node 20 (at least to
+ * 20.20), `keyObject.export({format: 'jwk'})` on a freshly generated X25519 key holds the key's mutex while allocating,
+ * and if that allocation runs the GC finaliser of the generation job, which takes the same mutex, the process
+ * deadlocks (observed in the benchmark; reproducible with `node --gc-interval=97`). Encoding inside the job is
+ * immune, because the job cannot be collected while it is running.
+ */
 export function generateEphemeralX25519(): EphemeralX25519 {
-  const { privateKey, publicKey } = generateKeyPairSync('x25519');
-  return { privateKey, x: publicKey.export({ format: 'jwk' }).x! };
+  // @types/node 20 has no overload for a JWK-encoded key pair, though Node supports it (v15.9+).
+  const options = { publicKeyEncoding: { format: 'jwk' } } as unknown as X25519KeyPairKeyObjectOptions;
+  const { privateKey, publicKey } = generateKeyPairSync('x25519', options) as unknown as {
+    privateKey: KeyObject;
+    publicKey: JsonWebKey;
+  };
+  if (typeof publicKey.x !== 'string') throw new Error('X25519 key generation returned no public key');
+  return { privateKey, x: publicKey.x };
 }
