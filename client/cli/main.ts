@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerKeyCommands } from './keys';
 
 /**
  * The project's CLI (`npm run cli -- <command>`). Each part adds its commands with one `register…(program)` call.
@@ -9,6 +10,7 @@ export const program = new Command()
   .showHelpAfterError();
 
 // Commands are registered here, one line per part.
+registerKeyCommands(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((e: Error) => {

@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { loadConfig } from '../../lib/config';
+import { createDidKeyRecord } from '../../lib/crypto';
+
+/**
+ * `tro keys …`: the network CLI's `keys:create` (prints a new JsonDIDKey, stores nothing), and the group's keys through
+ * the internal API: list, rotate (optionally following the workflow), import a key record made earlier.
+ */
+export function registerKeyCommands(program: Command): void {
+  const keys = program.command('keys').description("the VASPs' did:key encryption keys");
+
+  keys
+    .command('create')
+    .description('print a new Ed25519 key record (JsonDIDKey); publish its did as pii_didkey, keep privateKeyHex secret')
+    .action(() => {
+      process.stdout.write(`${JSON.stringify(createDidKeyRecord(), null, 2)}\n`);
+    });
+
+  keys
+    .command('list')
+    .description("a VASP's keys and their states (public parts only)")
+    .argument('<vaspDID>', 'the VASP')
+    .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
+    .option('--json', 'print the API answer as JSON')
+    .action(async (vaspDid: string, opts: { api?: string; json?: boolean }) => {
+      const r = await api<{ keys: { id: string; did: string; state: string; createdAt: string }[] }>(opts.api, 'GET', `/v1/vasps/${encodeURIComponent(vaspDid)}/keys`);
+      if (opts.json) return void process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      for (const k of r.keys) process.stdout.write(`${k.state.padEnd(9)} ${k.id} ${k.did} ${k.createdAt}\n`);
+    });
+
+  keys
+    .command('rotate')
+    .description("rotate a VASP's key: new key, published as pii_didkey, confirmed in the directory, then active")
+    .argument('<vaspDID>', 'the VASP (the gateway or a subsidiary of the group)')
+    .requiredOption('--reason <text>', 'why, for the audit log (e.g. "suspected compromise")')
+    .option('--by <name>', 'who asks, for the audit log')
+    .option('--follow', 'wait until the rotation ends and print its outcome')
+    .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
+    .action(async (vaspDid: string, opts: { reason: string; by?: string; follow?: boolean; api?: string }) => {
+      const path = `/v1/vasps/${encodeURIComponent(vaspDid)}/keys`;
+      const started = await api<{ workflowId: string; status: string }>(opts.api, 'POST', `${path}/rotate`, {
+        reason: opts.reason, ...(opts.by ? { requestedBy: opts.by } : {}),
+      });
+      process.stdout.write(`started ${started.workflowId}: ${started.status}\n`);
+      if (!opts.follow) return;
+      for (;;) {
+        const r = await api<{ workflowStatus: string; step?: string; status?: string }>(opts.api, 'GET', `${path}/rotation`);
+        if (r.workflowStatus !== 'RUNNING' && r.step !== undefined) {
+          process.stdout.write(`${r.workflowStatus}: ${r.status}\n`);
+          if (r.workflowStatus !== 'COMPLETED') process.exitCode = 1;
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    });
+
+  keys
+    .command('import')
+    .description('import a key record (the output of `keys create` or /didkey/new) for a VASP of the group')
+    .argument('<vaspDID>', 'the VASP')
+    .requiredOption('--file <path>', 'the JsonDIDKey file')
+    .requiredOption('--reason <text>', 'why, for the audit log')
+    .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
+    .action(async (vaspDid: string, opts: { file: string; reason: string; api?: string }) => {
+      let key: unknown;
+      try {
+        key = JSON.parse(readFileSync(opts.file, 'utf8'));
+      } catch {
+        throw new Error(`${opts.file} is not a readable JSON file`);
+      }
+      const r = await api<{ outcome: string; key: { id: string; did: string; state: string } }>(
+        opts.api, 'POST', `/v1/vasps/${encodeURIComponent(vaspDid)}/keys/import`, { reason: opts.reason, key },
+      );
+      process.stdout.write(`${r.outcome}: ${r.key.id} ${r.key.did} (${r.key.state})\n`);
+    });
+}
+
+/** Calls the internal API; an error answer becomes one line with its message (never a key: the API quotes none). */
+async function api<T>(base: string | undefined, method: string, path: string, body?: unknown): Promise<T> {
+  const url = `${(base ?? loadConfig().publicApiUrl).replace(/\/+$/, '')}${path}`;
+  const r = await fetch(url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer = (await r.json().catch(() => ({}))) as { error?: { message?: string } };
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${answer.error?.message ?? ''}`.trim());
+  return answer as T;
+}
