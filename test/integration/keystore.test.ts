@@ -15,6 +15,21 @@ async function tableBytes(pool: Pool, vaspDid: string): Promise<Buffer> {
   return Buffer.concat(rows.flatMap((r) => [Buffer.from(r.t), r.w ?? Buffer.alloc(0), r.s ?? Buffer.alloc(0)]));
 }
 
+/**
+ * The heap file of vasp_keys after a checkpoint, or undefined when the role may not read server files (a managed
+ * database): then the column check above is the evidence.
+ */
+async function onDiskBytes(pool: Pool): Promise<Buffer | undefined> {
+  try {
+    await pool.query('checkpoint');
+    const { rows } = await pool.query<{ f: Buffer }>(`select pg_read_binary_file(pg_relation_filepath('vasp_keys')) as f`);
+    return rows[0]!.f;
+  } catch (e) {
+    if ((e as { code?: string }).code === '42501') return undefined;
+    throw e;
+  }
+}
+
 function containsSecret(haystack: Buffer, seed: Buffer): boolean {
   const hex = seed.toString('hex');
   return [seed, Buffer.from(hex), Buffer.from(hex.toUpperCase()), Buffer.from(seed.toString('base64')), Buffer.from(`\\x${hex}`)]
@@ -61,6 +76,12 @@ describe('keystore on Postgres', () => {
     const bytes = await tableBytes(pool, vasp);
     expect(bytes.length).toBeGreaterThan(0);
     expect(containsSecret(bytes, seed)).toBe(false);
+    // The table's file on disk too (old row versions included), where the database role may read it.
+    const file = await onDiskBytes(pool);
+    if (file) {
+      expect(file.includes(Buffer.from(pending.did))).toBe(true);
+      expect(containsSecret(file, seed)).toBe(false);
+    }
 
     const states = (await listKeys(pool, vasp)).map((k) => [k.did, k.state]);
     expect(states).toEqual(expect.arrayContaining([[original.did, 'retired'], [pending.did, 'active']]));
