@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -11,7 +14,9 @@ import { listKeys, LocalKeyWrapper, type KeyInfo } from '../../lib/keystore';
 import { aesGcmOpen } from '../../lib/keystore/key-wrapper';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { VaspDid } from '../../lib/temporal/search-attributes';
+import { keyRotation } from '../../workflows';
 import { workflowIds } from '../../workflows/ids';
+import { keyRotationStatusQuery } from '../../workflows/key-rotation.messages';
 import {
   eventually, groupSeed, randomDid, startOrchestrator, startSandbox, testEnv,
   type RunningOrchestrator, type RunningSandbox,
@@ -107,6 +112,12 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     expect(record.did).toMatch(/^did:key:z6Mk/);
     expect((await orch.pool.query('select count(*)::int as n from vasp_keys')).rows[0].n).toBe(before.rows[0].n);
     expect((await api('GET', '/didkey/new')).body.did).not.toBe(record.did);
+
+    const doc = (await (await fetch(`${orch.apiUrl}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([
+      '/didkey/new', '/v1/vasps/{vaspDID}/keys', '/v1/vasps/{vaspDID}/keys/rotate', '/v1/vasps/{vaspDID}/keys/rotation',
+      '/v1/vasps/{vaspDID}/keys/import', '/v1/vasps/{vaspDID}/keys/{keyId}/destroy',
+    ]));
   });
 
   it('rotates through the API: publishes the new pii_didkey, activates it, and still decrypts data sent to the old key', async () => {
@@ -235,6 +246,34 @@ describe('key rotation: keystore, workflow, directory, API', () => {
       expect(audit.rows[0].details).toMatchObject({ step: 'publishing', error: { type: 'ForbiddenError' } });
     } finally {
       await sb.pool.query('update user_roles set permissions = $3 where user_did = $1 and vasp_did = $2', [group.gatewayUser.did, group.gateway, rows[0]!.permissions]);
+    }
+  });
+
+  it('gives up after a bounded wait when the directory never shows the published key, leaving the new key pending', async () => {
+    // A directory that accepts the update but never shows it (this VASP only): drop its pii_didkey writes.
+    const fn = `drop_pii_${randomBytes(6).toString('hex')}`;
+    await sb.pool.query(`create function ${fn}() returns trigger language plpgsql as $$
+      begin if new.vasp_did = '${group.subB}' and new.field_name = 'pii_didkey' then return null; end if; return new; end $$`);
+    await sb.pool.query(`create trigger ${fn} before insert on vasp_field_values for each row execute function ${fn}()`);
+    try {
+      const before = await keysOf(group.subB);
+      const handle = await orch.client.workflow.start(keyRotation, {
+        taskQueue: orch.taskQueue, workflowId: workflowIds.keyRotation(group.subB),
+        args: [{ vaspDid: group.subB, reason: 'routine', requestedBy: 'test', publicationTimeoutMs: 2500 }],
+      });
+      const failure = await handle.result().catch((e: unknown) => e);
+      expect(((failure as WorkflowFailedError).cause as ApplicationFailure).type).toBe('PublicationNotVisibleError');
+      const state = await handle.query(keyRotationStatusQuery);
+      expect(state).toMatchObject({ step: 'failed', error: { type: 'PublicationNotVisibleError' } });
+      expect(state.publicationChecks).toBeGreaterThanOrEqual(2);
+      expect(state.error!.message).toMatch(/the directory still shows .* after \d+ checks; the new key did:key:.* stays pending/);
+      const after = await keysOf(group.subB);
+      expect(after).toHaveLength(before.length + 1);
+      expect(after.find((k) => k.did === state.newDid)!.state).toBe('pending');
+      expect(after.find((k) => k.did === subBOriginal.did)!.state).toBe('active');
+    } finally {
+      await sb.pool.query(`drop trigger ${fn} on vasp_field_values`);
+      await sb.pool.query(`drop function ${fn}()`);
     }
   });
 
@@ -368,6 +407,15 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     expect(listed).toContain(`active    ${active.id} ${active.did}`);
     expect(listed).toContain(`retired   ${before.id} ${before.did}`);
     await expect(run('keys', 'rotate', group.external, '--reason', 'not ours')).rejects.toThrow(/404 VASP .* is not part of this system's group/);
+
+    // A record made by `keys create` imports as a decryption-only key when the VASP already has an active one.
+    const file = join(mkdtempSync(join(tmpdir(), 'keys-')), 'key.json');
+    const created = createDidKeyRecord(randomBytes(32));
+    writeFileSync(file, JSON.stringify(created));
+    const imported = await run('keys', 'import', group.subA, '--file', file, '--reason', 'old agent key');
+    expect(imported).toMatch(new RegExp(`^imported-retired: [0-9a-f-]{36} ${created.did} \\(retired\\)`));
+    expect(imported).not.toContain(created.keys[0].privateKeyHex.slice(0, 64));
+    rmSync(file);
   });
 
   it('imports KEYS idempotently on every start, and refuses bad KEYS naming the entry', async () => {
