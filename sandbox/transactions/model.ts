@@ -193,7 +193,8 @@ export function parseCreateRequest(body: unknown): CreateRequest {
     originator: ivmsParty(body, 'originator'),
     beneficiary: ivmsParty(body, 'beneficiary'),
     pii: piiTree(body.pii, 'pii'),
-    encrypted: text(body, 'encrypted', { max: 4 * 1024 * 1024 }),
+    // `encrypted` is the request's name (TransactionCreateRequest); `ivms101Encrypted` the response's, accepted too.
+    encrypted: text(body, 'encrypted', { max: 4 * 1024 * 1024 }) ?? text(body, 'ivms101Encrypted', { max: 4 * 1024 * 1024 }),
     protocol,
     notificationEmail: text(body, 'notificationEmail'),
     originatorProof: optionalObject(body, 'originatorProof'),

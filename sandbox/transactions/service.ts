@@ -261,7 +261,12 @@ export class TransactionService {
     if (row.pii_mode === 'hosted' && tx.pii && this.hosted) {
       const parties = [tx.originatorVASPdid, tx.beneficiaryVASPdid].filter((d): d is string => !!d);
       // The reader's own key first; the service holds both owners' keys and may use the other one.
-      tx.ivms101 = await this.decryptHosted([...parties.filter((d) => actor.vasps.includes(d)), ...parties], tx.pii);
+      try {
+        tx.ivms101 = await this.decryptHosted([...parties.filter((d) => actor.vasps.includes(d)), ...parties], tx.pii);
+      } catch (err) {
+        // The transaction is still answered; its personal data is left out rather than failing the read.
+        this.logger.warn({ err, transactionId: tx.id }, 'hosted personal data could not be decrypted');
+      }
     }
     return tx;
   }
