@@ -25,6 +25,9 @@ interface UploadRow {
   spool_path: string;
 }
 
+/** New rows after which the address table's statistics are refreshed. */
+const ANALYZE_AFTER_ROWS = 10_000;
+
 /** Thrown inside a run when the sandbox is shutting down: the upload stays claimed and is resumed later. */
 class Stopped extends Error {}
 
@@ -129,6 +132,8 @@ export class UploadProcessor {
       [id, status, error, counts.rowsRead, counts.registered, counts.updated, counts.rejected],
     );
     await rm(upload.spool_path, { force: true });
+    // After a big load the planner's statistics are stale and would turn listings into sorts of the whole book.
+    if (counts.registered > ANALYZE_AFTER_ROWS) await pool.query('analyze addresses').catch(() => undefined);
     await this.sendSummary(upload, status, counts, error);
   }
 
@@ -144,27 +149,41 @@ export class UploadProcessor {
       if (stored + rejected.length < this.opts.maxStoredRejections) rejected.push(r);
     };
 
-    const flush = async () => {
-      if (this.stopping) throw new Stopped();
-      const entries = [...batch.values()];
-      batch.clear();
+    // Writes one batch while the parser reads the next: the database and the parser work at the same time, and
+    // batches still reach the database one after the other (a later batch's duplicates need the earlier one written).
+    const write = async (entries: { entry: Entry; line: number }[], rows: RejectedRow[]) => {
       if (entries.length) {
         const outcome = await upsertBatch(this.ctx.pool, upload.vasp_did, entries.map((e) => e.entry), runId);
         for (const { entry, line } of entries) {
           const what = outcome.get(entryKey(entry.asset, entry.address));
           if (what === 'registered') counts.registered += 1;
           else if (what === 'updated') counts.updated += 1;
-          else reject({ line, ...entry, reason: 'duplicate in file: same asset and address as an earlier row' });
+          else {
+            counts.rejected += 1;
+            if (stored + rows.length < this.opts.maxStoredRejections) {
+              rows.push({ line, ...entry, reason: 'duplicate in file: same asset and address as an earlier row' });
+            }
+          }
         }
       }
-      rejected.sort((a, b) => a.line - b.line);
-      await insertRejections(this.ctx.pool, upload.id, rejected);
-      stored += rejected.length;
-      rejected = [];
+      await insertRejections(this.ctx.pool, upload.id, rows);
+      stored += rows.length;
       await this.ctx.pool.query(
         `update address_uploads set rows_read = $2, registered = $3, updated = $4, rejected = $5, heartbeat_at = now() where id = $1`,
         [upload.id, counts.rowsRead, counts.registered, counts.updated, counts.rejected],
       );
+    };
+    let writing: Promise<void> | undefined;
+    const flush = async (last = false) => {
+      if (this.stopping) throw new Stopped();
+      const entries = [...batch.values()];
+      batch.clear();
+      const rows = rejected;
+      rejected = [];
+      if (writing) await writing;
+      writing = write(entries, rows);
+      writing.catch(() => undefined); // a failure surfaces at the next flush
+      if (last) await writing;
     };
 
     const parser = parse({
@@ -211,8 +230,10 @@ export class UploadProcessor {
       failure = `malformed CSV at line ${line}: ${csv.message}; the rest of the file was not read`;
     } finally {
       source.destroy();
+      // A run cut short still lets the batch being written finish before the upload's row is updated.
+      await writing?.catch(() => undefined);
     }
-    await flush();
+    await flush(true);
     return failure;
   }
 

@@ -7,7 +7,7 @@ import { accessOf } from '../auth/guard';
 import type { Access } from '../auth/access';
 import { badRequest, forbidden, notFound } from '../errors';
 import { normalizeAddress, normalizeAssetInput, normalizeAssetSymbol, normalizeCustomerRef } from './rules';
-import { deleteAddresses, findOwners, listPage, pickOwner, registerOne, type SourceType } from './store';
+import { deleteAddresses, findOwners, listPage, PageStarts, pickOwner, registerOne, type SourceType } from './store';
 import { UPLOAD_PERMISSION } from './receive';
 import type { UploadUrls } from './upload-url';
 
@@ -76,6 +76,7 @@ function requiredDid(q: Record<string, unknown>, name: string): string {
 /** The bearer-guarded endpoints of the address book (network-api-facts.md §5). */
 export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, urls: () => Promise<UploadUrls>): void {
   const { pool } = ctx;
+  const starts = new PageStarts();
 
   // GET /address/upload/:vaspDID → {uploadUrl}
   api.get('/address/upload/:vaspDID', async (request) => {
@@ -117,7 +118,7 @@ export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, url
     const page = wholeNumber(q, 'page', 0, 0);
     const perPage = wholeNumber(q, 'per_page', DEFAULT_PER_PAGE, 1, MAX_PER_PAGE);
     requireActFor(accessOf(request), vaspDid);
-    const { total, data } = await listPage(pool, vaspDid, sourceType as SourceType | undefined, page, perPage);
+    const { total, data } = await listPage(pool, starts, vaspDid, sourceType as SourceType | undefined, page, perPage);
     return { pagination: { page, per_page: perPage, total }, metadata: { source }, data };
   });
 

@@ -68,29 +68,88 @@ export interface ListedAddress {
 }
 
 /**
- * One page of a VASP's book in a stable order (asset, then address): an index-only scan of the primary key, so deep
- * pages of a million-row book stay cheap, and the total comes from the trigger-kept counters.
+ * Where the pages of recent listings start, so that walking a big book page by page costs one short index range per
+ * page (keyset) instead of skipping `page * per_page` entries each time. A start is remembered with the VASP's change
+ * counter (address_counts.version, bumped by the triggers on every write to its book) and used only while the counter
+ * is unchanged, so a page is always what OFFSET would give. Bounded: a few walks, each up to `maxPages` pages.
+ */
+export class PageStarts {
+  private readonly walks = new Map<string, { version: string; starts: Map<number, [string, string]> }>();
+
+  constructor(
+    private readonly maxWalks = 32,
+    private readonly maxPages = 20_000,
+  ) {}
+
+  get(walk: string, page: number): { version: string; after: [string, string] } | undefined {
+    const w = this.walks.get(walk);
+    const after = w?.starts.get(page);
+    return w && after ? { version: w.version, after } : undefined;
+  }
+
+  set(walk: string, version: string, page: number, after: [string, string]): void {
+    let w = this.walks.get(walk);
+    if (!w || w.version !== version) w = { version, starts: new Map() };
+    this.walks.delete(walk); // most recently used last
+    this.walks.set(walk, w);
+    if (w.starts.size < this.maxPages) w.starts.set(page, after);
+    while (this.walks.size > this.maxWalks) this.walks.delete(this.walks.keys().next().value!);
+  }
+}
+
+interface PageRow {
+  total: string;
+  version: string;
+  asset: string | null;
+  address: string | null;
+  customer_ref: string | null;
+}
+
+/**
+ * One page of a VASP's book in a stable order (asset, then address). The total, the change counter and the entries
+ * come from one statement, hence one snapshot. Entries are read along the primary key, which carries customer_ref and
+ * source_type (index-only scans): from a remembered start when the counter still matches, else by OFFSET.
  */
 export async function listPage(
   db: Db,
+  starts: PageStarts,
   vaspDid: string,
   sourceType: SourceType | undefined,
   page: number,
   perPage: number,
 ): Promise<{ total: number; data: ListedAddress[] }> {
-  const filter = sourceType ? 'and source_type = $2' : '';
-  const params: unknown[] = sourceType ? [vaspDid, sourceType] : [vaspDid];
-  const [count, rows] = await Promise.all([
-    db.query<{ total: string }>(`select coalesce(sum(n), 0) as total from address_counts where vasp_did = $1 ${filter}`, params),
-    db.query<{ address: string; customer_ref: string }>(
-      `select address, customer_ref from addresses where vasp_did = $1 ${filter}
-       order by asset, address limit ${perPage} offset ${page * perPage}`,
-      params,
-    ),
-  ]);
+  const walk = `${vaspDid}\u0000${sourceType ?? ''}\u0000${perPage}`;
+  const filter = 'vasp_did = $1 and ($2::text is null or source_type = $2)';
+  const read = (range: string, extra: unknown[]) =>
+    db.query<PageRow>(
+      `with c as (
+         select coalesce(sum(n), 0)::bigint as total, coalesce(sum(version), 0)::bigint as version
+           from address_counts where ${filter})
+       select c.total, c.version, p.asset, p.address, p.customer_ref
+         from c left join lateral (
+           select asset, address, customer_ref from addresses where ${filter} ${range}
+         ) p on true
+        order by p.asset, p.address`,
+      [vaspDid, sourceType ?? null, ...extra],
+    );
+  const remembered = page > 0 ? starts.get(walk, page) : undefined;
+  let rows: PageRow[] | undefined;
+  if (remembered) {
+    const r = await read(
+      `and c.version = $5::bigint and (asset, address) > ($3, $4) order by asset, address limit ${perPage}`,
+      [...remembered.after, remembered.version],
+    );
+    // Another counter: the book changed since the start was remembered, and OFFSET decides after all.
+    if (r.rows[0]!.version === remembered.version) rows = r.rows;
+  }
+  rows ??= (await read(`order by asset, address limit ${perPage} offset ${page * perPage}`, [])).rows;
+  const head = rows[0]!;
+  const entries = rows.filter((r): r is PageRow & { asset: string; address: string; customer_ref: string } => r.address !== null);
+  const last = entries[entries.length - 1];
+  if (last && entries.length === perPage) starts.set(walk, head.version, page + 1, [last.asset, last.address]);
   return {
-    total: Number(count.rows[0]!.total),
-    data: rows.rows.map((r) => ({
+    total: Number(head.total),
+    data: entries.map((r) => ({
       address: r.address,
       owner_vasp_did: vaspDid,
       customer_did: customerDidOf(vaspDid, r.customer_ref),

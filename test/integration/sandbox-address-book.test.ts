@@ -328,6 +328,17 @@ describe('sandbox: address book', () => {
       address: 'bc1qpage000000', owner_vasp_did: vasp, customer_did: expect.stringMatching(/^did:ethr:0x/), customer_ref: 'ref-0',
     });
 
+    // Pages follow the book as it changes: an entry added in front shifts every later page by one.
+    const page0 = (await list(vasp, '&page=0&per_page=1000', group.externalUser)).body.data;
+    expect((await list(vasp, '&page=1&per_page=1000', group.externalUser)).body.data[0]!.address).toBe('bc1qpage001000');
+    const added = await call('POST', '/address/registerCustomer', { body: { vaspDID: vasp, asset: 'BTC', address: 'bc1qaaaa', customerRef: 'first' }, as: group.externalUser });
+    expect(added.status).toBe(200);
+    const shifted = (await list(vasp, '&page=1&per_page=1000', group.externalUser)).body;
+    expect(shifted.pagination.total).toBe(2501);
+    expect(shifted.data[0]!.address).toBe(page0[999]!.address);
+    await call('DELETE', `/v1/addresses?addresses=bc1qaaaa&vasp_did=${vasp}`, { as: group.externalUser });
+    expect((await list(vasp, '&page=1&per_page=1000', group.externalUser)).body.data[0]!.address).toBe('bc1qpage001000');
+
     expect((await list(vasp, '&source_type=INTERNAL&per_page=1', group.externalUser)).body.pagination.total).toBe(2500);
     expect((await list(vasp, '&source_type=EXTERNAL', group.externalUser)).body).toEqual({
       pagination: { page: 0, per_page: 100, total: 0 }, metadata: { source: 'ADDRESS_GRAPH' }, data: [],
@@ -467,6 +478,7 @@ describe('sandbox: address book', () => {
     // A byte-order mark and CRLF line ends are fine.
     const ok = await postFile(await uploadUrl(group.subB, { base: small.url }), '\uFEFFasset,address,customerRef\r\nETH,0x1313131313131313131313131313131313131313,bom\r\n');
     expect(ok.status).toBe(200);
+    expect((await finished(uploadIdOf(ok.body), small.url)).counts).toMatchObject({ rowsRead: 1, registered: 1, rejected: 0 });
     const missingPart = await postFile(await uploadUrl(group.subB, { base: small.url }), csv([]), { field: 'document' });
     expect(missingPart.status).toBe(400);
     expect(missingPart.body.err!.message).toMatch(/^file: /);
