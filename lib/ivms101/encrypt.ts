@@ -4,6 +4,7 @@
  * what `getPIIObject` turns back into a record.
  */
 import { CryptoError, ValidationError } from '../errors';
+import type { DidKeyRecord } from '../crypto/didkey';
 import type { Keyring } from '../crypto/keyring';
 import { decryptPiiValue, encryptPiiValue, piiRecipients } from '../crypto/pii-message';
 import { LocalDidKey } from '../crypto/prepared-keys';
@@ -18,11 +19,11 @@ export interface EncryptIvms101Options {
 /**
  * Validates `record` as IVMS101 (ValidationError naming the field), then encrypts every flattened value for the
  * sender and `recipients` (did:key strings; hybrid mode passes `[escrow, counterparty]`). `sender` is the sender's
- * JsonDIDKey record, private key included.
+ * JsonDIDKey record, private key included (validated; ValidationError names `sender.…`), or its prepared LocalDidKey.
  */
 export function encryptIvms101(
   record: unknown,
-  sender: unknown,
+  sender: DidKeyRecord | LocalDidKey | unknown,
   recipients: readonly string[],
   options: EncryptIvms101Options = {},
 ): FlatEntry[] {
@@ -31,7 +32,7 @@ export function encryptIvms101(
   if (lossy) {
     throw new ValidationError(lossy, "cannot be encrypted: the network's personal-data format carries strings only");
   }
-  const senderKey = LocalDidKey.from(sender, 'sender');
+  const senderKey = sender instanceof LocalDidKey ? sender : LocalDidKey.from(sender, 'sender');
   const keys = piiRecipients(senderKey, recipients);
   const now = options.now ?? Date.now();
   return flattenIvms101(record).map(({ key, value }) => ({ key, value: encryptPiiValue(value, senderKey, keys, now) }));

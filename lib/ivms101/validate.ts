@@ -26,7 +26,7 @@ const checkIvms101 = Compile(Ivms101);
 const checkOriginator = Compile(Originator);
 const checkBeneficiary = Compile(Beneficiary);
 
-export const RULES = {
+export const IVMS101_RULES = {
   required: 'is required',
   unknownField: 'is not an IVMS101 field (unknown fields are rejected, not dropped)',
   personChoice: 'must have exactly one of naturalPerson or legalPerson',
@@ -88,11 +88,11 @@ function schemaIssues(errors: TLocalizedValidationError[], root: string): Ivms10
     const at = fieldPath(error.instancePath, root);
     switch (error.keyword) {
       case 'required':
-        for (const name of error.params.requiredProperties) issues.push({ field: join(at, name), rule: RULES.required });
+        for (const name of error.params.requiredProperties) issues.push({ field: join(at, name), rule: IVMS101_RULES.required });
         break;
       case 'additionalProperties':
         for (const name of error.params.additionalProperties) {
-          issues.push({ field: join(at, name), rule: RULES.unknownField });
+          issues.push({ field: join(at, name), rule: IVMS101_RULES.unknownField });
         }
         break;
       case 'boolean':
@@ -147,7 +147,7 @@ function partyRuleIssues(party: Record<string, unknown>, root: string, personsKe
         natural.customerIdentification !== undefined ||
         natural.nationalIdentification !== undefined ||
         natural.dateAndPlaceOfBirth !== undefined;
-      if (!identified) issues.push({ field: `${at}.naturalPerson`, rule: RULES.c1 });
+      if (!identified) issues.push({ field: `${at}.naturalPerson`, rule: IVMS101_RULES.c1 });
     }
   });
   return issues;
@@ -175,7 +175,7 @@ function personRuleIssues(person: unknown, at: string): Ivms101Issue[] {
   if (!isObject(person)) return [];
   const issues: Ivms101Issue[] = [];
   if ((person.naturalPerson === undefined) === (person.legalPerson === undefined)) {
-    issues.push({ field: at, rule: RULES.personChoice });
+    issues.push({ field: at, rule: IVMS101_RULES.personChoice });
   }
   const natural = person.naturalPerson;
   if (isObject(natural) && isObject(natural.dateAndPlaceOfBirth)) {
@@ -191,13 +191,13 @@ function personRuleIssues(person: unknown, at: string): Ivms101Issue[] {
 function dateIssues(value: unknown, field: string, mustBePast: boolean): Ivms101Issue[] {
   if (typeof value !== 'string' || !new RegExp(DATE_PATTERN).test(value)) return [];
   const date = new Date(`${value}T00:00:00Z`);
-  if (Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value) return [{ field, rule: RULES.realDate }];
-  if (mustBePast && date.getTime() > Date.now()) return [{ field, rule: RULES.dateInPast }];
+  if (Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value) return [{ field, rule: IVMS101_RULES.realDate }];
+  if (mustBePast && date.getTime() > Date.now()) return [{ field, rule: IVMS101_RULES.dateInPast }];
   return [];
 }
 
 /** `/originator/originatorPersons/0/naturalPerson` → `originator.originatorPersons[0].naturalPerson` */
-export function fieldPath(instancePath: string, root = ''): string {
+function fieldPath(instancePath: string, root = ''): string {
   let out = root;
   for (const raw of instancePath.split('/').slice(1)) {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');

@@ -1,5 +1,5 @@
 import { CryptoError, ValidationError } from '../../../lib/errors';
-import { createDidKeyRecord, decryptPiiValue, jweKidFromDid, Keyring } from '../../../lib/crypto';
+import { createDidKeyRecord, decryptPiiValue, jweKidFromDid, Keyring, localDidKey } from '../../../lib/crypto';
 import { decryptIvms101, encryptIvms101, flattenIvms101 } from '../../../lib/ivms101';
 import record from '../../fixtures/pii-sdk/ivms101-40-fields.json';
 
@@ -26,6 +26,11 @@ describe('encryptIvms101', () => {
     }
     const keyring = Keyring.from([escrow]);
     expect(entries.map((e) => decryptPiiValue(e.value, keyring).body)).toEqual(flattenIvms101(record).map((e) => e.value));
+  });
+
+  it('takes the sender as a key record or as an already prepared key', () => {
+    const entries = encryptIvms101(record, localDidKey(sender), [counterparty.did]);
+    expect(decryptIvms101(entries, Keyring.from([counterparty]))).toEqual({ record, senderDid: sender.did });
   });
 
   it('refuses invalid IVMS101 before encrypting anything, naming the field', () => {

@@ -5,7 +5,7 @@ import {
   assertValidIvms101,
   assertValidOriginator,
   Ivms101,
-  RULES,
+  IVMS101_RULES,
   validateBeneficiary,
   validateIvms101,
   validateOriginator,
@@ -36,8 +36,8 @@ describe('validateIvms101', () => {
     ['an unknown code', (r) => (originatorNatural(r).name[0].nameIdentifier[0].nameIdentifierType = 'NICK'), `${NAME0}.nameIdentifierType`, 'must be one of ALIA, BIRT, MAID, LEGL, MISC'],
     ['a lower-case country', (r) => (originatorNatural(r).countryOfResidence = 'nz'), 'originator.originatorPersons[0].naturalPerson.countryOfResidence', 'must be an ISO 3166-1 alpha-2 country code (two capital letters)'],
     ['a date in another format', (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '22/09/1968'), 'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth', 'must be a date as YYYY-MM-DD'],
-    ['an impossible date', (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '1968-02-30'), 'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth', RULES.realDate],
-    ['a birth in the future', (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '2999-01-01'), 'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth', RULES.dateInPast],
+    ['an impossible date', (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '1968-02-30'), 'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth', IVMS101_RULES.realDate],
+    ['a birth in the future', (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '2999-01-01'), 'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth', IVMS101_RULES.dateInPast],
     ['no persons', (r) => (r.beneficiary.beneficiaryPersons = []), 'beneficiary.beneficiaryPersons', 'must have at least 1 item'],
     ['a national id without type', (r) => delete beneficiaryNatural(r).nationalIdentification.nationalIdentifierType, 'beneficiary.beneficiaryPersons[0].naturalPerson.nationalIdentification.nationalIdentifierType', 'is required'],
     ['an address without country', (r) => delete beneficiaryNatural(r).geographicAddress[0].country, 'beneficiary.beneficiaryPersons[0].naturalPerson.geographicAddress[0].country', 'is required'],
@@ -58,7 +58,7 @@ describe('validateIvms101', () => {
     ])('%s', (_name, change, field) => {
       const r = copy();
       change(r);
-      expect(validateIvms101(r)).toEqual([{ field, rule: RULES.unknownField }]);
+      expect(validateIvms101(r)).toEqual([{ field, rule: IVMS101_RULES.unknownField }]);
     });
   });
 
@@ -68,8 +68,8 @@ describe('validateIvms101', () => {
       r.originator.originatorPersons[0].legalPerson = r.originatingVASP.originatingVASP.legalPerson;
       r.originatingVASP.originatingVASP = {};
       expect(validateIvms101(r)).toEqual([
-        { field: 'originator.originatorPersons[0]', rule: RULES.personChoice },
-        { field: 'originatingVASP.originatingVASP', rule: RULES.personChoice },
+        { field: 'originator.originatorPersons[0]', rule: IVMS101_RULES.personChoice },
+        { field: 'originatingVASP.originatingVASP', rule: IVMS101_RULES.personChoice },
       ]);
     });
   });
@@ -83,8 +83,8 @@ describe('validateIvms101', () => {
     };
 
     it('refuses an originator with none of address, customer id, national id, date and place of birth', () => {
-      expect(validateIvms101(bare())).toEqual([{ field: 'originator.originatorPersons[0].naturalPerson', rule: RULES.c1 }]);
-      expect(() => assertValidOriginator(bare().originator)).toThrow(RULES.c1);
+      expect(validateIvms101(bare())).toEqual([{ field: 'originator.originatorPersons[0].naturalPerson', rule: IVMS101_RULES.c1 }]);
+      expect(() => assertValidOriginator(bare().originator)).toThrow(IVMS101_RULES.c1);
     });
 
     it.each(['geographicAddress', 'customerIdentification', 'nationalIdentification', 'dateAndPlaceOfBirth'])(
@@ -99,7 +99,7 @@ describe('validateIvms101', () => {
     it('does not count an empty address list', () => {
       const r = bare();
       originatorNatural(r).geographicAddress = [];
-      expect(validateIvms101(r)).toEqual([{ field: 'originator.originatorPersons[0].naturalPerson', rule: RULES.c1 }]);
+      expect(validateIvms101(r)).toEqual([{ field: 'originator.originatorPersons[0].naturalPerson', rule: IVMS101_RULES.c1 }]);
     });
 
     it('does not apply to beneficiaries or legal persons', () => {
