@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +84,13 @@ describe('sandbox: address book', () => {
     did: viewerOnly.did, name: 'Read Only', email: 'readonly@gateway.example',
     roles: [{ vaspDID: group.subA, permissions: ['auth.customerToken'] }],
     credentials: [{ clientId: viewerOnly.clientId, clientSecret: viewerOnly.clientSecret }],
+  });
+  // A user allowed to upload to subsidiary B only; the test of withdrawn permissions changes its role.
+  const uploader = { did: randomDid(), clientId: `up-${randomSecret()}`, clientSecret: randomSecret() };
+  group.seed.users.push({
+    did: uploader.did, name: 'Uploader', email: 'uploader@gateway.example',
+    roles: [{ vaspDID: group.subB, permissions: ['address.uploadAddressList'] }],
+    credentials: [{ clientId: uploader.clientId, clientSecret: uploader.clientSecret }],
   });
   let sb: RunningSandbox;
   let small: RunningSandbox;
@@ -516,5 +524,58 @@ describe('sandbox: address book', () => {
     const own = await postFile(await uploadUrl(group.external, { as: group.externalUser }), csv([]));
     expect(own.body.uploadedFile.metadata.extra).toEqual({ vaspDID: group.external, counter: 2 });
     expect((await finished(uploadIdOf(b.body))).counts).toEqual({ rowsRead: 0, registered: 0, updated: 0, rejected: 0 });
+  });
+  it('checks the uploader\'s permission again when the file arrives', async () => {
+    const url = await uploadUrl(group.subB, { as: uploader });
+    await sb.pool.query('update user_roles set permissions = $2 where user_did = $1', [uploader.did, ['auth.customerToken']]);
+    try {
+      const r = await postFile(url, csv([`ETH,${evm(1, 'c1')},revoked`]));
+      expect(r).toMatchObject({ status: 403, body: { err: { name: 'UserDIDNotAdminforVASPError', code: 403 } } });
+    } finally {
+      await sb.pool.query('update user_roles set permissions = $2 where user_did = $1', [uploader.did, ['address.uploadAddressList']]);
+    }
+    // Read-only access to the book is not needed to upload to it, and uploading does not grant it.
+    expect((await postFile(await uploadUrl(group.subB, { as: uploader }), csv([]))).status).toBe(200);
+  });
+
+  it('shows an upload\'s status and the outbox; unknown uploads are 404', async () => {
+    expect((await fetch(`${sb.url}/sandbox/uploads/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
+    expect((await fetch(`${sb.url}/sandbox/uploads/not-a-uuid`)).status).toBe(404);
+    const r = await postFile(await uploadUrl(group.subB, { as: uploader }), csv(['ETH,,x', `ETH,${evm(2, 'c2')},ok`]), { name: 'status.csv' });
+    const id = uploadIdOf(r.body);
+    const done = await finished(id);
+    expect(done).toEqual({
+      id, vaspDID: group.subB, userDID: uploader.did, fileName: 'status.csv', sizeBytes: expect.any(Number), counter: r.body.uploadedFile.metadata.extra.counter,
+      status: 'completed', counts: { rowsRead: 2, registered: 1, updated: 0, rejected: 1 },
+      rejectedRows: [{ line: 2, asset: 'ETH', address: '', customerRef: 'x', reason: 'empty address' }], rejectedRowsTruncated: false,
+      error: null, receivedAt: expect.any(String), startedAt: expect.any(String), finishedAt: expect.any(String),
+    });
+    const outbox = (await (await fetch(`${sb.url}/sandbox/outbox?to=uploader@gateway.example`)).json()) as { emails: Email[] };
+    const mail = outbox.emails.find((e) => e.data.uploadId === id)!;
+    expect(mail).toMatchObject({ to: 'uploader@gateway.example', subject: 'Address list status.csv processed: 1 addresses registered, 1 rows rejected' });
+    expect(mail.data).toMatchObject({ uploadId: id, counts: done.counts, rejectedRows: done.rejectedRows, rejectedRowsTruncated: false });
+    // A second upload of the same file finds its rows already registered.
+    const again = await postFile(await uploadUrl(group.subB, { as: uploader }), csv(['ETH,,x', `ETH,${evm(2, 'c2')},ok`]));
+    expect((await finished(uploadIdOf(again.body))).counts).toEqual({ rowsRead: 2, registered: 0, updated: 1, rejected: 1 });
+  });
+
+  it('resumes an upload whose sandbox stopped while processing it, when a sandbox starts again', async () => {
+    const id = randomUUID();
+    const spool = join(smallSpool, `${id}.csv`);
+    writeFileSync(spool, csv([`ETH,${evm(1, 'd1')},resumed`, `ETH,${evm(2, 'd1')},resumed`]));
+    await sb.pool.query(
+      `insert into address_uploads (id, vasp_did, user_did, counter, file_name, size_bytes, spool_path, status, claimed_by, heartbeat_at, rows_read)
+       values ($1, $2, $3, 999, 'crashed.csv', 100, $4, 'processing', $5, now() - interval '10 minutes', 1)`,
+      [id, group.subB, uploader.did, spool, randomUUID()],
+    );
+    const restarted = await startSandboxWith(group.seed, {});
+    try {
+      const done = await finished(id, restarted.url);
+      expect(done).toMatchObject({ status: 'completed', counts: { rowsRead: 2, registered: 2, rejected: 0 } });
+      expect(existsSync(spool)).toBe(false);
+      await summaryEmail('uploader@gateway.example', id, restarted.url);
+    } finally {
+      await restarted.close();
+    }
   });
 });
