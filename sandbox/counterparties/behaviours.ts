@@ -4,11 +4,13 @@
  * outcome through it.
  *
  * Configure (sandbox-only, unauthenticated, like the rest of `/sandbox/*`):
- * - `PUT /sandbox/counterparties/:vaspDID` `{default?: Behaviour, behaviours?: {<address>: Behaviour}}` makes the VASP
- *   (which must exist in the directory) a simulated counterparty, or replaces its configuration. On first use the
- *   sandbox creates a did:key for it, keeps the private key (simulation only) and publishes the public did:key as the
- *   VASP's `pii_didkey` in the directory, so originators can encrypt end-to-end to it.
- *   Answers `{vaspDID, pii_didkey, default, behaviours}`.
+ * - `PUT /sandbox/counterparties/:vaspDID` `{default?: Behaviour, behaviours?: {<address>: Behaviour}, publishKey?}`
+ *   makes the VASP (which must exist in the directory) a simulated counterparty, or updates what is sent. On first use
+ *   the sandbox creates a did:key for it and keeps the private key (simulation only); it publishes the public did:key as
+ *   the VASP's `pii_didkey` in the directory, so originators encrypt end-to-end to it — unless the VASP already
+ *   publishes a key of its own, which is kept unless `publishKey: true`.
+ *   Answers `{vaspDID, pii_didkey, published, default, behaviours}` (`pii_didkey`: the simulation key; `published`:
+ *   whether the directory currently shows it).
  * - `PUT /sandbox/counterparties/:vaspDID/behaviours` `{<address>: Behaviour}` replaces only the address map.
  * - `GET /sandbox/counterparties/:vaspDID` answers the configuration; `DELETE` stops simulating (the key stays published).
  * - `GET /sandbox/counterparties/:vaspDID/received/:txId` → `{vaspDID, transactionId, mode, decrypted, fields, error?,

@@ -3,9 +3,10 @@
  * and the background simulator. The mechanism and the routes' shapes are documented in behaviours.ts.
  */
 import type { FastifyInstance } from 'fastify';
+import type { Pool, PoolClient } from 'pg';
 import { createDidKeyRecord } from '../../lib/crypto';
 import type { SandboxContext } from '../context';
-import { addFieldValues } from '../directory/profiles';
+import { addFieldValues, simpleVasp } from '../directory/profiles';
 import { badRequest, notFound } from '../errors';
 import { OPERATOR_DID_FOR_SIMULATION } from './operator';
 import { transactionService } from '../transactions';
@@ -44,10 +45,13 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
   transactions.onChange(onTransactionChange);
   const simulator = new CounterpartySimulator(ctx.pool, transactions, ctx.logger);
 
-  const view = (vaspDID: string, row: Row) => ({ vaspDID, pii_didkey: row.did_key, default: row.default_behaviour, behaviours: row.behaviours });
+  const view = async (vaspDID: string, row: Row, db: Pool | PoolClient = ctx.pool) => {
+    const published = (await simpleVasp(db, vaspDID, ['pii_didkey']))?.pii_didkey;
+    return { vaspDID, pii_didkey: row.did_key, published: published === row.did_key, default: row.default_behaviour, behaviours: row.behaviours };
+  };
 
   /** Creates or updates the simulated VASP; a new one gets a did:key, published as its pii_didkey. */
-  async function configure(vaspDID: string, patch: { default?: Behaviour; behaviours?: Record<string, Behaviour> }) {
+  async function configure(vaspDID: string, patch: { default?: Behaviour; behaviours?: Record<string, Behaviour>; publishKey?: boolean }) {
     if (!DID.test(vaspDID)) throw invalid('vaspDID: must be a DID');
     const client = await ctx.pool.connect();
     try {
@@ -71,10 +75,16 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
           [vaspDID, key.did, key.keys[0].privateKeyHex, JSON.stringify(patch.default ?? DEFAULT_BEHAVIOUR), JSON.stringify(patch.behaviours ?? {})],
         );
         row = rows[0]!;
-        await addFieldValues(client, vaspDID, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID_FOR_SIMULATION);
       }
+      // Publish the simulation key, unless the VASP already publishes another key of its own (a real VASP made a
+      // simulated one keeps its key unless `publishKey: true`; data encrypted to it then does not decrypt here).
+      const published = (await simpleVasp(client, vaspDID, ['pii_didkey']))?.pii_didkey;
+      if (published !== row.did_key && (published === null || published === undefined || patch.publishKey === true)) {
+        await addFieldValues(client, vaspDID, [{ fieldName: 'pii_didkey', values: [{ value: row.did_key }] }], OPERATOR_DID_FOR_SIMULATION);
+      }
+      const answer = await view(vaspDID, row, client);
       await client.query('commit');
-      return view(vaspDID, row);
+      return answer;
     } catch (e) {
       await client.query('rollback').catch(() => undefined);
       throw e;
@@ -97,7 +107,12 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
         if (typeof parsed === 'string') throw invalid(`default: ${parsed}`);
         fallback = parsed;
       }
-      return configure(vaspDID, { default: fallback, behaviours: body.behaviours === undefined ? undefined : parseMap(body.behaviours, 'behaviours') });
+      if (body.publishKey !== undefined && typeof body.publishKey !== 'boolean') throw invalid('publishKey: must be a boolean');
+      return configure(vaspDID, {
+        default: fallback,
+        behaviours: body.behaviours === undefined ? undefined : parseMap(body.behaviours, 'behaviours'),
+        publishKey: body.publishKey as boolean | undefined,
+      });
     });
 
     scope.put('/sandbox/counterparties/:vaspDID/behaviours', async (request) => {

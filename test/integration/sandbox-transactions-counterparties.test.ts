@@ -69,7 +69,26 @@ describe('sandbox: simulated counterparty VASPs', () => {
     expect(dir.body.pii_didkey).toBe(piiDidKey);
     expect((await send('PUT', `${sb.url}/sandbox/counterparties/${sim}/behaviours`, { x: 'dance' })).status).toBe(400);
     expect((await send('PUT', `${sb.url}/sandbox/counterparties/${randomDid()}`, {})).status).toBe(404);
-    expect((await send('GET', `${sb.url}/sandbox/counterparties/${sim}`)).body.default).toEqual({ behaviour: 'silent', afterSeconds: 0 });
+    expect((await send('GET', `${sb.url}/sandbox/counterparties/${sim}`)).body).toMatchObject({ default: { behaviour: 'silent', afterSeconds: 0 }, published: true });
+  });
+
+  it('keeps the key a real VASP already publishes, unless told to replace it', async () => {
+    const own = createDidKeyRecord().did;
+    const pub = await send('POST', `${sb.url}/tf/vasps/update`, { did: group.external, fields: [{ fieldName: 'pii_didkey', values: [{ value: own }] }] }, await (async () => {
+      const r = await fetch(`${sb.url}/oauth/token`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_id: group.externalUser.clientId, client_secret: group.externalUser.clientSecret, grant_type: 'client_credentials', audience: sb.url }),
+      });
+      return ((await r.json()) as { access_token: string }).access_token;
+    })());
+    expect(pub.status).toBe(200);
+    const kept = await send('PUT', `${sb.url}/sandbox/counterparties/${group.external}`, { default: 'silent' });
+    expect(kept.body).toMatchObject({ published: false });
+    expect((await send('GET', `${sb.url}/tf/simple/vasps/${group.external}?fields=pii_didkey`)).body.pii_didkey).toBe(own);
+    const replaced = await send('PUT', `${sb.url}/sandbox/counterparties/${group.external}`, { publishKey: true });
+    expect(replaced.body).toMatchObject({ published: true, pii_didkey: kept.body.pii_didkey });
+    expect((await send('GET', `${sb.url}/tf/simple/vasps/${group.external}?fields=pii_didkey`)).body.pii_didkey).toBe(kept.body.pii_didkey);
+    expect(await send('DELETE', `${sb.url}/sandbox/counterparties/${group.external}`)).toEqual({ status: 200, body: { isDeleted: true } });
   });
 
   it.each([

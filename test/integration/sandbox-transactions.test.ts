@@ -212,6 +212,18 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
       }
     });
 
+    it('serialises concurrent actions on one transaction: exactly one of two conflicting answers wins', async () => {
+      const id = await txIn('SENT');
+      const [a, b] = await Promise.all([
+        call('POST', `/tx/reject?id=${id}`, undefined, ext()),
+        call('POST', `/tx/decline?id=${id}`, undefined, ext()),
+      ]);
+      expect([a.status, b.status].sort()).toEqual([200, 400]);
+      const final = (await call('GET', `/tx/info?id=${id}`)).body;
+      expect(['REJECTED', 'DECLINED']).toContain(final.status);
+      expect(final.actions.map((x: Tx) => x.action)).toHaveLength(3);
+    });
+
     it('refuses an action taken by the wrong side', async () => {
       const id = await txIn('SENT');
       const byOriginator = await call('POST', `/tx/confirm?id=${id}`, undefined, gw());

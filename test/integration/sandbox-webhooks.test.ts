@@ -179,4 +179,27 @@ describe('sandbox: notification webhooks', () => {
       await rx.close();
     }
   });
+
+  it('retries network errors, and drops what is pending once the webhook is deleted', async () => {
+    const rx = await receiver();
+    const closedUrl = rx.url;
+    await rx.close(); // nothing listens there any more
+    try {
+      await call('POST', '/webhook', { vaspDID: group.subB, url: `${closedUrl}/down` });
+      const tx = await createTx({ originatorVASPdid: group.subB, beneficiaryVASPdid: third });
+      const retrying = await eventually(async () => {
+        const d = (await deliveries(tx.body.id))[0];
+        return d && d.attempts >= 2 ? d : undefined;
+      });
+      expect(retrying).toMatchObject({ state: 'pending', lastError: expect.stringMatching(/^network error/) });
+      await call('DELETE', '/webhook', { vaspDID: group.subB });
+      const dropped = await eventually(async () => {
+        const d = (await deliveries(tx.body.id))[0];
+        return d?.state === 'dropped' ? d : undefined;
+      }, 30_000);
+      expect(dropped.finishedAt).toBeTruthy();
+    } finally {
+      await call('DELETE', '/webhook', { vaspDID: group.subB });
+    }
+  });
 });
