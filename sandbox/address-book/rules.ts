@@ -50,7 +50,6 @@ export function normalizeAddress(raw: string): Checked {
   const s = raw.trim();
   if (!s) return { ok: false, rule: 'is empty' };
   if (s.length > MAX_ADDRESS_LENGTH) return { ok: false, rule: `is longer than ${MAX_ADDRESS_LENGTH} characters` };
-  // eslint-disable-next-line no-control-regex
   if (/[\s,\u0000-\u001f\u007f]/.test(s)) return { ok: false, rule: 'must not contain whitespace, commas or control characters' };
   const cut = s.lastIndexOf(':');
   if (cut === -1) return { ok: true, value: EVM.test(s) ? s.toLowerCase() : s };

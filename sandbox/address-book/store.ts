@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
+import { badRequest } from '../errors';
 import { masterOf, normalizeAddress, normalizeAssetSymbol, type Entry } from './rules';
 
 type Db = Pick<Pool | PoolClient, 'query'>;
@@ -46,8 +47,17 @@ export async function upsertBatch(
 
 export { keyOf as entryKey };
 
-/** Registers one entry. Repeating the same registration changes nothing; a new customerRef replaces the old one. */
-export async function registerOne(db: Db, vaspDid: string, e: Entry): Promise<'registered' | 'updated' | 'unchanged'> {
+/**
+ * Registers one entry. Repeating the same registration changes nothing; a new customerRef replaces the old one.
+ * The address and a symbol asset are normalised here too (idempotent), so callers elsewhere in the sandbox (e.g. a
+ * confirmation registering a transfer's destination) store what lookups will search for. Throws on an address that
+ * could never be registered through the API.
+ */
+export async function registerOne(db: Db, vaspDid: string, entry: Entry): Promise<'registered' | 'updated' | 'unchanged'> {
+  const address = normalizeAddress(entry.address);
+  if (!address.ok) throw badRequest('ValidationError', `address: ${address.rule}`);
+  const symbol = entry.asset ? normalizeAssetSymbol(entry.asset) : undefined;
+  const e = { ...entry, address: address.value, asset: symbol?.ok ? symbol.value : entry.asset };
   const { rows } = await db.query<{ inserted: boolean }>(
     `insert into addresses (vasp_did, asset, address, customer_ref, source_type) values ($1, $2, $3, $4, 'INTERNAL')
      on conflict (vasp_did, asset, address) do update
