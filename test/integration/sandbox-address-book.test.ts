@@ -7,7 +7,7 @@ import { SignJWT } from 'jose';
 import { createPool } from '../../db/pool';
 import { buildSandbox } from '../../sandbox/server';
 import { applySeed, type Seed } from '../../sandbox/seed';
-import type { AddressBookOptions } from '../../sandbox/address-book';
+import { findOwners, type AddressBookOptions } from '../../sandbox/address-book';
 import { eventually, groupSeed, quietLogger, randomDid, randomSecret, startSandbox, testEnv, type RunningSandbox } from '../harness/platform';
 
 /** Like the harness's startSandbox, with address-book settings of the test's choosing (small limits, short URLs). */
@@ -577,5 +577,20 @@ describe('sandbox: address book', () => {
     } finally {
       await restarted.close();
     }
+  });
+  it('findOwners: exact entries first, the master address for an unregistered tag, entries without an asset for any asset', async () => {
+    const master = `rFIND${randomSecret().replace(/[^A-Za-z0-9]/g, '')}`;
+    await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subA, asset: 'XRP', address: master, customerRef: 'master' } });
+    await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subB, asset: 'XRP', address: `${master}:42`, customerRef: 'tagged' } });
+    await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subB, address: `${master}:43`, customerRef: 'any asset' } });
+
+    const tagged = await findOwners(sb.pool, 'xrp', `${master}:42`);
+    expect(tagged.map((o) => [o.vaspDid, o.match, o.customerRef, o.parentDid])).toEqual([[group.subB, 'exact', 'tagged', group.gateway]]);
+    const viaMaster = await findOwners(sb.pool, 'XRP', `${master}:99`);
+    expect(viaMaster.map((o) => [o.vaspDid, o.match, o.address])).toEqual([[group.subA, 'master', master]]);
+    expect((await findOwners(sb.pool, 'XLM', `${master}:43`)).map((o) => [o.vaspDid, o.asset])).toEqual([[group.subB, '']]);
+    expect(await findOwners(sb.pool, 'XLM', `${master}:42`)).toEqual([]);
+    expect((await findOwners(sb.pool, '', `${master}:42`)).map((o) => o.vaspDid)).toEqual([group.subB]);
+    expect(await findOwners(sb.pool, 'XRP', 'no such address')).toEqual([]);
   });
 });
