@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { SandboxContext } from '../context';
@@ -6,7 +7,6 @@ import { resolveOptions, type AddressBookOptions } from './options';
 import { readOutbox } from './outbox';
 import { UploadProcessor } from './processor';
 import { handleUpload } from './receive';
-import type { IncomingMessage } from 'node:http';
 import { registerApiRoutes } from './routes';
 import { UploadUrls } from './upload-url';
 import { readUpload } from './uploads';
