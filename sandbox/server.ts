@@ -14,6 +14,7 @@ import { webhookPublicRoutes, webhookRoutes } from './webhooks';
 import { counterpartyRoutes } from './counterparties';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
+import { nestedRoutingPublicRoutes, nestedRoutingRoutes } from './nested-routing';
 
 export interface SandboxDeps {
   pool: Pool;
@@ -61,6 +62,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   await directoryPublicRoutes(app, ctx);
   await webhookPublicRoutes(app, ctx);
   await counterpartyRoutes(app, ctx);
+  await nestedRoutingPublicRoutes(app, ctx);
 
   // The network's API: bearer tokens for the API audience. Each part adds one line.
   await app.register(async (api) => {
@@ -70,6 +72,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     directoryRoutes(api, ctx);
     transactionRoutes(api, ctx);
     webhookRoutes(api, ctx);
+    nestedRoutingRoutes(api, ctx);
   });
 
   // The personal-data service: bearer tokens for the PII audience. Each part adds one line.

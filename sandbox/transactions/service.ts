@@ -11,6 +11,7 @@ import type { Logger } from '../../lib/logger';
 import type { Access } from '../auth/access';
 import { badRequest, forbidden, NetworkError, notFound } from '../errors';
 import { findOwners, pickOwner } from '../address-book';
+import { getVaspSettings } from '../directory/profiles';
 import { addOwners, getItems, looksLikeCid, piiLeaves, putEntries, type PiiEntry } from '../pii-store/store';
 import {
   BENEFICIARY_UPDATABLE,
@@ -200,7 +201,8 @@ export class TransactionService {
     // The status jump: the call returns the furthest status it could reach (network-api-facts.md §1).
     if (known !== undefined) {
       record(tx, access.userDid, 'approve', 'automatic: the beneficiary VASP is in the directory', 'SENT');
-      if (owners.some((o) => o.vaspDid === beneficiary)) {
+      // Automatic confirmation follows the `autoconfirm` setting, which a gateway holds for its subsidiaries.
+      if (owners.some((o) => o.vaspDid === beneficiary) && (await this.autoconfirm(beneficiary!))) {
         record(tx, NETWORK_DID, 'confirm', 'automatic: the destination address is in the beneficiary VASP address book', 'ACK');
       }
     }
@@ -501,6 +503,11 @@ export class TransactionService {
       `update transactions set status = $2, beneficiary_vasp_did = $3, body = $4, pii_mode = $5, updated_at = $6 where id = $1`,
       [tx.id, tx.status, tx.beneficiaryVASPdid ?? null, tx, piiMode, tx.updatedAt],
     );
+  }
+
+  private async autoconfirm(beneficiary: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ parent_did: string | null }>('select parent_did from vasps where did = $1', [beneficiary]);
+    return (await getVaspSettings(this.pool, rows[0]?.parent_did ?? beneficiary)).autoconfirm;
   }
 
   private async vaspName(did: string, db: Pool | PoolClient = this.pool): Promise<string | undefined> {

@@ -1,0 +1,146 @@
+/**
+ * Nested VASPs on the network's API (router.ts has the resolution order):
+ *
+ * | method | path | who | answer |
+ * |---|---|---|---|
+ * | POST | `/tx/redirect?id=&to=` | users of the gateway that holds the message | Transaction (beneficiary now the subsidiary); 400 NotabeneTransactionInvalidStatusError unless SENT; 400 NotabeneTransactionError when `to` is not its subsidiary |
+ * | POST | `/integrations/:vaspDID/address-query-webhook` `{url, params}` | users of the subsidiary (or its gateway), `manage` | `{secret}`; registering again replaces it |
+ * | DELETE | `/integrations/:vaspDID/address-query-webhook` | same | `{isDeleted, message}` |
+ * | POST | `/auth/customerToken` `{vaspDID, customerRef}` | `auth.customerToken` on that VASP | `{hash, access_token, token_type:'Bearer', scope:'customer'}`, valid 5 minutes, bound to that one VASP |
+ * | POST | `/sandbox/simulate/transfers` | sandbox only, no auth | a counterparty (a simulated VASP, see sandbox/counterparties) sends a transfer end to end: its IVMS101 is encrypted to the beneficiary's published key and its own, stored, and the transaction created as that VASP |
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { SignJWT } from 'jose';
+import { encryptIvms101, unflattenIvms101 } from '../../lib/ivms101';
+import { recordFromPrivateKeyHex } from '../../lib/keystore/keystore';
+import { Access } from '../auth/access';
+import { accessOf } from '../auth/guard';
+import type { SandboxContext } from '../context';
+import { simpleVasp } from '../directory/profiles';
+import { badRequest, notFound } from '../errors';
+import { putEntries } from '../pii-store/store';
+import { actorOf, requireParty, transactionService } from '../transactions';
+import { invalidStatus } from '../transactions/service';
+import { NestedRouter } from './router';
+
+export { NestedRouter } from './router';
+
+const DID = /^did:[a-zA-Z0-9]*:.+$/;
+const PARAMS = /^\?([\w-]+(=[\w-]*)?(&[\w-]+(=[\w-]*)?)*)?$/;
+const CUSTOMER_TOKEN_TTL = '5m';
+
+export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): void {
+  const transactions = transactionService(ctx);
+
+  api.post('/tx/redirect', async (request) => {
+    const { id, to } = request.query as { id?: string; to?: string };
+    if (!id) throw badRequest('NotabeneTransactionValidationError', 'List of missing fields: id');
+    if (!to || !DID.test(to)) throw badRequest('NotabeneTransactionValidationError', 'to: must be the DID of a subsidiary VASP');
+    const actor = actorOf(accessOf(request));
+    const row = await transactions.load(ctx.pool, id);
+    if (!row) throw notFound(`Transaction ${id} not found`);
+    requireParty(actor, row.body);
+    return transactions.applyChange(id, 'redirect', async (tx, client) => {
+      const gateway = tx.beneficiaryVASPdid;
+      if (!gateway || !actor.vasps.includes(gateway)) {
+        throw badRequest('UserDIDNotAdminforVASPError', `Only the gateway holding transaction ${tx.id} may redirect it`);
+      }
+      const child = await client.query<{ name: string }>('select name from vasps where did = $1 and parent_did = $2', [to, gateway]);
+      if (!child.rows[0]) throw badRequest('NotabeneTransactionError', `${to} is not a subsidiary of ${gateway}`);
+      if (tx.status !== 'SENT') throw invalidStatus(tx.status, 'redirect');
+      tx.beneficiaryVASPdid = to;
+      tx.beneficiaryVASPname = child.rows[0].name;
+      return { issuerDid: actor.issuerDid, actionData: `to ${to}` };
+    });
+  });
+
+  api.post('/integrations/:vaspDID/address-query-webhook', async (request) => {
+    const { vaspDID } = request.params as { vaspDID: string };
+    accessOf(request).require(vaspDID, 'manage');
+    const body = (request.body ?? {}) as { url?: unknown; params?: unknown };
+    let url: URL;
+    try {
+      url = new URL(String(body.url));
+      if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error();
+    } catch {
+      throw badRequest('ValidationError', 'url: must be an https URL');
+    }
+    const params = body.params === undefined ? '?' : String(body.params);
+    if (!PARAMS.test(params)) throw badRequest('ValidationError', `params: must match ${PARAMS.source} (use "?" for none)`);
+    const secret = randomBytes(24).toString('base64url');
+    await ctx.pool.query(
+      `insert into address_query_webhooks (vasp_did, url, params, secret) values ($1, $2, $3, $4)
+       on conflict (vasp_did) do update set url = excluded.url, params = excluded.params, secret = excluded.secret, created_at = now()`,
+      [vaspDID, url.toString(), params, secret],
+    );
+    return { secret };
+  });
+
+  api.delete('/integrations/:vaspDID/address-query-webhook', async (request) => {
+    const { vaspDID } = request.params as { vaspDID: string };
+    accessOf(request).require(vaspDID, 'manage');
+    const { rowCount } = await ctx.pool.query('delete from address_query_webhooks where vasp_did = $1', [vaspDID]);
+    return { isDeleted: !!rowCount, message: rowCount ? 'Address query webhook deleted' : 'No address query webhook was registered' };
+  });
+
+  api.post('/auth/customerToken', async (request) => {
+    const body = (request.body ?? {}) as { vaspDID?: unknown; customerRef?: unknown };
+    if (typeof body.vaspDID !== 'string' || !DID.test(body.vaspDID)) throw badRequest('ValidationError', 'vaspDID: is required (a VASP DID)');
+    if (typeof body.customerRef !== 'string' || !body.customerRef.trim()) throw badRequest('ValidationError', 'customerRef: is required');
+    const access = accessOf(request);
+    access.require(body.vaspDID, 'auth.customerToken');
+    const key = await customerTokenKey(ctx);
+    const hash = createHash('sha256').update(`${body.vaspDID}\u0000${body.customerRef}`).digest('hex');
+    const token = await new SignJWT({ vaspDID: body.vaspDID, customerRef: body.customerRef, scope: 'customer' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(ctx.config.publicUrl)
+      .setSubject(`${body.vaspDID}#${hash.slice(0, 16)}`)
+      .setAudience(ctx.config.publicUrl)
+      .setIssuedAt()
+      .setExpirationTime(CUSTOMER_TOKEN_TTL)
+      .sign(key);
+    return { hash, access_token: token, token_type: 'Bearer', scope: 'customer' };
+  });
+}
+
+async function customerTokenKey(ctx: SandboxContext): Promise<Uint8Array> {
+  await ctx.pool.query(`insert into service_secrets (name, value) values ('customer-token-key', $1) on conflict (name) do nothing`, [randomBytes(32)]);
+  const { rows } = await ctx.pool.query<{ value: Buffer }>(`select value from service_secrets where name = 'customer-token-key'`);
+  return new Uint8Array(rows[0]!.value);
+}
+
+/**
+ * Starts routing (subscribed to every transaction change, resolving in the background while the server runs) and the
+ * sandbox-only endpoint that makes a simulated counterparty send a transfer, with its personal data encrypted as a real
+ * VASP would.
+ */
+export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
+  const transactions = transactionService(ctx);
+  const router = new NestedRouter(ctx.pool, transactions, ctx.logger);
+  transactions.onChange(router.onChange);
+  app.addHook('onReady', async () => router.start());
+  app.addHook('onClose', async () => router.stop());
+  app.post('/sandbox/simulate/transfers', async (request) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const from = body.originatorVASPdid;
+    const to = body.beneficiaryVASPdid;
+    if (typeof from !== 'string' || !DID.test(from)) throw badRequest('ValidationError', 'originatorVASPdid: is required (a simulated counterparty VASP)');
+    if (typeof to !== 'string' || !DID.test(to)) throw badRequest('ValidationError', 'beneficiaryVASPdid: is required');
+    const sim = await ctx.pool.query<{ did_key: string; private_key_hex: string }>(
+      'select did_key, private_key_hex from sim_counterparties where vasp_did = $1',
+      [from],
+    );
+    if (!sim.rows[0]) throw badRequest('ValidationError', `originatorVASPdid: ${from} is not a simulated counterparty (PUT /sandbox/counterparties/${from} first)`);
+    const user = await ctx.pool.query<{ user_did: string }>('select user_did from user_roles where vasp_did = $1 order by user_did limit 1', [from]);
+    if (!user.rows[0]) throw badRequest('ValidationError', `originatorVASPdid: ${from} has no user to act as`);
+    const sender = recordFromPrivateKeyHex(sim.rows[0].private_key_hex, sim.rows[0].did_key, 'simulation key');
+    const recipientKey = (await simpleVasp(ctx.pool, to, ['pii_didkey']))?.pii_didkey;
+    const record = Object.fromEntries(['originator', 'beneficiary'].filter((k) => body[k] !== undefined).map((k) => [k, body[k]]));
+    // Without a published key the sender encrypts for itself only, as the agent does (interface.md, Errors).
+    const entries = encryptIvms101(record, sender, typeof recipientKey === 'string' && recipientKey ? [recipientKey] : []);
+    const stored = await putEntries(ctx.pool, from, to, entries);
+    const { originator: _o, beneficiary: _b, ...rest } = body;
+    return transactions.create(await Access.load(ctx.pool, user.rows[0].user_did), { ...rest, pii: unflattenIvms101(stored) });
+  });
+}

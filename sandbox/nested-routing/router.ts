@@ -1,0 +1,159 @@
+import type { Pool, PoolClient } from 'pg';
+import { signAddressQuery, ADDRESS_SIGNATURE_HEADER } from '../../lib/address-webhook-signature';
+import type { Logger } from '../../lib/logger';
+import { findOwners } from '../address-book';
+import { registerOne } from '../address-book/store';
+import { getVaspSettings } from '../directory/profiles';
+import { NETWORK_DID, type TransactionEvent, type TransactionService } from '../transactions';
+
+/**
+ * Nested-VASP routing, as interface.md describes it. A message whose beneficiary is a gateway is resolved, in order:
+ * 1. the subsidiaries' address books (when the gateway's `autoredirect` is on),
+ * 2. the subsidiaries' address webhooks (also only with `autoredirect`): the first that answers `{owns: true}` gets it,
+ * 3. otherwise it stays at the gateway, whose notification webhook has already been told, for `txRedirect`/`txConfirm`.
+ * A redirected message is confirmed (SENT → ACK) when the gateway's `autoconfirm` is on. Confirming a message at a
+ * subsidiary registers its destination address to that subsidiary, so the next message to it is redirected at step 1.
+ */
+export const ADDRESS_WEBHOOK_TIMEOUT_MS = 2000;
+
+const childrenOf = async (db: Pool | PoolClient, gateway: string) =>
+  (await db.query<{ did: string }>('select did from vasps where parent_did = $1 order by created_at, did', [gateway])).rows.map((r) => r.did);
+
+const parentOf = async (db: Pool | PoolClient, did: string) =>
+  (await db.query<{ parent_did: string | null }>('select parent_did from vasps where did = $1', [did])).rows[0]?.parent_did ?? null;
+
+const assetText = (a: unknown) => (typeof a === 'string' ? a : '');
+
+export class NestedRouter {
+  private timer?: NodeJS.Timeout;
+  private stopped = true;
+  private running?: Promise<void>;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly transactions: TransactionService,
+    private readonly logger: Logger,
+    private readonly intervalMs = 100,
+  ) {}
+
+  /** Registered on the transaction service: runs inside the database transaction that stores the change. */
+  readonly onChange = async (client: PoolClient, event: TransactionEvent): Promise<void> => {
+    const { tx, change } = event;
+    const beneficiary = tx.beneficiaryVASPdid;
+    if (!beneficiary) return;
+    if ((change === 'create' || change === 'update') && tx.status === 'SENT' && (await childrenOf(client, beneficiary)).length > 0) {
+      await client.query(
+        `insert into routing_tasks (transaction_id, gateway_did) values ($1, $2) on conflict (transaction_id) do nothing`,
+        [tx.id, beneficiary],
+      );
+    }
+    if (change === 'confirm' && tx.status === 'ACK' && (await parentOf(client, beneficiary))) {
+      const destination = tx.transactionBlockchainInfo?.destination;
+      if (destination) {
+        await registerOne(client, beneficiary, { asset: assetText(tx.transactionAsset), address: destination, customerRef: `confirmed:${tx.id}` });
+      }
+    }
+  };
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule() {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.drain().catch((e: Error) => this.logger.warn({ err: e.message }, 'routing tasks failed')).finally(() => this.schedule());
+    }, this.intervalMs);
+  }
+
+  /** Resolves due tasks one at a time; a task that fails (a database hiccup) is retried with backoff. */
+  async drain(): Promise<void> {
+    for (;;) {
+      const { rows } = await this.pool.query<{ transaction_id: string; gateway_did: string; attempts: number }>(
+        `update routing_tasks set attempts = attempts + 1, next_at = now() + interval '30 seconds', updated_at = now()
+          where transaction_id = (select transaction_id from routing_tasks where state = 'pending' and next_at <= now()
+                                  order by next_at limit 1 for update skip locked)
+          returning transaction_id, gateway_did, attempts`,
+      );
+      const task = rows[0];
+      if (!task || this.stopped) return;
+      try {
+        const outcome = await this.route(task.transaction_id, task.gateway_did);
+        await this.pool.query(`update routing_tasks set state = 'done', outcome = $2, updated_at = now() where transaction_id = $1`, [task.transaction_id, outcome]);
+      } catch (e) {
+        const delay = Math.min(2 ** task.attempts, 300);
+        await this.pool.query(`update routing_tasks set next_at = now() + make_interval(secs => $2), outcome = $3 where transaction_id = $1`, [
+          task.transaction_id, delay, `error: ${(e as Error).message.slice(0, 200)}`,
+        ]);
+      }
+    }
+  }
+
+  private async route(id: string, gateway: string): Promise<string> {
+    const row = await this.transactions.load(this.pool, id);
+    const tx = row?.body;
+    if (!tx || tx.beneficiaryVASPdid !== gateway || tx.status !== 'SENT') return 'nothing to do';
+    const settings = await getVaspSettings(this.pool, gateway);
+    if (!settings.autoredirect) return 'left at the gateway: autoredirect is off';
+    const children = await childrenOf(this.pool, gateway);
+    const asset = assetText(tx.transactionAsset);
+    const destination = tx.transactionBlockchainInfo?.destination ?? '';
+
+    const owners = [...new Set((await findOwners(this.pool, asset, destination)).map((o) => o.vaspDid).filter((d) => children.includes(d)))];
+    if (owners.length === 1) return this.redirect(id, gateway, owners[0]!, 'address book', settings.autoconfirm);
+
+    for (const child of children) {
+      if (await this.asksOwns(child, asset, destination)) return this.redirect(id, gateway, child, 'address webhook', settings.autoconfirm);
+    }
+    return owners.length > 1 ? 'left at the gateway: several subsidiaries own the address' : 'left at the gateway: no subsidiary owns the address';
+  }
+
+  /** Calls a subsidiary's address webhook: `GET <url><params>&asset=&address=`, signed; anything but `{owns: true}` is no. */
+  private async asksOwns(vaspDid: string, asset: string, address: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ url: string; params: string; secret: string }>(
+      'select url, params, secret from address_query_webhooks where vasp_did = $1',
+      [vaspDid],
+    );
+    const hook = rows[0];
+    if (!hook) return false;
+    const query = new URLSearchParams(hook.params.replace(/^\?/, ''));
+    query.set('asset', asset);
+    query.set('address', address);
+    const target = new URL(hook.url);
+    target.search = query.toString();
+    try {
+      const response = await fetch(target, {
+        headers: { [ADDRESS_SIGNATURE_HEADER]: signAddressQuery(hook.secret, 'GET', `${target.pathname}${target.search}`) },
+        signal: AbortSignal.timeout(ADDRESS_WEBHOOK_TIMEOUT_MS),
+      });
+      if (!response.ok) return false;
+      const body = (await response.json()) as { owns?: unknown };
+      return body.owns === true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async redirect(id: string, gateway: string, to: string, why: string, autoconfirm: boolean): Promise<string> {
+    await this.transactions.applyChange(id, 'redirect', async (tx, client) => {
+      if (tx.beneficiaryVASPdid !== gateway || tx.status !== 'SENT') return undefined;
+      tx.beneficiaryVASPdid = to;
+      const { rows } = await client.query<{ name: string }>('select name from vasps where did = $1', [to]);
+      if (rows[0]) tx.beneficiaryVASPname = rows[0].name;
+      return { issuerDid: NETWORK_DID, actionData: `automatic (${why}): to ${to}` };
+    });
+    if (autoconfirm) {
+      await this.transactions.applyChange(id, 'confirm', async (tx) =>
+        tx.status === 'SENT' && tx.beneficiaryVASPdid === to ? { issuerDid: NETWORK_DID, actionData: `automatic (${why})`, status: 'ACK' } : undefined,
+      );
+    }
+    return `redirected to ${to} (${why})${autoconfirm ? ', confirmed' : ''}`;
+  }
+}
