@@ -6,6 +6,8 @@ import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
+import { openTransferContext } from '../activities/transfers';
+import { NetworkClient } from '../activities/network/network-client';
 import { openKeystore } from '../lib/keystore';
 import { buildApi } from './api/server';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
@@ -28,6 +30,10 @@ runMain('api', async (log) => {
     taskQueue: config.temporal.taskQueue,
     logger: createLogger('api', config.logLevel),
     corsOrigins: [config.uiOrigin, config.uiOrigin.replace('localhost', '127.0.0.1')],
+    transfers: openTransferContext({
+      pool, network: config.network && new NetworkClient(config.network), keystore, masterKey: config.keystoreMasterKey,
+      dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel),
+    }),
     keystore,
   });
   await app.listen({ host: config.host, port: config.apiPort });

@@ -1,5 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { openTransferContext } from '../activities/transfers';
 import { NetworkClient } from '../activities/network/network-client';
 import { loadConfig } from '../lib/config';
 import { ConfigError } from '../lib/errors';
@@ -24,13 +25,20 @@ runMain('worker', async (log) => {
   await migrate(databaseUrl, 'orchestrator');
   const pool = createPool(databaseUrl, 'orchestrator');
   const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
+  const network = new NetworkClient(config.network);
   const connection = await connectTemporal(NativeConnection, config.temporal.address);
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     keyring,
-    activities: createActivities({ pool, network: new NetworkClient(config.network), logger: createLogger('activities', config.logLevel), keystore }),
+    activities: createActivities({
+      pool, network, logger: createLogger('activities', config.logLevel), keystore,
+      transfers: openTransferContext({
+        pool, network, keystore, masterKey: config.keystoreMasterKey, dataDir: config.dataDir, group: config.group,
+        logger: createLogger('transfers', config.logLevel),
+      }),
+    }),
   });
   const running = worker.run();
   log.info(`worker polling task queue ${config.temporal.taskQueue} at ${config.temporal.address}`);

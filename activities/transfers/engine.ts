@@ -6,7 +6,7 @@
  */
 import type { Pool } from 'pg';
 import { remoteDidKey, piiRecipients, encryptPiiValue, type LocalDidKey } from '../../lib/crypto';
-import { NotFoundError, ValidationError } from '../../lib/errors';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../lib/errors';
 import { decryptIvms101, flattenIvms101, unflattenIvms101, type FlatEntry } from '../../lib/ivms101';
 import type { Logger } from '../../lib/logger';
 import { BoundedCache } from '../../lib/crypto/bounded-cache';
@@ -173,7 +173,17 @@ export async function planTransfer(ctx: TransferContext, request: OutgoingReques
   }
   if (beneficiaryKey) return { ...base, mode: 'end-to-end', recipients: [beneficiaryKey] };
   if (ctx.config.noKeyMode === 'escrow' && beneficiaryVaspDid) {
-    return { ...base, mode: 'escrow', recipients: [await escrowKey(ctx, beneficiaryVaspDid)] };
+    // The beneficiary's escrow key when the service shows it to us; it may show a VASP's escrow key only to that
+    // VASP's users, and then the originator's escrow key serves the same purpose: the service can decrypt for both
+    // parties' web UI (interface.md, "What the service does" 5).
+    let escrow: string;
+    try {
+      escrow = await escrowKey(ctx, beneficiaryVaspDid);
+    } catch (e) {
+      if (!(e instanceof ForbiddenError) && !(e instanceof NotFoundError)) throw e;
+      escrow = await escrowKey(ctx, body.originatorVASPdid);
+    }
+    return { ...base, mode: 'escrow', recipients: [escrow] };
   }
   return { ...base, mode: 'originator-only', recipients: [] };
 }

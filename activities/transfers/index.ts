@@ -2,12 +2,12 @@ import ky from 'ky';
 import type { Pool } from 'pg';
 import type { GroupConfig } from '../../lib/config';
 import { ConfigError } from '../../lib/errors';
-import type { Keystore, KeyWrapper } from '../../lib/keystore';
+import { keyWrapperFromConfig, type Keystore, type KeyWrapper } from '../../lib/keystore';
 import { BoundedCache } from '../../lib/crypto/bounded-cache';
 import type { Logger } from '../../lib/logger';
 import type { NetworkClient } from '../network/network-client';
 import { toNetworkError } from '../network/network-client';
-import type { TransferConfig } from './config';
+import { loadTransferConfig, type TransferConfig } from './config';
 import {
   createTransaction,
   planTransfer,
@@ -131,4 +131,30 @@ function countLeaves(tree: unknown): number {
   if (Array.isArray(tree)) return tree.reduce((n: number, v) => n + countLeaves(v), 0);
   if (tree && typeof tree === 'object') return Object.values(tree).reduce((n: number, v) => n + countLeaves(v), 0);
   return typeof tree === 'string' ? 1 : 0;
+}
+
+/**
+ * The context as a process opens it: the same master key as the keystore (KEYSTORE_MASTER_KEY, or the development key
+ * file) seals stored requests. Undefined without a network: the transfer routes and activities then refuse to run.
+ */
+export function openTransferContext(deps: {
+  pool: Pool;
+  network: NetworkClient | undefined;
+  keystore: Keystore;
+  masterKey: string | undefined;
+  dataDir: string;
+  group: GroupConfig;
+  logger: Logger;
+  config?: TransferConfig;
+}): TransferContext | undefined {
+  if (!deps.network) return undefined;
+  return createTransferContext({
+    pool: deps.pool,
+    network: deps.network,
+    keystore: deps.keystore,
+    keyWrapper: keyWrapperFromConfig(deps.masterKey, deps.dataDir),
+    config: deps.config ?? loadTransferConfig(),
+    group: deps.group,
+    logger: deps.logger,
+  });
 }

@@ -7,11 +7,15 @@ import type { PayloadCodec } from '@temporalio/common';
 import type { Pool } from 'pg';
 import type { GroupConfig } from '../../lib/config';
 import type { Keystore } from '../../lib/keystore';
+import type { TransferContext } from '../../activities/transfers';
 import type { Logger } from '../../lib/logger';
 import { errorHandler } from './errors';
 import { checkRoutes } from './routes/checks';
 import { codecRoutes } from './routes/codec';
+import { agentRoutes } from './routes/agent';
 import { healthRoutes } from './routes/health';
+import { notificationWebhookRoutes } from './routes/notification-webhook';
+import { transferRoutes } from './routes/transfers';
 import { keyRoutes } from './routes/keys';
 
 export interface ApiDeps {
@@ -26,6 +30,8 @@ export interface ApiDeps {
   keystore?: Keystore;
   /** The VASP group; read from the environment when absent (tests pass their own). */
   group?: GroupConfig;
+  /** Outgoing transfers, the agent endpoints and the notification webhook (activities/transfers); absent: they answer 500. */
+  transfers?: TransferContext;
 }
 
 /**
@@ -61,6 +67,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   healthRoutes(app, deps);
   codecRoutes(app, deps);
   checkRoutes(app, deps);
+  transferRoutes(app, deps);
+  agentRoutes(app, deps);
+  notificationWebhookRoutes(app, deps);
   keyRoutes(app, deps);
   return app;
 }

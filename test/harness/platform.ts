@@ -17,6 +17,8 @@ import { createDataConverter } from '../../lib/temporal/data-converter';
 import { buildSandbox } from '../../sandbox/server';
 import { applySeed, type Seed } from '../../sandbox/seed';
 import { createWorker } from '../../workers/worker';
+import { createTransferContext, loadTransferConfig, type TransferConfig, type TransferContext } from '../../activities/transfers';
+import { LocalKeyWrapper } from '../../lib/keystore';
 
 /** What global-setup.ts prepared for this run. */
 export function testEnv() {
@@ -121,6 +123,8 @@ export interface RunningOrchestrator {
   activities: Activities;
   /** The keystore the worker and the API use (master key from the options, or a random one per orchestrator). */
   keystore: Keystore;
+  /** Outgoing transfers' context, shared by the worker's activities and the API. */
+  transfers: TransferContext;
   close(): Promise<void>;
 }
 
@@ -131,6 +135,8 @@ export interface OrchestratorOptions {
   keystoreMasterKey?: string;
   /** The agent's `KEYS`, imported at start as the worker does. */
   agentKeys?: string;
+  /** Settings of outgoing transfers over the defaults (TRANSFER_* and NOTIFICATION_WEBHOOK_* variables). */
+  transfers?: Partial<TransferConfig>;
 }
 
 /** The worker (the project's own worker code and activities) and the internal API, talking to the given network. */
@@ -138,10 +144,11 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   const env = testEnv();
   const taskQueue = `test-${randomSecret()}`;
   const pool = opts.pool ?? createPool(env.databaseUrl, 'orchestrator');
+  const masterKey = opts.keystoreMasterKey ?? randomBytes(32).toString('base64');
   let keystore: Keystore;
   try {
     keystore = await openKeystore(pool, {
-      masterKey: opts.keystoreMasterKey ?? randomBytes(32).toString('base64'), dataDir: '.data', agentKeys: opts.agentKeys,
+      masterKey, dataDir: '.data', agentKeys: opts.agentKeys,
     });
   } catch (e) {
     if (!opts.pool) await pool.end();
@@ -150,7 +157,11 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   const connection = await Connection.connect({ address: env.temporalAddress });
   const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
-  const activities = createActivities({ pool, network: new NetworkClient(network), logger: quietLogger(), keystore });
+  const transfers = createTransferContext({
+    pool, network: new NetworkClient(network), keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
+    config: { ...loadTransferConfig({}), ...opts.transfers }, group: opts.group ?? { subsidiaryDids: [] }, logger: quietLogger(),
+  });
+  const activities = createActivities({ pool, network: new NetworkClient(network), logger: quietLogger(), keystore, transfers });
   const worker = await createWorker({
     connection: nativeConnection, namespace: 'default', taskQueue, keyring: env.keyring, activities,
     workflowBundlePath: env.workflowBundle,
@@ -168,7 +179,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   try {
     api = await buildApi({
       temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: quietLogger(), corsOrigins: ['http://localhost:8233'],
-      keystore, group: opts.group,
+      keystore, group: opts.group, transfers,
     });
     apiUrl = await listen(api);
   } catch (e) {
@@ -177,7 +188,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
     throw e;
   }
   return {
-    apiUrl, api, client, pool, worker, taskQueue, activities, keystore,
+    apiUrl, api, client, pool, worker, taskQueue, activities, keystore, transfers,
     close: async () => {
       await api.close();
       await stopWorker();

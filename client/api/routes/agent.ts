@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { WorkflowUpdateFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { Type } from 'typebox';
+import type { NetworkTransaction, TransferContext } from '../../../activities/transfers';
+import {
+  decryptTransaction,
+  encryptRecord,
+  escrowKey,
+  publishedKey,
+  putPii,
+  transactionInfo,
+  withoutPersonalData,
+} from '../../../activities/transfers/engine';
+import { OutgoingTransferBody } from '../../../activities/transfers/request';
+import { AppError, isAppError, ValidationError } from '../../../lib/errors';
+import { assertValidBeneficiary, assertValidOriginator } from '../../../lib/ivms101';
+import { issueToValidationError } from '../../../lib/validation';
+import { transactionCreatedUpdate } from '../../../workflows/outgoing-transfer.messages';
+import { checkOutgoingRequest, needTransfers, startOutgoingTransfer, transferState, type TransferRouteDeps } from './transfers';
+
+const Hybrid = Type.Object({ hybrid: Type.Optional(Type.String()) });
+const isHybrid = (q: unknown) => ['1', 'true'].includes((q as { hybrid?: string }).hybrid ?? '');
+
+/** Errors as the network (and so the agent that proxies it) answers them: `{err:{name, code, message}}`. */
+function networkError(status: number, name: string, message: string, field?: string) {
+  return { err: { name, code: status, message, ...(field ? { field } : {}) } };
+}
+
+class AgentFailure extends AppError {
+  readonly retryable = false;
+  constructor(
+    readonly httpStatus: number,
+    name: string,
+    message: string,
+    details: Record<string, unknown>,
+  ) {
+    super(message, details);
+    this.name = name;
+  }
+}
+
+/**
+ * The local agent's endpoints (interface.md, "Local agent proxy"), served by this system so an integration written
+ * for the agent works unchanged: no Authorization header (the system authenticates to the network itself), plain
+ * IVMS101 in, encrypted with the keys held here for `originatorVASPdid`, or forwarded unencrypted when it holds none.
+ * `/tx/create` goes through the outgoingTransfer workflow (idempotent on transactionRef) and answers the network's
+ * Transaction as soon as it exists, without waiting for the counterparty.
+ */
+export function agentRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
+  void app.register(async (agent) => {
+    agent.setErrorHandler((error: FastifyError, request, reply) => {
+      if (error.validation && error.validation.length > 0) {
+        const e = issueToValidationError(error.validation[0] as never, error.validationContext === 'body' ? '' : (error.validationContext ?? ''));
+        return reply.code(400).send(networkError(400, 'NotabeneTransactionValidationError', e.message, e.details.field));
+      }
+      if (isAppError(error)) {
+        const status = error.httpStatus;
+        const name = error instanceof ValidationError ? 'NotabeneTransactionValidationError' : error.name;
+        return reply.code(status).send(networkError(status, name, error.message, error.details.field));
+      }
+      request.log.error({ err: error }, 'agent request failed');
+      return reply.code(500).send(networkError(500, 'InternalServerError', 'internal error; see the API log'));
+    });
+
+    agent.post(
+      '/tx/create',
+      {
+        schema: {
+          tags: ['agent'],
+          summary: 'Agent: create a transaction (end-to-end; ?hybrid=1 for hybrid)',
+          description: 'Goes through the outgoingTransfer workflow; transactionRef is the idempotency key (one is generated when absent).',
+          querystring: Hybrid,
+          body: OutgoingTransferBody,
+        },
+      },
+      async (request) => {
+        const ctx = needTransfers(deps);
+        const body = await checkOutgoingRequest(ctx, request.body, { requireOriginatorKey: false });
+        const ref = body.transactionRef ?? randomUUID();
+        const { handle } = await startOutgoingTransfer(deps, ref, {
+          body: { ...body, transactionRef: ref },
+          source: 'agent',
+          hybrid: isHybrid(request.query),
+        });
+        let outcome: Awaited<ReturnType<typeof executeCreated>> | undefined;
+        try {
+          outcome = await executeCreated(handle);
+        } catch (e) {
+          // A finished workflow takes no updates: read what it recorded instead.
+          if (!(e instanceof WorkflowUpdateFailedError) && !(e instanceof WorkflowNotFoundError) && !/completed|closed/i.test((e as Error).message)) throw e;
+        }
+        if (outcome && 'transaction' in outcome) return outcome.transaction;
+        const state = await transferState(deps, ref);
+        const error = outcome && 'error' in outcome ? outcome.error : state.error;
+        if (state.transactionId) return withoutPersonalData(await transactionInfo(ctx, state.transactionId));
+        if (error) {
+          const status = error.field ? 400 : 502;
+          throw new AgentFailure(status, error.field ? 'NotabeneTransactionValidationError' : error.type, error.message, { field: error.field, rule: error.rule });
+        }
+        throw new AgentFailure(502, 'NotabeneTransactionError', `transfer ${ref} has no transaction yet`, {});
+      },
+    );
+
+    agent.get(
+      '/tx/info',
+      {
+        schema: {
+          tags: ['agent'],
+          summary: 'Agent: a transaction, with its personal data decrypted when the keys of vaspDID are held here',
+          description: 'Without vaspDID (the hybrid form), decrypts with the keys of whichever party this system holds.',
+          querystring: Type.Object({ id: Type.String({ minLength: 1 }), vaspDID: Type.Optional(Type.String({ pattern: '^did:' })) }),
+        },
+      },
+      async (request) => {
+        const ctx = needTransfers(deps);
+        const { id, vaspDID } = request.query as { id: string; vaspDID?: string };
+        return decryptTransaction(ctx, await transactionInfo(ctx, id), vaspDID);
+      },
+    );
+
+    agent.post(
+      '/tx/update',
+      {
+        schema: {
+          tags: ['agent'],
+          summary: 'Agent: update a transaction; plain originator/beneficiary are encrypted like /tx/create (?hybrid=1 for hybrid)',
+          querystring: Hybrid,
+          body: Type.Object({ id: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+        },
+      },
+      async (request) => {
+        const ctx = needTransfers(deps);
+        const body = { ...(request.body as Record<string, unknown> & { id: string }) };
+        return updateThroughAgent(ctx, body, isHybrid(request.query));
+      },
+    );
+  });
+}
+
+const executeCreated = (handle: { executeUpdate: WorkflowHandle['executeUpdate'] }) => handle.executeUpdate(transactionCreatedUpdate);
+
+/**
+ * tx/update with the agent's encryption rule: the parties given in plain are encrypted by the side whose keys are
+ * held here (the originator first) for itself and the other side (plus the escrow key in hybrid mode), stored, and
+ * sent as `pii` merged over the transaction's existing tree. Held keys for neither side: forwarded as they are.
+ */
+export async function updateThroughAgent(ctx: TransferContext, body: Record<string, unknown> & { id: string }, hybrid: boolean): Promise<NetworkTransaction> {
+  const plain: Record<string, unknown> = {};
+  if (body.originator !== undefined) {
+    assertValidOriginator(body.originator, 'originator');
+    plain.originator = body.originator;
+  }
+  if (body.beneficiary !== undefined) {
+    assertValidBeneficiary(body.beneficiary, 'beneficiary');
+    plain.beneficiary = body.beneficiary;
+  }
+  if (Object.keys(plain).length > 0) {
+    const current = await transactionInfo(ctx, body.id);
+    const originator = (body.originatorVASPdid as string | undefined) ?? current.originatorVASPdid;
+    const beneficiary = (body.beneficiaryVASPdid as string | undefined) ?? current.beneficiaryVASPdid;
+    const candidates: [string | undefined, string | undefined][] = [[originator, beneficiary], [beneficiary, originator]];
+    for (const [self, other] of candidates) {
+      if (!self) continue;
+      const sender = await ctx.keystore.loadActiveKey(self);
+      if (!sender) continue;
+      const otherKey = other ? await publishedKey(ctx, other, self === originator ? 'beneficiaryVASPdid' : 'originatorVASPdid') : undefined;
+      const recipients = [...(hybrid ? [await escrowKey(ctx, originator!)] : []), ...(otherKey ? [otherKey] : [])];
+      const tree = await putPii(ctx, self, other ?? self, encryptRecord(plain, sender, recipients));
+      delete body.originator;
+      delete body.beneficiary;
+      body.pii = { ...(current.pii ?? {}), ...tree };
+      break;
+    }
+  }
+  const tx = await ctx.network.call('POST /tx/update', () => ctx.network.api.post('tx/update', { json: body }).json<NetworkTransaction>());
+  return withoutPersonalData(tx);
+}

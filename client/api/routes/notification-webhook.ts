@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { Type } from 'typebox';
+import type { NetworkTransaction, TransferContext } from '../../../activities/transfers';
+import { AuthenticationError, UpstreamUnavailableError, ValidationError } from '../../../lib/errors';
+import { verifyWebhookSignature } from '../../../lib/webhook-signature';
+import { workflowIds } from '../../../workflows/ids';
+import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
+import { needTransfers } from './transfers';
+
+export interface WebhookRouteDeps {
+  temporal: Client;
+  transfers?: TransferContext;
+}
+
+type Outcome = 'signalled' | 'late' | 'not-ours';
+
+const Ack = Type.Object({
+  received: Type.Boolean(),
+  duplicate: Type.Boolean(),
+  outcome: Type.Optional(Type.String({ description: 'signalled, late (the transfer had already finished) or not-ours' })),
+});
+
+/** The Transaction of a delivery: the Svix envelope `{message, payload:{transaction}}`, or the legacy bare object. */
+function transactionOf(body: unknown): { message?: string; tx: NetworkTransaction } {
+  const b = body as Record<string, unknown> | null;
+  const payload = b?.payload as Record<string, unknown> | undefined;
+  const tx = (payload?.transaction ?? (typeof b?.id === 'string' ? b : undefined)) as NetworkTransaction | undefined;
+  if (!tx || typeof tx.id !== 'string' || typeof tx.status !== 'string') {
+    throw new ValidationError('payload.transaction', 'is required: the Transaction with its id and status');
+  }
+  return { message: typeof b?.message === 'string' ? b.message : undefined, tx };
+}
+
+/** The secrets a delivery may be signed with: its endpoint's, else every configured one. */
+function secretsFor(ctx: TransferContext, endpoint: string | undefined): string[] {
+  const { webhookSecrets, webhookDefaultSecret } = ctx.config;
+  if (endpoint !== undefined) {
+    const own = webhookSecrets[endpoint] ?? webhookDefaultSecret;
+    return own ? [own] : [];
+  }
+  return [...Object.values(webhookSecrets), ...(webhookDefaultSecret ? [webhookDefaultSecret] : [])];
+}
+
+function verified(secrets: string[], headers: FastifyRequest['headers'], raw: string): boolean {
+  for (const secret of secrets) {
+    try {
+      if (verifyWebhookSignature(secret, headers, raw)) return true;
+    } catch {
+      /* not this secret */
+    }
+  }
+  return false;
+}
+
+/**
+ * The network's notification webhook (network-api-facts.md §6): verifies the signature with the endpoint's secret,
+ * acknowledges a repeated delivery id without acting on it again, and passes the transaction's new status to the
+ * outgoing transfer's workflow (`outgoing-<transactionRef>`, or found by transaction id). Transactions this system did
+ * not originate are recorded and acknowledged (routing incoming messages is a later issue). It answers as soon as the
+ * signal is accepted; a failure to reach Temporal answers 503 so the network delivers again.
+ */
+export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps) {
+  void app.register(async (hooks) => {
+    // The signature covers the exact bytes sent: keep them.
+    hooks.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      (request as FastifyRequest & { rawBody?: string }).rawBody = body as string;
+      try {
+        done(null, JSON.parse(body as string));
+      } catch {
+        done(new ValidationError('(body)', 'is not JSON'), undefined);
+      }
+    });
+
+    const handler = async (request: FastifyRequest) => {
+      const ctx = needTransfers(deps);
+      const endpoint = (request.params as { endpoint?: string }).endpoint;
+      const raw = (request as FastifyRequest & { rawBody?: string }).rawBody ?? '';
+      const secrets = secretsFor(ctx, endpoint);
+      if (secrets.length === 0) throw new AuthenticationError(`no signing secret is configured for this endpoint (NOTIFICATION_WEBHOOK_SECRETS)`);
+      if (!verified(secrets, request.headers, raw)) throw new AuthenticationError('webhook signature does not verify');
+
+      const { message, tx } = transactionOf(request.body);
+      const header = (name: string) => (typeof request.headers[name] === 'string' ? (request.headers[name] as string) : undefined);
+      const webhookId = header('webhook-id') ?? header('svix-id') ?? `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+      const claimed = await ctx.pool.query(
+        `insert into received_webhooks (webhook_id, endpoint, message_type, transaction_id, transaction_ref, status,
+           originator_vasp_did, beneficiary_vasp_did, outcome)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, 'processing') on conflict (webhook_id) do nothing`,
+        [webhookId, endpoint ?? '', message ?? null, tx.id, tx.transactionRef ?? null, tx.status, tx.originatorVASPdid ?? null, tx.beneficiaryVASPdid ?? null],
+      );
+      if (!claimed.rowCount) return { received: true, duplicate: true };
+
+      let outcome: Outcome;
+      try {
+        outcome = await deliver(deps.temporal, ctx, tx, webhookId);
+      } catch (e) {
+        // Let the network deliver again: forget the claim.
+        await ctx.pool.query('delete from received_webhooks where webhook_id = $1', [webhookId]);
+        request.log.warn({ err: { message: (e as Error).message }, transactionId: tx.id }, 'webhook could not be delivered to its workflow');
+        throw new UpstreamUnavailableError('the webhook could not be passed on; deliver it again');
+      }
+      await ctx.pool.query('update received_webhooks set outcome = $2 where webhook_id = $1', [webhookId, outcome]);
+      return { received: true, duplicate: false, outcome };
+    };
+
+    const schema = {
+      tags: ['webhooks'],
+      summary: 'Notification webhook of the network (Svix-signed Transaction updates)',
+      response: { 200: Ack },
+    };
+    hooks.post('/webhooks/notification', { schema }, handler);
+    hooks.post('/webhooks/notification/:endpoint', { schema: { ...schema, params: Type.Object({ endpoint: Type.String() }) } }, handler);
+  });
+}
+
+async function deliver(temporal: Client, ctx: TransferContext, tx: NetworkTransaction, webhookId: string): Promise<Outcome> {
+  // Ours when the transactionRef names one of our transfers with this transaction, or the transaction id is on record.
+  let id: string | undefined;
+  if (tx.transactionRef) {
+    const row = await ctx.store.get(tx.transactionRef).catch(() => undefined);
+    if (row && (!row.transactionId || row.transactionId === tx.id) && row.originatorVaspDid === tx.originatorVASPdid) id = row.id;
+  }
+  id ??= (await ctx.store.byTransactionId(tx.id))?.id;
+  if (!id) return 'not-ours';
+  try {
+    await temporal.workflow
+      .getHandle(workflowIds.outgoingTransfer(id))
+      .signal(transactionUpdatedSignal, { transactionId: tx.id, status: tx.status!, source: 'webhook', webhookId });
+    return 'signalled';
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) return 'late';
+    throw e;
+  }
+}
