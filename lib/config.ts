@@ -1,4 +1,5 @@
 import { ConfigError } from './errors';
+import { loadAddressBookConfig, type AddressBookConfig } from './address-book/config';
 
 /**
  * Every setting the processes read from the environment, parsed once and validated at start-up. A bad value stops the
@@ -40,6 +41,8 @@ export interface PlatformConfig {
   uiOrigin: string;
   /** The VASP group this system runs for: the gateway (receives) and its subsidiaries (send and own addresses). */
   group: GroupConfig;
+  /** Reconciliation of the subsidiaries' address books (lib/address-book/config.ts). */
+  addressBook: AddressBookConfig;
   /** `KEYSTORE_MASTER_KEY`, unparsed (base64 of 32 bytes); see lib/keystore/master-key.ts. Unset: a development key. */
   keystoreMasterKey?: string;
   /** `KEY_ROTATION_PERIOD` in milliseconds: how often each group VASP's key is rotated by schedule; 0 = no schedules. */
@@ -163,6 +166,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     publicApiUrl: url(env, 'PUBLIC_API_URL') ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
     uiOrigin: url(env, 'TEMPORAL_UI_ORIGIN') ?? `http://localhost:${uiPort}`,
     group: group(env),
+    addressBook: loadAddressBookConfig(env),
     keystoreMasterKey: env.KEYSTORE_MASTER_KEY || undefined,
     keyRotationPeriodMs: keyRotationPeriodMs(env),
   };

@@ -1,0 +1,85 @@
+import { ConfigError } from '../errors';
+
+/** The network's limit on one address CSV: "up to 100 MB" (interface.md, Limits). Decimal, so below 100 MiB too. */
+export const NETWORK_MAX_UPLOAD_BYTES = 100_000_000;
+
+/** Settings of the address book's reconciliation (environment variables in parentheses). */
+export interface AddressBookConfig {
+  /** Rows per uploaded CSV chunk at most (ADDRESS_BOOK_CHUNK_ROWS, default 50000). */
+  chunkRows: number;
+  /** Bytes per uploaded CSV chunk at most, header included (ADDRESS_BOOK_CHUNK_MAX_BYTES, default and ceiling 100 MB). */
+  chunkMaxBytes: number;
+  /** A delta of at most this many additions goes through `registerCustomer` one by one instead of an upload
+   *  (ADDRESS_BOOK_REGISTER_THRESHOLD, default 100; 0 always uploads). */
+  registerThreshold: number;
+  /** Concurrent `registerCustomer` calls (ADDRESS_BOOK_REGISTER_CONCURRENCY, default 4). */
+  registerConcurrency: number;
+  /** Nightly run of every subsidiary (ADDRESS_BOOK_CRON, five fields, default `30 2 * * *`; `off` for none). */
+  cron?: string;
+  /** Time zone of the cron expression (ADDRESS_BOOK_TIMEZONE, an IANA name, default UTC). */
+  timezone: string;
+  /** How long a run waits for the network to process its changes (ADDRESS_BOOK_PROCESSING_TIMEOUT_S, default 3600). */
+  processingTimeoutMs: number;
+  /** Interval between polls of the network's listing while waiting (ADDRESS_BOOK_POLL_INTERVAL_MS, default 2000). */
+  pollIntervalMs: number;
+  /** Waiting ends early once the count has moved and then stayed still this long: the network has processed what it
+   *  will take, and the verification names the rest (ADDRESS_BOOK_SETTLE_S, default 300). */
+  settleMs: number;
+  /** Chunks uploaded by one workflow execution before it continues as new (ADDRESS_BOOK_CHUNKS_PER_EXECUTION, 20). */
+  chunksPerExecution: number;
+  /** `count` (default): a run whose expected count is reached is verified by the listing's total; a mismatch lists
+   *  everything to name the missing rows. `listing`: always compare the whole listing (ADDRESS_BOOK_VERIFY). */
+  verify: 'count' | 'listing';
+  /** Rejected rows stored per run with their reason (ADDRESS_BOOK_MAX_STORED_REJECTIONS, default 10000); the count is exact. */
+  maxStoredRejections: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `"${raw}" is not a whole number from ${min} to ${max}`, `Set ${name} within that range or unset it (default ${fallback})`);
+  }
+  return n;
+}
+
+const CRON_FIELD = /^[\d*/,\-A-Za-z?LW#]+$/;
+
+export function loadAddressBookConfig(env: Env): AddressBookConfig {
+  const rawCron = (env.ADDRESS_BOOK_CRON ?? '30 2 * * *').trim();
+  let cron: string | undefined;
+  if (rawCron && rawCron !== 'off') {
+    const fields = rawCron.split(/\s+/);
+    if ((fields.length !== 5 && !rawCron.startsWith('@')) || !fields.every((f) => CRON_FIELD.test(f))) {
+      throw new ConfigError('ADDRESS_BOOK_CRON', `"${rawCron}" is not a five-field cron expression`, 'Use e.g. "30 2 * * *" (02:30 every night), or off');
+    }
+    cron = rawCron;
+  }
+  const timezone = (env.ADDRESS_BOOK_TIMEZONE || 'UTC').trim();
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: timezone });
+  } catch {
+    throw new ConfigError('ADDRESS_BOOK_TIMEZONE', `"${timezone}" is not an IANA time zone`, 'Use e.g. UTC or Europe/Zurich');
+  }
+  const verify = (env.ADDRESS_BOOK_VERIFY || 'count').trim();
+  if (verify !== 'count' && verify !== 'listing') {
+    throw new ConfigError('ADDRESS_BOOK_VERIFY', `"${verify}" is neither count nor listing`, 'Set it to count (default) or listing');
+  }
+  return {
+    chunkRows: int(env, 'ADDRESS_BOOK_CHUNK_ROWS', 50_000, 1, 10_000_000),
+    chunkMaxBytes: int(env, 'ADDRESS_BOOK_CHUNK_MAX_BYTES', NETWORK_MAX_UPLOAD_BYTES, 1024, NETWORK_MAX_UPLOAD_BYTES),
+    registerThreshold: int(env, 'ADDRESS_BOOK_REGISTER_THRESHOLD', 100, 0, 100_000),
+    registerConcurrency: int(env, 'ADDRESS_BOOK_REGISTER_CONCURRENCY', 4, 1, 64),
+    cron,
+    timezone,
+    processingTimeoutMs: int(env, 'ADDRESS_BOOK_PROCESSING_TIMEOUT_S', 3600, 1, 7 * 86_400) * 1000,
+    pollIntervalMs: int(env, 'ADDRESS_BOOK_POLL_INTERVAL_MS', 2000, 10, 600_000),
+    settleMs: int(env, 'ADDRESS_BOOK_SETTLE_S', 300, 1, 86_400) * 1000,
+    chunksPerExecution: int(env, 'ADDRESS_BOOK_CHUNKS_PER_EXECUTION', 20, 1, 10_000),
+    verify,
+    maxStoredRejections: int(env, 'ADDRESS_BOOK_MAX_STORED_REJECTIONS', 10_000, 0, 10_000_000),
+  };
+}
