@@ -1,6 +1,8 @@
 import type { Pool } from 'pg';
+import type { AddressBookConfig } from '../lib/address-book/config';
 import type { Keystore } from '../lib/keystore';
 import type { Logger } from '../lib/logger';
+import { addressBookActivities } from './address-book/reconcile';
 import { withFailureMapping } from './failures';
 import { keyRotationActivities } from './keys/key-rotation';
 import { directoryActivities } from './network/directory';
@@ -13,6 +15,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** The VASPs' own keys (lib/keystore): activities hand out key ids and public keys only. */
   keystore: Keystore;
+  /** Address-book reconciliation settings; read from the environment when absent (tests pass their own). */
+  addressBook?: AddressBookConfig;
   /** Outgoing transfers (keystore, sealed request store, settings); activities/transfers/index.ts. */
   transfers?: TransferContext;
 }
@@ -26,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
     ...directoryActivities(deps.network),
     ...keyRotationActivities(deps),
     ...transferActivities(deps.transfers),
+    ...addressBookActivities(deps),
   });
 }
 

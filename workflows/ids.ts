@@ -10,4 +10,9 @@ export const workflowIds = {
   scheduledKeyRotation: (vaspDid: string) => `scheduled-key-rotation-${vaspDid}`,
   connectivityCheck: (at: Date) => `connectivity-check-${at.toISOString().replace(/[:.]/g, '-')}`,
   outgoingTransfer: (ref: string) => `outgoing-${ref}`,
+  /** One on-demand reconciliation per subsidiary at a time (scheduled runs get the schedule's time appended). */
+  addressBookReconcile: (vaspDid: string) => `address-book-reconcile-${vaspDid}`,
+  /** The nightly schedule of a subsidiary, and the id its runs start under (plus the scheduled time). */
+  addressBookSchedule: (vaspDid: string) => `address-book-schedule-${vaspDid}`,
+  scheduledAddressBookReconcile: (vaspDid: string) => `address-book-nightly-${vaspDid}`,
 };

@@ -1,4 +1,5 @@
 // Every workflow the worker registers. Workflows orchestrate only: no I/O, no Node built-ins (see eslint.config.mjs).
 export { connectivityCheck } from './connectivity-check';
+export { addressBookReconcile } from './address-book-reconcile';
 export { outgoingTransfer } from './outgoing-transfer';
 export { keyRotation, scheduledKeyRotation } from './key-rotation';

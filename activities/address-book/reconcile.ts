@@ -1,0 +1,651 @@
+import { Context } from '@temporalio/activity';
+import type { Pool, PoolClient } from 'pg';
+import { loadConfig } from '../../lib/config';
+import type { AddressBookConfig } from '../../lib/address-book/config';
+import type {
+  DeltaSummary,
+  ReconcilePhase,
+  ReconcileReport,
+  ReconcileTrigger,
+  RunSettings,
+} from '../../lib/address-book/reconcile-types';
+import { isAppError, UpstreamRejectedError, ValidationError } from '../../lib/errors';
+import type { Logger } from '../../lib/logger';
+import type { NetworkClient } from '../network/network-client';
+import {
+  DELETE_QUERY_BUDGET,
+  deleteAddresses,
+  LISTING_PAGE_SIZE,
+  listPage,
+  networkTotal,
+  registerCustomer,
+  requestUploadUrl,
+  type ListingPage,
+} from './network';
+import { chunkCsv, CSV_HEADER_BYTES, postCsv, ROW_BYTES_SQL, UploadUrlRefused } from './upload';
+
+export interface AddressBookActivityDeps {
+  pool: Pool;
+  network: NetworkClient;
+  logger: Logger;
+  /** The worker's settings; read from the environment when absent. */
+  addressBook?: AddressBookConfig;
+}
+
+/** A run's staging partitions are named after it. */
+const partition = (table: 'address_book_listing' | 'address_book_delta', runId: string) => `${table}_${runId.replace(/-/g, '')}`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function heartbeat(details?: unknown): void {
+  try {
+    Context.current().heartbeat(details);
+  } catch {
+    /* called outside an activity (the benchmark's direct calls) */
+  }
+}
+
+async function tx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('begin');
+    const out = await fn(c);
+    await c.query('commit');
+    return out;
+  } catch (e) {
+    await c.query('rollback').catch(() => undefined);
+    throw e;
+  } finally {
+    c.release();
+  }
+}
+
+interface RunRow {
+  run_id: string;
+  vasp_did: string;
+  status: string;
+  listed_pages: number;
+  listing_done: boolean;
+  network_before: string | null;
+  verify_pages: number;
+  verify_done: boolean;
+  network_after: string | null;
+  delta_ready: boolean;
+  desired: string | null;
+  to_add: string | null;
+  to_update: string | null;
+  to_remove: string | null;
+  method: DeltaSummary['method'] | null;
+  removed_through: string;
+  registered_through: string;
+  rejected: string;
+}
+
+export function addressBookActivities(deps: AddressBookActivityDeps) {
+  const { pool, network } = deps;
+  let cfg: AddressBookConfig | undefined = deps.addressBook;
+  const settings = () => (cfg ??= loadConfig().addressBook);
+
+  async function run(runId: string): Promise<RunRow> {
+    const { rows } = await pool.query<RunRow>('select * from address_book_runs where run_id = $1', [runId]);
+    if (!rows[0]) throw new ValidationError('runId', `no address-book run ${runId}`);
+    return rows[0];
+  }
+
+  async function setPhase(runId: string, phase: ReconcilePhase): Promise<void> {
+    await pool.query('update address_book_runs set phase = $2 where run_id = $1', [runId, phase]);
+  }
+
+  /** Stores rejected rows (up to the configured number per run) and counts all of them. */
+  async function reject(
+    db: Pick<Pool | PoolClient, 'query'>,
+    runId: string,
+    rows: readonly { action: 'add' | 'remove'; address: string; asset?: string; customerRef?: string; reason: string }[],
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    await db.query(
+      `insert into address_book_rejections (run_id, action, address, asset, customer_ref, reason)
+       select $1, x, a, s, c, r from unnest($7::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as t (x, a, s, c, r)
+        limit greatest(0, $6 - (select count(*) from address_book_rejections where run_id = $1))
+       on conflict (run_id, address) do nothing`,
+      [runId, rows.map((r) => r.address), rows.map((r) => r.asset ?? ''), rows.map((r) => r.customerRef ?? ''),
+        rows.map((r) => r.reason), settings().maxStoredRejections, rows.map((r) => r.action)],
+    );
+    await db.query('update address_book_runs set rejected = rejected + $2 where run_id = $1', [runId, rows.length]);
+  }
+
+  /** Pages through the network's listing into the run's staging partition, resuming at the first page not stored. */
+  async function listInto(runId: string, vaspDid: string, kind: 'before' | 'after'): Promise<{ total: number; rows: number; distinct: number }> {
+    const r = await run(runId);
+    const pagesCol = kind === 'before' ? 'listed_pages' : 'verify_pages';
+    const doneCol = kind === 'before' ? 'listing_done' : 'verify_done';
+    const totalCol = kind === 'before' ? 'network_before' : 'network_after';
+    let page = kind === 'before' ? r.listed_pages : r.verify_pages;
+    let done = kind === 'before' ? r.listing_done : r.verify_done;
+    let next: Promise<ListingPage> | undefined;
+    while (!done) {
+      const current = await (next ?? listPage(network, vaspDid, page));
+      // Fetch the following page while this one is written.
+      next = current.data.length >= LISTING_PAGE_SIZE ? listPage(network, vaspDid, page + 1) : undefined;
+      next?.catch(() => undefined);
+      const counts = new Map<string, { ref: string; n: number }>();
+      for (const row of current.data) {
+        const c = counts.get(row.address);
+        if (c) c.n += 1;
+        else counts.set(row.address, { ref: row.customer_ref ?? '', n: 1 });
+      }
+      done = current.data.length < LISTING_PAGE_SIZE;
+      await tx(pool, async (c) => {
+        if (counts.size > 0) {
+          await c.query(
+            `insert into ${partition('address_book_listing', runId)} (run_id, kind, address, customer_ref, n)
+             select $1, $2, a, r, n from unnest($3::text[], $4::text[], $5::int[]) as t (a, r, n)
+             on conflict (run_id, kind, address) do update set n = ${partition('address_book_listing', runId)}.n + excluded.n`,
+            [runId, kind, [...counts.keys()], [...counts.values()].map((v) => v.ref), [...counts.values()].map((v) => v.n)],
+          );
+        }
+        await c.query(
+          `update address_book_runs set ${pagesCol} = $2, ${doneCol} = $3, ${totalCol} = $4, phase = $5 where run_id = $1`,
+          [runId, page + 1, done, Number(current.pagination?.total ?? 0), kind === 'before' ? 'listing' : 'verifying'],
+        );
+      });
+      page += 1;
+      heartbeat({ kind, page });
+    }
+    const { rows } = await pool.query<{ rows: string; distinct: string }>(
+      `select coalesce(sum(n), 0) as rows, count(*) as distinct from ${partition('address_book_listing', runId)} where kind = $1`,
+      [kind],
+    );
+    const after = await run(runId);
+    return {
+      total: Number((kind === 'before' ? after.network_before : after.network_after) ?? 0),
+      rows: Number(rows[0]!.rows),
+      distinct: Number(rows[0]!.distinct),
+    };
+  }
+
+  async function summary(r: RunRow): Promise<DeltaSummary> {
+    const { rows } = await pool.query<{ chunks: string; remove_rows: string; distinct: string }>(
+      `select (select count(*) from address_book_chunks where run_id = $1) as chunks,
+              (select coalesce(sum(l.n), 0) from ${partition('address_book_delta', r.run_id)} d
+                 join ${partition('address_book_listing', r.run_id)} l on l.kind = 'before' and l.address = d.address
+                where d.action = 'remove') as remove_rows,
+              (select count(*) from ${partition('address_book_listing', r.run_id)} where kind = 'before') as distinct`,
+      [r.run_id],
+    );
+    return {
+      desired: Number(r.desired ?? 0),
+      networkBefore: Number(r.network_before ?? 0),
+      networkBeforeDistinct: Number(rows[0]!.distinct),
+      toAdd: Number(r.to_add ?? 0),
+      toUpdate: Number(r.to_update ?? 0),
+      toRemove: Number(r.to_remove ?? 0),
+      removeRows: Number(rows[0]!.remove_rows),
+      method: r.method ?? 'none',
+      chunks: Number(rows[0]!.chunks),
+    };
+  }
+
+  return {
+    /**
+     * Records the run and takes the VASP's run lock (one running run per VASP). A VASP with a run in progress gets a
+     * 'skipped' record instead. Creates the run's staging partitions. Returns the settings the run follows.
+     */
+    async abBeginRun(input: { runId: string; vaspDid: string; workflowId: string; trigger: ReconcileTrigger }): Promise<
+      { started: true; settings: RunSettings } | { started: false; busyRunId: string }
+    > {
+      if (!UUID.test(input.runId)) throw new ValidationError('runId', 'must be a UUID');
+      const s = settings();
+      const out: RunSettings = {
+        chunksPerExecution: s.chunksPerExecution,
+        processingTimeoutMs: s.processingTimeoutMs,
+        pollIntervalMs: s.pollIntervalMs,
+        settleMs: s.settleMs,
+        verify: s.verify,
+      };
+      const existing = await pool.query<{ status: string }>('select status from address_book_runs where run_id = $1', [input.runId]);
+      if (!existing.rows[0]) {
+        try {
+          await pool.query(
+            `insert into address_book_runs (run_id, vasp_did, workflow_id, trigger) values ($1, $2, $3, $4)`,
+            [input.runId, input.vaspDid, input.workflowId, input.trigger],
+          );
+        } catch (e) {
+          if ((e as { code?: string }).code !== '23505') throw e;
+          const busy = await pool.query<{ run_id: string }>(
+            `select run_id from address_book_runs where vasp_did = $1 and status = 'running'`,
+            [input.vaspDid],
+          );
+          const busyRunId = busy.rows[0]?.run_id ?? 'unknown';
+          await pool.query(
+            `insert into address_book_runs (run_id, vasp_did, workflow_id, trigger, status, phase, finished_at, error)
+             values ($1, $2, $3, $4, 'skipped', 'skipped', now(), $5) on conflict (run_id) do nothing`,
+            [input.runId, input.vaspDid, input.workflowId, input.trigger, `run ${busyRunId} was in progress for this VASP`],
+          );
+          return { started: false, busyRunId };
+        }
+      } else if (existing.rows[0].status === 'skipped') {
+        const busy = await pool.query<{ error: string }>('select error from address_book_runs where run_id = $1', [input.runId]);
+        return { started: false, busyRunId: /run (\S+)/.exec(busy.rows[0]?.error ?? '')?.[1] ?? 'unknown' };
+      }
+      for (const table of ['address_book_listing', 'address_book_delta'] as const) {
+        await pool.query(
+          `create unlogged table if not exists ${partition(table, input.runId)} partition of ${table} for values in ('${input.runId}')`,
+        );
+      }
+      return { started: true, settings: out };
+    },
+
+    /** The network's listing at the start of the run, into staging. */
+    async abListNetwork(input: { runId: string; vaspDid: string }) {
+      return listInto(input.runId, input.vaspDid, 'before');
+    },
+
+    /**
+     * The diff, in one statement over one snapshot of the registry: the desired set (each entry's network address,
+     * plus the master address of every tagged entry) against the listing. The network lists no asset per row, so the
+     * two sides are compared on the address string as the network stores it (`<address>:<tag>` included), and on
+     * customerRef; when several registry entries map to one network address (the same address for two assets, a
+     * master shared by several tags) the untagged entry wins, then the first asset in order. Numbers the rows to add
+     * and to remove, decides between single registrations and uploads, and cuts the uploads into chunks that respect
+     * both the row and the byte limit. Running it again after it completed changes nothing.
+     */
+    async abComputeDelta(input: { runId: string; vaspDid: string }): Promise<DeltaSummary> {
+      const r = await run(input.runId);
+      if (r.delta_ready) return summary(r);
+      if (!r.listing_done) throw new ValidationError('runId', 'the listing of this run is not complete');
+      await setPhase(input.runId, 'diff');
+      const s = settings();
+      const delta = partition('address_book_delta', input.runId);
+      const listing = partition('address_book_listing', input.runId);
+      await tx(pool, async (c) => {
+        await c.query(`delete from ${delta}`);
+        await c.query('delete from address_book_chunks where run_id = $1', [input.runId]);
+        const { rows } = await c.query<{ desired: string; to_add: string; to_update: string; to_remove: string }>(
+          `with desired as materialized (
+             select distinct on (na) na as address, asset, customer_ref from (
+               select network_address as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2
+               union all
+               select address, asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> ''
+             ) x order by na, pri, asset, customer_ref
+           ), listed as (
+             select address, customer_ref from ${listing} where kind = 'before'
+           ), adds as (
+             insert into ${delta} (run_id, action, seq, address, asset, customer_ref, is_update, bytes)
+             select $1, 'add', row_number() over (order by d.address), d.address, d.asset, d.customer_ref,
+                    l.address is not null, ${ROW_BYTES_SQL.replace(/\b(asset|address|customer_ref)\b/g, 'd.$1')}
+               from desired d left join listed l on l.address = d.address
+              where l.address is null or l.customer_ref is distinct from d.customer_ref
+             returning is_update
+           ), removes as (
+             insert into ${delta} (run_id, action, seq, address)
+             select $1, 'remove', row_number() over (order by l.address), l.address
+               from listed l where not exists (select 1 from desired d where d.address = l.address)
+             returning 1
+           )
+           select (select count(*) from desired) as desired,
+                  (select count(*) from adds where not is_update) as to_add,
+                  (select count(*) from adds where is_update) as to_update,
+                  (select count(*) from removes) as to_remove`,
+          [input.runId, input.vaspDid],
+        );
+        const counts = rows[0]!;
+        const adds = Number(counts.to_add) + Number(counts.to_update);
+        const method = adds === 0 ? 'none' : adds <= s.registerThreshold ? 'register' : 'upload';
+        if (method === 'upload') {
+          const { rows: big } = await c.query<{ max: number }>(`select max(bytes) as max from ${delta} where action = 'add'`);
+          const budget = s.chunkMaxBytes - CSV_HEADER_BYTES - big[0]!.max;
+          if (budget <= 0) {
+            throw new ValidationError('ADDRESS_BOOK_CHUNK_MAX_BYTES', `${s.chunkMaxBytes} bytes cannot hold the header and a row of ${big[0]!.max} bytes`);
+          }
+          // Cut by bytes (bp) and by rows (rp); both grow with seq, so every (bp, rp) group is a contiguous range
+          // of at most chunkRows rows and at most budget + one row's bytes.
+          await c.query(
+            `insert into address_book_chunks (run_id, chunk_no, first_seq, last_seq, rows, bytes)
+             select $1, row_number() over (order by bp, rp), min(seq), max(seq), count(*), sum(bytes) + $4
+               from (select seq, bytes, (sum(bytes) over (order by seq) - bytes) / $2 as bp, (seq - 1) / $3 as rp
+                       from ${delta} where action = 'add') x
+              group by bp, rp`,
+            [input.runId, budget, s.chunkRows, CSV_HEADER_BYTES],
+          );
+        }
+        await c.query(
+          `update address_book_runs set delta_ready = true, desired = $2, to_add = $3, to_update = $4, to_remove = $5, method = $6
+            where run_id = $1`,
+          [input.runId, counts.desired, counts.to_add, counts.to_update, counts.to_remove, method],
+        );
+      });
+      return summary(await run(input.runId));
+    },
+
+    /** Deletes what the registry no longer has, in batches that fit a request line; resumes after the last batch. */
+    async abApplyRemovals(input: { runId: string; vaspDid: string }): Promise<{ removed: number; rejected: number; refusedListingRows: number }> {
+      await setPhase(input.runId, 'removing');
+      const delta = partition('address_book_delta', input.runId);
+      let through = Number((await run(input.runId)).removed_through);
+      let removed = 0;
+      let rejected = 0;
+      for (;;) {
+        const { rows } = await pool.query<{ seq: string; address: string }>(
+          `select seq, address from ${delta} where action = 'remove' and seq > $1 order by seq limit 2000`,
+          [through],
+        );
+        if (rows.length === 0) break;
+        let i = 0;
+        while (i < rows.length) {
+          const batch: string[] = [];
+          let len = 0;
+          while (i < rows.length) {
+            const enc = encodeURIComponent(rows[i]!.address).length + 3;
+            if (batch.length > 0 && len + enc > DELETE_QUERY_BUDGET) break;
+            batch.push(rows[i]!.address);
+            len += enc;
+            i += 1;
+          }
+          const last = Number(rows[i - 1]!.seq);
+          try {
+            await deleteAddresses(network, input.vaspDid, batch);
+            removed += batch.length;
+            await pool.query('update address_book_runs set removed_through = $2 where run_id = $1', [input.runId, last]);
+          } catch (e) {
+            if (!(isAppError(e) && !e.retryable)) throw e;
+            // The network refused this batch for good: record why, go on with the rest.
+            await tx(pool, async (c) => {
+              await reject(c, input.runId, batch.map((address) => ({ action: 'remove' as const, address, reason: `deletion refused: ${e.message}` })));
+              await c.query('update address_book_runs set removed_through = $2 where run_id = $1', [input.runId, last]);
+            });
+            rejected += batch.length;
+          }
+          through = last;
+          heartbeat({ removedThrough: through });
+        }
+      }
+      // Listing rows the refused deletions leave in place (over every attempt of this activity).
+      const { rows: refused } = await pool.query<{ n: string }>(
+        `select coalesce(sum(l.n), 0) as n from address_book_rejections r
+           join ${partition('address_book_listing', input.runId)} l on l.kind = 'before' and l.address = r.address
+          where r.run_id = $1 and r.action = 'remove'`,
+        [input.runId],
+      );
+      return { removed, rejected, refusedListingRows: Number(refused[0]!.n) };
+    },
+
+    /**
+     * Waits (bounded) until the network's listing total reaches the expected count: at most `expected` after
+     * deletions ('down'), at least `expected` after additions ('up'). Processing is asynchronous at the network, so
+     * this is how a run knows it is done. Stops early when the count has moved away from `from` (the count before the
+     * changes) and then stood still for `settleMs`: rows the network refused never arrive. Does not fail on timeout:
+     * the verification names what is missing.
+     */
+    async abAwaitNetworkCount(input: {
+      runId: string;
+      vaspDid: string;
+      from: number;
+      expected: number;
+      direction: 'down' | 'up';
+      timeoutMs: number;
+      pollMs: number;
+      settleMs: number;
+    }): Promise<{ reached: boolean; count: number; waitedMs: number; settled: boolean }> {
+      await setPhase(input.runId, 'processing');
+      const started = Date.now();
+      let last: number | undefined;
+      let lastChange = started;
+      for (;;) {
+        const count = await networkTotal(network, input.vaspDid);
+        const now = Date.now();
+        if (count !== last) {
+          last = count;
+          lastChange = now;
+        }
+        const reached = input.direction === 'down' ? count <= input.expected : count >= input.expected;
+        const waitedMs = now - started;
+        const settled = count !== input.from && now - lastChange >= input.settleMs;
+        if (reached || settled || waitedMs >= input.timeoutMs) return { reached, count, waitedMs, settled };
+        heartbeat({ count, expected: input.expected });
+        await new Promise((r) => setTimeout(r, Math.min(input.pollMs, Math.max(0, input.timeoutMs - waitedMs))));
+      }
+    },
+
+    /** A small delta: one `registerCustomer` per row, a few at a time; a row the network refuses is recorded. */
+    async abRegisterAdds(input: { runId: string; vaspDid: string }): Promise<{ registered: number; rejected: number; rejectedNew: number }> {
+      await setPhase(input.runId, 'adding');
+      const delta = partition('address_book_delta', input.runId);
+      const concurrency = settings().registerConcurrency;
+      let through = Number((await run(input.runId)).registered_through);
+      let registered = 0;
+      let rejected = 0;
+      for (;;) {
+        const { rows } = await pool.query<{ seq: string; address: string; asset: string; customer_ref: string }>(
+          `select seq, address, asset, customer_ref from ${delta} where action = 'add' and seq > $1 order by seq limit $2`,
+          [through, concurrency],
+        );
+        if (rows.length === 0) break;
+        const outcomes = await Promise.all(
+          rows.map(async (row) => {
+            try {
+              await registerCustomer(network, { vaspDID: input.vaspDid, address: row.address, customerRef: row.customer_ref, asset: row.asset });
+              return undefined;
+            } catch (e) {
+              // 409: the network says it has it already, which is what we wanted.
+              if (isAppError(e) && e.httpStatus === 409) return undefined;
+              if (isAppError(e) && !e.retryable) return { action: 'add' as const, address: row.address, asset: row.asset, customerRef: row.customer_ref, reason: e.message };
+              throw e;
+            }
+          }),
+        );
+        const refused = outcomes.filter((o): o is NonNullable<typeof o> => o !== undefined);
+        through = Number(rows[rows.length - 1]!.seq);
+        await tx(pool, async (c) => {
+          await reject(c, input.runId, refused);
+          await c.query('update address_book_runs set registered_through = $2 where run_id = $1', [input.runId, through]);
+        });
+        registered += rows.length - refused.length;
+        rejected += refused.length;
+        heartbeat({ registeredThrough: through });
+      }
+      // New addresses the network refused (over every attempt): the count will not include them.
+      const { rows: refusedNew } = await pool.query<{ n: string }>(
+        `select count(*) as n from address_book_rejections r
+           join ${delta} d on d.action = 'add' and d.address = r.address and not d.is_update
+          where r.run_id = $1 and r.action = 'add'`,
+        [input.runId],
+      );
+      return { registered, rejected, rejectedNew: Number(refusedNew[0]!.n) };
+    },
+
+    /**
+     * Uploads one chunk, exactly once: an uploaded chunk is never sent again, and the state moves planned →
+     * uploading → uploaded in Postgres around the POST. A chunk found 'uploading' was interrupted by a crash; if the
+     * POST had completed, the network's count shows it (`expectedIfUploaded`), so it is only sent again when the count
+     * says the network never got it. Once the POST has started, cancellation (a worker shutting down) lets it finish
+     * and records it, so a graceful shutdown never leaves an ambiguous chunk. An expired upload URL gets a new one.
+     */
+    async abUploadChunk(input: { runId: string; vaspDid: string; chunkNo: number; baseCount: number; timeoutMs: number; pollMs: number }): Promise<
+      { chunkNo: number; rows: number; bytes: number; sent: boolean }
+    > {
+      const { rows: found } = await pool.query<{
+        first_seq: string; last_seq: string; rows: number; bytes: string; state: 'planned' | 'uploading' | 'uploaded';
+      }>('select first_seq, last_seq, rows, bytes, state from address_book_chunks where run_id = $1 and chunk_no = $2', [input.runId, input.chunkNo]);
+      const chunk = found[0];
+      if (!chunk) throw new ValidationError('chunkNo', `run ${input.runId} has no chunk ${input.chunkNo}`);
+      if (chunk.state === 'uploaded') return { chunkNo: input.chunkNo, rows: chunk.rows, bytes: Number(chunk.bytes), sent: false };
+      await setPhase(input.runId, 'adding');
+      if (chunk.state === 'uploading') {
+        // The count the network shows once this chunk and the ones before it are processed: new rows only.
+        const { rows: news } = await pool.query<{ n: string }>(
+          `select count(*) as n from ${partition('address_book_delta', input.runId)} where action = 'add' and not is_update and seq <= $1`,
+          [chunk.last_seq],
+        );
+        const expectedIfUploaded = input.baseCount + Number(news[0]!.n);
+        const deadline = Date.now() + Math.min(input.timeoutMs, 5 * 60_000);
+        for (;;) {
+          const count = await networkTotal(network, input.vaspDid);
+          if (count >= expectedIfUploaded) {
+            await pool.query(
+              `update address_book_chunks set state = 'uploaded', uploaded_at = now(), upload_key = coalesce(upload_key, 'inferred from the listing')
+                where run_id = $1 and chunk_no = $2`,
+              [input.runId, input.chunkNo],
+            );
+            return { chunkNo: input.chunkNo, rows: chunk.rows, bytes: Number(chunk.bytes), sent: false };
+          }
+          if (Date.now() >= deadline) break;
+          heartbeat({ chunkNo: input.chunkNo, probing: count });
+          await new Promise((r) => setTimeout(r, input.pollMs));
+        }
+      }
+      const s = settings();
+      const fileName = `address-book-${input.runId}-${String(input.chunkNo).padStart(5, '0')}.csv`;
+      for (let urlAttempt = 1; ; urlAttempt++) {
+        const uploadUrl = await requestUploadUrl(network, input.vaspDid);
+        await pool.query(
+          `update address_book_chunks set state = 'uploading', attempts = attempts + 1, started_at = now() where run_id = $1 and chunk_no = $2`,
+          [input.runId, input.chunkNo],
+        );
+        let rowsRead = 0;
+        const csv = chunkCsv(pool, input.runId, Number(chunk.first_seq), Number(chunk.last_seq), (n) => {
+          rowsRead += n;
+          heartbeat({ chunkNo: input.chunkNo, rows: rowsRead });
+        });
+        try {
+          const { bytes, response } = await postCsv(uploadUrl, fileName, csv, Math.min(s.chunkMaxBytes, Number(chunk.bytes)), input.timeoutMs);
+          if (rowsRead !== chunk.rows) {
+            throw new ValidationError('chunk', `chunk ${input.chunkNo} of run ${input.runId} read ${rowsRead} rows, planned ${chunk.rows}: the run's staging was lost`);
+          }
+          const meta = response.uploadedFile?.metadata;
+          await pool.query(
+            `update address_book_chunks set state = 'uploaded', uploaded_at = now(), upload_key = $3, upload_counter = $4
+              where run_id = $1 and chunk_no = $2`,
+            [input.runId, input.chunkNo, meta?.key ?? response.uploadedFile?.name ?? null, meta?.extra?.counter ?? null],
+          );
+          return { chunkNo: input.chunkNo, rows: chunk.rows, bytes, sent: true };
+        } catch (e) {
+          csv.destroy();
+          // Nothing (or a refused file) reached the network: the chunk is planned again.
+          if (e instanceof UploadUrlRefused || isAppError(e)) {
+            await pool.query(`update address_book_chunks set state = 'planned' where run_id = $1 and chunk_no = $2`, [input.runId, input.chunkNo]);
+          }
+          if (e instanceof UploadUrlRefused) {
+            if (urlAttempt < 3) {
+              deps.logger.warn({ runId: input.runId, chunkNo: input.chunkNo }, `${e.message}; requesting a new upload URL`);
+              continue;
+            }
+            throw new UpstreamRejectedError(`${e.message} (three upload URLs in a row were refused)`);
+          }
+          throw e;
+        }
+      }
+    },
+
+    /**
+     * Checks the result. When the expected count was reached and the settings allow, the listing's total is the
+     * proof; otherwise the whole listing is staged again and every row of the delta checked: an addition missing (or
+     * listed with another customerRef) and a removal still listed become rejected rows with their reason.
+     */
+    async abVerify(input: { runId: string; vaspDid: string; countReached: boolean; verify: 'count' | 'listing' }): Promise<{
+      verifiedBy: 'count' | 'listing';
+      networkAfter: number;
+      missing: number;
+      stillListed: number;
+    }> {
+      await setPhase(input.runId, 'verifying');
+      if (input.countReached && input.verify === 'count') {
+        const networkAfter = await networkTotal(network, input.vaspDid);
+        await pool.query('update address_book_runs set network_after = $2 where run_id = $1', [input.runId, networkAfter]);
+        return { verifiedBy: 'count', networkAfter, missing: 0, stillListed: 0 };
+      }
+      const listed = await listInto(input.runId, input.vaspDid, 'after');
+      const delta = partition('address_book_delta', input.runId);
+      const listing = partition('address_book_listing', input.runId);
+      return tx(pool, async (c) => {
+        // Rows already rejected (by registerCustomer or a refused deletion) keep their first reason.
+        const { rows: missing } = await c.query<{ address: string; asset: string; customer_ref: string; listed_ref: string | null }>(
+          `select d.address, d.asset, d.customer_ref, l.customer_ref as listed_ref
+             from ${delta} d left join ${listing} l on l.kind = 'after' and l.address = d.address
+            where d.action = 'add' and (l.address is null or l.customer_ref is distinct from d.customer_ref)
+              and not exists (select 1 from address_book_rejections x where x.run_id = $1 and x.address = d.address)`,
+          [input.runId],
+        );
+        const { rows: still } = await c.query<{ address: string }>(
+          `select d.address from ${delta} d join ${listing} l on l.kind = 'after' and l.address = d.address
+            where d.action = 'remove'
+              and not exists (select 1 from address_book_rejections x where x.run_id = $1 and x.address = d.address)`,
+          [input.runId],
+        );
+        await reject(c, input.runId, [
+          ...missing.map((m) => ({
+            action: 'add' as const, address: m.address, asset: m.asset, customerRef: m.customer_ref,
+            reason: m.listed_ref === null
+              ? 'not in the network\'s listing after processing (the network reports per-row outcomes only by e-mail)'
+              : `listed with customerRef "${m.listed_ref}" after processing`,
+          })),
+          ...still.map((m) => ({ action: 'remove' as const, address: m.address, reason: 'still in the network\'s listing after deletion' })),
+        ]);
+        return { verifiedBy: 'listing' as const, networkAfter: listed.total, missing: missing.length, stillListed: still.length };
+      });
+    },
+
+    /** Stores the run's report, releases the VASP's run lock and drops the run's staging. */
+    async abFinishRun(input: {
+      runId: string;
+      status: 'succeeded' | 'failed';
+      error?: string;
+      verifiedBy?: 'count' | 'listing';
+      phases: Partial<Record<ReconcilePhase, number>>;
+    }): Promise<ReconcileReport> {
+      const r = await run(input.runId);
+      if (r.status !== 'running') {
+        const { rows } = await pool.query<{ report: ReconcileReport | null }>('select report from address_book_runs where run_id = $1', [input.runId]);
+        if (rows[0]?.report) return rows[0].report;
+      }
+      const { rows: extra } = await pool.query<{ chunks: string; uploaded: string; trigger: ReconcileTrigger; started_at: Date; now: Date }>(
+        `select (select count(*) from address_book_chunks where run_id = $1) as chunks,
+                (select count(*) from address_book_chunks where run_id = $1 and state = 'uploaded') as uploaded,
+                trigger, started_at, now() as now from address_book_runs where run_id = $1`,
+        [input.runId],
+      );
+      const x = extra[0]!;
+      const rejected = Number(r.rejected);
+      const toAdd = Number(r.to_add ?? 0);
+      const toUpdate = Number(r.to_update ?? 0);
+      const toRemove = Number(r.to_remove ?? 0);
+      const { rows: rejectedBy } = await pool.query<{ adds: string; removes: string }>(
+        `select count(*) filter (where action = 'add') as adds, count(*) filter (where action = 'remove') as removes
+           from address_book_rejections where run_id = $1`,
+        [input.runId],
+      );
+      const ok = input.status === 'succeeded';
+      const rejectedAdds = Number(rejectedBy[0]!.adds);
+      const rejectedRemoves = Number(rejectedBy[0]!.removes);
+      const report: ReconcileReport = {
+        runId: r.run_id,
+        vaspDid: r.vasp_did,
+        trigger: x.trigger,
+        status: input.status,
+        startedAt: x.started_at.toISOString(),
+        finishedAt: x.now.toISOString(),
+        durationMs: x.now.getTime() - x.started_at.getTime(),
+        method: r.method ?? undefined,
+        desired: r.desired === null ? undefined : Number(r.desired),
+        networkBefore: r.network_before === null ? undefined : Number(r.network_before),
+        networkAfter: r.network_after === null ? undefined : Number(r.network_after),
+        // What was added, updated and removed, net of the rows the network refused or did not take.
+        added: ok ? Math.max(0, toAdd - rejectedAdds) : 0,
+        updated: ok ? toUpdate : 0,
+        removed: ok ? Math.max(0, toRemove - rejectedRemoves) : 0,
+        rejected,
+        chunks: Number(x.chunks),
+        verifiedBy: input.verifiedBy,
+        phases: input.phases,
+        error: input.error,
+      };
+      await pool.query(
+        `update address_book_runs set status = $2, phase = $3, finished_at = now(), report = $4, error = $5 where run_id = $1`,
+        [input.runId, input.status, ok ? 'done' : 'failed', JSON.stringify(report), input.error ?? null],
+      );
+      for (const table of ['address_book_listing', 'address_book_delta'] as const) {
+        await pool.query(`drop table if exists ${partition(table, input.runId)}`);
+      }
+      return report;
+    },
+  };
+}

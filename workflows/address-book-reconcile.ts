@@ -1,0 +1,205 @@
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ContinueAsNew,
+  continueAsNew,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type {
+  DeltaSummary,
+  ReconcilePhase,
+  ReconcileProgress,
+  ReconcileReport,
+  ReconcileTrigger,
+  RunSettings,
+} from '../lib/address-book/reconcile-types';
+
+/** Progress of the run: phase, rows and chunks done. Shared with the API and the CLI (`--follow`). */
+export const addressBookProgressQuery = defineQuery<ReconcileProgress>('addressBookProgress');
+
+export interface ReconcileInput {
+  vaspDid: string;
+  trigger: ReconcileTrigger;
+  /** Set only by continue-as-new: where the run stands. Ids and counts only. */
+  resume?: RunState;
+}
+
+interface RunState {
+  runId: string;
+  startedAtMs: number;
+  phase: ReconcilePhase;
+  execution: number;
+  settings?: RunSettings;
+  delta?: DeltaSummary;
+  /** Listing total the run expects once its removals are processed, and once its additions are. */
+  expectedAfterRemovals?: number;
+  expectedFinal?: number;
+  /** Next chunk to upload (1-based). */
+  nextChunk: number;
+  rowsDone: number;
+  chunksDone: number;
+  countReached?: boolean;
+  phases: Partial<Record<ReconcilePhase, number>>;
+}
+
+const quick = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 } } as const;
+const { abBeginRun, abFinishRun } = proxyActivities<Activities>(quick);
+// Long activities heartbeat; a worker that dies is noticed within the heartbeat timeout and the attempt moves on.
+const long = {
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+} as const;
+const { abListNetwork, abComputeDelta, abApplyRemovals, abRegisterAdds, abUploadChunk, abVerify } = proxyActivities<Activities>(long);
+
+/**
+ * Brings one subsidiary's address book at the network in line with the group's registry:
+ * list what the network holds (into a staging table), diff, delete what the registry no longer has, add what it has
+ * (single registrations for a small delta, CSV chunks otherwise), wait for the network's asynchronous processing,
+ * verify, and store a report. Every step is an idempotent activity keyed by the run id, with its progress in Postgres,
+ * so a worker crash resumes where it stopped; long uploads continue as new every few chunks to keep history short.
+ */
+export async function addressBookReconcile(input: ReconcileInput): Promise<ReconcileReport> {
+  const s: RunState = input.resume
+    ? { ...input.resume, execution: input.resume.execution + 1 }
+    : { runId: uuid4(), startedAtMs: Date.now(), phase: 'starting', execution: 1, nextChunk: 1, rowsDone: 0, chunksDone: 0, phases: {} };
+  const { vaspDid } = input;
+
+  setHandler(addressBookProgressQuery, (): ReconcileProgress => ({
+    runId: s.runId,
+    vaspDid,
+    phase: s.phase,
+    startedAt: new Date(s.startedAtMs).toISOString(),
+    rowsDone: s.rowsDone,
+    rowsTotal: s.delta ? s.delta.toAdd + s.delta.toUpdate + s.delta.toRemove : undefined,
+    chunksDone: s.chunksDone,
+    chunksTotal: s.delta?.chunks,
+    delta: s.delta,
+    execution: s.execution,
+  }));
+
+  let phaseStarted = Date.now();
+  const enter = (phase: ReconcilePhase) => {
+    s.phases[s.phase] = (s.phases[s.phase] ?? 0) + (Date.now() - phaseStarted);
+    phaseStarted = Date.now();
+    s.phase = phase;
+  };
+
+  try {
+    if (s.phase === 'starting') {
+      const begun = await abBeginRun({ runId: s.runId, vaspDid, workflowId: workflowInfo().workflowId, trigger: input.trigger });
+      if (!begun.started) {
+        s.phase = 'skipped';
+        const now = new Date().toISOString();
+        return {
+          runId: s.runId, vaspDid, trigger: input.trigger, status: 'skipped', startedAt: now, finishedAt: now, durationMs: 0,
+          added: 0, updated: 0, removed: 0, rejected: 0, chunks: 0, phases: {}, busyRunId: begun.busyRunId,
+          error: `run ${begun.busyRunId} is in progress for ${vaspDid}`,
+        };
+      }
+      s.settings = begun.settings;
+      enter('listing');
+    }
+    const settings = s.settings!;
+    const timeouts = { timeoutMs: settings.processingTimeoutMs, pollMs: settings.pollIntervalMs, settleMs: settings.settleMs };
+    // The waiting activity polls for as long as the network may take, heartbeating at every poll.
+    const { abAwaitNetworkCount } = proxyActivities<Activities>({
+      startToCloseTimeout: settings.processingTimeoutMs + 5 * 60_000,
+      heartbeatTimeout: Math.max(60_000, 3 * settings.pollIntervalMs),
+      retry: long.retry,
+    });
+
+    if (s.phase === 'listing') {
+      await abListNetwork({ runId: s.runId, vaspDid });
+      enter('diff');
+    }
+
+    if (s.phase === 'diff') {
+      s.delta = await abComputeDelta({ runId: s.runId, vaspDid });
+      enter('removing');
+    }
+    const delta = s.delta!;
+
+    if (s.phase === 'removing') {
+      // Deletions first, and their processing awaited, so the count the additions wait for cannot be met by chance.
+      s.expectedAfterRemovals = delta.networkBefore - delta.removeRows;
+      if (delta.toRemove > 0) {
+        const applied = await abApplyRemovals({ runId: s.runId, vaspDid });
+        s.expectedAfterRemovals += applied.refusedListingRows;
+        const waited = await abAwaitNetworkCount({
+          runId: s.runId, vaspDid, from: delta.networkBefore, expected: s.expectedAfterRemovals, direction: 'down', ...timeouts,
+        });
+        s.countReached = waited.reached && waited.count === s.expectedAfterRemovals;
+        s.rowsDone += delta.toRemove;
+      } else {
+        s.countReached = true;
+      }
+      enter('adding');
+    }
+
+    s.expectedFinal ??= s.expectedAfterRemovals! + delta.toAdd;
+    if (s.phase === 'adding') {
+      if (delta.method === 'register') {
+        const registered = await abRegisterAdds({ runId: s.runId, vaspDid });
+        s.expectedFinal = s.expectedAfterRemovals! + delta.toAdd - registered.rejectedNew;
+        s.rowsDone += delta.toAdd + delta.toUpdate;
+      } else if (delta.method === 'upload') {
+        let thisExecution = 0;
+        while (s.nextChunk <= delta.chunks) {
+          if (thisExecution >= settings.chunksPerExecution || workflowInfo().continueAsNewSuggested) {
+            return await continueAsNew<typeof addressBookReconcile>({ ...input, resume: s });
+          }
+          const done = await abUploadChunk({ runId: s.runId, vaspDid, chunkNo: s.nextChunk, baseCount: s.expectedAfterRemovals!, ...timeouts });
+          s.rowsDone += done.rows;
+          s.chunksDone += 1;
+          s.nextChunk += 1;
+          thisExecution += 1;
+        }
+      }
+      enter('processing');
+    }
+
+    if (s.phase === 'processing') {
+      // With nothing to add, the count after the removals is the final one.
+      if (delta.method !== 'none') {
+        const waited = await abAwaitNetworkCount({
+          runId: s.runId, vaspDid, from: s.expectedAfterRemovals!, expected: s.expectedFinal, direction: 'up', ...timeouts,
+        });
+        s.countReached = waited.reached && waited.count === s.expectedFinal;
+      }
+      enter('verifying');
+    }
+
+    let verifiedBy: 'count' | 'listing' | undefined;
+    if (s.phase === 'verifying') {
+      const verified = await abVerify({ runId: s.runId, vaspDid, countReached: s.countReached ?? false, verify: settings.verify });
+      verifiedBy = verified.verifiedBy;
+      enter('reporting');
+    }
+
+    const report = await abFinishRun({ runId: s.runId, status: 'succeeded', verifiedBy, phases: s.phases });
+    s.phase = 'done';
+    return report;
+  } catch (e) {
+    if (e instanceof ContinueAsNew || s.phase === 'skipped' || s.phase === 'starting') throw e;
+    const message = (e as Error).message ?? String(e);
+    const cause = (e as { cause?: Error }).cause?.message;
+    const failedIn = s.phase;
+    enter('failed');
+    // A cancelled run still records its report; nothing else may run in a cancelled scope, so it runs outside it.
+    if (isCancellation(e)) {
+      await CancellationScope.nonCancellable(() =>
+        abFinishRun({ runId: s.runId, status: 'failed', error: `cancelled in phase ${failedIn}`, phases: s.phases }),
+      );
+      throw e;
+    }
+    await abFinishRun({ runId: s.runId, status: 'failed', error: `${failedIn}: ${cause ?? message}`, phases: s.phases });
+    throw ApplicationFailure.nonRetryable(`address-book run ${s.runId} failed in phase ${failedIn}: ${cause ?? message}`, 'AddressBookRunFailed');
+  }
+}
