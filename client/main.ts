@@ -9,6 +9,7 @@ import { createPool } from '../db/pool';
 import { openTransferContext } from '../activities/transfers';
 import { NetworkClient } from '../activities/network/network-client';
 import { openKeystore } from '../lib/keystore';
+import { ensureAddressBookSchedules } from './address-book-schedules';
 import { buildApi } from './api/server';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { createTemporalClient } from './temporal';
@@ -23,6 +24,7 @@ runMain('api', async (log) => {
   const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
   const temporal = await createTemporalClient(config, keyring);
   log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
+  log.info({ schedules: await ensureAddressBookSchedules(temporal, config) }, 'address-book schedules ensured');
   const app = await buildApi({
     temporal,
     pool,

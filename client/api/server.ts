@@ -10,6 +10,7 @@ import type { Keystore } from '../../lib/keystore';
 import type { TransferContext } from '../../activities/transfers';
 import type { Logger } from '../../lib/logger';
 import { errorHandler } from './errors';
+import { addressBookRoutes } from './routes/address-book';
 import { checkRoutes } from './routes/checks';
 import { codecRoutes } from './routes/codec';
 import { agentRoutes } from './routes/agent';
@@ -71,5 +72,6 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   agentRoutes(app, deps);
   notificationWebhookRoutes(app, deps);
   keyRoutes(app, deps);
+  addressBookRoutes(app, deps);
   return app;
 }

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerKeyCommands } from './keys';
+import { registerAddressCommands } from './addresses';
 
 /**
  * The project's CLI (`npm run cli -- <command>`). Each part adds its commands with one `register…(program)` call.
@@ -11,6 +12,7 @@ export const program = new Command()
 
 // Commands are registered here, one line per part.
 registerKeyCommands(program);
+registerAddressCommands(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((e: Error) => {

@@ -1,0 +1,45 @@
+import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { PlatformConfig } from '../lib/config';
+import { addressBookReconcile } from '../workflows';
+import { workflowIds } from '../workflows/ids';
+import { ensureSchedule } from './schedules';
+
+/**
+ * One nightly reconciliation per subsidiary (ADDRESS_BOOK_CRON in ADDRESS_BOOK_TIMEZONE), created or brought up to
+ * date at every API start. Overlaps are skipped: a night's run that finds the previous one still going does not start
+ * (and a run that finds an on-demand run of the VASP in progress records itself as skipped). With the cron set to
+ * `off`, existing schedules are removed.
+ */
+export async function ensureAddressBookSchedules(
+  client: Client,
+  config: Pick<PlatformConfig, 'group' | 'addressBook' | 'temporal'>,
+): Promise<Record<string, 'created' | 'updated' | 'deleted' | 'absent'>> {
+  const out: Record<string, 'created' | 'updated' | 'deleted' | 'absent'> = {};
+  for (const vaspDid of config.group.subsidiaryDids) {
+    const scheduleId = workflowIds.addressBookSchedule(vaspDid);
+    if (!config.addressBook.cron) {
+      try {
+        await client.schedule.getHandle(scheduleId).delete();
+        out[vaspDid] = 'deleted';
+      } catch (e) {
+        if (!(e instanceof ScheduleNotFoundError)) throw e;
+        out[vaspDid] = 'absent';
+      }
+      continue;
+    }
+    out[vaspDid] = await ensureSchedule(client, {
+      scheduleId,
+      spec: { cronExpressions: [config.addressBook.cron], timezone: config.addressBook.timezone },
+      action: {
+        type: 'startWorkflow',
+        workflowType: addressBookReconcile,
+        workflowId: workflowIds.scheduledAddressBookReconcile(vaspDid),
+        taskQueue: config.temporal.taskQueue,
+        args: [{ vaspDid, trigger: 'schedule' }],
+      },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+      memo: { purpose: `nightly address-book reconciliation of ${vaspDid}` },
+    });
+  }
+  return out;
+}

@@ -1,0 +1,332 @@
+import type { FastifyInstance } from 'fastify';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Pool } from 'pg';
+import { Type, type Static } from 'typebox';
+import { checkEntry, checkKey, entryKey, normalizeAsset, type RegistryEntry } from '../../../lib/address-book/entry';
+import type { ReconcileReport } from '../../../lib/address-book/reconcile-types';
+import { deleteEntries, listEntries, upsertEntries } from '../../../lib/address-book/registry';
+import { loadConfig, type GroupConfig } from '../../../lib/config';
+import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
+import { addressBookReconcile } from '../../../workflows';
+import { addressBookProgressQuery } from '../../../workflows/address-book-reconcile';
+import { workflowIds } from '../../../workflows/ids';
+
+/** Entries per PUT or DELETE request. The CLI import sends batches well below this. */
+export const MAX_BATCH = 10_000;
+
+const EntryIn = Type.Object(
+  {
+    asset: Type.String({ description: 'Asset code, e.g. ETH (stored upper-case)' }),
+    address: Type.String({ description: 'The address; a memo/tag asset may carry its tag as <address>:<tag>' }),
+    tag: Type.Optional(Type.String({ description: 'Memo or destination tag, instead of <address>:<tag>' })),
+    customerRef: Type.String({ description: 'Reference of the customer or wallet' }),
+    vaspDID: Type.String({ description: 'The owning subsidiary VASP' }),
+  },
+  { additionalProperties: false },
+);
+const KeyIn = Type.Object(
+  { asset: Type.String(), address: Type.String(), tag: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
+const Entry = Type.Object({
+  asset: Type.String(),
+  address: Type.String(),
+  tag: Type.String(),
+  networkAddress: Type.String({ description: 'The form registered at the network: <address>:<tag> or <address>' }),
+  customerRef: Type.String(),
+  vaspDID: Type.String(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+const VaspParams = Type.Object({ vaspDID: Type.String({ minLength: 1 }) });
+/** Query integers arrive as strings (the API does not coerce types): checked here, naming the parameter. */
+const QueryInt = (description: string) => Type.String({ pattern: '^[0-9]{1,9}$', description });
+function queryInt(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (n < min || n > max) throw new ValidationError(`querystring.${name}`, `must be from ${min} to ${max}`);
+  return n;
+}
+const RejectedRow = Type.Object({ action: Type.String(), address: Type.String(), asset: Type.String(), customerRef: Type.String(), reason: Type.String() });
+const Report = Type.Object(
+  {
+    runId: Type.String(),
+    vaspDid: Type.String(),
+    trigger: Type.String(),
+    status: Type.String(),
+    startedAt: Type.String(),
+    finishedAt: Type.String(),
+    durationMs: Type.Number(),
+    added: Type.Number(),
+    updated: Type.Number(),
+    removed: Type.Number(),
+    rejected: Type.Number(),
+    chunks: Type.Number(),
+    rejectedRows: Type.Array(RejectedRow),
+  },
+  { additionalProperties: true },
+);
+
+/**
+ * The group's address registry (PUT/DELETE/GET /v1/addresses) and the reconciliation of each subsidiary's book at the
+ * network (/v1/address-book/:vaspDID/…).
+ */
+export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client; pool: Pool; taskQueue: string; group?: GroupConfig }) {
+  let group = deps.group;
+  const subsidiaries = () => new Set((group ??= loadConfig().group).subsidiaryDids);
+  const assertSubsidiary = (vaspDID: string) => {
+    if (!subsidiaries().has(vaspDID)) throw new ValidationError('vaspDID', 'must be a subsidiary VASP of the group (SUBSIDIARY_VASP_DIDS)');
+  };
+
+  app.put(
+    '/v1/addresses',
+    {
+      schema: {
+        tags: ['address book'],
+        summary: 'Insert or update registry entries, all or nothing',
+        description:
+          'Each entry is validated (asset code, non-empty address, tag form, VASP a subsidiary of the group); the first ' +
+          'problem answers 400 naming `addresses[i].field`, and nothing is written. An entry registered to another ' +
+          'subsidiary answers 409.',
+        body: Type.Object({ addresses: Type.Array(EntryIn, { minItems: 1, maxItems: MAX_BATCH }) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ inserted: Type.Number(), updated: Type.Number(), unchanged: Type.Number() }) },
+      },
+    },
+    async (request) => {
+      const { addresses } = request.body as { addresses: Static<typeof EntryIn>[] };
+      const allowed = subsidiaries();
+      const entries: RegistryEntry[] = [];
+      const seen = new Map<string, number>();
+      addresses.forEach((input, i) => {
+        const checked = checkEntry(input, allowed);
+        if (!checked.ok) throw new ValidationError(`addresses[${i}].${checked.problem.field}`, checked.problem.rule, { index: i });
+        const key = entryKey(checked.value);
+        const first = seen.get(key);
+        if (first !== undefined) {
+          throw new ValidationError(`addresses[${i}]`, `duplicates addresses[${first}] (same asset, address and tag)`, { index: i });
+        }
+        seen.set(key, i);
+        entries.push(checked.value);
+      });
+      return upsertEntries(deps.pool, entries);
+    },
+  );
+
+  app.delete(
+    '/v1/addresses',
+    {
+      schema: {
+        tags: ['address book'],
+        summary: 'Delete registry entries by asset, address and tag',
+        body: Type.Object({ addresses: Type.Array(KeyIn, { minItems: 1, maxItems: MAX_BATCH }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            deleted: Type.Number(),
+            notFound: Type.Array(Type.Number(), { description: 'Indexes of the entries that were not in the registry' }),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { addresses } = request.body as { addresses: Static<typeof KeyIn>[] };
+      const keys = addresses.map((input, i) => {
+        const checked = checkKey(input);
+        if (!checked.ok) throw new ValidationError(`addresses[${i}].${checked.problem.field}`, checked.problem.rule, { index: i });
+        return checked.value;
+      });
+      return deleteEntries(deps.pool, keys);
+    },
+  );
+
+  app.get(
+    '/v1/addresses',
+    {
+      schema: {
+        tags: ['address book'],
+        summary: 'Registry entries, paged, filtered by VASP, asset and customerRef',
+        querystring: Type.Object(
+          {
+            vaspDID: Type.Optional(Type.String({ minLength: 1 })),
+            asset: Type.Optional(Type.String({ minLength: 1 })),
+            customerRef: Type.Optional(Type.String({ minLength: 1 })),
+            page: Type.Optional(QueryInt('1-based page number (default 1)')),
+            perPage: Type.Optional(QueryInt('entries per page, 1 to 1000 (default 100)')),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            pagination: Type.Object({ page: Type.Number(), perPage: Type.Number(), total: Type.Number() }),
+            data: Type.Array(Entry),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query as { vaspDID?: string; asset?: string; customerRef?: string; page?: string; perPage?: string };
+      let asset: string | undefined;
+      if (q.asset !== undefined) {
+        const a = normalizeAsset(q.asset);
+        if (!a.ok) throw new ValidationError('querystring.asset', a.problem.rule);
+        asset = a.value;
+      }
+      const page = queryInt(q.page, 'page', 1, 1, 1_000_000_000);
+      const perPage = queryInt(q.perPage, 'perPage', 100, 1, 1000);
+      const { total, items } = await listEntries(deps.pool, { vaspDID: q.vaspDID, asset, customerRef: q.customerRef?.trim(), page, perPage });
+      return { pagination: { page, perPage, total }, data: items };
+    },
+  );
+
+  app.post(
+    '/v1/address-book/:vaspDID/reconcile',
+    {
+      schema: {
+        tags: ['address book'],
+        summary: "Start reconciling a subsidiary's address book at the network now",
+        description:
+          '409 when a run for the VASP is in progress (on demand or scheduled). An optional JSON body `{"trigger": "api" | "cli"}` ' +
+          'says who asked, for the report.',
+        params: VaspParams,
+        response: { 202: Type.Object({ workflowId: Type.String(), runId: Type.String() }) },
+      },
+    },
+    async (request, reply) => {
+      const { vaspDID } = request.params as { vaspDID: string };
+      assertSubsidiary(vaspDID);
+      const asked = (request.body as { trigger?: unknown } | undefined)?.trigger;
+      if (asked !== undefined && asked !== 'api' && asked !== 'cli') throw new ValidationError('trigger', 'must be api or cli');
+      const trigger = (asked ?? 'api') as 'api' | 'cli';
+      await assertNoRunningRun(deps, vaspDID);
+      try {
+        const handle = await deps.temporal.workflow.start(addressBookReconcile, {
+          taskQueue: deps.taskQueue,
+          workflowId: workflowIds.addressBookReconcile(vaspDID),
+          args: [{ vaspDid: vaspDID, trigger }],
+        });
+        return reply.code(202).send({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
+      } catch (e) {
+        if (e instanceof WorkflowExecutionAlreadyStartedError) {
+          throw new ConflictError(`a reconciliation of ${vaspDID} is already running`, { field: 'vaspDID', workflowId: workflowIds.addressBookReconcile(vaspDID) });
+        }
+        throw e;
+      }
+    },
+  );
+
+  app.get(
+    '/v1/address-book/:vaspDID/reconcile/:workflowId',
+    {
+      schema: {
+        tags: ['address book'],
+        summary: 'Progress of a reconciliation (while it runs) or its report (once it ended)',
+        params: Type.Object({ vaspDID: Type.String({ minLength: 1 }), workflowId: Type.String({ pattern: '^address-book-' }) }),
+        response: {
+          200: Type.Object({
+            workflowId: Type.String(),
+            status: Type.String(),
+            progress: Type.Optional(Type.Object({}, { additionalProperties: true })),
+            report: Type.Optional(Type.Object({}, { additionalProperties: true })),
+            error: Type.Optional(Type.String()),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { workflowId } = request.params as { vaspDID: string; workflowId: string };
+      const handle = deps.temporal.workflow.getHandle<typeof addressBookReconcile>(workflowId);
+      try {
+        const { status } = await handle.describe();
+        if (status.name === 'RUNNING') return { workflowId, status: status.name, progress: await handle.query(addressBookProgressQuery) };
+        if (status.name === 'COMPLETED') return { workflowId, status: status.name, report: await handle.result() };
+        const error = await handle.result().then(() => undefined, (e: Error & { cause?: Error }) => e.cause?.message ?? e.message);
+        return { workflowId, status: status.name, error };
+      } catch (e) {
+        if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no reconciliation ${workflowId}`, { field: 'workflowId' });
+        throw e;
+      }
+    },
+  );
+
+  app.get(
+    '/v1/address-book/:vaspDID/reports',
+    {
+      schema: {
+        tags: ['address book'],
+        summary: 'The latest reconciliation reports of a subsidiary, newest first',
+        params: VaspParams,
+        querystring: Type.Object(
+          {
+            limit: Type.Optional(QueryInt('how many reports, 1 to 100 (default 10)')),
+            rejectedRows: Type.Optional(QueryInt('rejected rows listed per report, 0 to 10000 (default 100)')),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ reports: Type.Array(Report) }) },
+      },
+    },
+    async (request) => {
+      const { vaspDID } = request.params as { vaspDID: string };
+      assertSubsidiary(vaspDID);
+      const q = request.query as { limit?: string; rejectedRows?: string };
+      const limit = queryInt(q.limit, 'limit', 10, 1, 100);
+      const reports = await latestReports(deps.pool, vaspDID, limit, queryInt(q.rejectedRows, 'rejectedRows', 100, 0, 10_000));
+      return { reports };
+    },
+  );
+}
+
+/**
+ * 409 when a run of the VASP is in progress. A run recorded as running whose workflow is gone (terminated by an
+ * operator, say) no longer holds the VASP: it is closed as failed so it cannot block every later run.
+ */
+async function assertNoRunningRun(deps: { temporal: Client; pool: Pool }, vaspDid: string): Promise<void> {
+  const { rows } = await deps.pool.query<{ run_id: string; workflow_id: string }>(
+    `select run_id, workflow_id from address_book_runs where vasp_did = $1 and status = 'running'`,
+    [vaspDid],
+  );
+  const running = rows[0];
+  if (!running) return;
+  let status = 'NOT_FOUND';
+  try {
+    status = (await deps.temporal.workflow.getHandle(running.workflow_id).describe()).status.name;
+  } catch (e) {
+    if (!(e instanceof WorkflowNotFoundError)) throw e;
+  }
+  if (status === 'RUNNING') {
+    throw new ConflictError(`a reconciliation of ${vaspDid} is already running (run ${running.run_id})`, {
+      field: 'vaspDID', runId: running.run_id, workflowId: running.workflow_id,
+    });
+  }
+  await deps.pool.query(
+    `update address_book_runs set status = 'failed', phase = 'failed', finished_at = now(), error = $2 where run_id = $1 and status = 'running'`,
+    [running.run_id, `abandoned: its workflow ${running.workflow_id} is ${status}`],
+  );
+}
+
+export async function latestReports(pool: Pool, vaspDid: string, limit: number, rejectedRows: number) {
+  const { rows } = await pool.query<{
+    run_id: string; trigger: string; status: string; started_at: Date; finished_at: Date | null; error: string | null; report: ReconcileReport | null;
+  }>(
+    `select run_id, trigger, status, started_at, finished_at, error, report from address_book_runs
+      where vasp_did = $1 and status <> 'running' order by started_at desc limit $2`,
+    [vaspDid, limit],
+  );
+  return Promise.all(
+    rows.map(async (r) => {
+      const { rows: rejected } = await pool.query<{ action: string; address: string; asset: string; customer_ref: string; reason: string }>(
+        `select action, address, asset, customer_ref, reason from address_book_rejections where run_id = $1 order by action, address limit $2`,
+        [r.run_id, rejectedRows],
+      );
+      const base = r.report ?? {
+        runId: r.run_id, vaspDid, trigger: r.trigger, status: r.status, startedAt: r.started_at.toISOString(),
+        finishedAt: (r.finished_at ?? r.started_at).toISOString(),
+        durationMs: (r.finished_at ?? r.started_at).getTime() - r.started_at.getTime(),
+        added: 0, updated: 0, removed: 0, rejected: 0, chunks: 0, phases: {}, error: r.error ?? undefined,
+      };
+      return {
+        ...base,
+        rejectedRows: rejected.map((x) => ({ action: x.action, address: x.address, asset: x.asset, customerRef: x.customer_ref, reason: x.reason })),
+      };
+    }),
+  );
+}
