@@ -52,6 +52,15 @@ const STEP_TEXT: Record<Exclude<KeyRotationStep, 'completed' | 'failed'>, string
   activating: 'Making the new key active and retiring the previous one',
 };
 
+/** The same steps as the object of "Failed while …". */
+const FAILED_WHILE: Record<Exclude<KeyRotationStep, 'completed' | 'failed'>, string> = {
+  'verifying-vasp': 'checking the VASP in the network directory',
+  'creating-key': 'creating the new key',
+  publishing: 'publishing the new key as pii_didkey',
+  'confirming-publication': 'waiting for the directory to show the new key',
+  activating: 'activating the new key',
+};
+
 /** The network's error as the activity reported it (type and message), or the failure itself. */
 function networkError(e: TemporalFailure): ApplicationFailure {
   const cause = e instanceof ActivityFailure && e.cause instanceof ApplicationFailure ? e.cause : e;
@@ -135,7 +144,7 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
     const failedStep = state.step;
     state.error = { type: failure.type ?? 'KeyRotationError', message: failure.message };
     state.step = 'failed';
-    state.status = `Failed while ${STEP_TEXT[failedStep as keyof typeof STEP_TEXT]?.toLowerCase() ?? failedStep}: ${failure.message}. ` +
+    state.status = `Failed while ${FAILED_WHILE[failedStep as keyof typeof FAILED_WHILE] ?? failedStep}: ${failure.message}. ` +
       (state.newKeyId ? `The previous key stays active; the new key ${state.newDid} stays pending.` : 'No key was changed.');
     accepted ??= { ok: false, failure };
     try {

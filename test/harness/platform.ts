@@ -9,11 +9,13 @@ import { createActivities, type Activities } from '../../activities';
 import { NetworkClient } from '../../activities/network/network-client';
 import { buildApi } from '../../client/api/server';
 import { createPool } from '../../db/pool';
+import type { AddressBookConfig } from '../../lib/address-book/config';
 import type { GroupConfig, NetworkConfig } from '../../lib/config';
 import { openKeystore, type Keystore } from '../../lib/keystore';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { parseCodecKeys } from '../../lib/temporal/codec-keys';
 import { createDataConverter } from '../../lib/temporal/data-converter';
+import type { SandboxConfig } from '../../sandbox/config';
 import { buildSandbox } from '../../sandbox/server';
 import { applySeed, type Seed } from '../../sandbox/seed';
 import { createWorker } from '../../workers/worker';
@@ -86,7 +88,7 @@ export interface RunningSandbox {
 }
 
 /** The sandbox on a free port, over real HTTP, against the run's database. */
-export async function startSandbox(seed: Seed): Promise<RunningSandbox> {
+export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig, 'addressBook'>> = {}): Promise<RunningSandbox> {
   const { databaseUrl } = testEnv();
   const pool = createPool(databaseUrl, 'sandbox');
   await applySeed(pool, seed);
@@ -96,7 +98,7 @@ export async function startSandbox(seed: Seed): Promise<RunningSandbox> {
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((r) => probe.close(() => r()));
   const url = `http://127.0.0.1:${port}`;
-  const app = await buildSandbox({ pool, logger: quietLogger(), config: { host: '127.0.0.1', port, publicUrl: url, piiUrl: `${url}/pii` } });
+  const app = await buildSandbox({ pool, logger: quietLogger(), config: { host: '127.0.0.1', port, publicUrl: url, piiUrl: `${url}/pii`, ...extra } });
   await app.listen({ host: '127.0.0.1', port });
   return {
     url,
@@ -130,7 +132,12 @@ export interface RunningOrchestrator {
 
 export interface OrchestratorOptions {
   pool?: Pool;
+  /** Join an existing task queue (a second worker taking over from a stopped one). */
+  taskQueue?: string;
   group?: GroupConfig;
+  addressBook?: AddressBookConfig;
+  /** Replaces the network client built from `network` (tests that need to slow or observe calls). */
+  networkClient?: NetworkClient;
   /** `KEYSTORE_MASTER_KEY` (base64 of 32 bytes); default: a random key for this orchestrator. */
   keystoreMasterKey?: string;
   /** The agent's `KEYS`, imported at start as the worker does. */
@@ -142,7 +149,7 @@ export interface OrchestratorOptions {
 /** The worker (the project's own worker code and activities) and the internal API, talking to the given network. */
 export async function startOrchestrator(network: NetworkConfig, opts: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
   const env = testEnv();
-  const taskQueue = `test-${randomSecret()}`;
+  const taskQueue = opts.taskQueue ?? `test-${randomSecret()}`;
   const pool = opts.pool ?? createPool(env.databaseUrl, 'orchestrator');
   const masterKey = opts.keystoreMasterKey ?? randomBytes(32).toString('base64');
   let keystore: Keystore;
@@ -157,11 +164,14 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   const connection = await Connection.connect({ address: env.temporalAddress });
   const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
+  const networkClient = opts.networkClient ?? new NetworkClient(network);
   const transfers = createTransferContext({
-    pool, network: new NetworkClient(network), keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
+    pool, network: networkClient, keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
     config: { ...loadTransferConfig({}), ...opts.transfers }, group: opts.group ?? { subsidiaryDids: [] }, logger: quietLogger(),
   });
-  const activities = createActivities({ pool, network: new NetworkClient(network), logger: quietLogger(), keystore, transfers });
+  const activities = createActivities({
+    pool, network: networkClient, logger: quietLogger(), addressBook: opts.addressBook, keystore, transfers,
+  });
   const worker = await createWorker({
     connection: nativeConnection, namespace: 'default', taskQueue, keyring: env.keyring, activities,
     workflowBundlePath: env.workflowBundle,

@@ -230,7 +230,7 @@ describe('key rotation: keystore, workflow, directory, API', () => {
       const done = await finished(group.subB);
       expect(done).toMatchObject({ workflowStatus: 'FAILED', step: 'failed', error: { type: 'ForbiddenError' } });
       expect((done.error as { message: string }).message).toMatch(/POST \/tf\/vasps\/update: network answered 403 UserDIDNotAdminforVASPError: .*trustframework\.updateVASP/);
-      expect(done.status).toMatch(/The previous key stays active; the new key did:key:.* stays pending/);
+      expect(done.status).toMatch(/^Failed while publishing the new key as pii_didkey: POST .*\. The previous key stays active; the new key did:key:.* stays pending\.$/);
 
       const keys = await keysOf(group.subB);
       expect(keys.find((k) => k.did === subBOriginal.did)!.state).toBe('active');

@@ -223,7 +223,9 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       }
       // The with-start handle does not carry the run id: read it back (the run was just created, so it is the first).
       const { runId } = await handle.describe();
-      await keystore().recordAudit({ actor: requestedBy, reason, workflowId }, 'key.rotation.requested', vaspDID, { runId });
+      await deps.pool.query('insert into audit_log (actor, action, subject, details) values ($1, $2, $3, $4)', [
+        requestedBy, 'key.rotation.requested', vaspDID, JSON.stringify({ reason, workflowId, runId }),
+      ]);
       let status: KeyRotationStatus | 'timeout';
       try {
         status = await Promise.race([accepted, timeout(ACCEPT_WAIT_MS)]);
