@@ -147,11 +147,25 @@ async function ownerOfAddress(ctx: TransferContext, body: OutgoingTransferBody):
   }
 }
 
+/**
+ * The VASP's active key for encrypting, reused for `directoryCacheMs` (a rotation is picked up within that time; the
+ * previous key still decrypts, so data written meanwhile stays readable). Loading it unseals the key from the keystore.
+ */
+const activeKeys = new BoundedCache<string, { at: number; key: LocalDidKey | undefined }>(256);
+export async function activeKey(ctx: TransferContext, vaspDid: string): Promise<LocalDidKey | undefined> {
+  const now = Date.now();
+  const hit = activeKeys.get(`${ctx.store.toJSON().transferStore}|${vaspDid}`);
+  if (hit && hit.key && now - hit.at < ctx.config.directoryCacheMs) return hit.key;
+  const key = await ctx.keystore.loadActiveKey(vaspDid);
+  if (ctx.config.directoryCacheMs > 0) activeKeys.set(`${ctx.store.toJSON().transferStore}|${vaspDid}`, { at: now, key });
+  return key;
+}
+
 /** Decides who can read the data. Reads only public information and whether the originator's key is held here. */
 export async function planTransfer(ctx: TransferContext, request: OutgoingRequest): Promise<TransferPlan> {
   const { body } = request;
   assertOriginatorAllowed(ctx.group, body.originatorVASPdid);
-  const originatorKey = await ctx.keystore.loadActiveKey(body.originatorVASPdid);
+  const originatorKey = await activeKey(ctx, body.originatorVASPdid);
   let beneficiaryVaspDid = body.beneficiaryVASPdid;
   let beneficiaryResolvedBy: TransferPlan['beneficiaryResolvedBy'] = beneficiaryVaspDid ? 'request' : 'none';
   if (!beneficiaryVaspDid) {
@@ -215,7 +229,7 @@ export async function storePii(ctx: TransferContext, id: string, request: Outgoi
   if (plan.mode === 'hosted') return undefined;
   const row = await ctx.store.get(id);
   if (row.pii) return row.pii;
-  const sender = await ctx.keystore.loadActiveKey(plan.originatorVaspDid);
+  const sender = await activeKey(ctx, plan.originatorVaspDid);
   if (!sender) throw new ValidationError('originatorVASPdid', 'has no active key in the keystore');
   const entries = encryptRecord({ originator: request.body.originator, beneficiary: request.body.beneficiary }, sender, plan.recipients);
   const tree = await putPii(ctx, plan.originatorVaspDid, plan.beneficiaryVaspDid ?? plan.originatorVaspDid, entries);
