@@ -24,7 +24,8 @@ const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #5)', () => {
   const group = groupSeed();
   const keyless = randomDid();
-  group.seed.vasps.push({ did: keyless, name: 'Keyless VASP' });
+  const simulated = randomDid();
+  group.seed.vasps.push({ did: keyless, name: 'Keyless VASP' }, { did: simulated, name: 'Simulated VASP' });
   const originatorKey = createDidKeyRecord();
   const externalKey = createDidKeyRecord();
   let sandbox: RunningSandbox;
@@ -241,6 +242,35 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     expect(done.status).toBe('EXPIRED');
     expect(done.history.map((h) => h.status)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'EXPIRED']);
     await eventually(async () => callbacks.find((c) => (c as { id: string; status: string }).id === key && (c as { status: string }).status === 'EXPIRED'));
+  });
+
+  it('with the sandbox\'s simulated counterparty and its real webhooks: it decrypts with its own key, accepts, and the webhook ends the transfer', async () => {
+    // The counterparty: simulated by the sandbox, accepting, with its own published did:key.
+    const sim = await fetch(`${sandbox.url}/sandbox/counterparties/${encodeURIComponent(simulated)}`, {
+      method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ default: 'accept' }),
+    });
+    expect(sim.status).toBe(200);
+    // Our webhook endpoint at the network, with the secret it issues; no polling to help (pollInterval 10 min).
+    const endpoint = 'sandbox-suba';
+    const registered = await orch.transfers.network.api
+      .post('webhook', { json: { vaspDID: group.subA, url: `${orch.apiUrl}/webhooks/notification/${endpoint}` } })
+      .json<{ secret: string }>();
+    orch.transfers.config.webhookSecrets[endpoint] = registered.secret;
+    try {
+      const key = randomUUID();
+      const slowCtx = { ...orch.transfers, config: { ...orch.transfers.config, pollIntervalMs: 600_000 } };
+      await startOutgoingTransfer({ temporal: orch.client, taskQueue: orch.taskQueue, transfers: slowCtx }, key, {
+        body: body({ beneficiaryVASPdid: simulated }) as never, source: 'api', hybrid: false,
+      });
+      const done = await until(key, (s) => s.final, 30_000);
+      expect(done).toMatchObject({ status: 'ACCEPTED', mode: 'end-to-end' });
+      expect(done.history.filter((h) => h.source === 'webhook').map((h) => h.status)).toEqual(expect.arrayContaining(['ACCEPTED']));
+      const received = (await (await fetch(`${sandbox.url}/sandbox/counterparties/${encodeURIComponent(simulated)}/received/${done.transactionId}`)).json()) as Record<string, unknown>;
+      expect(received).toMatchObject({ mode: 'end-to-end', decrypted: true });
+      expect(received.fields).toBeGreaterThan(30);
+    } finally {
+      await orch.transfers.network.api.delete('webhook', { json: { vaspDID: group.subA } }).json();
+    }
   });
 
   describe('notification webhook', () => {
