@@ -4,10 +4,12 @@ import type { Keystore } from '../lib/keystore';
 import type { Logger } from '../lib/logger';
 import { addressBookActivities } from './address-book/reconcile';
 import { withFailureMapping } from './failures';
+import { incomingActivities } from './incoming';
 import { keyRotationActivities } from './keys/key-rotation';
 import { directoryActivities } from './network/directory';
 import type { NetworkClient } from './network/network-client';
 import { transferActivities, type TransferContext } from './transfers';
+import { decryptTransaction } from './transfers/engine';
 
 export interface ActivityDeps {
   pool: Pool;
@@ -28,9 +30,16 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return withFailureMapping({
     ...directoryActivities(deps.network),
-    ...keyRotationActivities(deps),
     ...transferActivities(deps.transfers),
+    ...keyRotationActivities(deps),
     ...addressBookActivities(deps),
+    ...incomingActivities({
+      pool: deps.pool,
+      network: deps.network,
+      logger: deps.logger,
+      decrypt: async (tx, vaspDid) => (deps.transfers ? ((await decryptTransaction(deps.transfers, tx as never, vaspDid)) as typeof tx) : tx),
+      callbackUrl: deps.transfers?.config.callbackUrl,
+    }),
   });
 }
 

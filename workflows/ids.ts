@@ -10,6 +10,8 @@ export const workflowIds = {
   scheduledKeyRotation: (vaspDid: string) => `scheduled-key-rotation-${vaspDid}`,
   connectivityCheck: (at: Date) => `connectivity-check-${at.toISOString().replace(/[:.]/g, '-')}`,
   outgoingTransfer: (ref: string) => `outgoing-${ref}`,
+  /** One workflow per incoming transaction: every webhook about it signals (or starts) the same one. */
+  incomingTransfer: (transactionId: string) => `incoming-${transactionId}`,
   /** One on-demand reconciliation per subsidiary at a time (scheduled runs get the schedule's time appended). */
   addressBookReconcile: (vaspDid: string) => `address-book-reconcile-${vaspDid}`,
   /** The nightly schedule of a subsidiary, and the id its runs start under (plus the scheduled time). */

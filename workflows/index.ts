@@ -3,3 +3,4 @@ export { connectivityCheck } from './connectivity-check';
 export { addressBookReconcile } from './address-book-reconcile';
 export { outgoingTransfer } from './outgoing-transfer';
 export { keyRotation, scheduledKeyRotation } from './key-rotation';
+export { incomingTransfer } from './incoming-transfer';

@@ -18,6 +18,9 @@ import { healthRoutes } from './routes/health';
 import { notificationWebhookRoutes } from './routes/notification-webhook';
 import { transferRoutes } from './routes/transfers';
 import { keyRoutes } from './routes/keys';
+import { incomingRoutes } from './routes/incoming';
+import { loadIncomingConfig, type IncomingConfig } from '../../activities/incoming/config';
+import { loadConfig } from '../../lib/config';
 
 export interface ApiDeps {
   temporal: Client;
@@ -33,6 +36,8 @@ export interface ApiDeps {
   group?: GroupConfig;
   /** Outgoing transfers, the agent endpoints and the notification webhook (activities/transfers); absent: they answer 500. */
   transfers?: TransferContext;
+  /** Incoming transfers' settings (deadlines, screening threshold, address-webhook secrets); from the environment when absent. */
+  incoming?: IncomingConfig;
 }
 
 /**
@@ -73,5 +78,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   notificationWebhookRoutes(app, deps);
   keyRoutes(app, deps);
   addressBookRoutes(app, deps);
+  incomingRoutes(app, {
+    temporal: deps.temporal, pool: deps.pool, incoming: deps.incoming ?? loadIncomingConfig(),
+    subsidiaryDids: (deps.group ?? loadConfig().group).subsidiaryDids,
+  });
   return app;
 }

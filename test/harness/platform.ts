@@ -21,6 +21,7 @@ import { applySeed, type Seed } from '../../sandbox/seed';
 import { createWorker } from '../../workers/worker';
 import { createTransferContext, loadTransferConfig, type TransferConfig, type TransferContext } from '../../activities/transfers';
 import { LocalKeyWrapper } from '../../lib/keystore';
+import { loadIncomingConfig, type IncomingConfig } from '../../activities/incoming/config';
 
 /** What global-setup.ts prepared for this run. */
 export function testEnv() {
@@ -127,9 +128,12 @@ export interface RunningOrchestrator {
   keystore: Keystore;
   /** Outgoing transfers' context, shared by the worker's activities and the API. */
   transfers: TransferContext;
+  /** Incoming transfers' settings the API uses (tests may add address-webhook secrets after registering). */
+  incoming: IncomingConfig;
   close(): Promise<void>;
 }
 
+/** The worker (the project's own worker code and activities) and the internal API, talking to the given network. */
 export interface OrchestratorOptions {
   pool?: Pool;
   /** Join an existing task queue (a second worker taking over from a stopped one). */
@@ -144,9 +148,10 @@ export interface OrchestratorOptions {
   agentKeys?: string;
   /** Settings of outgoing transfers over the defaults (TRANSFER_* and NOTIFICATION_WEBHOOK_* variables). */
   transfers?: Partial<TransferConfig>;
+  /** Settings of incoming transfers over the defaults (INCOMING_*, SCREENING_*, ADDRESS_WEBHOOK_SECRETS). */
+  incoming?: Partial<IncomingConfig>;
 }
 
-/** The worker (the project's own worker code and activities) and the internal API, talking to the given network. */
 export async function startOrchestrator(network: NetworkConfig, opts: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
   const env = testEnv();
   const taskQueue = opts.taskQueue ?? `test-${randomSecret()}`;
@@ -165,6 +170,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
   const networkClient = opts.networkClient ?? new NetworkClient(network);
+  const incoming: IncomingConfig = { ...loadIncomingConfig({}), ...opts.incoming, addressWebhookSecrets: { ...opts.incoming?.addressWebhookSecrets } };
   const transfers = createTransferContext({
     pool, network: networkClient, keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
     config: { ...loadTransferConfig({}), ...opts.transfers }, group: opts.group ?? { subsidiaryDids: [] }, logger: quietLogger(),
@@ -189,7 +195,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   try {
     api = await buildApi({
       temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: quietLogger(), corsOrigins: ['http://localhost:8233'],
-      keystore, group: opts.group, transfers,
+      keystore, group: opts.group, transfers, incoming,
     });
     apiUrl = await listen(api);
   } catch (e) {
@@ -198,7 +204,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
     throw e;
   }
   return {
-    apiUrl, api, client, pool, worker, taskQueue, activities, keystore, transfers,
+    apiUrl, api, client, pool, worker, taskQueue, activities, keystore, transfers, incoming,
     close: async () => {
       await api.close();
       await stopWorker();

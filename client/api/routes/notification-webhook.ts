@@ -7,14 +7,22 @@ import { AuthenticationError, UpstreamUnavailableError, ValidationError } from '
 import { verifyWebhookSignature } from '../../../lib/webhook-signature';
 import { workflowIds } from '../../../workflows/ids';
 import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
+import { transactionUpdatedSignal as incomingUpdatedSignal } from '../../../workflows/incoming-transfer.messages';
+import { incomingTransfer } from '../../../workflows';
+import { loadConfig, type GroupConfig } from '../../../lib/config';
+import { loadIncomingConfig, type IncomingConfig } from '../../../activities/incoming/config';
 import { needTransfers } from './transfers';
 
 export interface WebhookRouteDeps {
   temporal: Client;
   transfers?: TransferContext;
+  /** With a gateway configured, messages to the group start (or signal) their incoming-transfer workflow. */
+  group?: GroupConfig;
+  incoming?: IncomingConfig;
+  taskQueue?: string;
 }
 
-type Outcome = 'signalled' | 'late' | 'not-ours';
+type Outcome = 'signalled' | 'late' | 'not-ours' | 'incoming';
 
 const Ack = Type.Object({
   received: Type.Boolean(),
@@ -95,6 +103,7 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       let outcome: Outcome;
       try {
         outcome = await deliver(deps.temporal, ctx, tx, webhookId);
+        if (outcome === 'not-ours') outcome = await deliverIncoming(deps, tx);
       } catch (e) {
         // Let the network deliver again: forget the claim.
         await ctx.pool.query('delete from received_webhooks where webhook_id = $1', [webhookId]);
@@ -113,6 +122,33 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
     hooks.post('/webhooks/notification', { schema }, handler);
     hooks.post('/webhooks/notification/:endpoint', { schema: { ...schema, params: Type.Object({ endpoint: Type.String() }) } }, handler);
   });
+}
+
+/**
+ * A message addressed to the group (the gateway, or a subsidiary after a redirect) that this system did not send: the
+ * first webhook about it starts its incoming-transfer workflow, every later one signals it. Signal-with-start on the
+ * business id makes duplicates and races between the gateway's and the subsidiaries' webhooks harmless.
+ */
+async function deliverIncoming(deps: WebhookRouteDeps, tx: NetworkTransaction): Promise<Outcome> {
+  const group = deps.group ?? loadConfig().group;
+  const gateway = group.gatewayDid;
+  const beneficiary = tx.beneficiaryVASPdid;
+  if (!gateway || !deps.taskQueue || !beneficiary) return 'not-ours';
+  if (beneficiary !== gateway && !group.subsidiaryDids.includes(beneficiary)) return 'not-ours';
+  if (tx.originatorVASPdid && (tx.originatorVASPdid === gateway || group.subsidiaryDids.includes(tx.originatorVASPdid))) return 'not-ours';
+  const incoming = deps.incoming ?? loadIncomingConfig();
+  await deps.temporal.workflow.signalWithStart(incomingTransfer, {
+    taskQueue: deps.taskQueue,
+    workflowId: workflowIds.incomingTransfer(tx.id),
+    args: [{
+      transactionId: tx.id, gatewayDid: gateway, subsidiaryDids: group.subsidiaryDids,
+      routeDeadline: incoming.routeDeadline, routeGiveUpAfter: incoming.routeGiveUpAfter, reviewDeadline: incoming.reviewDeadline,
+      pollInterval: incoming.pollInterval, screeningThreshold: incoming.screeningThreshold,
+    }],
+    signal: incomingUpdatedSignal,
+    signalArgs: [{ status: tx.status!, beneficiaryVaspDid: beneficiary, source: 'webhook' }],
+  });
+  return 'incoming';
 }
 
 async function deliver(temporal: Client, ctx: TransferContext, tx: NetworkTransaction, webhookId: string): Promise<Outcome> {

@@ -1,0 +1,122 @@
+import type { FastifyInstance } from 'fastify';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Pool } from 'pg';
+import { Type, type Static } from 'typebox';
+import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
+import { ADDRESS_SIGNATURE_HEADER, verifyAddressQuery } from '../../../lib/address-webhook-signature';
+import { findRegistryOwner } from '../../../activities/incoming/owner';
+import type { IncomingConfig } from '../../../activities/incoming/config';
+import { workflowIds } from '../../../workflows/ids';
+import { decideUpdate, incomingStatusQuery, routeUpdate, type IncomingStatus } from '../../../workflows/incoming-transfer.messages';
+
+export interface IncomingRouteDeps {
+  temporal: Client;
+  pool: Pool;
+  incoming: IncomingConfig;
+  subsidiaryDids: string[];
+}
+
+const Did = Type.String({ pattern: '^did:[a-z0-9]+:.+$' });
+const TxId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) });
+const RouteBody = Type.Object({
+  subsidiaryDid: Did,
+  reason: Type.String({ minLength: 1, maxLength: 1000 }),
+  actor: Type.String({ minLength: 1, maxLength: 200, description: 'who decides: an operator id or e-mail, recorded in the audit log' }),
+}, { additionalProperties: false });
+const DecisionBody = Type.Object({
+  decision: Type.Union([Type.Literal('approve'), Type.Literal('decline')]),
+  reason: Type.String({ minLength: 1, maxLength: 1000 }),
+  actor: Type.String({ minLength: 1, maxLength: 200 }),
+}, { additionalProperties: false });
+const Status = Type.Object({
+  transactionId: Type.String(),
+  phase: Type.String(),
+  networkStatus: Type.String(),
+  asset: Type.Optional(Type.String()),
+  subsidiaryDid: Type.Optional(Type.String()),
+  routedBy: Type.Optional(Type.String()),
+  escalated: Type.Boolean(),
+  screening: Type.Optional(Type.Unknown()),
+  decision: Type.Optional(Type.Unknown()),
+  history: Type.Array(Type.Object({ at: Type.String(), event: Type.String(), detail: Type.Optional(Type.Unknown()) })),
+});
+
+/**
+ * A validator's refusal (see workflows/incoming-transfer.ts) into the API's errors: "field: rule" is bad input (400),
+ * anything else is the transfer not being in the state the request needs (409).
+ */
+function updateRefusal(e: WorkflowUpdateFailedError): Error {
+  const message = (e.cause as Error | undefined)?.message ?? e.message;
+  const m = /^(\w+): (.+)$/.exec(message);
+  return m ? new ValidationError(m[1]!, m[2]!) : new ConflictError(message);
+}
+
+async function update<A>(deps: IncomingRouteDeps, id: string, def: typeof routeUpdate | typeof decideUpdate, arg: A): Promise<IncomingStatus> {
+  try {
+    return await deps.temporal.workflow.getHandle(workflowIds.incomingTransfer(id)).executeUpdate(def as never, { args: [arg] as never });
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no incoming transfer ${id}`, { field: 'id' });
+    if (e instanceof WorkflowUpdateFailedError) throw updateRefusal(e);
+    throw e;
+  }
+}
+
+/** Operators' side of incoming transfers: their status, routing a transfer nobody owns, deciding a screening hit. */
+export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
+  app.get('/v1/incoming-transfers/:id', {
+    schema: { tags: ['incoming transfers'], summary: 'Status and history of an incoming transfer', params: TxId, response: { 200: Status } },
+  }, async (request) => {
+    const { id } = request.params as Static<typeof TxId>;
+    try {
+      return await deps.temporal.workflow.getHandle(workflowIds.incomingTransfer(id)).query(incomingStatusQuery);
+    } catch (e) {
+      if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no incoming transfer ${id}`, { field: 'id' });
+      throw e;
+    }
+  });
+
+  app.post('/v1/transfers/:id/route', {
+    schema: {
+      tags: ['incoming transfers'],
+      summary: 'Route an incoming transfer nobody owns to a subsidiary of the group',
+      params: TxId, body: RouteBody, response: { 200: Status },
+    },
+  }, async (request) => {
+    const { id } = request.params as Static<typeof TxId>;
+    const body = request.body as Static<typeof RouteBody>;
+    if (!deps.subsidiaryDids.includes(body.subsidiaryDid)) throw new ValidationError('subsidiaryDid', 'is not a subsidiary of the group');
+    return update(deps, id, routeUpdate, body);
+  });
+
+  app.post('/v1/transfers/:id/decision', {
+    schema: {
+      tags: ['incoming transfers'],
+      summary: 'Approve or decline an incoming transfer held for review (audited)',
+      params: TxId, body: DecisionBody, response: { 200: Status },
+    },
+  }, async (request) => {
+    const { id } = request.params as Static<typeof TxId>;
+    return update(deps, id, decideUpdate, request.body as Static<typeof DecisionBody>);
+  });
+
+  const AddressQuery = Type.Object({ asset: Type.Optional(Type.String()), address: Type.String({ minLength: 1 }) });
+  app.get('/webhooks/address/:vaspDid', {
+    schema: {
+      tags: ['webhooks'],
+      summary: 'Address webhook: does this subsidiary own the address? (signed by the network)',
+      params: Type.Object({ vaspDid: Did }),
+      querystring: AddressQuery,
+      response: { 200: Type.Object({ owns: Type.Boolean() }) },
+    },
+  }, async (request) => {
+    const { vaspDid } = request.params as { vaspDid: string };
+    const secret = deps.incoming.addressWebhookSecrets[vaspDid];
+    if (!secret || !deps.subsidiaryDids.includes(vaspDid)) throw new NotFoundError(`no address webhook for ${vaspDid}`);
+    const signature = request.headers[ADDRESS_SIGNATURE_HEADER];
+    if (!verifyAddressQuery(secret, 'GET', request.url, typeof signature === 'string' ? signature : undefined)) {
+      throw new AuthenticationError('address webhook signature does not verify');
+    }
+    const { address } = request.query as Static<typeof AddressQuery>;
+    return { owns: (await findRegistryOwner(deps.pool, address, [vaspDid])) === vaspDid };
+  });
+}

@@ -1,0 +1,186 @@
+import { resolve } from 'node:path';
+import { createDidKeyRecord } from '../../lib/crypto';
+import { loadSdnList } from '../../activities/screening/sanctions-store';
+import { webhookHeaders } from '../../lib/webhook-signature';
+import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
+import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+
+const SAMPLE = resolve(__dirname, '../../data/sanctions');
+let seq = 0;
+const evm = (prefix: string) => `0x${prefix}${String(++seq).padStart(40 - prefix.length, '0')}`;
+
+describe('incoming transfers at the gateway: routing, confirm, screening, review', () => {
+  const g = groupSeed();
+  const gatewayKey = createDidKeyRecord();
+  let sb: RunningSandbox;
+  let orch: RunningOrchestrator;
+  let gwToken: string;
+
+  const sandboxCall = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${sb.url}${path}`, {
+      method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await r.json()) as Record<string, any>;
+  };
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${orch.apiUrl}${path}`, {
+      method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, body: (await r.json()) as Record<string, any> };
+  };
+  const register = (vaspDID: string, address: string) =>
+    api('PUT', '/v1/addresses', { addresses: [{ vaspDID, asset: 'ETH', address, customerRef: `cust-${address.slice(-4)}` }] });
+  const send = async (destination: string, originatorName = ['Jane', 'Doe']) => {
+    const r = await fetch(`${sb.url}/sandbox/simulate/transfers`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway, transactionAsset: 'ETH', transactionAmount: '1000000',
+        transactionBlockchainInfo: { origin: '0x9999999999999999999999999999999999999999', destination },
+        originator: {
+          originatorPersons: [{ naturalPerson: {
+            name: [{ nameIdentifier: [{ secondaryIdentifier: originatorName[0], primaryIdentifier: originatorName[1], nameIdentifierType: 'LEGL' }] }],
+            dateAndPlaceOfBirth: { dateOfBirth: '1981-03-12', placeOfBirth: 'Example City' },
+          } }],
+          accountNumber: ['0x9999999999999999999999999999999999999999'],
+        },
+      }),
+    });
+    expect(r.status).toBe(200);
+    return ((await r.json()) as { id: string }).id;
+  };
+  const status = async (id: string) => {
+    const r = await api('GET', `/v1/incoming-transfers/${id}`);
+    return r.status === 200 ? (r.body as IncomingStatus) : undefined;
+  };
+  const until = (id: string, check: (s: IncomingStatus) => boolean, timeoutMs = 30_000) =>
+    eventually(async () => {
+      const s = await status(id);
+      return s && check(s) ? s : undefined;
+    }, timeoutMs, 100);
+
+  beforeAll(async () => {
+    sb = await startSandbox(g.seed);
+    orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
+      incoming: { routeDeadline: '3s', routeGiveUpAfter: '1h', reviewDeadline: '3s', pollInterval: '2s', screeningThreshold: 0.85 },
+    });
+    gwToken = ((await (await fetch(`${sb.url}/oauth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: g.gatewayUser.clientId, client_secret: g.gatewayUser.clientSecret, grant_type: 'client_credentials', audience: sb.url }),
+    })).json()) as { access_token: string }).access_token;
+    await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
+    orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+    const addressHook = await sandboxCall('POST', `/integrations/${g.subB}/address-query-webhook`, { url: `${orch.apiUrl}/webhooks/address/${g.subB}`, params: '?' });
+    orch.incoming.addressWebhookSecrets[g.subB] = addressHook.secret as string;
+    await loadSdnList(orch.pool, { list: 'incoming-test', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });
+  });
+  afterAll(async () => {
+    await orch?.close();
+    await sb?.close();
+  });
+
+  it('path 1 — the subsidiary’s address book at the network: redirected and confirmed there, screened clear, accepted', async () => {
+    const address = evm('a1');
+    await register(g.subA, address);
+    await sandboxCall('POST', '/address/registerCustomer', { vaspDID: g.subA, asset: 'ETH', address, customerRef: 'alice' });
+    const id = await send(address);
+    const done = await until(id, (s) => s.phase === 'completed');
+    expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subA, escalated: false });
+    expect(done.screening).toMatchObject({ screenedNames: 1, nameHits: [], addressHits: [] });
+    expect((await sandboxCall('GET', `/tx/info?id=${id}`)).status).toBe('ACCEPTED');
+  });
+
+  it('path 2 — the subsidiary’s address webhook answers from the registry: redirected by the network, accepted', async () => {
+    const address = evm('b2');
+    await register(g.subB, address);
+    const id = await send(address);
+    const done = await until(id, (s) => s.phase === 'completed');
+    expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subB, routedBy: 'network' });
+  });
+
+  it('path 3 — the notification webhook: the workflow finds the owner in the registry, redirects and confirms', async () => {
+    const address = evm('c3');
+    await register(g.subA, address);
+    const id = await send(address);
+    const done = await until(id, (s) => s.phase === 'completed');
+    expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subA, routedBy: 'registry' });
+    const tx = await sandboxCall('GET', `/tx/info?id=${id}`);
+    expect(tx.actions.map((a: { action: string }) => a.action)).toEqual(expect.arrayContaining(['redirect', 'confirm', 'accept']));
+  });
+
+  it('path 4 — nobody owns the address: a person routes it (validated), after the deadline escalated', async () => {
+    const id = await send(evm('d4'));
+    const waiting = await until(id, (s) => s.phase === 'awaiting-route');
+    expect(waiting.networkStatus).toBe('SENT');
+    expect((await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.external, reason: 'x', actor: 'ops@aurora' })).body.error)
+      .toMatchObject({ field: 'subsidiaryDid', rule: 'is not a subsidiary of the group' });
+    expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'approve', reason: 'x', actor: 'ops' })).status).toBe(409);
+    expect((await until(id, (s) => s.escalated)).history.map((h) => h.event)).toContain('route-escalated');
+    const routed = await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 42', actor: 'ops@aurora' });
+    expect(routed.status).toBe(200);
+    const done = await until(id, (s) => s.phase === 'completed');
+    if (done.routedBy !== 'person') console.log(JSON.stringify(done.history, null, 1));
+    expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subB, routedBy: 'person' });
+    const audit = await orch.pool.query('select actor, action, details from audit_log where subject = $1', [id]);
+    expect(audit.rows).toEqual([expect.objectContaining({ actor: 'ops@aurora', action: 'incoming.route' })]);
+  });
+
+  it('a sanctions hit holds the transfer for review; approve accepts it, decline declines it, both audited', async () => {
+    const a = evm('e5');
+    const b = evm('e6');
+    await register(g.subA, a);
+    await register(g.subA, b);
+    const approved = await send(a, ['Ivan', 'Petrov']);
+    const declined = await send(b, ['Vanya', 'Petrov']);
+    for (const id of [approved, declined]) {
+      const held = await until(id, (s) => s.phase === 'awaiting-review');
+      expect(held.screening!.nameHits[0]).toMatchObject({ entNum: 900001 });
+      // The status (and so workflow history) carries the list's entry; the customer's personal data stays out.
+      expect(JSON.stringify(held)).not.toContain('1981-03-12');
+      expect(JSON.stringify(held)).not.toContain('Example City');
+    }
+    expect((await api('POST', `/v1/transfers/${approved}/decision`, { decision: 'approve', reason: 'false positive: different DOB', actor: 'mlro@aurora' })).status).toBe(200);
+    expect((await api('POST', `/v1/transfers/${declined}/decision`, { decision: 'decline', reason: 'confirmed match', actor: 'mlro@aurora' })).status).toBe(200);
+    expect(await until(approved, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'ACCEPTED' });
+    expect(await until(declined, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'DECLINED' });
+    const audit = await orch.pool.query('select subject, action from audit_log where subject = any($1) order by subject', [[approved, declined]]);
+    expect(audit.rows.map((r) => r.action).sort()).toEqual(['incoming.approve', 'incoming.decline']);
+  });
+
+  it('a review nobody decides escalates after its deadline and still waits for a person', async () => {
+    const address = evm('f7');
+    await register(g.subB, address);
+    const id = await send(address, ['Maria Fernanda', 'Silva']);
+    const escalated = await until(id, (s) => s.escalated && s.phase === 'awaiting-review');
+    expect(escalated.history.map((h) => h.event)).toContain('review-escalated');
+    await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'match', actor: 'mlro@aurora' });
+    expect(await until(id, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'DECLINED' });
+  });
+
+  it('decrypts with a retired key: data encrypted before a rotation is still screened', async () => {
+    const id = await send(evm('a8'), ['Ivan', 'Petrov']);
+    await until(id, (s) => s.phase === 'awaiting-route');
+    const rotated = createDidKeyRecord();
+    await orch.keystore.importKey(g.gateway, rotated, { actor: 'test', reason: 'rotation' });
+    const keys = await orch.keystore.loadKeyring(g.gateway);
+    expect(keys!.dids).toEqual(expect.arrayContaining([gatewayKey.did, rotated.did]));
+    await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.subA, reason: 'ticket', actor: 'ops' });
+    const held = await until(id, (s) => s.phase === 'awaiting-review');
+    expect(held.screening).toMatchObject({ screenedNames: 1 });
+    expect(held.screening!.nameHits[0]).toMatchObject({ entNum: 900001 });
+  });
+
+  it('refuses forged webhooks, ignores duplicates, and answers 404 for an unknown transfer', async () => {
+    const body = JSON.stringify({ message: 'notification.transactionUpdated', payload: { transaction: { id: '00000000-0000-4000-8000-000000000000', status: 'SENT', beneficiaryVASPdid: g.gateway } }, version: '1' });
+    const forged = await fetch(`${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...webhookHeaders('whsec_' + Buffer.alloc(32).toString('base64'), 'msg_forged', body) }, body,
+    });
+    expect(forged.status).toBe(401);
+    expect(await status('00000000-0000-4000-8000-000000000000')).toBeUndefined();
+    expect((await api('POST', '/v1/transfers/00000000-0000-4000-8000-000000000000/decision', { decision: 'approve', reason: 'x', actor: 'y' })).status).toBe(404);
+  });
+});

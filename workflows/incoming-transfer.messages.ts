@@ -1,0 +1,71 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/**
+ * The incoming-transfer workflow's messages, defined once and shared by the workflow, the webhook receiver and the
+ * internal API.
+ */
+
+/** What a notification webhook (or a poll) says about the transaction: never personal data. */
+export interface TransactionUpdate {
+  status: string;
+  beneficiaryVaspDid?: string;
+  /** Where the update came from: the network's webhook or the workflow's own poll. */
+  source: 'webhook' | 'poll';
+}
+
+export interface RouteRequest {
+  /** The group subsidiary that owns the destination address. */
+  subsidiaryDid: string;
+  reason: string;
+  actor: string;
+}
+
+export interface DecisionRequest {
+  decision: 'approve' | 'decline';
+  reason: string;
+  actor: string;
+}
+
+export type IncomingPhase =
+  | 'received'
+  | 'routing'
+  | 'awaiting-route'
+  | 'confirming'
+  | 'awaiting-ack'
+  | 'screening'
+  | 'awaiting-review'
+  | 'deciding'
+  | 'completed'
+  | 'rejected';
+
+export interface IncomingHistoryEntry {
+  at: string;
+  event: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface ScreeningOutcome {
+  screenedNames: number;
+  nameHits: { list: string; entNum: number; matchedName: string; score: number }[];
+  addressHits: { list: string; asset: string; entNum: number | null }[];
+  /** Why names were not screened; `undecryptable` holds the transfer for a person like a hit does. */
+  skipped?: 'screened-by-network' | 'no-personal-data' | 'undecryptable';
+}
+
+export interface IncomingStatus {
+  transactionId: string;
+  phase: IncomingPhase;
+  networkStatus: string;
+  asset?: string;
+  subsidiaryDid?: string;
+  routedBy?: 'network' | 'registry' | 'person';
+  escalated: boolean;
+  screening?: ScreeningOutcome;
+  decision?: DecisionRequest & { at: string };
+  history: IncomingHistoryEntry[];
+}
+
+export const transactionUpdatedSignal = defineSignal<[TransactionUpdate]>('transactionUpdated');
+export const routeUpdate = defineUpdate<IncomingStatus, [RouteRequest]>('route');
+export const decideUpdate = defineUpdate<IncomingStatus, [DecisionRequest]>('decide');
+export const incomingStatusQuery = defineQuery<IncomingStatus>('status');

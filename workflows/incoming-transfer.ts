@@ -1,0 +1,250 @@
+import {
+  ApplicationFailure,
+  condition,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { Duration } from '@temporalio/common';
+import type { Activities } from '../activities';
+import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
+import {
+  decideUpdate,
+  incomingStatusQuery,
+  routeUpdate,
+  transactionUpdatedSignal,
+  type DecisionRequest,
+  type IncomingPhase,
+  type IncomingStatus,
+  type RouteRequest,
+} from './incoming-transfer.messages';
+
+const network = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+const screening = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+export interface IncomingTransferInput {
+  transactionId: string;
+  gatewayDid: string;
+  subsidiaryDids: string[];
+  /** How long to wait for a person to route a transfer nobody's registry owns before escalating. */
+  routeDeadline: Duration;
+  /** After escalation, how much longer before the transfer is rejected at the network as not ours. */
+  routeGiveUpAfter: Duration;
+  /** How long a screening hit waits for a decision before escalating (it keeps waiting after that). */
+  reviewDeadline: Duration;
+  /** Interval of the status poll that backs up the webhooks. */
+  pollInterval: Duration;
+  screeningThreshold: number;
+}
+
+const FINAL = new Set(['ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED']);
+const ACKED = new Set(['ACK', ...FINAL]);
+/** Webhooks may arrive out of order: a status only ever moves forward. */
+const rank = (status: string) => (FINAL.has(status) ? 3 : status === 'ACK' ? 2 : status === 'UNKNOWN' ? 0 : 1);
+
+/**
+ * One incoming Travel Rule message at the gateway, from the first webhook to the final answer: route it to the
+ * subsidiary that owns the destination address (registry, or a person), redirect and confirm at the network, wait for
+ * ACK, screen the originator's name and address, then accept, or hold for review and accept or decline as decided.
+ * Personal data never enters this workflow: the screening activity fetches and decrypts it and returns hits only.
+ */
+export async function incomingTransfer(input: IncomingTransferInput): Promise<IncomingStatus> {
+  const state: IncomingStatus = {
+    transactionId: input.transactionId,
+    phase: 'received',
+    networkStatus: 'UNKNOWN',
+    escalated: false,
+    history: [],
+  };
+  let pendingRoute: RouteRequest | undefined;
+  let pendingDecision: DecisionRequest | undefined;
+  let updatedSince = false;
+
+  const record = (event: string, detail?: Record<string, unknown>) => state.history.push({ at: new Date().toISOString(), event, detail });
+  const enter = (phase: IncomingPhase) => {
+    state.phase = phase;
+    record(`phase:${phase}`);
+  };
+  const observe = (status: string, beneficiaryVaspDid?: string) => {
+    if (rank(status) < rank(state.networkStatus)) return;
+    if (status !== state.networkStatus) {
+      state.networkStatus = status;
+      upsertSearchAttributes([{ key: TransferStatus, value: status }]);
+    }
+    if (beneficiaryVaspDid && input.subsidiaryDids.includes(beneficiaryVaspDid) && !state.subsidiaryDid) {
+      state.subsidiaryDid = beneficiaryVaspDid;
+      state.routedBy ??= 'network';
+    }
+  };
+
+  setHandler(incomingStatusQuery, () => state);
+  setHandler(transactionUpdatedSignal, (u) => {
+    record('network-update', { status: u.status, source: u.source });
+    observe(u.status, u.beneficiaryVaspDid);
+    updatedSince = true;
+  });
+  setHandler(
+    routeUpdate,
+    (request) => {
+      pendingRoute = request;
+      record('route-requested', { subsidiaryDid: request.subsidiaryDid, actor: request.actor, reason: request.reason });
+      return state;
+    },
+    {
+      validator: (request) => {
+        if (state.phase !== 'awaiting-route') throw new Error(`transfer is not waiting to be routed (phase ${state.phase})`);
+        if (!input.subsidiaryDids.includes(request?.subsidiaryDid)) {
+          throw new Error(`subsidiaryDid: ${String(request?.subsidiaryDid)} is not a subsidiary of the group`);
+        }
+        if (!request.reason?.trim()) throw new Error('reason: is required');
+        if (!request.actor?.trim()) throw new Error('actor: is required');
+      },
+    },
+  );
+  setHandler(
+    decideUpdate,
+    (request) => {
+      pendingDecision = request;
+      state.decision = { ...request, at: new Date().toISOString() };
+      record('decision', { decision: request.decision, actor: request.actor, reason: request.reason });
+      return state;
+    },
+    {
+      validator: (request) => {
+        if (state.phase !== 'awaiting-review') throw new Error(`transfer is not under review (phase ${state.phase})`);
+        if (request?.decision !== 'approve' && request?.decision !== 'decline') throw new Error('decision: must be approve or decline');
+        if (!request.reason?.trim()) throw new Error('reason: is required');
+        if (!request.actor?.trim()) throw new Error('actor: is required');
+      },
+    },
+  );
+
+  /** Waits for `done`, polling the network between webhooks so a lost webhook costs one interval, not the transfer. */
+  const waitForNetwork = async (done: () => boolean) => {
+    while (!done()) {
+      updatedSince = false;
+      if (await condition(() => done() || updatedSince, input.pollInterval)) continue;
+      const tx = await network.getIncomingTransaction(input.transactionId);
+      observe(tx.status, tx.beneficiaryVaspDid);
+    }
+  };
+
+  const finish = async (outcome: string) => {
+    state.phase = outcome === 'rejected' ? 'rejected' : 'completed';
+    record(`finished:${outcome}`, { networkStatus: state.networkStatus });
+    upsertSearchAttributes([{ key: NeedsReview, value: false }]);
+    await network.reportIncomingOutcome({
+      transactionId: input.transactionId, outcome, networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid ?? null,
+    });
+    return state;
+  };
+
+  // 1. What the network says about it now.
+  const tx = await network.getIncomingTransaction(input.transactionId);
+  observe(tx.status, tx.beneficiaryVaspDid);
+  state.asset = tx.asset;
+  upsertSearchAttributes([{ key: Asset, value: tx.asset }, { key: NeedsReview, value: false }]);
+  if (FINAL.has(tx.status)) return finish('already-final');
+
+  // 2. Routing: the network may have redirected it already (address books, address webhooks); else our registry; else a person.
+  if (!state.subsidiaryDid) {
+    enter('routing');
+    const owner = await network.findAddressOwner({ asset: tx.asset, address: tx.destination, subsidiaryDids: input.subsidiaryDids });
+    if (owner) {
+      state.subsidiaryDid = owner;
+      state.routedBy = 'registry';
+    } else {
+      enter('awaiting-route');
+      upsertSearchAttributes([{ key: NeedsReview, value: true }]);
+      const routed = () => pendingRoute !== undefined || state.subsidiaryDid !== undefined || FINAL.has(state.networkStatus);
+      if (!(await condition(routed, input.routeDeadline))) {
+        state.escalated = true;
+        record('route-escalated');
+        await network.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'route-escalated', networkStatus: state.networkStatus, subsidiaryDid: null });
+        if (!(await condition(routed, input.routeGiveUpAfter))) {
+          await network.rejectIncomingTransaction({ transactionId: input.transactionId, reason: 'destination address is not owned by any VASP of the group' });
+          state.networkStatus = 'REJECTED';
+          upsertSearchAttributes([{ key: TransferStatus, value: 'REJECTED' }]);
+          return finish('rejected');
+        }
+      }
+      if (FINAL.has(state.networkStatus)) return finish('closed-by-network');
+      upsertSearchAttributes([{ key: NeedsReview, value: false }]);
+      if (!state.subsidiaryDid && pendingRoute) {
+        state.subsidiaryDid = pendingRoute.subsidiaryDid;
+        state.routedBy = 'person';
+        await network.recordAudit({
+          actor: pendingRoute.actor, action: 'incoming.route', subject: input.transactionId,
+          details: { subsidiaryDid: pendingRoute.subsidiaryDid, reason: pendingRoute.reason },
+        });
+      }
+    }
+    const redirected = await network.redirectIncomingTransaction({ transactionId: input.transactionId, to: state.subsidiaryDid! });
+    observe(redirected.status, redirected.beneficiaryVaspDid);
+    record('redirected', { to: state.subsidiaryDid, by: state.routedBy });
+  }
+  upsertSearchAttributes([{ key: SubsidiaryVaspDid, value: state.subsidiaryDid! }]);
+
+  // 3. Confirm the address (unless the network's autoconfirm already did), then wait for ACK.
+  if (!ACKED.has(state.networkStatus)) {
+    enter('confirming');
+    const confirmed = await network.confirmIncomingTransaction(input.transactionId);
+    observe(confirmed.status, confirmed.beneficiaryVaspDid);
+  }
+  if (!ACKED.has(state.networkStatus)) {
+    enter('awaiting-ack');
+    await waitForNetwork(() => ACKED.has(state.networkStatus));
+  }
+  if (state.networkStatus === 'ACCEPTED') {
+    state.screening = { screenedNames: 0, nameHits: [], addressHits: [], skipped: 'screened-by-network' };
+    return finish('accepted-by-network');
+  }
+  if (FINAL.has(state.networkStatus)) return finish('closed-by-network');
+
+  // 4. Screening: the activity decrypts with the subsidiary's keys and returns hits only.
+  enter('screening');
+  state.screening = await screening.screenIncomingTransfer({
+    transactionId: input.transactionId, subsidiaryDid: state.subsidiaryDid!, gatewayDid: input.gatewayDid, threshold: input.screeningThreshold,
+  });
+  record('screened', { nameHits: state.screening.nameHits.length, addressHits: state.screening.addressHits.length });
+  const hit = state.screening.nameHits.length > 0 || state.screening.addressHits.length > 0 || state.screening.skipped === 'undecryptable';
+
+  let decision: DecisionRequest = { decision: 'approve', reason: 'no screening hit', actor: 'system:screening' };
+  if (hit) {
+    enter('awaiting-review');
+    upsertSearchAttributes([{ key: NeedsReview, value: true }]);
+    const decided = () => pendingDecision !== undefined || FINAL.has(state.networkStatus);
+    if (!(await condition(decided, input.reviewDeadline))) {
+      state.escalated = true;
+      record('review-escalated');
+      await network.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'review-escalated', networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid! });
+      await condition(decided);
+    }
+    if (FINAL.has(state.networkStatus)) return finish('closed-by-network');
+    decision = pendingDecision!;
+    await network.recordAudit({
+      actor: decision.actor, action: `incoming.${decision.decision}`, subject: input.transactionId,
+      details: { reason: decision.reason, nameHits: state.screening.nameHits.length, addressHits: state.screening.addressHits.length },
+    });
+  }
+
+  // 5. Answer at the network.
+  enter('deciding');
+  const answered =
+    decision.decision === 'approve'
+      ? await network.acceptIncomingTransaction(input.transactionId)
+      : await network.declineIncomingTransaction({ transactionId: input.transactionId, reason: decision.reason });
+  observe(answered.status, answered.beneficiaryVaspDid);
+  if (!FINAL.has(state.networkStatus)) {
+    log.warn('network did not report a final status after the answer', { status: state.networkStatus });
+    throw ApplicationFailure.nonRetryable(`network status after ${decision.decision} is ${state.networkStatus}`);
+  }
+  return finish(decision.decision === 'approve' ? 'accepted' : 'declined');
+}
