@@ -12,6 +12,7 @@ import { migrate } from '../db/migrate';
 import { databaseUrlOn, resolveDatabaseServer, type DatabaseServer } from '../db/server';
 import { readSeedFile } from '../sandbox/seed';
 import { loadOrCreateDemoGroup, type DemoGroup } from './demo-group';
+import { demoKeys, prepareDemoNetwork, seedDemoData, sendDemoIncoming } from './demo-network';
 import { ensureTemporalCli } from './temporal-cli';
 import { connectTemporal } from '../lib/temporal/connect';
 
@@ -117,6 +118,30 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
   say(`Logs: ${config.dataDir}/logs/. Press Ctrl-C to stop.`);
 }
 
+/** Seeds the demo's registry and sanctions list, sends one incoming transfer per routing path, and waits for them. */
+async function runDemoTraffic(sandboxUrl: string, apiUrl: string, databaseUrl: string, group: DemoGroup) {
+  await seedDemoData(sandboxUrl, apiUrl, databaseUrl, group);
+  const sent = await sendDemoIncoming(sandboxUrl, group);
+  const names = new Map([group.gateway, ...group.subsidiaries].map((v) => [v.did, v.name]));
+  return Promise.all(sent.map(async (d) => {
+    let outcome = 'still running (see the Temporal UI)';
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !stopping) {
+      const r = await fetch(`${apiUrl}/v1/incoming-transfers/${d.id}`);
+      if (r.ok) {
+        const s = (await r.json()) as { phase: string; networkStatus: string; subsidiaryDid?: string };
+        const at = s.subsidiaryDid ? names.get(s.subsidiaryDid) ?? s.subsidiaryDid : 'the gateway';
+        if (s.phase === 'completed' || s.phase === 'awaiting-review') {
+          outcome = s.phase === 'completed' ? `${s.networkStatus} at ${at}` : `held for review at ${at} (POST /v1/transfers/${d.id}/decision)`;
+          break;
+        }
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    return { ...d, outcome };
+  }));
+}
+
 async function shutdown(code: number): Promise<never> {
   if (stopping) return new Promise(() => undefined);
   stopping = true;
@@ -176,6 +201,9 @@ async function main() {
       CLIENT_ID: group.gateway.credentials.clientId, CLIENT_SECRET: group.gateway.credentials.clientSecret,
     };
     say(`Sandbox: ${sandboxUrl}`);
+    const keys = demoKeys(group);
+    writeFileSync(resolve(dataDir, 'demo.json'), `${JSON.stringify(group, null, 2)}\n`, { mode: 0o600 });
+    network = { ...network, ...(await prepareDemoNetwork(sandboxUrl, config.publicApiUrl, group, keys)) };
   } else {
     say(`Network: ${config.network.baseUrl} (BASE_URL); the sandbox is not started`);
   }
@@ -191,7 +219,12 @@ async function main() {
     return r.status === 'COMPLETED';
   }, 120_000);
 
+  const demo = sandboxUrl ? await runDemoTraffic(sandboxUrl, config.publicApiUrl, databaseUrl, group) : [];
   printBanner(config, group, { ui: temporal.uiUrl, sandbox: sandboxUrl }, started.workflowId);
+  if (demo.length) {
+    say('Demo incoming transfers (filter by TransferStatus or SubsidiaryVaspDid in the Temporal UI):');
+    for (const d of demo) say(`  ${d.label.padEnd(34)} incoming-${d.id}  ${d.outcome}`);
+  }
   writeFileSync(resolve(dataDir, 'urls.json'), JSON.stringify({ api: config.publicApiUrl, ui: temporal.uiUrl, sandbox: sandboxUrl }, null, 2));
 }
 

@@ -1,0 +1,123 @@
+import { resolve } from 'node:path';
+import { createDidKeyRecord, type DidKeyRecord } from '../lib/crypto';
+import { createPool } from '../db/pool';
+import { loadedLists, loadSdnList } from '../activities/screening/sanctions-store';
+import type { DemoGroup } from './demo-group';
+
+/**
+ * The demo's side of the network, set up by `npm start` against the sandbox: the group's keys published, the gateway's
+ * notification webhook and a subsidiary's address webhook pointed at the internal API, the registry and the network's
+ * address book filled so that each routing path has an address, the sample sanctions list loaded. Then the demo
+ * counterparty sends one transfer per path (and one from a sanctioned originator).
+ */
+export const DEMO_ADDRESSES = {
+  /** In the first subsidiary's address book at the network: the network redirects and confirms by itself. */
+  addressBook: '0xa100000000000000000000000000000000000001',
+  /** Only in the group's registry, for the second subsidiary: the network asks its address webhook. */
+  addressWebhook: '0xb200000000000000000000000000000000000002',
+  /** Only in the group's registry, for the first subsidiary: the gateway's notification webhook, then the workflow. */
+  notification: '0xc300000000000000000000000000000000000003',
+  sanctioned: '0xc300000000000000000000000000000000000004',
+};
+
+export interface DemoKeys {
+  [vaspDid: string]: DidKeyRecord;
+}
+
+async function token(sandboxUrl: string, c: { clientId: string; clientSecret: string }): Promise<string> {
+  const r = await fetch(`${sandboxUrl}/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience: sandboxUrl }),
+  });
+  if (!r.ok) throw new Error(`demo: token request failed (${r.status})`);
+  return ((await r.json()) as { access_token: string }).access_token;
+}
+
+const call = async (url: string, bearer: string, method: string, body?: unknown) => {
+  const r = await fetch(url, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!r.ok) throw new Error(`demo: ${method} ${new URL(url).pathname} failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
+  return (await r.json()) as Record<string, unknown>;
+};
+
+/** Keys for the gateway and the subsidiaries, kept in demo.json (development only) so a second start reuses them. */
+export function demoKeys(group: DemoGroup & { keys?: DemoKeys }): DemoKeys {
+  group.keys ??= {};
+  for (const v of [group.gateway, ...group.subsidiaries]) group.keys[v.did] ??= createDidKeyRecord();
+  return group.keys;
+}
+
+/**
+ * Before the API starts: publishes the keys and registers the webhooks, returning the environment the worker and the
+ * API need (KEYS and the webhooks' signing secrets, which the network hands out at registration).
+ */
+export async function prepareDemoNetwork(sandboxUrl: string, apiUrl: string, group: DemoGroup, keys: DemoKeys): Promise<Record<string, string>> {
+  const gw = await token(sandboxUrl, group.gateway.credentials);
+  for (const [did, key] of Object.entries(keys)) {
+    await call(`${sandboxUrl}/tf/vasps/update`, gw, 'POST', { did, fields: [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }] });
+  }
+  const secrets: Record<string, string> = {};
+  for (const v of [group.gateway, ...group.subsidiaries]) {
+    const hook = await call(`${sandboxUrl}/webhook`, gw, 'POST', { vaspDID: v.did, url: `${apiUrl}/webhooks/notification/${encodeURIComponent(v.did)}` });
+    secrets[v.did] = String(hook.secret);
+  }
+  const second = group.subsidiaries[1]!;
+  const addressHook = await call(`${sandboxUrl}/integrations/${second.did}/address-query-webhook`, gw, 'POST', { url: `${apiUrl}/webhooks/address/${second.did}`, params: '?' });
+  await fetch(`${sandboxUrl}/sandbox/counterparties/${group.external.did}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+  return {
+    KEYS: JSON.stringify(Object.entries(keys).map(([vaspDID, k]) => ({ vaspDID, privateKeyHex: k.keys[0].privateKeyHex }))),
+    NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify(secrets),
+    ADDRESS_WEBHOOK_SECRETS: JSON.stringify({ [second.did]: String(addressHook.secret) }),
+  };
+}
+
+/** After the API is up: the registry, the network's address book for the first path, and the sample sanctions list. */
+export async function seedDemoData(sandboxUrl: string, apiUrl: string, databaseUrl: string, group: DemoGroup): Promise<void> {
+  const [first, second] = group.subsidiaries;
+  const entries = [
+    { vaspDID: first!.did, asset: 'ETH', address: DEMO_ADDRESSES.addressBook, customerRef: 'demo-alice' },
+    { vaspDID: second!.did, asset: 'ETH', address: DEMO_ADDRESSES.addressWebhook, customerRef: 'demo-bob' },
+    { vaspDID: first!.did, asset: 'ETH', address: DEMO_ADDRESSES.notification, customerRef: 'demo-carol' },
+    { vaspDID: first!.did, asset: 'ETH', address: DEMO_ADDRESSES.sanctioned, customerRef: 'demo-dave' },
+  ];
+  const r = await fetch(`${apiUrl}/v1/addresses`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ addresses: entries }) });
+  if (!r.ok) throw new Error(`demo: registry upsert failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
+  const gw = await token(sandboxUrl, group.gateway.credentials);
+  await call(`${sandboxUrl}/address/registerCustomer`, gw, 'POST', entries[0]);
+  const pool = createPool(databaseUrl, 'orchestrator');
+  try {
+    if ((await loadedLists(pool)).length === 0) {
+      const dir = resolve(__dirname, '../data/sanctions');
+      await loadSdnList(pool, { list: 'sample-sdn', sdnPath: `${dir}/sdn-sample.csv`, altPath: `${dir}/alt-sample.csv` });
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+/** The demo counterparty sends one transfer to the gateway per routing path, and one from a sanctioned originator. */
+export async function sendDemoIncoming(sandboxUrl: string, group: DemoGroup): Promise<{ label: string; id: string }[]> {
+  const send = async (label: string, destination: string, name: [string, string]) => {
+    const r = await fetch(`${sandboxUrl}/sandbox/simulate/transfers`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        originatorVASPdid: group.external.did, beneficiaryVASPdid: group.gateway.did, transactionAsset: 'ETH', transactionAmount: '250000000000000000',
+        transactionBlockchainInfo: { origin: '0x5555555555555555555555555555555555555555', destination },
+        originator: {
+          originatorPersons: [{ naturalPerson: {
+            name: [{ nameIdentifier: [{ secondaryIdentifier: name[0], primaryIdentifier: name[1], nameIdentifierType: 'LEGL' }] }],
+            dateAndPlaceOfBirth: { dateOfBirth: '1985-06-15', placeOfBirth: 'Lisbon' },
+          } }],
+          accountNumber: ['0x5555555555555555555555555555555555555555'],
+        },
+      }),
+    });
+    if (!r.ok) throw new Error(`demo: simulated transfer failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
+    return { label, id: ((await r.json()) as { id: string }).id };
+  };
+  return [
+    await send('address book at the network', DEMO_ADDRESSES.addressBook, ['Alice', 'Example']),
+    await send('address webhook', DEMO_ADDRESSES.addressWebhook, ['Bob', 'Example']),
+    await send('notification webhook + workflow', DEMO_ADDRESSES.notification, ['Carol', 'Example']),
+    await send('sanctioned originator', DEMO_ADDRESSES.sanctioned, ['Ivan', 'Petrov']),
+  ];
+}
