@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerKeyCommands } from './keys';
 import { registerAddressCommands } from './addresses';
+import { registerScreeningCommands } from './screening';
 
 /**
  * The project's CLI (`npm run cli -- <command>`). Each part adds its commands with one `register…(program)` call.
@@ -13,6 +14,7 @@ export const program = new Command()
 // Commands are registered here, one line per part.
 registerKeyCommands(program);
 registerAddressCommands(program);
+registerScreeningCommands(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((e: Error) => {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -64,5 +65,25 @@ describe('sanctions screening on Postgres (pg_trgm)', () => {
     expect((error as Error).message).toMatch(/^sdnFile: line 2: expected 12 columns/);
     expect((await loadedLists(pool)).find((l) => l.name === LIST)?.entries).toBe(5);
     expect((await hits('Ivan Petrov')).length).toBe(1);
+  });
+});
+
+describe('the screening CLI', () => {
+  const root = resolve(__dirname, '../..');
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), join(root, 'client/cli/main.ts'), 'screening', ...args], {
+      cwd: root, encoding: 'utf8', env: { ...process.env, DATABASE_URL: testEnv().databaseUrl, LOG_LEVEL: 'silent' }, timeout: 60_000,
+    });
+
+  it('loads a list from OFAC-format files and checks a name and an address against it', () => {
+    const load = cli('load-sdn', join(sample, 'sdn-sample.csv'), '--alt', join(sample, 'alt-sample.csv'), '--list', 'cli-test');
+    expect(load.stdout).toBe('cli-test: 5 entries, 3 aliases, 4 digital-currency addresses\n');
+    expect(cli('lists').stdout).toMatch(/^cli-test\t5 entries\tloaded /m);
+    expect(cli('check', '--name', 'Kareem Rashidi').stdout).toContain('"entNum": 900002');
+    expect(cli('check', '--address', '0x2222222222222222222222222222222222222222').stdout).toContain('"entNum": 900003');
+    expect(cli('check', '--name', 'Nobody Inparticular').stdout).toBe('no hit\n');
+    const bad = cli('load-sdn', join(sample, 'README.md'), '--list', 'cli-test');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/^error: sdnFile: line 1: expected 12 columns/m);
   });
 });
