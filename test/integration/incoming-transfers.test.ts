@@ -174,7 +174,36 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(held.screening!.nameHits[0]).toMatchObject({ entNum: 900001 });
   });
 
-  it('refuses forged webhooks, ignores duplicates, and answers 404 for an unknown transfer', async () => {
+  it('duplicate, out-of-order and late webhooks change nothing', async () => {
+    const deliver = async (webhookId: string, tx: Record<string, unknown>) => {
+      const body = JSON.stringify({ message: 'notification.transactionUpdated', payload: { transaction: tx }, version: '1' });
+      const r = await fetch(`${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`, {
+        method: 'POST', headers: { 'content-type': 'application/json', ...webhookHeaders(orch.transfers.config.webhookSecrets[g.gateway]!, webhookId, body) }, body,
+      });
+      expect(r.status).toBe(200);
+      return (await r.json()) as { duplicate: boolean; outcome?: string };
+    };
+    // A transfer held for review (at ACK): an older SENT arriving late does not move it back.
+    const address = evm('a9');
+    await register(g.subA, address);
+    const held = await send(address, ['Omar Farooq', 'Khan']);
+    await until(held, (s) => s.phase === 'awaiting-review');
+    const stale = { id: held, status: 'SENT', originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway };
+    expect(await deliver(`msg_stale_${held}`, stale)).toMatchObject({ duplicate: false, outcome: 'incoming' });
+    expect(await deliver(`msg_stale_${held}`, stale)).toEqual({ received: true, duplicate: true });
+    const after = await until(held, (s) => s.history.filter((h) => h.event === 'network-update').length >= 2);
+    expect(after).toMatchObject({ phase: 'awaiting-review', networkStatus: 'ACK' });
+    // A webhook about a finished transfer does not start it again.
+    await api('POST', `/v1/transfers/${held}/decision`, { decision: 'approve', reason: 'different person', actor: 'mlro@aurora' });
+    await until(held, (s) => s.phase === 'completed');
+    expect(await deliver(`msg_late_${held}`, { ...stale, status: 'ACCEPTED', beneficiaryVASPdid: g.subA })).toMatchObject({ outcome: 'late' });
+    const runs = await orch.client.workflow.list({ query: `WorkflowId = "incoming-${held}"` });
+    let count = 0;
+    for await (const _ of runs) count += 1;
+    expect(count).toBe(1);
+  });
+
+  it('refuses forged webhooks and answers 404 for an unknown transfer', async () => {
     const body = JSON.stringify({ message: 'notification.transactionUpdated', payload: { transaction: { id: '00000000-0000-4000-8000-000000000000', status: 'SENT', beneficiaryVASPdid: g.gateway } }, version: '1' });
     const forged = await fetch(`${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`, {
       method: 'POST', headers: { 'content-type': 'application/json', ...webhookHeaders('whsec_' + Buffer.alloc(32).toString('base64'), 'msg_forged', body) }, body,

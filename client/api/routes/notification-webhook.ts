@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Type } from 'typebox';
 import type { NetworkTransaction, TransferContext } from '../../../activities/transfers';
 import { AuthenticationError, UpstreamUnavailableError, ValidationError } from '../../../lib/errors';
@@ -137,18 +137,30 @@ async function deliverIncoming(deps: WebhookRouteDeps, tx: NetworkTransaction): 
   if (beneficiary !== gateway && !group.subsidiaryDids.includes(beneficiary)) return 'not-ours';
   if (tx.originatorVASPdid && (tx.originatorVASPdid === gateway || group.subsidiaryDids.includes(tx.originatorVASPdid))) return 'not-ours';
   const incoming = deps.incoming ?? loadIncomingConfig();
+  try {
+    await startOrSignal(deps, tx, gateway, group, incoming);
+  } catch (e) {
+    // The transfer's workflow finished already: a late or replayed delivery, not a new transfer.
+    if (e instanceof WorkflowExecutionAlreadyStartedError) return 'late';
+    throw e;
+  }
+  return 'incoming';
+}
+
+async function startOrSignal(deps: WebhookRouteDeps, tx: NetworkTransaction, gateway: string, group: GroupConfig, incoming: IncomingConfig) {
   await deps.temporal.workflow.signalWithStart(incomingTransfer, {
-    taskQueue: deps.taskQueue,
+    taskQueue: deps.taskQueue!,
     workflowId: workflowIds.incomingTransfer(tx.id),
+    // A finished transfer is never started again; one whose workflow failed may be, by the next webhook about it.
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
     args: [{
       transactionId: tx.id, gatewayDid: gateway, subsidiaryDids: group.subsidiaryDids,
       routeDeadline: incoming.routeDeadline, routeGiveUpAfter: incoming.routeGiveUpAfter, reviewDeadline: incoming.reviewDeadline,
       pollInterval: incoming.pollInterval, screeningThreshold: incoming.screeningThreshold,
     }],
     signal: incomingUpdatedSignal,
-    signalArgs: [{ status: tx.status!, beneficiaryVaspDid: beneficiary, source: 'webhook' }],
+    signalArgs: [{ status: tx.status!, beneficiaryVaspDid: tx.beneficiaryVASPdid, source: 'webhook' }],
   });
-  return 'incoming';
 }
 
 async function deliver(temporal: Client, ctx: TransferContext, tx: NetworkTransaction, webhookId: string): Promise<Outcome> {
