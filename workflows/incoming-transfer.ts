@@ -3,6 +3,7 @@ import {
   condition,
   log,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -20,9 +21,19 @@ import {
   type RouteRequest,
 } from './incoming-transfer.messages';
 
-const network = proxyActivities<Activities>({
+/**
+ * The short, idempotent steps (one HTTP call or one query) run as local activities: no task-queue round trip each,
+ * which is most of the webhook-to-confirmed latency. Screening (decryption, list lookups) and the callback to internal
+ * systems stay ordinary activities, visible and retried on their own.
+ */
+const network = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
+  localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+const notify = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 50 },
 });
 const screening = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
@@ -140,7 +151,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     state.phase = outcome === 'rejected' ? 'rejected' : 'completed';
     record(`finished:${outcome}`, { networkStatus: state.networkStatus });
     upsertSearchAttributes([{ key: NeedsReview, value: false }]);
-    await network.reportIncomingOutcome({
+    await notify.reportIncomingOutcome({
       transactionId: input.transactionId, outcome, networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid ?? null,
     });
     return state;
@@ -167,7 +178,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
       if (!(await condition(routed, input.routeDeadline))) {
         state.escalated = true;
         record('route-escalated');
-        await network.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'route-escalated', networkStatus: state.networkStatus, subsidiaryDid: null });
+        await notify.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'route-escalated', networkStatus: state.networkStatus, subsidiaryDid: null });
         if (!(await condition(routed, input.routeGiveUpAfter))) {
           await network.rejectIncomingTransaction({ transactionId: input.transactionId, reason: 'destination address is not owned by any VASP of the group' });
           state.networkStatus = 'REJECTED';
@@ -224,7 +235,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     if (!(await condition(decided, input.reviewDeadline))) {
       state.escalated = true;
       record('review-escalated');
-      await network.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'review-escalated', networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid! });
+      await notify.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'review-escalated', networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid! });
       await condition(decided);
     }
     if (FINAL.has(state.networkStatus)) return finish('closed-by-network');
