@@ -31,10 +31,18 @@ import { webhookHeaders } from '../lib/webhook-signature';
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';
 import { spawn } from 'node:child_process';
-import { writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { NetworkConfig } from '../lib/config';
+import { Client, Connection } from '@temporalio/client';
+import pino from 'pino';
+import { createTransferContext, loadTransferConfig, type TransferConfig, type TransferContext } from '../activities/transfers';
+import { buildApi } from '../client/api/server';
+import { createPool } from '../db/pool';
+import type { GroupConfig, NetworkConfig } from '../lib/config';
+import { LocalKeyWrapper, openKeystore } from '../lib/keystore';
+import { EncryptionCodec } from '../lib/temporal/codec';
+import { createDataConverter } from '../lib/temporal/data-converter';
 import type { Seed } from '../sandbox/seed';
 import { groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
 
@@ -90,6 +98,59 @@ const SMALL = {
   },
 };
 
+/** The internal API in this process and `npm run worker` as a child process on the same task queue and database. */
+async function apiWithWorkerProcess(
+  network: NetworkConfig,
+  group: GroupConfig,
+  agentKeys: string,
+  settings: Partial<TransferConfig>,
+): Promise<{ apiUrl: string; transfers: TransferContext; close(): Promise<void> }> {
+  const env = testEnv();
+  const taskQueue = `bench-${randomUUID()}`;
+  const masterKey = randomBytes(32).toString('base64');
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-transfers-'));
+  const worker = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: env.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: env.databaseUrl,
+      TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS, DATA_DIR: dataDir, LOG_LEVEL: 'warn',
+      CLIENT_ID: network.clientId, CLIENT_SECRET: network.clientSecret, AUTH_URL: network.authUrl, BASE_URL: network.baseUrl,
+      BASEURL_PII: network.baseUrlPii, KEYS: agentKeys, KEYSTORE_MASTER_KEY: masterKey,
+      GATEWAY_VASP_DID: group.gatewayDid, SUBSIDIARY_VASP_DIDS: group.subsidiaryDids.join(','),
+      TRANSFER_CALLBACK_URL: settings.callbackUrl, TRANSFER_POLL_INTERVAL: `${settings.pollIntervalMs}ms`,
+      TRANSFER_ANSWER_DEADLINE: `${settings.answerDeadlineMs}ms`, KEY_ROTATION_PERIOD: 'off', ADDRESS_BOOK_CRON: 'off',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const pool = createPool(env.databaseUrl, 'orchestrator');
+  const keystore = await openKeystore(pool, { masterKey, dataDir, agentKeys });
+  const transfers = createTransferContext({
+    pool, network: new NetworkClient(network), keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
+    config: { ...loadTransferConfig({}), ...settings }, group, logger: pino({ level: 'silent' }),
+  });
+  const connection = await Connection.connect({ address: env.temporalAddress });
+  const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
+  const api = await buildApi({
+    temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: pino({ level: 'silent' }), corsOrigins: [],
+    keystore, group, transfers,
+  });
+  await api.listen({ host: '127.0.0.1', port: 0 });
+  // The worker is ready once it has taken a first workflow task: run a connectivity check through it.
+  await client.workflow.execute('connectivityCheck', { taskQueue, workflowId: `bench-ready-${randomUUID()}` });
+  return {
+    apiUrl: `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`,
+    transfers,
+    close: async () => {
+      await api.close();
+      worker.kill('SIGTERM');
+      await new Promise((r) => worker.once('exit', r));
+      await connection.close();
+      await pool.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
@@ -126,16 +187,18 @@ async function main() {
   await new Promise<void>((r) => callbacks.listen(0, '127.0.0.1', r));
 
   const originatorKey = createDidKeyRecord();
-  const orch = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
-    group: { gatewayDid: group.gateway, subsidiaryDids: [group.subA, group.subB] },
-    agentKeys: JSON.stringify([{ vaspDID: group.subA, privateKeyHex: originatorKey.keys[0].privateKeyHex }]),
-    transfers: {
-      callbackUrl: `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback`,
-      webhookSecrets: { [group.subA]: SECRET },
-      pollIntervalMs: 10 * 60_000,
-      answerDeadlineMs: 60 * 60_000,
-    },
-  });
+  const group2 = { gatewayDid: group.gateway, subsidiaryDids: [group.subA, group.subB] };
+  const agentKeys = JSON.stringify([{ vaspDID: group.subA, privateKeyHex: originatorKey.keys[0].privateKeyHex }]);
+  const transferSettings = {
+    callbackUrl: `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback`,
+    webhookSecrets: { [group.subA]: SECRET },
+    pollIntervalMs: 10 * 60_000,
+    answerDeadlineMs: 60 * 60_000,
+  };
+  // The worker runs in its own process (`npm run worker`), as deployed, unless BENCH_WORKER=inline.
+  const orch = process.env.BENCH_WORKER === 'inline'
+    ? await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings })
+    : await apiWithWorkerProcess(sandbox.networkConfig(group.gatewayUser), group2, agentKeys, transferSettings);
 
   // The counterparty: reads its inbox, confirms and accepts, and the network tells the originator by webhook.
   let driving = true;
