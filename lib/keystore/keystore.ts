@@ -8,6 +8,7 @@
  * - Lifecycle per VASP: pending → active → retired → destroyed. At most one key is active (a partial unique index);
  *   state changes of one VASP are serialised by a transaction-scoped advisory lock and audited in audit_log.
  */
+import { withTransaction } from '../../db/transaction';
 import { randomUUID, randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import {
@@ -343,20 +344,8 @@ export class Keystore {
   }
 
   /** One transaction holding the VASP's advisory lock, so its state changes never interleave. */
-  private async transaction<T>(vaspDid: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
-      await client.query(`select pg_advisory_xact_lock(hashtextextended('tro.vasp_keys:' || $1, 0))`, [vaspDid]);
-      const result = await work(client);
-      await client.query('commit');
-      return result;
-    } catch (e) {
-      await client.query('rollback').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+  private transaction<T>(vaspDid: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, work, `tro.vasp_keys:${vaspDid}`);
   }
 }
 

@@ -4,6 +4,7 @@
  * due tasks: `receive` reads and decrypts the personal data as that VASP would (fetching the CIDs as their owner and
  * decrypting with its own did:key), records the result, then acts now or schedules an `act` task for later.
  */
+import { BackgroundLoop } from '../background-loop';
 import type { Pool, PoolClient } from 'pg';
 import { Keyring, type DidKeyRecord } from '../../lib/crypto';
 import { decryptIvms101, flattenIvms101 } from '../../lib/ivms101';
@@ -46,35 +47,23 @@ interface Sim {
 const LEASE_SECONDS = 60;
 
 export class CounterpartySimulator {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopped = true;
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly pool: Pool,
     private readonly transactions: TransactionService,
     private readonly logger: Logger,
-    private readonly pollMs = 200,
-  ) {}
+    pollMs = 200,
+  ) {
+    this.loop = new BackgroundLoop('simulated counterparty round', pollMs, () => this.tick(), logger);
+  }
 
   start(): void {
-    this.stopped = false;
-    this.schedule();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.tick()
-        .catch((err: unknown) => this.logger.warn({ err }, 'simulated counterparty round failed'))
-        .finally(() => this.schedule());
-    }, this.pollMs);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   async tick(): Promise<void> {

@@ -4,6 +4,7 @@
  * (service_secrets), bound to the VASP and the did:key, and no route ever returns it. Rotation adds a new active key and
  * keeps the previous one, retired, for data already encrypted to it.
  */
+import { withTransaction } from '../../db/transaction';
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { createDidKeyRecord, Keyring, parseDidKey, toPublicDidKeyRecord, type PublicDidKeyRecord } from '../../lib/crypto';
@@ -81,20 +82,8 @@ export class EscrowKeys {
     return toPublicDidKeyRecord(record);
   }
 
-  private async withLock<T>(vaspDid: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
-      await client.query(`select pg_advisory_xact_lock(hashtextextended('sandbox.escrow_keys:' || $1, 0))`, [vaspDid]);
-      const result = await work(client);
-      await client.query('commit');
-      return result;
-    } catch (e) {
-      await client.query('rollback').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+  private withLock<T>(vaspDid: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, work, `sandbox.escrow_keys:${vaspDid}`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { BackgroundLoop } from '../background-loop';
 import type { Pool, PoolClient } from 'pg';
 import { signAddressQuery, ADDRESS_SIGNATURE_HEADER } from '../../lib/address-webhook-signature';
 import type { Logger } from '../../lib/logger';
@@ -25,16 +26,16 @@ const parentOf = async (db: Pool | PoolClient, did: string) =>
 const assetText = (a: unknown) => (typeof a === 'string' ? a : '');
 
 export class NestedRouter {
-  private timer?: NodeJS.Timeout;
-  private stopped = true;
-  private running?: Promise<void>;
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly pool: Pool,
     private readonly transactions: TransactionService,
-    private readonly logger: Logger,
-    private readonly intervalMs = 100,
-  ) {}
+    logger: Logger,
+    intervalMs = 100,
+  ) {
+    this.loop = new BackgroundLoop('routing round', intervalMs, () => this.drain(), logger);
+  }
 
   /** Registered on the transaction service: runs inside the database transaction that stores the change. */
   readonly onChange = async (client: PoolClient, event: TransactionEvent): Promise<void> => {
@@ -56,21 +57,11 @@ export class NestedRouter {
   };
 
   start(): void {
-    this.stopped = false;
-    this.schedule();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule() {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.drain().catch((e: Error) => this.logger.warn({ err: e.message }, 'routing tasks failed')).finally(() => this.schedule());
-    }, this.intervalMs);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Resolves due tasks one at a time; a task that fails (a database hiccup) is retried with backoff. */
@@ -83,7 +74,7 @@ export class NestedRouter {
           returning transaction_id, gateway_did, attempts`,
       );
       const task = rows[0];
-      if (!task || this.stopped) return;
+      if (!task || this.loop.isStopped) return;
       try {
         const outcome = await this.route(task.transaction_id, task.gateway_did);
         await this.pool.query(`update routing_tasks set state = 'done', outcome = $2, updated_at = now() where transaction_id = $1`, [task.transaction_id, outcome]);

@@ -4,6 +4,7 @@
  * in one database transaction together with whatever the registered listeners add (the webhook outbox, the simulated
  * counterparties' tasks), so a change is never reported without being stored, nor stored without being reported.
  */
+import { withTransaction } from '../../db/transaction';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { unflattenIvms101 } from '../../lib/ivms101';
@@ -519,19 +520,8 @@ export class TransactionService {
     for (const listener of this.listeners) await listener(client, event);
   }
 
-  async inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
-      const result = await work(client);
-      await client.query('commit');
-      return result;
-    } catch (e) {
-      await client.query('rollback').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+  inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, work);
   }
 }
 

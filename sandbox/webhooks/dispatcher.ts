@@ -9,6 +9,7 @@
  * - 2xx: delivered. 4xx other than 408 and 429: failed for good (not retried). 408, 429, 5xx, timeouts and network
  *   errors: retried after `baseDelayMs · 2^(attempt-1)` (capped at `maxDelayMs`), up to `maxAttempts` attempts.
  */
+import { BackgroundLoop } from '../background-loop';
 import type { Pool } from 'pg';
 import type { Logger } from '../../lib/logger';
 import { webhookHeaders } from '../../lib/webhook-signature';
@@ -46,34 +47,22 @@ interface Due {
 export const retryable = (status: number) => status === 408 || status === 429 || status >= 500;
 
 export class WebhookDispatcher {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopped = true;
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly pool: Pool,
     private readonly logger: Logger,
     private readonly opts: DispatcherOptions = DEFAULT_DISPATCHER_OPTIONS,
-  ) {}
+  ) {
+    this.loop = new BackgroundLoop('webhook delivery round', opts.pollMs, () => this.tick(), logger);
+  }
 
   start(): void {
-    this.stopped = false;
-    this.schedule();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.tick()
-        .catch((err: unknown) => this.logger.warn({ err }, 'webhook delivery round failed'))
-        .finally(() => this.schedule());
-    }, this.opts.pollMs);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One round: claim what is due and attempt it. */
