@@ -35,7 +35,8 @@ export async function ensureAddressBookSchedules(
         workflowType: addressBookReconcile,
         workflowId: workflowIds.scheduledAddressBookReconcile(vaspDid),
         taskQueue: config.temporal.taskQueue,
-        args: [{ vaspDid, trigger: 'schedule' }],
+        // Nightly runs list the whole book: they also catch what changed at the network behind our back.
+        args: [{ vaspDid, trigger: 'schedule', mode: 'full' }],
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
       memo: { purpose: `nightly address-book reconciliation of ${vaspDid}` },

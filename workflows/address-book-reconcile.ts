@@ -13,6 +13,7 @@ import {
 import type { Activities } from '../activities';
 import type {
   DeltaSummary,
+  ReconcileMode,
   ReconcilePhase,
   ReconcileProgress,
   ReconcileReport,
@@ -26,6 +27,8 @@ export const addressBookProgressQuery = defineQuery<ReconcileProgress>('addressB
 export interface ReconcileInput {
   vaspDid: string;
   trigger: ReconcileTrigger;
+  /** Default 'auto': incremental when the last verified result still matches the network, else full. */
+  mode?: ReconcileMode;
   /** Set only by continue-as-new: where the run stands. Ids and counts only. */
   resume?: RunState;
 }
@@ -36,6 +39,7 @@ interface RunState {
   phase: ReconcilePhase;
   execution: number;
   settings?: RunSettings;
+  mode?: 'full' | 'incremental';
   delta?: DeltaSummary;
   /** Listing total the run expects once its removals are processed, and once its additions are. */
   expectedAfterRemovals?: number;
@@ -74,6 +78,7 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
   setHandler(addressBookProgressQuery, (): ReconcileProgress => ({
     runId: s.runId,
     vaspDid,
+    mode: s.mode,
     phase: s.phase,
     startedAt: new Date(s.startedAtMs).toISOString(),
     rowsDone: s.rowsDone,
@@ -93,7 +98,9 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
 
   try {
     if (s.phase === 'starting') {
-      const begun = await abBeginRun({ runId: s.runId, vaspDid, workflowId: workflowInfo().workflowId, trigger: input.trigger });
+      const begun = await abBeginRun({
+        runId: s.runId, vaspDid, workflowId: workflowInfo().workflowId, trigger: input.trigger, mode: input.mode ?? 'auto',
+      });
       if (!begun.started) {
         s.phase = 'skipped';
         const now = new Date().toISOString();
@@ -104,7 +111,9 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
         };
       }
       s.settings = begun.settings;
-      enter('listing');
+      s.mode = begun.mode;
+      // An incremental run starts from the mirror of the last result: nothing to list.
+      enter(begun.mode === 'incremental' ? 'diff' : 'listing');
     }
     const settings = s.settings!;
     const timeouts = { timeoutMs: settings.processingTimeoutMs, pollMs: settings.pollIntervalMs, settleMs: settings.settleMs };

@@ -4,11 +4,13 @@ import { loadConfig } from '../../lib/config';
 import type { AddressBookConfig } from '../../lib/address-book/config';
 import type {
   DeltaSummary,
+  ReconcileMode,
   ReconcilePhase,
   ReconcileReport,
   ReconcileTrigger,
   RunSettings,
 } from '../../lib/address-book/reconcile-types';
+import { REGISTRY_LOCK } from '../../lib/address-book/registry';
 import { isAppError, UpstreamRejectedError, ValidationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import type { NetworkClient } from '../network/network-client';
@@ -63,6 +65,8 @@ interface RunRow {
   run_id: string;
   vasp_did: string;
   status: string;
+  mode: 'full' | 'incremental';
+  watermark: string | null;
   listed_pages: number;
   listing_done: boolean;
   network_before: string | null;
@@ -185,13 +189,88 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     };
   }
 
+  /**
+   * Keeps what the network now holds as the mirror for the next incremental run, with the registry's watermark the
+   * run reflects. A full run replaces the mirror (by the verifying listing when there was one, else by its starting
+   * listing with its delta applied); an incremental run applies its delta. Rows the network refused are left as they
+   * were. Tombstones up to the watermark are no longer needed.
+   */
+  async function keepResult(c: PoolClient, r: RunRow): Promise<void> {
+    const listing = partition('address_book_listing', r.run_id);
+    const delta = partition('address_book_delta', r.run_id);
+    const refused = (action: 'add' | 'remove') =>
+      `exists (select 1 from address_book_rejections x where x.run_id = $2 and x.action = '${action}' and x.address = d.address)`;
+    const after = await c.query(`select 1 from ${listing} where kind = 'after' limit 1`);
+    if (after.rowCount) {
+      await c.query('delete from address_book_mirror where vasp_did = $1', [r.vasp_did]);
+      await c.query(
+        `insert into address_book_mirror (vasp_did, address, customer_ref, n) select $1, address, customer_ref, n from ${listing} where kind = 'after'`,
+        [r.vasp_did],
+      );
+    } else {
+      if (r.mode === 'full') {
+        await c.query('delete from address_book_mirror where vasp_did = $1', [r.vasp_did]);
+        await c.query(
+          `insert into address_book_mirror (vasp_did, address, customer_ref, n)
+           select $1, l.address, l.customer_ref, l.n from ${listing} l
+            where l.kind = 'before'
+              and not exists (select 1 from ${delta} d where d.action = 'remove' and d.address = l.address and not ${refused('remove')})`,
+          [r.vasp_did, r.run_id],
+        );
+      } else {
+        await c.query(
+          `delete from address_book_mirror m using ${delta} d
+            where m.vasp_did = $1 and d.action = 'remove' and d.address = m.address and not ${refused('remove')}`,
+          [r.vasp_did, r.run_id],
+        );
+      }
+      await c.query(
+        `insert into address_book_mirror (vasp_did, address, customer_ref, n)
+         select $1, d.address, d.customer_ref, 1 from ${delta} d where d.action = 'add' and not ${refused('add')}
+         on conflict (vasp_did, address) do update set customer_ref = excluded.customer_ref`,
+        [r.vasp_did, r.run_id],
+      );
+    }
+    const fresh = await run(r.run_id);
+    await c.query(
+      `insert into address_book_state (vasp_did, run_id, watermark, network_rows, distinct_rows)
+       values ($1, $2, $3, $4, (select count(*) from address_book_mirror where vasp_did = $1))
+       on conflict (vasp_did) do update set run_id = excluded.run_id, watermark = excluded.watermark,
+         network_rows = excluded.network_rows, distinct_rows = excluded.distinct_rows, updated_at = now()`,
+      [r.vasp_did, r.run_id, fresh.watermark ?? 0, fresh.network_after ?? 0],
+    );
+    await c.query('delete from address_registry_removed where vasp_did = $1 and change_seq <= $2', [r.vasp_did, fresh.watermark ?? 0]);
+  }
+
+  /**
+   * Full or incremental. An incremental run needs the verified result of an earlier run (the mirror, intact) and a
+   * network whose count still matches it; anything else (a first run, a failed last run, addresses added or removed
+   * behind our back, a lost mirror) makes it a full run.
+   */
+  async function chooseMode(vaspDid: string, requested: ReconcileMode): Promise<{ mode: 'full' | 'incremental'; reason: string }> {
+    if (requested === 'full') return { mode: 'full', reason: 'a full run was asked for' };
+    const { rows } = await pool.query<{ network_rows: string; distinct_rows: string; mirror: string }>(
+      `select network_rows, distinct_rows, (select count(*) from address_book_mirror where vasp_did = $1) as mirror
+         from address_book_state where vasp_did = $1`,
+      [vaspDid],
+    );
+    const st = rows[0];
+    if (!st) return { mode: 'full', reason: 'no verified result of an earlier run' };
+    if (st.mirror !== st.distinct_rows) return { mode: 'full', reason: 'the mirror of the last result was lost' };
+    const total = await networkTotal(network, vaspDid);
+    if (total !== Number(st.network_rows)) {
+      return { mode: 'full', reason: `the network lists ${total} rows where the last run left ${st.network_rows}` };
+    }
+    return { mode: 'incremental', reason: 'the network matches the last verified result' };
+  }
+
   return {
     /**
      * Records the run and takes the VASP's run lock (one running run per VASP). A VASP with a run in progress gets a
      * 'skipped' record instead. Creates the run's staging partitions. Returns the settings the run follows.
      */
-    async abBeginRun(input: { runId: string; vaspDid: string; workflowId: string; trigger: ReconcileTrigger }): Promise<
-      { started: true; settings: RunSettings } | { started: false; busyRunId: string }
+    async abBeginRun(input: { runId: string; vaspDid: string; workflowId: string; trigger: ReconcileTrigger; mode?: ReconcileMode }): Promise<
+      { started: true; settings: RunSettings; mode: 'full' | 'incremental'; modeReason: string } | { started: false; busyRunId: string }
     > {
       if (!UUID.test(input.runId)) throw new ValidationError('runId', 'must be a UUID');
       const s = settings();
@@ -202,12 +281,18 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
         settleMs: s.settleMs,
         verify: s.verify,
       };
-      const existing = await pool.query<{ status: string }>('select status from address_book_runs where run_id = $1', [input.runId]);
+      const existing = await pool.query<{ status: string; mode: 'full' | 'incremental'; error: string | null }>(
+        'select status, mode, error from address_book_runs where run_id = $1',
+        [input.runId],
+      );
+      let chosen = existing.rows[0] ? { mode: existing.rows[0].mode, reason: existing.rows[0].error ?? '' } : undefined;
       if (!existing.rows[0]) {
         try {
+          // Taken before the lock: a run that then finds the VASP busy has only read.
+          chosen = await chooseMode(input.vaspDid, input.mode ?? 'auto');
           await pool.query(
-            `insert into address_book_runs (run_id, vasp_did, workflow_id, trigger) values ($1, $2, $3, $4)`,
-            [input.runId, input.vaspDid, input.workflowId, input.trigger],
+            `insert into address_book_runs (run_id, vasp_did, workflow_id, trigger, mode) values ($1, $2, $3, $4, $5)`,
+            [input.runId, input.vaspDid, input.workflowId, input.trigger, chosen.mode],
           );
         } catch (e) {
           if ((e as { code?: string }).code !== '23505') throw e;
@@ -232,7 +317,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
           `create unlogged table if not exists ${partition(table, input.runId)} partition of ${table} for values in ('${input.runId}')`,
         );
       }
-      return { started: true, settings: out };
+      return { started: true, settings: out, mode: chosen!.mode, modeReason: chosen!.reason };
     },
 
     /** The network's listing at the start of the run, into staging. */
@@ -252,20 +337,76 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     async abComputeDelta(input: { runId: string; vaspDid: string }): Promise<DeltaSummary> {
       const r = await run(input.runId);
       if (r.delta_ready) return summary(r);
-      if (!r.listing_done) throw new ValidationError('runId', 'the listing of this run is not complete');
+      const incremental = r.mode === 'incremental';
+      if (!incremental && !r.listing_done) throw new ValidationError('runId', 'the listing of this run is not complete');
       await setPhase(input.runId, 'diff');
       const s = settings();
       const delta = partition('address_book_delta', input.runId);
       const listing = partition('address_book_listing', input.runId);
-      await tx(pool, async (c) => {
+      const c = await pool.connect();
+      try {
+        // The registry's high-water mark, and a snapshot that holds exactly the writes up to it: writers hold
+        // REGISTRY_LOCK shared for their whole transaction, so with it taken exclusively none is in flight when the
+        // snapshot is taken; it is released at once, and later writes get higher change_seq values.
+        await c.query('select pg_advisory_lock($1)', [REGISTRY_LOCK]);
+        await c.query('begin isolation level repeatable read');
+        const { rows: mark } = await c.query<{ last_value: string }>('select last_value from address_registry_change_seq');
+        await c.query('select pg_advisory_unlock($1)', [REGISTRY_LOCK]);
+        const watermark = Number(mark[0]!.last_value);
         await c.query(`delete from ${delta}`);
         await c.query('delete from address_book_chunks where run_id = $1', [input.runId]);
+        let previous = 0;
+        if (incremental) {
+          // The starting point is the mirror, for the network addresses the registry changed since the last run (an
+          // entry's own address and, for a tagged entry, its master, whether the entry changed or went) and those the
+          // network refused in the last run.
+          const { rows: st } = await c.query<{ watermark: string; network_rows: string; run_id: string }>(
+            'select watermark, network_rows, run_id from address_book_state where vasp_did = $1',
+            [input.vaspDid],
+          );
+          if (!st[0]) throw new ValidationError('mode', 'incremental run without a verified earlier result');
+          previous = Number(st[0].watermark);
+          await c.query(`delete from ${listing}`);
+          await c.query(
+            `create temporary table affected on commit drop as
+             select distinct a as address from (
+               select network_address as a from address_registry where vasp_did = $1 and change_seq > $2 and change_seq <= $3
+               union all
+               select address from address_registry where vasp_did = $1 and change_seq > $2 and change_seq <= $3 and tag <> ''
+               union all
+               select case when tag = '' then address else address || ':' || tag end
+                 from address_registry_removed where vasp_did = $1 and change_seq > $2 and change_seq <= $3
+               union all
+               select address from address_registry_removed where vasp_did = $1 and change_seq > $2 and change_seq <= $3 and tag <> ''
+               union all
+               -- What the network refused last time is tried again.
+               select address from address_book_rejections where run_id = $4
+             ) x`,
+            [input.vaspDid, previous, watermark, st[0].run_id],
+          );
+          await c.query('alter table affected add primary key (address)');
+          await c.query(
+            `insert into ${listing} (run_id, kind, address, customer_ref, n)
+             select $1, 'before', m.address, m.customer_ref, m.n from address_book_mirror m join affected a using (address)
+              where m.vasp_did = $2`,
+            [input.runId, input.vaspDid],
+          );
+          await c.query(
+            `update address_book_runs set listing_done = true, network_before = $2, listed_pages = 0 where run_id = $1`,
+            [input.runId, st[0].network_rows],
+          );
+        } else {
+          // A fresh partition has no statistics: without them the diff's joins are planned blind.
+          await c.query(`analyze ${listing}`);
+        }
+        const only = incremental ? 'and network_address in (select address from affected)' : '';
+        const onlyMaster = incremental ? 'and address in (select address from affected)' : '';
         const { rows } = await c.query<{ desired: string; to_add: string; to_update: string; to_remove: string }>(
           `with desired as materialized (
              select distinct on (na) na as address, asset, customer_ref from (
-               select network_address as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2
+               select network_address as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2 ${only}
                union all
-               select address, asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> ''
+               select address, asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> '' ${onlyMaster}
              ) x order by na, pri, asset, customer_ref
            ), listed as (
              select address, customer_ref from ${listing} where kind = 'before'
@@ -308,12 +449,26 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
             [input.runId, budget, s.chunkRows, CSV_HEADER_BYTES],
           );
         }
+        // An incremental run saw only the changed addresses: the whole desired set is the mirror plus its delta.
+        let desired = Number(counts.desired);
+        if (incremental) {
+          const { rows: m } = await c.query<{ n: string }>('select distinct_rows as n from address_book_state where vasp_did = $1', [input.vaspDid]);
+          desired = Number(m[0]!.n) + Number(counts.to_add) - Number(counts.to_remove);
+        }
         await c.query(
-          `update address_book_runs set delta_ready = true, desired = $2, to_add = $3, to_update = $4, to_remove = $5, method = $6
+          `update address_book_runs set delta_ready = true, desired = $2, to_add = $3, to_update = $4, to_remove = $5, method = $6,
+                  watermark = $7
             where run_id = $1`,
-          [input.runId, counts.desired, counts.to_add, counts.to_update, counts.to_remove, method],
+          [input.runId, desired, counts.to_add, counts.to_update, counts.to_remove, method, watermark],
         );
-      });
+        await c.query('commit');
+      } catch (e) {
+        await c.query('rollback').catch(() => undefined);
+        throw e;
+      } finally {
+        await c.query('select pg_advisory_unlock_all()').catch(() => undefined);
+        c.release();
+      }
       return summary(await run(input.runId));
     },
 
@@ -624,6 +779,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
         startedAt: x.started_at.toISOString(),
         finishedAt: x.now.toISOString(),
         durationMs: x.now.getTime() - x.started_at.getTime(),
+        mode: r.mode,
         method: r.method ?? undefined,
         desired: r.desired === null ? undefined : Number(r.desired),
         networkBefore: r.network_before === null ? undefined : Number(r.network_before),
@@ -638,10 +794,15 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
         phases: input.phases,
         error: input.error,
       };
-      await pool.query(
-        `update address_book_runs set status = $2, phase = $3, finished_at = now(), report = $4, error = $5 where run_id = $1`,
-        [input.runId, input.status, ok ? 'done' : 'failed', JSON.stringify(report), input.error ?? null],
-      );
+      await tx(pool, async (c) => {
+        if (ok) await keepResult(c, r);
+        // After a failed run nobody knows what the network took: the next run lists it all.
+        else await c.query('delete from address_book_state where vasp_did = $1', [r.vasp_did]);
+        await c.query(
+          `update address_book_runs set status = $2, phase = $3, finished_at = now(), report = $4, error = $5 where run_id = $1`,
+          [input.runId, input.status, ok ? 'done' : 'failed', JSON.stringify(report), input.error ?? null],
+        );
+      });
       for (const table of ['address_book_listing', 'address_book_delta'] as const) {
         await pool.query(`drop table if exists ${partition(table, input.runId)}`);
       }

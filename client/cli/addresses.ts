@@ -33,10 +33,11 @@ export function registerAddressCommands(program: Command): void {
     .description("reconcile a subsidiary's address book at the network now")
     .requiredOption('--vasp <did>', 'the subsidiary VASP')
     .option('--follow', 'follow the run with a progress bar until it ends')
+    .option('--full', 'list the whole book at the network instead of starting from the last verified result')
     .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
-    .action(async (opts: { vasp: string; follow?: boolean; api?: string }) => {
+    .action(async (opts: { vasp: string; follow?: boolean; full?: boolean; api?: string }) => {
       const base = apiUrl(opts.api);
-      const started = await startReconcile(base, opts.vasp);
+      const started = await startReconcile(base, opts.vasp, opts.full ? 'full' : 'auto');
       process.stdout.write(`${started.already ? 'already running' : 'started'}: ${started.workflowId}\n`);
       if (!opts.follow) return;
       const report = await followReconcile(base, opts.vasp, started.workflowId);
@@ -236,9 +237,9 @@ async function putWithRetry(base: string, entries: RegistryEntry[]) {
 }
 
 /** Starts a run; when one is already running for the VASP, returns that one (so `--follow` follows it). */
-export async function startReconcile(base: string, vaspDid: string): Promise<{ workflowId: string; already: boolean }> {
+export async function startReconcile(base: string, vaspDid: string, mode: 'auto' | 'full' = 'auto'): Promise<{ workflowId: string; already: boolean }> {
   try {
-    const r = await api<{ workflowId: string }>(base, 'POST', `/v1/address-book/${encodeURIComponent(vaspDid)}/reconcile`, { trigger: 'cli' });
+    const r = await api<{ workflowId: string }>(base, 'POST', `/v1/address-book/${encodeURIComponent(vaspDid)}/reconcile`, { trigger: 'cli', mode });
     return { workflowId: r.workflowId, already: false };
   } catch (e) {
     if (e instanceof ApiError && e.status === 409 && e.body.error?.workflowId) return { workflowId: e.body.error.workflowId, already: true };
@@ -288,7 +289,7 @@ export async function followReconcile(
 }
 
 export function formatReport(r: ReconcileReport): string {
-  const head = `${r.status} ${r.vaspDid} run ${r.runId || '-'} (${r.trigger}) in ${(r.durationMs / 1000).toFixed(1)} s`;
+  const head = `${r.status} ${r.vaspDid} run ${r.runId || '-'} (${r.trigger}${r.mode ? `, ${r.mode}` : ''}) in ${(r.durationMs / 1000).toFixed(1)} s`;
   if (r.status !== 'succeeded') return `${head}: ${r.error ?? ''}`;
   return `${head}: +${r.added} ~${r.updated} -${r.removed}, ${r.rejected} rejected, ${r.chunks} chunks (${r.method}, verified by ${r.verifiedBy ?? '-'})`;
 }

@@ -5,6 +5,13 @@
 
 export type ReconcileTrigger = 'schedule' | 'api' | 'cli' | 'bench' | 'test';
 
+/**
+ * 'full' starts from the network's whole listing; 'incremental' from the mirror of the last verified result, for the
+ * addresses the registry changed since (only when the network's count still matches it); 'auto' picks incremental
+ * whenever it may, full otherwise.
+ */
+export type ReconcileMode = 'auto' | 'full' | 'incremental';
+
 export type ReconcilePhase =
   | 'starting'
   | 'listing'
@@ -46,6 +53,7 @@ export interface DeltaSummary {
 export interface ReconcileProgress {
   runId: string;
   vaspDid: string;
+  mode?: 'full' | 'incremental';
   phase: ReconcilePhase;
   startedAt: string;
   /** Rows of the delta handled so far (removals plus additions), and their total once known. */
@@ -63,6 +71,7 @@ export interface ReconcileReport {
   vaspDid: string;
   trigger: ReconcileTrigger;
   status: 'succeeded' | 'failed' | 'skipped';
+  mode?: 'full' | 'incremental';
   startedAt: string;
   finishedAt: string;
   durationMs: number;

@@ -36,7 +36,7 @@ async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<
 /**
  * Inserts or updates validated entries, all or nothing. An entry whose (asset, address, tag) belongs to another
  * subsidiary is a conflict (an address has one owner): nothing is written and the error names the entry's index.
- * Only a real change (a new customerRef) moves `updated_at` and `change_seq`.
+ * Only a real change (a new customerRef) moves `updated_at` and `change_seq` (the table's trigger does it).
  */
 export async function upsertEntries(
   pool: Pool,
@@ -52,10 +52,7 @@ export async function upsertEntries(
               as t (asset, address, tag, vasp_did, customer_ref, ord)
         order by t.ord
        on conflict (asset, address, tag) do update
-         set customer_ref = excluded.customer_ref,
-             updated_at = case when r.customer_ref = excluded.customer_ref then r.updated_at else now() end,
-             change_seq = case when r.customer_ref = excluded.customer_ref then r.change_seq
-                               else nextval('address_registry_change_seq') end
+         set customer_ref = excluded.customer_ref
          where r.vasp_did = excluded.vasp_did
        returning (xmax = 0) as inserted, (updated_at = now()) as changed`,
       [
@@ -88,7 +85,7 @@ export async function upsertEntries(
   });
 }
 
-/** Deletes entries by key; returns how many existed. Each deletion leaves a tombstone for the runs. */
+/** Deletes entries by key; returns how many existed. Each deletion leaves a tombstone for the runs (trigger). */
 export async function deleteEntries(
   pool: Pool,
   keys: readonly { asset: string; address: string; tag: string }[],
@@ -96,16 +93,10 @@ export async function deleteEntries(
   if (keys.length === 0) return { deleted: 0, notFound: [] };
   return inTransaction(pool, async (client) => {
     const { rows } = await client.query<{ ord: string }>(
-      `with gone as (
-         delete from address_registry r
-          using unnest($1::text[], $2::text[], $3::text[]) with ordinality as t (asset, address, tag, ord)
-          where r.asset = t.asset and r.address = t.address and r.tag = t.tag
-         returning r.vasp_did, r.asset, r.address, r.tag, t.ord
-       ), stones as (
-         insert into address_registry_removed (vasp_did, asset, address, tag)
-         select vasp_did, asset, address, tag from gone
-       )
-       select ord from gone`,
+      `delete from address_registry r
+        using unnest($1::text[], $2::text[], $3::text[]) with ordinality as t (asset, address, tag, ord)
+        where r.asset = t.asset and r.address = t.address and r.tag = t.tag
+       returning t.ord`,
       [keys.map((k) => k.asset), keys.map((k) => k.address), keys.map((k) => k.tag)],
     );
     const found = new Set(rows.map((r) => Number(r.ord) - 1));

@@ -164,7 +164,7 @@ describe('address book: registry, reconciliation with the network, schedules', (
       executions = Math.max(executions, p.execution);
     });
     // 120 ETH + 2 tagged XRP + their master.
-    expect(report).toMatchObject({ status: 'succeeded', method: 'upload', desired: 123, added: 123, removed: 0, rejected: 0, chunks: 4 });
+    expect(report).toMatchObject({ status: 'succeeded', mode: 'full', method: 'upload', desired: 123, added: 123, removed: 0, rejected: 0, chunks: 4 });
     expect(report.verifiedBy).toBe('count');
     const net = await atNetwork(group.subA);
     expect(net.size).toBe(123);
@@ -183,9 +183,9 @@ describe('address book: registry, reconciliation with the network, schedules', (
     const { rows } = await orch.pool.query(`select 1 from pg_class where relname like $1`, [`address_book_delta_${report.runId.replace(/-/g, '')}`]);
     expect(rows).toHaveLength(0);
 
-    // Nothing changed: nothing to do.
+    // Nothing changed: an incremental run (the network still matches the last result) with nothing to do.
     const again = await reconcile(group.subA);
-    expect(again).toMatchObject({ status: 'succeeded', method: 'none', added: 0, removed: 0, desired: 123 });
+    expect(again).toMatchObject({ status: 'succeeded', mode: 'incremental', method: 'none', added: 0, removed: 0, desired: 123 });
     expect(await uploadsAt(group.subA)).toHaveLength(4);
   });
 
@@ -202,7 +202,9 @@ describe('address book: registry, reconciliation with the network, schedules', (
     const report = await reconcile(group.subA);
     // rTagMaster1:102 still needs its master, so only the tagged address goes; the master now carries the
     // customerRef of its remaining tag (cust-x2), which counts as the second update.
-    expect(report).toMatchObject({ status: 'succeeded', method: 'register', added: 2, updated: 2, removed: 4, rejected: 0, desired: 121 });
+    expect(report).toMatchObject({
+      status: 'succeeded', mode: 'incremental', method: 'register', added: 2, updated: 2, removed: 4, rejected: 0, desired: 121,
+    });
     const net = await atNetwork(group.subA);
     expect(net.size).toBe(121);
     expect(net.has(evm(0, 'a1'))).toBe(false);
@@ -219,6 +221,19 @@ describe('address book: registry, reconciliation with the network, schedules', (
     expect(last).toMatchObject({ status: 'succeeded', removed: 2, added: 0 });
     const after = await atNetwork(group.subA);
     expect([...after.keys()].filter((a) => a.startsWith('rTagMaster1'))).toEqual([]);
+
+    // Someone removes an address at the network behind our back: the count no longer matches the last result, so the
+    // next run lists everything (full) and puts it back.
+    await sandbox.pool.query('delete from addresses where vasp_did = $1 and address = $2', [group.subA, evm(50, 'a1')]);
+    const drift = await reconcile(group.subA);
+    expect(drift).toMatchObject({ status: 'succeeded', mode: 'full', added: 1, removed: 0, desired: 119 });
+    expect((await atNetwork(group.subA)).get(evm(50, 'a1'))).toBe('cust-50');
+    // A full run on request (the nightly schedule's kind).
+    const started = await call<{ workflowId: string }>('POST', `/v1/address-book/${group.subA}/reconcile`, { mode: 'full' });
+    expect(started.status).toBe(202);
+    const full = await followReconcile(orch.apiUrl, group.subA, started.body.workflowId, { intervalMs: 50, progress: false });
+    expect(full).toMatchObject({ status: 'succeeded', mode: 'full', method: 'none', desired: 119 });
+    expect((await call<ErrorBody>('POST', `/v1/address-book/${group.subA}/reconcile`, { mode: 'sometimes' })).body.error.field).toBe('mode');
   });
 
   it('reports the rows the network refuses, with the reason, and goes on with the rest', async () => {
@@ -245,7 +260,8 @@ describe('address book: registry, reconciliation with the network, schedules', (
     );
     await put([{ asset: 'ETH', address: evm(103, 'b2'), customerRef: 'fine', vaspDID: group.subB }]);
     const small = await reconcile(group.subB);
-    expect(small).toMatchObject({ status: 'succeeded', method: 'register', added: 1 });
+    // Incremental: the new entries, and the two the network refused last time, tried again.
+    expect(small).toMatchObject({ status: 'succeeded', mode: 'incremental', method: 'register', added: 1 });
     expect(small.rejected).toBe(3);
     const latest = await call<{ reports: { rejectedRows: { address: string; reason: string }[] }[] }>('GET', `/v1/address-book/${group.subB}/reports?limit=1`);
     const refused = latest.body.reports[0]!.rejectedRows.find((r) => r.address === evm(102, 'b2'));

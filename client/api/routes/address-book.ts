@@ -184,8 +184,9 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
         tags: ['address book'],
         summary: "Start reconciling a subsidiary's address book at the network now",
         description:
-          '409 when a run for the VASP is in progress (on demand or scheduled). An optional JSON body `{"trigger": "api" | "cli"}` ' +
-          'says who asked, for the report.',
+          '409 when a run for the VASP is in progress (on demand or scheduled). Optional JSON body: `trigger` ("api" or ' +
+          '"cli": who asked, for the report) and `mode` ("auto", the default: incremental when the last verified result ' +
+          'still matches the network, else full; "full": list the whole book at the network).',
         params: VaspParams,
         response: { 202: Type.Object({ workflowId: Type.String(), runId: Type.String() }) },
       },
@@ -193,15 +194,17 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
     async (request, reply) => {
       const { vaspDID } = request.params as { vaspDID: string };
       assertSubsidiary(vaspDID);
-      const asked = (request.body as { trigger?: unknown } | undefined)?.trigger;
-      if (asked !== undefined && asked !== 'api' && asked !== 'cli') throw new ValidationError('trigger', 'must be api or cli');
-      const trigger = (asked ?? 'api') as 'api' | 'cli';
+      const body = (request.body ?? {}) as { trigger?: unknown; mode?: unknown };
+      if (body.trigger !== undefined && body.trigger !== 'api' && body.trigger !== 'cli') throw new ValidationError('trigger', 'must be api or cli');
+      if (body.mode !== undefined && body.mode !== 'auto' && body.mode !== 'full') throw new ValidationError('mode', 'must be auto or full');
+      const trigger = (body.trigger ?? 'api') as 'api' | 'cli';
+      const mode = (body.mode ?? 'auto') as 'auto' | 'full';
       await assertNoRunningRun(deps, vaspDID);
       try {
         const handle = await deps.temporal.workflow.start(addressBookReconcile, {
           taskQueue: deps.taskQueue,
           workflowId: workflowIds.addressBookReconcile(vaspDID),
-          args: [{ vaspDid: vaspDID, trigger }],
+          args: [{ vaspDid: vaspDID, trigger, mode }],
         });
         return reply.code(202).send({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
       } catch (e) {

@@ -36,6 +36,32 @@ create table address_registry_removed (
 );
 create index address_registry_removed_idx on address_registry_removed (vasp_did, change_seq);
 
+-- Whoever writes the registry (the API, a migration, an operator's SQL), a change moves change_seq and a deletion
+-- leaves a tombstone, so incremental runs see every change.
+create function address_registry_touch() returns trigger language plpgsql as $$
+begin
+  if new.customer_ref is distinct from old.customer_ref or new.vasp_did is distinct from old.vasp_did
+     or new.address is distinct from old.address or new.tag is distinct from old.tag or new.asset is distinct from old.asset then
+    new.change_seq := nextval('address_registry_change_seq');
+    new.updated_at := now();
+    if new.vasp_did is distinct from old.vasp_did or new.address is distinct from old.address or new.tag is distinct from old.tag
+       or new.asset is distinct from old.asset then
+      insert into address_registry_removed (vasp_did, asset, address, tag) values (old.vasp_did, old.asset, old.address, old.tag);
+    end if;
+  end if;
+  return new;
+end $$;
+create trigger address_registry_touch before update on address_registry
+  for each row execute function address_registry_touch();
+
+create function address_registry_tombstones() returns trigger language plpgsql as $$
+begin
+  insert into address_registry_removed (vasp_did, asset, address, tag) select vasp_did, asset, address, tag from gone;
+  return null;
+end $$;
+create trigger address_registry_tombstones after delete on address_registry
+  referencing old table as gone for each statement execute function address_registry_tombstones();
+
 -- One row per reconciliation run (a run may span several workflow executions through continue-as-new).
 -- At most one running run per VASP: the partial unique index is the lock.
 create table address_book_runs (
@@ -43,6 +69,10 @@ create table address_book_runs (
   vasp_did text not null,
   workflow_id text not null,
   trigger text not null,
+  -- 'full': the network's whole listing is the starting point; 'incremental': the mirror below, for the addresses the
+  -- registry changed since the last run (`watermark` is the registry's change_seq the run's diff reflects).
+  mode text not null default 'full' check (mode in ('full', 'incremental')),
+  watermark bigint,
   status text not null default 'running' check (status in ('running', 'succeeded', 'failed', 'skipped')),
   phase text not null default 'starting',
   started_at timestamptz not null default now(),
@@ -131,12 +161,37 @@ create table address_book_rejections (
   primary key (run_id, address)
 );
 
+-- What the network holds for each VASP as far as the orchestrator knows: the result of its last successful run, kept up
+-- to date by every later run. An incremental run diffs the registry's changes since `watermark` against it instead of
+-- listing a million addresses again, after checking that the network's count still matches. Unlogged: a database
+-- crash empties it, which the `distinct_rows` check notices (the next run is then a full one).
+create unlogged table address_book_mirror (
+  vasp_did text not null,
+  address text not null,
+  customer_ref text not null,
+  n integer not null default 1,
+  primary key (vasp_did, address)
+);
+create table address_book_state (
+  vasp_did text primary key,
+  run_id uuid not null,
+  watermark bigint not null,
+  -- The listing's total and the number of distinct addresses the mirror holds.
+  network_rows bigint not null,
+  distinct_rows bigint not null,
+  updated_at timestamptz not null default now()
+);
+
 -- Down Migration
+drop table address_book_state;
+drop table address_book_mirror;
 drop table address_book_rejections;
 drop table address_book_chunks;
 drop table address_book_delta;
 drop table address_book_listing;
 drop table address_book_runs;
-drop table address_registry_removed;
 drop table address_registry;
+drop table address_registry_removed;
+drop function address_registry_tombstones();
+drop function address_registry_touch();
 drop sequence address_registry_change_seq;
