@@ -16,6 +16,9 @@ import globalTeardown from '../test/harness/global-teardown';
 import { createDidKeyRecord } from '../lib/crypto';
 import { eventually, groupSeed, startOrchestrator, startSandbox } from '../test/harness/platform';
 
+// JSON bodies of HTTP answers, read field by field in assertions.
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
 const RATE = Number(process.env.BENCH_RATE ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const quantile = (xs: number[], q: number) => {
@@ -37,12 +40,9 @@ async function main() {
     incoming: { pollInterval: '30s' },
   });
   try {
-    const token = ((await (await fetch(`${sb.url}/oauth/token`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_id: g.gatewayUser.clientId, client_secret: g.gatewayUser.clientSecret, grant_type: 'client_credentials', audience: sb.url }),
-    })).json()) as { access_token: string }).access_token;
+    const token = await sb.token(g.gatewayUser);
     const sandbox = (method: string, path: string, body: unknown) =>
-      fetch(`${sb.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<Record<string, any>>);
+      fetch(`${sb.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<Json>);
     await sandbox('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
     await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
     const hook = await sandbox('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });

@@ -85,6 +85,8 @@ export interface RunningSandbox {
   app: FastifyInstance;
   pool: Pool;
   networkConfig(credentials: { clientId: string; clientSecret: string }): NetworkConfig;
+  /** An access token for the credentials (API audience unless given), fetched once and reused. */
+  token(credentials: { clientId: string; clientSecret: string }, audience?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -101,6 +103,7 @@ export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig
   const url = `http://127.0.0.1:${port}`;
   const app = await buildSandbox({ pool, logger: quietLogger(), config: { host: '127.0.0.1', port, publicUrl: url, piiUrl: `${url}/pii`, ...extra } });
   await app.listen({ host: '127.0.0.1', port });
+  const tokens = new Map<string, string>();
   return {
     url,
     app,
@@ -109,6 +112,18 @@ export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig
       authUrl: url, audience: url, baseUrl: url, audiencePii: `${url}/pii`, baseUrlPii: `${url}/pii`,
       clientId: c.clientId, clientSecret: c.clientSecret,
     }),
+    token: async (c, audience = url) => {
+      const key = `${c.clientId}|${audience}`;
+      if (!tokens.has(key)) {
+        const r = await fetch(`${url}/oauth/token`, {
+          method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience }),
+        });
+        if (!r.ok) throw new Error(`token request failed: ${r.status} ${await r.text()}`);
+        tokens.set(key, ((await r.json()) as { access_token: string }).access_token);
+      }
+      return tokens.get(key)!;
+    },
     close: async () => {
       await app.close();
       await pool.end();

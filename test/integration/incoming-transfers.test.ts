@@ -5,6 +5,9 @@ import { webhookHeaders } from '../../lib/webhook-signature';
 import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
 import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
 
+// JSON bodies of HTTP answers, read field by field in assertions.
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
 const SAMPLE = resolve(__dirname, '../../data/sanctions');
 let seq = 0;
 const evm = (prefix: string) => `0x${prefix}${String(++seq).padStart(40 - prefix.length, '0')}`;
@@ -21,13 +24,13 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
       method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return (await r.json()) as Record<string, any>;
+    return (await r.json()) as Json;
   };
   const api = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(`${orch.apiUrl}${path}`, {
       method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: r.status, body: (await r.json()) as Record<string, any> };
+    return { status: r.status, body: (await r.json()) as Json };
   };
   const register = (vaspDID: string, address: string) =>
     api('PUT', '/v1/addresses', { addresses: [{ vaspDID, asset: 'ETH', address, customerRef: `cust-${address.slice(-4)}` }] });
@@ -66,10 +69,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
       agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
       incoming: { routeDeadline: '3s', routeGiveUpAfter: '1h', reviewDeadline: '3s', pollInterval: '2s', screeningThreshold: 0.85 },
     });
-    gwToken = ((await (await fetch(`${sb.url}/oauth/token`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_id: g.gatewayUser.clientId, client_secret: g.gatewayUser.clientSecret, grant_type: 'client_credentials', audience: sb.url }),
-    })).json()) as { access_token: string }).access_token;
+    gwToken = await sb.token(g.gatewayUser);
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
     await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });

@@ -1,37 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
-import { createPool } from '../../db/pool';
-import { buildSandbox } from '../../sandbox/server';
-import { applySeed, type Seed } from '../../sandbox/seed';
+import type { Seed } from '../../sandbox/seed';
 import { findOwners, type AddressBookOptions } from '../../sandbox/address-book';
-import { eventually, groupSeed, quietLogger, randomDid, randomSecret, startSandbox, testEnv, type RunningSandbox } from '../harness/platform';
+import { eventually, groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox } from '../harness/platform';
 
-/** Like the harness's startSandbox, with address-book settings of the test's choosing (small limits, short URLs). */
-async function startSandboxWith(seed: Seed, addressBook: Partial<AddressBookOptions>): Promise<RunningSandbox> {
-  const pool = createPool(testEnv().databaseUrl, 'sandbox');
-  await applySeed(pool, seed);
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((r) => probe.close(() => r()));
-  const url = `http://127.0.0.1:${port}`;
-  const app = await buildSandbox({
-    pool, logger: quietLogger(), config: { host: '127.0.0.1', port, publicUrl: url, piiUrl: `${url}/pii`, addressBook },
-  });
-  await app.listen({ host: '127.0.0.1', port });
-  return {
-    url, app, pool,
-    networkConfig: () => { throw new Error('not needed here'); },
-    close: async () => {
-      await app.close();
-      await pool.end();
-    },
-  };
-}
+/** The harness's sandbox with address-book settings of the test's choosing (small limits, short URLs). */
+const startSandboxWith = (seed: Seed, addressBook: Partial<AddressBookOptions>): Promise<RunningSandbox> => startSandbox(seed, { addressBook });
 
 interface UploadResponse {
   text: string;

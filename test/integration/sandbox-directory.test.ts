@@ -15,24 +15,13 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
     { did: readOnly.did, name: 'Sub A Viewer', email: 'view@a.example', roles: [{ vaspDID: group.subA, permissions: ['address.registerCustomer'] }], credentials: [{ clientId: readOnly.clientId, clientSecret: readOnly.clientSecret }] },
   );
   let sb: RunningSandbox;
-  const tokens = new Map<string, string>();
 
   beforeAll(async () => {
     sb = await startSandbox(group.seed);
   });
   afterAll(async () => sb?.close());
 
-  async function token(c: { clientId: string; clientSecret: string }, audience = sb.url): Promise<string> {
-    const key = `${c.clientId}|${audience}`;
-    if (!tokens.has(key)) {
-      const r = await fetch(`${sb.url}/oauth/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience }),
-      });
-      tokens.set(key, ((await r.json()) as { access_token: string }).access_token);
-    }
-    return tokens.get(key)!;
-  }
+  const token = (c: { clientId: string; clientSecret: string }, audience: string = sb.url) => sb.token(c, audience);
 
   async function call(method: string, path: string, opts: { as?: { clientId: string; clientSecret: string }; audience?: string; body?: unknown; bearer?: string } = {}) {
     const headers: Record<string, string> = {};

@@ -3,6 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { verifyAddressQuery, ADDRESS_SIGNATURE_HEADER } from '../../lib/address-webhook-signature';
 import { eventually, groupSeed, startSandbox, type RunningSandbox } from '../harness/platform';
 
+// JSON bodies of HTTP answers, read field by field in assertions.
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
 describe('sandbox: nested VASPs — address books, address webhooks, manual redirect and confirm', () => {
   const g = groupSeed();
   let sb: RunningSandbox;
@@ -20,13 +23,9 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
       headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: r.status, body: (await r.json()) as Record<string, any> };
+    return { status: r.status, body: (await r.json()) as Json };
   };
-  const tokenFor = async (c: { clientId: string; clientSecret: string }) =>
-    ((await (await fetch(`${sb.url}/oauth/token`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience: sb.url }),
-    })).json()) as { access_token: string }).access_token;
+  const tokenFor = (c: { clientId: string; clientSecret: string }) => sb.token(c);
 
   const send = async (destination: string) => {
     const r = await fetch(`${sb.url}/sandbox/simulate/transfers`, {
@@ -41,7 +40,7 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
     expect(r.status).toBe(200);
     return (await r.json()) as { id: string; status: string; beneficiaryVASPdid: string };
   };
-  const settle = (id: string, until: (tx: Record<string, any>) => boolean) =>
+  const settle = (id: string, until: (tx: Json) => boolean) =>
     eventually(async () => {
       const { body } = await call('GET', `/tx/info?id=${id}`);
       return until(body) ? body : undefined;
@@ -143,14 +142,9 @@ describe('sandbox: automatic confirmation of a direct transfer follows autoconfi
   afterAll(async () => sb?.close());
 
   it('confirms a transfer to an address in the beneficiary’s book only while autoconfirm is on', async () => {
-    const tokenFor = async (c: { clientId: string; clientSecret: string }) =>
-      ((await (await fetch(`${sb.url}/oauth/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience: sb.url }),
-      })).json()) as { access_token: string }).access_token;
-    const [gw, ext] = [await tokenFor(g.gatewayUser), await tokenFor(g.externalUser)];
+    const [gw, ext] = [await sb.token(g.gatewayUser), await sb.token(g.externalUser)];
     const post = async (path: string, body: unknown, bearer: string, method = 'POST') =>
-      (await fetch(`${sb.url}${path}`, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<Record<string, any>>;
+      (await fetch(`${sb.url}${path}`, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<Json>;
     await post('/address/registerCustomer', { vaspDID: g.subA, asset: 'BTC', address: 'bc1qdirectaddress0001', customerRef: 'c1' }, gw);
     const create = () => post('/tx/create', {
       transactionAsset: 'BTC', transactionAmount: '5000', originatorVASPdid: g.external, beneficiaryVASPdid: g.subA,

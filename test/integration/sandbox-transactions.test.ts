@@ -18,24 +18,13 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
     credentials: [{ clientId: thirdUser.clientId, clientSecret: thirdUser.clientSecret }],
   });
   let sb: RunningSandbox;
-  const tokens = new Map<string, string>();
 
   beforeAll(async () => {
     sb = await startSandbox(group.seed);
   });
   afterAll(async () => sb?.close());
 
-  async function token(c: { clientId: string; clientSecret: string }, audience = sb.url): Promise<string> {
-    const key = `${c.clientId}|${audience}`;
-    if (!tokens.has(key)) {
-      const r = await fetch(`${sb.url}/oauth/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience }),
-      });
-      tokens.set(key, ((await r.json()) as { access_token: string }).access_token);
-    }
-    return tokens.get(key)!;
-  }
+  const token = (c: { clientId: string; clientSecret: string }, audience = sb.url) => sb.token(c, audience);
   const gw = () => group.gatewayUser;
   const ext = () => group.externalUser;
 
