@@ -31,7 +31,7 @@ import { webhookHeaders } from '../lib/webhook-signature';
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -47,7 +47,7 @@ import type { Seed } from '../sandbox/seed';
 import { groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
 
 /** `npm run sandbox` as a child process on a free port, seeded with the bench's group. */
-async function spawnSandbox(seed: Seed): Promise<{ networkConfig(c: { clientId: string; clientSecret: string }): NetworkConfig; close(): Promise<void> }> {
+async function spawnSandbox(seed: Seed): Promise<{ pid?: number; networkConfig(c: { clientId: string; clientSecret: string }): NetworkConfig; close(): Promise<void> }> {
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
   const port = (probe.address() as AddressInfo).port;
@@ -65,6 +65,7 @@ async function spawnSandbox(seed: Seed): Promise<{ networkConfig(c: { clientId: 
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
+    pid: child.pid,
     networkConfig: (c) => ({ authUrl: url, audience: url, baseUrl: url, audiencePii: `${url}/pii`, baseUrlPii: `${url}/pii`, clientId: c.clientId, clientSecret: c.clientSecret }),
     close: async () => {
       child.kill('SIGTERM');
@@ -104,7 +105,7 @@ async function apiWithWorkerProcess(
   group: GroupConfig,
   agentKeys: string,
   settings: Partial<TransferConfig>,
-): Promise<{ apiUrl: string; transfers: TransferContext; close(): Promise<void> }> {
+): Promise<{ apiUrl: string; transfers: TransferContext; workerPid?: number; close(): Promise<void> }> {
   const env = testEnv();
   const taskQueue = `bench-${randomUUID()}`;
   const masterKey = randomBytes(32).toString('base64');
@@ -140,6 +141,7 @@ async function apiWithWorkerProcess(
   return {
     apiUrl: `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`,
     transfers,
+    workerPid: worker.pid,
     close: async () => {
       await api.close();
       worker.kill('SIGTERM');
@@ -149,6 +151,32 @@ async function apiWithWorkerProcess(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; undefined where unavailable. */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Temporal dev server's pid, found by the port it listens on. */
+function temporalPid(): number | undefined {
+  const port = testEnv().temporalAddress.split(':').pop();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmd.includes('start-dev') && cmd.includes(`--port\u0000${port}`)) return Number(entry);
+    } catch {
+      /* gone */
+    }
+  }
+  return undefined;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -230,6 +258,14 @@ async function main() {
     }
   })();
 
+  const pids = { worker: (orch as { workerPid?: number }).workerPid, temporal: temporalPid(), sandbox: (sandbox as { pid?: number }).pid };
+  const cpuNow = () => ({
+    bench: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+    worker: cpuSeconds(pids.worker),
+    temporal: cpuSeconds(pids.temporal),
+    sandbox: cpuSeconds(pids.sandbox),
+  });
+
   const body = (): OutgoingTransferBody => ({
     transactionAsset: 'ETH',
     transactionAmount: '1000000000000000',
@@ -244,6 +280,7 @@ async function main() {
     const latencies: number[] = [];
     let next = 0;
     let failures = 0;
+    const cpu0 = cpuNow();
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
@@ -265,8 +302,12 @@ async function main() {
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
+    const cpu1 = cpuNow();
+    const perTransfer = (k: keyof typeof cpu0) =>
+      cpu0[k] === undefined || cpu1[k] === undefined ? undefined : ((cpu1[k]! - cpu0[k]!) * 1000) / Math.max(1, latencies.length);
     latencies.sort((a, b) => a - b);
     return {
+      cpu: { bench: perTransfer('bench'), worker: perTransfer('worker'), temporal: perTransfer('temporal'), sandbox: perTransfer('sandbox') },
       label, count: latencies.length, failures, seconds,
       rate: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99),
     };
@@ -298,11 +339,16 @@ async function main() {
   driving = false;
   await driver;
   log('');
-  log('| path | transfers | failures | seconds | transfers/s | p50 ms | p99 ms |');
-  log('|---|---:|---:|---:|---:|---:|---:|');
+  const ms = (v: number | undefined) => (v === undefined ? '–' : v.toFixed(1));
+  log('| path | transfers | failures | seconds | transfers/s | p50 ms | p99 ms | CPU ms/transfer: API+bench | worker | Temporal server | sandbox |');
+  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
-    log(`| ${r.label} | ${r.count} | ${r.failures} | ${r.seconds.toFixed(1)} | ${r.rate.toFixed(1)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} |`);
+    log(
+      `| ${r.label} | ${r.count} | ${r.failures} | ${r.seconds.toFixed(1)} | ${r.rate.toFixed(1)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} ` +
+        `| ${ms(r.cpu.bench)} | ${ms(r.cpu.worker)} | ${ms(r.cpu.temporal)} | ${ms(r.cpu.sandbox)} |`,
+    );
   }
+  log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   log(`\n(total run ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
   await orch.close();
