@@ -49,6 +49,8 @@ interface RunState {
   rowsDone: number;
   chunksDone: number;
   countReached?: boolean;
+  /** A full run's mirror of the expected result is built (it is built beside the removals and uploads). */
+  mirrorBuilt?: boolean;
   phases: Partial<Record<ReconcilePhase, number>>;
 }
 
@@ -60,7 +62,8 @@ const long = {
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
 } as const;
-const { abListNetwork, abComputeDelta, abApplyRemovals, abRegisterAdds, abUploadChunk, abVerify } = proxyActivities<Activities>(long);
+const { abListNetwork, abComputeDelta, abBuildMirror, abApplyRemovals, abRegisterAdds, abUploadChunk, abVerify } =
+  proxyActivities<Activities>(long);
 
 /**
  * Brings one subsidiary's address book at the network in line with the group's registry:
@@ -134,6 +137,11 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
       enter('removing');
     }
     const delta = s.delta!;
+    // A full run prepares the next runs' mirror while the network works; an execution never ends with it pending.
+    const mirror = s.mode === 'full' && !s.mirrorBuilt
+      ? abBuildMirror({ runId: s.runId }).then(() => void (s.mirrorBuilt = true))
+      : Promise.resolve();
+    mirror.catch(() => undefined);
 
     if (s.phase === 'removing') {
       // Deletions first, and their processing awaited, so the count the additions wait for cannot be met by chance.
@@ -162,6 +170,7 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
         let thisExecution = 0;
         while (s.nextChunk <= delta.chunks) {
           if (thisExecution >= settings.chunksPerExecution || workflowInfo().continueAsNewSuggested) {
+            await mirror;
             return await continueAsNew<typeof addressBookReconcile>({ ...input, resume: s });
           }
           const done = await abUploadChunk({ runId: s.runId, vaspDid, chunkNo: s.nextChunk, baseCount: s.expectedAfterRemovals!, ...timeouts });
@@ -192,6 +201,7 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
       enter('reporting');
     }
 
+    await mirror;
     const report = await abFinishRun({ runId: s.runId, status: 'succeeded', verifiedBy, phases: s.phases });
     s.phase = 'done';
     return report;

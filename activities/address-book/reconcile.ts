@@ -74,6 +74,7 @@ interface RunRow {
   verify_done: boolean;
   network_after: string | null;
   delta_ready: boolean;
+  mirror_built: boolean;
   desired: string | null;
   to_add: string | null;
   to_update: string | null;
@@ -189,57 +190,104 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     };
   }
 
+  const mirrorPartition = (runId: string) => `address_book_mirror_${runId.replace(/-/g, '')}`;
+
+  /**
+   * A full run's mirror, built in a partition of its own from the run's starting listing and delta (what the network
+   * will hold once everything is processed), while the uploads are under way. Idempotent; a run lock serialises a
+   * retry with an attempt still running.
+   */
+  async function buildMirror(c: PoolClient, r: RunRow): Promise<void> {
+    const listing = partition('address_book_listing', r.run_id);
+    const delta = partition('address_book_delta', r.run_id);
+    const part = mirrorPartition(r.run_id);
+    await c.query(`drop table if exists ${part}`);
+    await c.query(`create unlogged table ${part} partition of address_book_mirror for values in ('${r.run_id}')`);
+    await c.query(
+      `insert into ${part} (run_id, address, customer_ref, n)
+       select $1, l.address, l.customer_ref, l.n from ${listing} l
+        where l.kind = 'before' and not exists (select 1 from ${delta} d where d.action = 'remove' and d.address = l.address)`,
+      [r.run_id],
+    );
+    await c.query(
+      `insert into ${part} (run_id, address, customer_ref, n)
+       select $1, d.address, d.customer_ref, 1 from ${delta} d where d.action = 'add'
+       on conflict (run_id, address) do update set customer_ref = excluded.customer_ref`,
+      [r.run_id],
+    );
+    await c.query('update address_book_runs set mirror_built = true where run_id = $1', [r.run_id]);
+  }
+
   /**
    * Keeps what the network now holds as the mirror for the next incremental run, with the registry's watermark the
-   * run reflects. A full run replaces the mirror (by the verifying listing when there was one, else by its starting
-   * listing with its delta applied); an incremental run applies its delta. Rows the network refused are left as they
-   * were. Tombstones up to the watermark are no longer needed.
+   * run reflects. A run verified by the whole listing takes that listing. Otherwise a full run takes the mirror it
+   * built, an incremental run applies its delta to the current one; either way rows the network refused keep what
+   * the network had before. Tombstones up to the watermark are no longer needed.
    */
   async function keepResult(c: PoolClient, r: RunRow): Promise<void> {
     const listing = partition('address_book_listing', r.run_id);
     const delta = partition('address_book_delta', r.run_id);
-    const refused = (action: 'add' | 'remove') =>
-      `exists (select 1 from address_book_rejections x where x.run_id = $2 and x.action = '${action}' and x.address = d.address)`;
+    const { rows: st } = await c.query<{ mirror_run_id: string }>('select mirror_run_id from address_book_state where vasp_did = $1', [r.vasp_did]);
+    const previous = st[0]?.mirror_run_id;
+    // An incremental run whose mirror vanished meanwhile (a failed run of the VASP in between) leaves none either.
+    if (r.mode === 'incremental' && !previous) return forgetResult(c, r);
     const after = await c.query(`select 1 from ${listing} where kind = 'after' limit 1`);
+    let mirrorRun: string;
     if (after.rowCount) {
-      await c.query('delete from address_book_mirror where vasp_did = $1', [r.vasp_did]);
-      await c.query(
-        `insert into address_book_mirror (vasp_did, address, customer_ref, n) select $1, address, customer_ref, n from ${listing} where kind = 'after'`,
-        [r.vasp_did],
-      );
+      mirrorRun = r.run_id;
+      const part = mirrorPartition(r.run_id);
+      await c.query(`drop table if exists ${part}`);
+      await c.query(`create unlogged table ${part} partition of address_book_mirror for values in ('${r.run_id}')`);
+      await c.query(`insert into ${part} (run_id, address, customer_ref, n) select $1, address, customer_ref, n from ${listing} where kind = 'after'`, [r.run_id]);
     } else {
       if (r.mode === 'full') {
-        await c.query('delete from address_book_mirror where vasp_did = $1', [r.vasp_did]);
-        await c.query(
-          `insert into address_book_mirror (vasp_did, address, customer_ref, n)
-           select $1, l.address, l.customer_ref, l.n from ${listing} l
-            where l.kind = 'before'
-              and not exists (select 1 from ${delta} d where d.action = 'remove' and d.address = l.address and not ${refused('remove')})`,
-          [r.vasp_did, r.run_id],
-        );
+        if (!r.mirror_built) await buildMirror(c, r);
+        mirrorRun = r.run_id;
       } else {
+        mirrorRun = previous!;
+        const part = mirrorPartition(mirrorRun);
+        await c.query(`delete from ${part} m using ${delta} d where d.action = 'remove' and d.address = m.address`);
         await c.query(
-          `delete from address_book_mirror m using ${delta} d
-            where m.vasp_did = $1 and d.action = 'remove' and d.address = m.address and not ${refused('remove')}`,
-          [r.vasp_did, r.run_id],
+          `insert into ${part} (run_id, address, customer_ref, n)
+           select $1, d.address, d.customer_ref, 1 from ${delta} d where d.action = 'add'
+           on conflict (run_id, address) do update set customer_ref = excluded.customer_ref`,
+          [mirrorRun],
         );
       }
+      // What the network refused stays as the run found it: refused additions go (or keep their old customerRef),
+      // refused deletions stay.
+      const part = mirrorPartition(mirrorRun);
       await c.query(
-        `insert into address_book_mirror (vasp_did, address, customer_ref, n)
-         select $1, d.address, d.customer_ref, 1 from ${delta} d where d.action = 'add' and not ${refused('add')}
-         on conflict (vasp_did, address) do update set customer_ref = excluded.customer_ref`,
-        [r.vasp_did, r.run_id],
+        `delete from ${part} m using address_book_rejections x
+          where x.run_id = $1 and x.action = 'add' and x.address = m.address`,
+        [r.run_id],
+      );
+      await c.query(
+        `insert into ${part} (run_id, address, customer_ref, n)
+         select $2, l.address, l.customer_ref, l.n from address_book_rejections x
+           join ${listing} l on l.kind = 'before' and l.address = x.address
+          where x.run_id = $1
+         on conflict (run_id, address) do update set customer_ref = excluded.customer_ref, n = excluded.n`,
+        [r.run_id, mirrorRun],
       );
     }
     const fresh = await run(r.run_id);
     await c.query(
-      `insert into address_book_state (vasp_did, run_id, watermark, network_rows, distinct_rows)
-       values ($1, $2, $3, $4, (select count(*) from address_book_mirror where vasp_did = $1))
-       on conflict (vasp_did) do update set run_id = excluded.run_id, watermark = excluded.watermark,
-         network_rows = excluded.network_rows, distinct_rows = excluded.distinct_rows, updated_at = now()`,
-      [r.vasp_did, r.run_id, fresh.watermark ?? 0, fresh.network_after ?? 0],
+      `insert into address_book_state (vasp_did, run_id, mirror_run_id, watermark, network_rows, distinct_rows)
+       values ($1, $2, $3, $4, $5, (select count(*) from address_book_mirror where run_id = $3))
+       on conflict (vasp_did) do update set run_id = excluded.run_id, mirror_run_id = excluded.mirror_run_id,
+         watermark = excluded.watermark, network_rows = excluded.network_rows, distinct_rows = excluded.distinct_rows,
+         updated_at = now()`,
+      [r.vasp_did, r.run_id, mirrorRun, fresh.watermark ?? 0, fresh.network_after ?? 0],
     );
+    if (previous && previous !== mirrorRun) await c.query(`drop table if exists ${mirrorPartition(previous)}`);
     await c.query('delete from address_registry_removed where vasp_did = $1 and change_seq <= $2', [r.vasp_did, fresh.watermark ?? 0]);
+  }
+
+  /** After a failed run nobody knows what the network took: no mirror, so the next run lists it all. */
+  async function forgetResult(c: PoolClient, r: RunRow): Promise<void> {
+    const { rows: st } = await c.query<{ mirror_run_id: string }>('delete from address_book_state where vasp_did = $1 returning mirror_run_id', [r.vasp_did]);
+    for (const id of new Set([r.run_id, ...st.map((x) => x.mirror_run_id)])) await c.query(`drop table if exists ${mirrorPartition(id)}`);
   }
 
   /**
@@ -250,8 +298,8 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
   async function chooseMode(vaspDid: string, requested: ReconcileMode): Promise<{ mode: 'full' | 'incremental'; reason: string }> {
     if (requested === 'full') return { mode: 'full', reason: 'a full run was asked for' };
     const { rows } = await pool.query<{ network_rows: string; distinct_rows: string; mirror: string }>(
-      `select network_rows, distinct_rows, (select count(*) from address_book_mirror where vasp_did = $1) as mirror
-         from address_book_state where vasp_did = $1`,
+      `select network_rows, distinct_rows, (select count(*) from address_book_mirror m where m.run_id = s.mirror_run_id) as mirror
+         from address_book_state s where vasp_did = $1`,
       [vaspDid],
     );
     const st = rows[0];
@@ -360,8 +408,8 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
           // The starting point is the mirror, for the network addresses the registry changed since the last run (an
           // entry's own address and, for a tagged entry, its master, whether the entry changed or went) and those the
           // network refused in the last run.
-          const { rows: st } = await c.query<{ watermark: string; network_rows: string; run_id: string }>(
-            'select watermark, network_rows, run_id from address_book_state where vasp_did = $1',
+          const { rows: st } = await c.query<{ watermark: string; network_rows: string; run_id: string; mirror_run_id: string }>(
+            'select watermark, network_rows, run_id, mirror_run_id from address_book_state where vasp_did = $1',
             [input.vaspDid],
           );
           if (!st[0]) throw new ValidationError('mode', 'incremental run without a verified earlier result');
@@ -388,8 +436,8 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
           await c.query(
             `insert into ${listing} (run_id, kind, address, customer_ref, n)
              select $1, 'before', m.address, m.customer_ref, m.n from address_book_mirror m join affected a using (address)
-              where m.vasp_did = $2`,
-            [input.runId, input.vaspDid],
+              where m.run_id = $2`,
+            [input.runId, st[0].mirror_run_id],
           );
           await c.query(
             `update address_book_runs set listing_done = true, network_before = $2, listed_pages = 0 where run_id = $1`,
@@ -470,6 +518,18 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
         c.release();
       }
       return summary(await run(input.runId));
+    },
+
+    /** Builds a full run's mirror (see buildMirror): started beside the removals and uploads, awaited before the end. */
+    async abBuildMirror(input: { runId: string }): Promise<{ built: boolean }> {
+      const r = await run(input.runId);
+      if (r.mode !== 'full' || r.mirror_built) return { built: r.mirror_built };
+      await tx(pool, async (c) => {
+        await c.query('select pg_advisory_xact_lock($1, hashtext($2))', [REGISTRY_LOCK % 2 ** 31, input.runId]);
+        const again = await c.query<{ mirror_built: boolean }>('select mirror_built from address_book_runs where run_id = $1', [input.runId]);
+        if (!again.rows[0]?.mirror_built) await buildMirror(c, r);
+      });
+      return { built: true };
     },
 
     /** Deletes what the registry no longer has, in batches that fit a request line; resumes after the last batch. */
@@ -755,7 +815,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
       const { rows: extra } = await pool.query<{ chunks: string; uploaded: string; trigger: ReconcileTrigger; started_at: Date; now: Date }>(
         `select (select count(*) from address_book_chunks where run_id = $1) as chunks,
                 (select count(*) from address_book_chunks where run_id = $1 and state = 'uploaded') as uploaded,
-                trigger, started_at, now() as now from address_book_runs where run_id = $1`,
+                trigger, started_at, clock_timestamp() as now from address_book_runs where run_id = $1`,
         [input.runId],
       );
       const x = extra[0]!;
@@ -796,11 +856,15 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
       };
       await tx(pool, async (c) => {
         if (ok) await keepResult(c, r);
-        // After a failed run nobody knows what the network took: the next run lists it all.
-        else await c.query('delete from address_book_state where vasp_did = $1', [r.vasp_did]);
+        else await forgetResult(c, r);
+        // The run ends now, keeping the result included.
+        const { rows: end } = await c.query<{ now: Date }>('select clock_timestamp() as now');
+        report.finishedAt = end[0]!.now.toISOString();
+        report.durationMs = end[0]!.now.getTime() - x.started_at.getTime();
+        report.phases = { ...report.phases, reporting: end[0]!.now.getTime() - x.now.getTime() };
         await c.query(
-          `update address_book_runs set status = $2, phase = $3, finished_at = now(), report = $4, error = $5 where run_id = $1`,
-          [input.runId, input.status, ok ? 'done' : 'failed', JSON.stringify(report), input.error ?? null],
+          `update address_book_runs set status = $2, phase = $3, finished_at = $6, report = $4, error = $5 where run_id = $1`,
+          [input.runId, input.status, ok ? 'done' : 'failed', JSON.stringify(report), input.error ?? null, end[0]!.now],
         );
       });
       for (const table of ['address_book_listing', 'address_book_delta'] as const) {

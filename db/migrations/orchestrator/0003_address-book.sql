@@ -87,6 +87,7 @@ create table address_book_runs (
   network_after bigint,
   -- The delta, once computed (the delta rows themselves are in address_book_delta).
   delta_ready boolean not null default false,
+  mirror_built boolean not null default false,
   desired bigint,
   to_add bigint,
   to_update bigint,
@@ -163,18 +164,22 @@ create table address_book_rejections (
 
 -- What the network holds for each VASP as far as the orchestrator knows: the result of its last successful run, kept up
 -- to date by every later run. An incremental run diffs the registry's changes since `watermark` against it instead of
--- listing a million addresses again, after checking that the network's count still matches. Unlogged: a database
--- crash empties it, which the `distinct_rows` check notices (the next run is then a full one).
-create unlogged table address_book_mirror (
-  vasp_did text not null,
+-- listing a million addresses again, after checking that the network's count still matches. A full run builds a new
+-- mirror in a partition of its own (while its uploads are under way) and the VASP's state then points to it; the old
+-- one is dropped. Partitions are unlogged: a database crash empties them, which the `distinct_rows` check notices (the
+-- next run is then a full one).
+create table address_book_mirror (
+  run_id uuid not null,
   address text not null,
   customer_ref text not null,
   n integer not null default 1,
-  primary key (vasp_did, address)
-);
+  primary key (run_id, address)
+) partition by list (run_id);
 create table address_book_state (
   vasp_did text primary key,
+  -- The last successful run, and the full run whose mirror partition holds the VASP's mirror.
   run_id uuid not null,
+  mirror_run_id uuid not null,
   watermark bigint not null,
   -- The listing's total and the number of distinct addresses the mirror holds.
   network_rows bigint not null,
