@@ -143,6 +143,21 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     expect(report).toMatchObject({ id: key, status: 'ACCEPTED', transactionId: sent.transactionId, mode: 'end-to-end' });
   });
 
+  it('keeps the network\'s transaction unique: a transactionRef already created answers the existing transaction, which the transfer adopts', async () => {
+    const key = randomUUID();
+    const payload = body();
+    // As if a previous attempt's tx/create had reached the network before the worker died.
+    const { originator: _o, beneficiary: _b, ...plain } = payload;
+    const existing = await orch.transfers.network.api.post('tx/create', { json: { ...plain, transactionRef: key } }).json<NetworkTransaction>();
+    expect((await post(payload, key)).status).toBe(202);
+    const s = await until(key, (t) => !!t.transactionId);
+    expect(s.transactionId).toBe(existing.id);
+    expect(await transactionsWithRef(key)).toBe(1);
+    // Search attributes for operators: status, originating subsidiary, asset.
+    const { searchAttributes } = await orch.client.workflow.getHandle(`outgoing-${key}`).describe();
+    expect(searchAttributes).toMatchObject({ SubsidiaryVaspDid: [group.subA], Asset: ['ETH'], TransferStatus: [s.status] });
+  });
+
   it('hybrid: adds the originator\'s service-managed escrow key between sender and counterparty', async () => {
     const key = randomUUID();
     expect((await post(body(), key, '?hybrid=1')).status).toBe(202);
