@@ -110,7 +110,9 @@ async function apiWithWorkerProcess(
   const taskQueue = `bench-${randomUUID()}`;
   const masterKey = randomBytes(32).toString('base64');
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-transfers-'));
-  const worker = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
+  // BENCH_WORKER_NODE_ARGS: extra node flags for the worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const worker = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: env.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: env.databaseUrl,
