@@ -158,6 +158,17 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     expect(searchAttributes).toMatchObject({ SubsidiaryVaspDid: [group.subA], Asset: ['ETH'], TransferStatus: [s.status] });
   });
 
+  it('resolves the beneficiary VASP from the destination address\'s owner when none is named', async () => {
+    const destination = `0x${randomBytes(20).toString('hex')}`;
+    await external.api.post('address/registerCustomer', { json: { vaspDID: group.external, asset: 'ETH', address: destination, customerRef: 'c-1' } });
+    const key = randomUUID();
+    const { beneficiaryVASPdid: _none, ...payload } = body({ transactionBlockchainInfo: { destination } });
+    expect((await post(payload, key)).status).toBe(202);
+    const s = await until(key, (t) => !!t.transactionId);
+    expect(s).toMatchObject({ beneficiaryVaspDid: group.external, mode: 'end-to-end' });
+    expect((await readAsCounterparty(s.transactionId!, externalKey)).record.originator).toEqual(fixture.originator);
+  });
+
   it('hybrid: adds the originator\'s service-managed escrow key between sender and counterparty', async () => {
     const key = randomUUID();
     expect((await post(body(), key, '?hybrid=1')).status).toBe(202);
