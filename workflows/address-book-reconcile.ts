@@ -99,6 +99,8 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
     s.phase = phase;
   };
 
+  // A full run's mirror build, running beside the removals and uploads (see below).
+  let mirror: Promise<void> = Promise.resolve();
   try {
     if (s.phase === 'starting') {
       const begun = await abBeginRun({
@@ -138,7 +140,7 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
     }
     const delta = s.delta!;
     // A full run prepares the next runs' mirror while the network works; an execution never ends with it pending.
-    const mirror = s.mode === 'full' && !s.mirrorBuilt
+    mirror = s.mode === 'full' && !s.mirrorBuilt
       ? abBuildMirror({ runId: s.runId }).then(() => void (s.mirrorBuilt = true))
       : Promise.resolve();
     mirror.catch(() => undefined);
@@ -218,6 +220,8 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
       );
       throw e;
     }
+    // The mirror build must not outlive the failed run's bookkeeping (its partition would be left behind).
+    await mirror.catch(() => undefined);
     await abFinishRun({ runId: s.runId, status: 'failed', error: `${failedIn}: ${cause ?? message}`, phases: s.phases });
     throw ApplicationFailure.nonRetryable(`address-book run ${s.runId} failed in phase ${failedIn}: ${cause ?? message}`, 'AddressBookRunFailed');
   }

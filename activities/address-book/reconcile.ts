@@ -526,8 +526,12 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
       if (r.mode !== 'full' || r.mirror_built) return { built: r.mirror_built };
       await tx(pool, async (c) => {
         await c.query('select pg_advisory_xact_lock($1, hashtext($2))', [REGISTRY_LOCK % 2 ** 31, input.runId]);
-        const again = await c.query<{ mirror_built: boolean }>('select mirror_built from address_book_runs where run_id = $1', [input.runId]);
-        if (!again.rows[0]?.mirror_built) await buildMirror(c, r);
+        const again = await c.query<{ mirror_built: boolean; status: string }>(
+          'select mirror_built, status from address_book_runs where run_id = $1',
+          [input.runId],
+        );
+        // A run that ended meanwhile (failed while this was queued) keeps no mirror.
+        if (again.rows[0]?.status === 'running' && !again.rows[0].mirror_built) await buildMirror(c, r);
       });
       return { built: true };
     },
