@@ -8,9 +8,11 @@ import { startOutgoingTransfer } from '../../client/api/routes/transfers';
 import { createDidKeyRecord, Keyring, type DidKeyRecord } from '../../lib/crypto';
 import { decryptIvms101, flattenIvms101 } from '../../lib/ivms101';
 import { webhookHeaders } from '../../lib/webhook-signature';
+import { EncryptionCodec } from '../../lib/temporal/codec';
+import type { Payload } from '@temporalio/common';
 import type { TransferState } from '../../workflows/outgoing-transfer.messages';
 import {
-  eventually, groupSeed, randomDid, startOrchestrator, startSandbox,
+  eventually, groupSeed, randomDid, startOrchestrator, startSandbox, testEnv,
   type RunningOrchestrator, type RunningSandbox,
 } from '../harness/platform';
 
@@ -167,6 +169,25 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     const s = await until(key, (t) => !!t.transactionId);
     expect(s).toMatchObject({ beneficiaryVaspDid: group.external, mode: 'end-to-end' });
     expect((await readAsCounterparty(s.transactionId!, externalKey)).record.originator).toEqual(fixture.originator);
+  });
+
+  it('keeps personal data out of workflow history, even once the codec has decrypted it', async () => {
+    const key = randomUUID();
+    expect((await post(body(), key)).status).toBe(202);
+    await until(key, (t) => !!t.transactionId);
+    const history = await orch.client.workflow.getHandle(`outgoing-${key}`).fetchHistory();
+    const payloads: Payload[] = [];
+    const walk = (v: unknown): void => {
+      if (!v || typeof v !== 'object' || v instanceof Uint8Array) return;
+      const o = v as Record<string, unknown>;
+      if ('metadata' in o && 'data' in o && o.metadata && typeof o.metadata === 'object') payloads.push(o as Payload);
+      else Object.values(o).forEach(walk);
+    };
+    walk(history.events);
+    expect(payloads.length).toBeGreaterThan(3);
+    const plain = Buffer.concat((await new EncryptionCodec(testEnv().keyring).decode(payloads)).map((p) => Buffer.from(p.data ?? new Uint8Array())));
+    expect(plain.includes(Buffer.from(key))).toBe(true); // the reference is there …
+    for (const secret of ['Baggins', 'Gamgee', 'Hobbiton', 'AABBCCDDEEFF0011223344', '1968-09-22']) expect(plain.includes(Buffer.from(secret))).toBe(false); // … the data is not
   });
 
   it('hybrid: adds the originator\'s service-managed escrow key between sender and counterparty', async () => {
