@@ -73,7 +73,7 @@ export interface TransferReport {
 /** Outgoing transfer activities. Each is idempotent: a retry finds what the previous attempt stored. */
 export function transferActivities(ctx: TransferContext | undefined) {
   const need = (): TransferContext => {
-    if (!ctx) throw new ConfigError('KEYSTORE_MASTER_KEY', 'the worker was started without the transfer context', 'Start the worker through workers/main.ts, which opens the keystore');
+    if (!ctx) throw new ConfigError('BASE_URL', 'the worker was started without the transfer context (no network configured)', 'Start the worker through workers/main.ts with the network variables set');
     return ctx;
   };
   return {

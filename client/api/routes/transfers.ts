@@ -44,7 +44,7 @@ export const TransferStateSchema = Type.Object({
 
 export function needTransfers(deps: { transfers?: TransferContext }): TransferContext {
   if (!deps.transfers) {
-    throw new ConfigError('KEYSTORE_MASTER_KEY', 'the API was started without the transfer context', 'Start the API through client/main.ts, which opens the keystore');
+    throw new ConfigError('BASE_URL', 'no network is configured, so transfers are off', 'Set CLIENT_ID, CLIENT_SECRET, AUTH_URL and BASE_URL for the API, or run `npm start`, which points it at the sandbox');
   }
   return deps.transfers;
 }
