@@ -5,6 +5,7 @@ import type { Logger } from '../../lib/logger';
 import { findOwners } from '../address-book';
 import { registerOne } from '../address-book/store';
 import { getVaspSettings } from '../directory/profiles';
+import { holdDeliveries, releaseDeliveries } from '../webhooks/holds';
 import { NETWORK_DID, type TransactionEvent, type TransactionService } from '../transactions';
 
 /**
@@ -12,7 +13,9 @@ import { NETWORK_DID, type TransactionEvent, type TransactionService } from '../
  * 1. the subsidiaries' address books (when the gateway's `autoredirect` is on),
  * 2. the subsidiaries' address webhooks (also only with `autoredirect`): the first that answers `{owns: true}` gets it,
  * 3. otherwise it stays at the gateway, whose notification webhook has already been told, for `txRedirect`/`txConfirm`.
- * A redirected message is confirmed (SENT → ACK) when the gateway's `autoconfirm` is on. Confirming a message at a
+ * What the gateway's notification webhook says about the message is held until these steps are done, so the
+ * gateway's own systems act only where the network could not. A redirected message is confirmed (SENT → ACK) when the
+ * gateway's `autoconfirm` is on. Confirming a message at a
  * subsidiary registers its destination address to that subsidiary, so the next message to it is redirected at step 1.
  */
 export const ADDRESS_WEBHOOK_TIMEOUT_MS = 2000;
@@ -43,10 +46,13 @@ export class NestedRouter {
     const beneficiary = tx.beneficiaryVASPdid;
     if (!beneficiary) return;
     if ((change === 'create' || change === 'update') && tx.status === 'SENT' && (await childrenOf(client, beneficiary)).length > 0) {
-      await client.query(
+      const task = await client.query(
         `insert into routing_tasks (transaction_id, gateway_did) values ($1, $2) on conflict (transaction_id) do nothing`,
         [tx.id, beneficiary],
       );
+      // The notification webhook is the gateway's last resort (interface.md, Events 3): hold what the gateway is told
+      // about this message until the automatic paths have had their turn; release() lets it go.
+      if (task.rowCount) await holdDeliveries(client, tx.id, beneficiary);
     }
     if (change === 'confirm' && tx.status === 'ACK' && (await parentOf(client, beneficiary))) {
       const destination = tx.transactionBlockchainInfo?.destination;
@@ -78,13 +84,21 @@ export class NestedRouter {
       try {
         const outcome = await this.route(task.transaction_id, task.gateway_did);
         await this.pool.query(`update routing_tasks set state = 'done', outcome = $2, updated_at = now() where transaction_id = $1`, [task.transaction_id, outcome]);
+        await this.release(task.transaction_id);
       } catch (e) {
+        // Routing could not finish now: the gateway's notification webhook must not wait for it.
+        await this.release(task.transaction_id);
         const delay = Math.min(2 ** task.attempts, 300);
         await this.pool.query(`update routing_tasks set next_at = now() + make_interval(secs => $2), outcome = $3 where transaction_id = $1`, [
           task.transaction_id, delay, `error: ${(e as Error).message.slice(0, 200)}`,
         ]);
       }
     }
+  }
+
+  /** Lets the held notifications about a message go out (see onChange). */
+  private release(id: string): Promise<void> {
+    return releaseDeliveries(this.pool, id);
   }
 
   private async route(id: string, gateway: string): Promise<string> {

@@ -69,8 +69,9 @@ export class WebhookDispatcher {
   async tick(): Promise<void> {
     const { rows } = await this.pool.query<Due>(
       `with due as (
-         select id from webhook_deliveries
+         select id from webhook_deliveries d
           where state = 'pending' and next_attempt_at <= now()
+            and not exists (select 1 from webhook_holds h where h.transaction_id = d.transaction_id and h.vasp_did = d.vasp_did)
           order by next_attempt_at, id limit $1 for update skip locked)
        update webhook_deliveries d set next_attempt_at = now() + make_interval(secs => $2)
          from due where d.id = due.id

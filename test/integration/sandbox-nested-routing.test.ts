@@ -155,3 +155,56 @@ describe('sandbox: automatic confirmation of a direct transfer follows autoconfi
     expect((await create()).status).toBe('SENT');
   });
 });
+
+describe('sandbox: the gateway hears of a message only after the automatic routing had its turn', () => {
+  const g = groupSeed();
+  let sb: RunningSandbox;
+  let received: { at: number; status: string; beneficiary: string }[] = [];
+  let receiver: Server;
+  beforeAll(async () => {
+    sb = await startSandbox(g.seed);
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const tx = (JSON.parse(body) as { payload: { transaction: { status: string; beneficiaryVASPdid: string } } }).payload.transaction;
+        received.push({ at: Date.now(), status: tx.status, beneficiary: tx.beneficiaryVASPdid });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const token = await sb.token(g.gatewayUser);
+    await fetch(`${sb.url}/webhook`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ vaspDID: g.gateway, url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` }),
+    });
+    await fetch(`${sb.url}/address/registerCustomer`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ vaspDID: g.subA, asset: 'ETH', address: '0xaaaa0000000000000000000000000000000000ff', customerRef: 'x' }),
+    });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+  });
+  afterAll(async () => {
+    await sb?.close();
+    await new Promise((r) => receiver?.close(r));
+  });
+
+  it('holds the creation notice until routing is done, then delivers it (an unrouted message is still notified)', async () => {
+    const send = async (destination: string) => ((await (await fetch(`${sb.url}/sandbox/simulate/transfers`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway, transactionAsset: 'ETH', transactionAmount: '1', transactionBlockchainInfo: { destination } }),
+    })).json()) as { id: string }).id;
+    const routed = await send('0xaaaa0000000000000000000000000000000000ff');
+    await eventually(async () => (received.length >= 3 ? true : undefined), 10_000, 20);
+    const { rows } = await sb.pool.query<{ body: { actions: { action: string; createdAt: string }[] } }>('select body from transactions where id = $1', [routed]);
+    const redirectedAt = Date.parse(rows[0]!.body.actions.find((a) => a.action === 'redirect')!.createdAt);
+    // The creation notice (still at the gateway) reached the gateway only once the network had redirected it.
+    const creation = received.find((r) => r.beneficiary === g.gateway)!;
+    expect(creation.status).toBe('SENT');
+    expect(creation.at).toBeGreaterThanOrEqual(redirectedAt);
+    received = [];
+    await send('0xdddd0000000000000000000000000000000000ff');
+    const unrouted = await eventually(async () => received[0], 10_000, 20);
+    expect(unrouted).toMatchObject({ status: 'SENT', beneficiary: g.gateway });
+  });
+});
