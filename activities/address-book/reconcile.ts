@@ -726,7 +726,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
           heartbeat({ chunkNo: input.chunkNo, rows: rowsRead });
         });
         try {
-          const { bytes, response } = await postCsv(uploadUrl, fileName, csv, Math.min(s.chunkMaxBytes, Number(chunk.bytes)), input.timeoutMs);
+          const { bytes, response } = await postCsv(uploadUrl, fileName, csv, s.chunkMaxBytes, input.timeoutMs);
           if (rowsRead !== chunk.rows) {
             throw new ValidationError('chunk', `chunk ${input.chunkNo} of run ${input.runId} read ${rowsRead} rows, planned ${chunk.rows}: the run's staging was lost`);
           }
