@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { loadSdnList } from '../../activities/screening/sanctions-store';
@@ -9,8 +10,8 @@ import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrc
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const SAMPLE = resolve(__dirname, '../../data/sanctions');
-let seq = 0;
-const evm = (prefix: string) => `0x${prefix}${String(++seq).padStart(40 - prefix.length, '0')}`;
+// Random addresses: the registry is shared by every suite of the run, and an address has one owner in it.
+const evm = (_label: string) => `0x${randomBytes(20).toString('hex')}`;
 
 describe('incoming transfers at the gateway: routing, confirm, screening, review', () => {
   const g = groupSeed();
@@ -32,8 +33,10 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     });
     return { status: r.status, body: (await r.json()) as Json };
   };
-  const register = (vaspDID: string, address: string) =>
-    api('PUT', '/v1/addresses', { addresses: [{ vaspDID, asset: 'ETH', address, customerRef: `cust-${address.slice(-4)}` }] });
+  const register = async (vaspDID: string, address: string) => {
+    const r = await api('PUT', '/v1/addresses', { addresses: [{ vaspDID, asset: 'ETH', address, customerRef: `cust-${address.slice(-4)}` }] });
+    expect(r).toMatchObject({ status: 200, body: { inserted: 1 } });
+  };
   const send = async (destination: string, originatorName = ['Jane', 'Doe']) => {
     const r = await fetch(`${sb.url}/sandbox/simulate/transfers`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
@@ -196,6 +199,8 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     // A webhook about a finished transfer does not start it again.
     await api('POST', `/v1/transfers/${held}/decision`, { decision: 'approve', reason: 'different person', actor: 'mlro@aurora' });
     await until(held, (s) => s.phase === 'completed');
+    // The query says completed while the workflow still reports its outcome; "late" means after it has closed.
+    await orch.client.workflow.getHandle(`incoming-${held}`).result();
     expect(await deliver(`msg_late_${held}`, { ...stale, status: 'ACCEPTED', beneficiaryVASPdid: g.subA })).toMatchObject({ outcome: 'late' });
     const runs = await orch.client.workflow.list({ query: `WorkflowId = "incoming-${held}"` });
     let count = 0;
