@@ -55,14 +55,14 @@ interface RunState {
 }
 
 const quick = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 } } as const;
-const { abBeginRun, abFinishRun } = proxyActivities<Activities>(quick);
+const { abBeginRun } = proxyActivities<Activities>(quick);
 // Long activities heartbeat; a worker that dies is noticed within the heartbeat timeout and the attempt moves on.
 const long = {
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
 } as const;
-const { abListNetwork, abComputeDelta, abBuildMirror, abApplyRemovals, abRegisterAdds, abUploadChunk, abVerify } =
+const { abListNetwork, abComputeDelta, abBuildMirror, abApplyRemovals, abRegisterAdds, abUploadChunk, abVerify, abFinishRun } =
   proxyActivities<Activities>(long);
 
 /**

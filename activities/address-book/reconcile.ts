@@ -46,6 +46,16 @@ function heartbeat(details?: unknown): void {
   }
 }
 
+/** Heartbeats every 10 s while `fn` runs: one long SQL statement (a diff over millions of rows) is not a dead worker. */
+async function withHeartbeat<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => heartbeat({ [what]: 'in progress' }), 10_000);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 async function tx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
   try {
@@ -312,6 +322,159 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     return { mode: 'incremental', reason: 'the network matches the last verified result' };
   }
 
+  async function computeDelta(input: { runId: string; vaspDid: string }): Promise<DeltaSummary> {
+    const r = await run(input.runId);
+    if (r.delta_ready) return summary(r);
+    const incremental = r.mode === 'incremental';
+    if (!incremental && !r.listing_done) throw new ValidationError('runId', 'the listing of this run is not complete');
+    await setPhase(input.runId, 'diff');
+    const s = settings();
+    const delta = partition('address_book_delta', input.runId);
+    const listing = partition('address_book_listing', input.runId);
+    const c = await pool.connect();
+    try {
+      // The registry's high-water mark, and a snapshot that holds exactly the writes up to it: writers hold
+      // REGISTRY_LOCK shared for their whole transaction, so with it taken exclusively none is in flight when the
+      // snapshot is taken; it is released at once, and later writes get higher change_seq values.
+      await c.query('select pg_advisory_lock($1)', [REGISTRY_LOCK]);
+      await c.query('begin isolation level repeatable read');
+      const { rows: mark } = await c.query<{ last_value: string }>('select last_value from address_registry_change_seq');
+      await c.query('select pg_advisory_unlock($1)', [REGISTRY_LOCK]);
+      const watermark = Number(mark[0]!.last_value);
+      await c.query(`delete from ${delta}`);
+      await c.query('delete from address_book_chunks where run_id = $1', [input.runId]);
+      let previous = 0;
+      if (incremental) {
+        // The starting point is the mirror, for the network addresses the registry changed since the last run (an
+        // entry's own address and, for a tagged entry, its master, whether the entry changed or went) and those the
+        // network refused in the last run.
+        const { rows: st } = await c.query<{ watermark: string; network_rows: string; run_id: string; mirror_run_id: string }>(
+          'select watermark, network_rows, run_id, mirror_run_id from address_book_state where vasp_did = $1',
+          [input.vaspDid],
+        );
+        if (!st[0]) throw new ValidationError('mode', 'incremental run without a verified earlier result');
+        previous = Number(st[0].watermark);
+        await c.query(`delete from ${listing}`);
+        await c.query(
+          `create temporary table affected on commit drop as
+           select distinct a as address from (
+             select network_address as a from address_registry where vasp_did = $1 and change_seq > $2 and change_seq <= $3
+             union all
+             select address from address_registry where vasp_did = $1 and change_seq > $2 and change_seq <= $3 and tag <> ''
+             union all
+             select case when tag = '' then address else address || ':' || tag end
+               from address_registry_removed where vasp_did = $1 and change_seq > $2 and change_seq <= $3
+             union all
+             select address from address_registry_removed where vasp_did = $1 and change_seq > $2 and change_seq <= $3 and tag <> ''
+             union all
+             -- What the network refused last time is tried again.
+             select address from address_book_rejections where run_id = $4
+           ) x`,
+          [input.vaspDid, previous, watermark, st[0].run_id],
+        );
+        await c.query('alter table affected add primary key (address)');
+        await c.query(
+          `insert into ${listing} (run_id, kind, address, customer_ref, n)
+           select $1, 'before', m.address, m.customer_ref, m.n from address_book_mirror m join affected a using (address)
+            where m.run_id = $2`,
+          [input.runId, st[0].mirror_run_id],
+        );
+        await c.query(
+          `update address_book_runs set listing_done = true, network_before = $2, listed_pages = 0 where run_id = $1`,
+          [input.runId, st[0].network_rows],
+        );
+      } else {
+        // A fresh partition has no statistics: without them the diff's joins are planned blind.
+        await c.query(`analyze ${listing}`);
+      }
+      const only = incremental ? 'and network_address in (select address from affected)' : '';
+      const onlyMaster = incremental ? 'and address in (select address from affected)' : '';
+      const { rows } = await c.query<{ desired: string; to_add: string; to_update: string; to_remove: string }>(
+        `with desired as materialized (
+           select distinct on (na) na as address, asset, customer_ref from (
+             select network_address as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2 ${only}
+             union all
+             select address, asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> '' ${onlyMaster}
+           ) x order by na, pri, asset, customer_ref
+         ), listed as (
+           select address, customer_ref from ${listing} where kind = 'before'
+         ), adds as (
+           insert into ${delta} (run_id, action, seq, address, asset, customer_ref, is_update, bytes)
+           select $1, 'add', row_number() over (order by d.address), d.address, d.asset, d.customer_ref,
+                  l.address is not null, ${ROW_BYTES_SQL.replace(/\b(asset|address|customer_ref)\b/g, 'd.$1')}
+             from desired d left join listed l on l.address = d.address
+            where l.address is null or l.customer_ref is distinct from d.customer_ref
+           returning is_update
+         ), removes as (
+           insert into ${delta} (run_id, action, seq, address)
+           select $1, 'remove', row_number() over (order by l.address), l.address
+             from listed l where not exists (select 1 from desired d where d.address = l.address)
+           returning 1
+         )
+         select (select count(*) from desired) as desired,
+                (select count(*) from adds where not is_update) as to_add,
+                (select count(*) from adds where is_update) as to_update,
+                (select count(*) from removes) as to_remove`,
+        [input.runId, input.vaspDid],
+      );
+      const counts = rows[0]!;
+      const adds = Number(counts.to_add) + Number(counts.to_update);
+      const method = adds === 0 ? 'none' : adds <= s.registerThreshold ? 'register' : 'upload';
+      if (method === 'upload') {
+        const { rows: big } = await c.query<{ max: number }>(`select max(bytes) as max from ${delta} where action = 'add'`);
+        const budget = s.chunkMaxBytes - CSV_HEADER_BYTES - big[0]!.max;
+        if (budget <= 0) {
+          throw new ValidationError('ADDRESS_BOOK_CHUNK_MAX_BYTES', `${s.chunkMaxBytes} bytes cannot hold the header and a row of ${big[0]!.max} bytes`);
+        }
+        // Cut by bytes (bp) and by rows (rp); both grow with seq, so every (bp, rp) group is a contiguous range
+        // of at most chunkRows rows and at most budget + one row's bytes.
+        await c.query(
+          `insert into address_book_chunks (run_id, chunk_no, first_seq, last_seq, rows, bytes)
+           select $1, row_number() over (order by bp, rp), min(seq), max(seq), count(*), sum(bytes) + $4
+             from (select seq, bytes, (sum(bytes) over (order by seq) - bytes) / $2 as bp, (seq - 1) / $3 as rp
+                     from ${delta} where action = 'add') x
+            group by bp, rp`,
+          [input.runId, budget, s.chunkRows, CSV_HEADER_BYTES],
+        );
+      }
+      // An incremental run saw only the changed addresses: the whole desired set is the mirror plus its delta.
+      let desired = Number(counts.desired);
+      if (incremental) {
+        const { rows: m } = await c.query<{ n: string }>('select distinct_rows as n from address_book_state where vasp_did = $1', [input.vaspDid]);
+        desired = Number(m[0]!.n) + Number(counts.to_add) - Number(counts.to_remove);
+      }
+      await c.query(
+        `update address_book_runs set delta_ready = true, desired = $2, to_add = $3, to_update = $4, to_remove = $5, method = $6,
+                watermark = $7
+          where run_id = $1`,
+        [input.runId, desired, counts.to_add, counts.to_update, counts.to_remove, method, watermark],
+      );
+      await c.query('commit');
+    } catch (e) {
+      await c.query('rollback').catch(() => undefined);
+      throw e;
+    } finally {
+      await c.query('select pg_advisory_unlock_all()').catch(() => undefined);
+      c.release();
+    }
+    return summary(await run(input.runId));
+  }
+
+  async function buildRunMirror(input: { runId: string }): Promise<{ built: boolean }> {
+    const r = await run(input.runId);
+    if (r.mode !== 'full' || r.mirror_built) return { built: r.mirror_built };
+    await tx(pool, async (c) => {
+      await c.query('select pg_advisory_xact_lock($1, hashtext($2))', [REGISTRY_LOCK % 2 ** 31, input.runId]);
+      const again = await c.query<{ mirror_built: boolean; status: string }>(
+        'select mirror_built, status from address_book_runs where run_id = $1',
+        [input.runId],
+      );
+      // A run that ended meanwhile (failed while this was queued) keeps no mirror.
+      if (again.rows[0]?.status === 'running' && !again.rows[0].mirror_built) await buildMirror(c, r);
+    });
+    return { built: true };
+  }
+
   return {
     /**
      * Records the run and takes the VASP's run lock (one running run per VASP). A VASP with a run in progress gets a
@@ -383,157 +546,12 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
      * both the row and the byte limit. Running it again after it completed changes nothing.
      */
     async abComputeDelta(input: { runId: string; vaspDid: string }): Promise<DeltaSummary> {
-      const r = await run(input.runId);
-      if (r.delta_ready) return summary(r);
-      const incremental = r.mode === 'incremental';
-      if (!incremental && !r.listing_done) throw new ValidationError('runId', 'the listing of this run is not complete');
-      await setPhase(input.runId, 'diff');
-      const s = settings();
-      const delta = partition('address_book_delta', input.runId);
-      const listing = partition('address_book_listing', input.runId);
-      const c = await pool.connect();
-      try {
-        // The registry's high-water mark, and a snapshot that holds exactly the writes up to it: writers hold
-        // REGISTRY_LOCK shared for their whole transaction, so with it taken exclusively none is in flight when the
-        // snapshot is taken; it is released at once, and later writes get higher change_seq values.
-        await c.query('select pg_advisory_lock($1)', [REGISTRY_LOCK]);
-        await c.query('begin isolation level repeatable read');
-        const { rows: mark } = await c.query<{ last_value: string }>('select last_value from address_registry_change_seq');
-        await c.query('select pg_advisory_unlock($1)', [REGISTRY_LOCK]);
-        const watermark = Number(mark[0]!.last_value);
-        await c.query(`delete from ${delta}`);
-        await c.query('delete from address_book_chunks where run_id = $1', [input.runId]);
-        let previous = 0;
-        if (incremental) {
-          // The starting point is the mirror, for the network addresses the registry changed since the last run (an
-          // entry's own address and, for a tagged entry, its master, whether the entry changed or went) and those the
-          // network refused in the last run.
-          const { rows: st } = await c.query<{ watermark: string; network_rows: string; run_id: string; mirror_run_id: string }>(
-            'select watermark, network_rows, run_id, mirror_run_id from address_book_state where vasp_did = $1',
-            [input.vaspDid],
-          );
-          if (!st[0]) throw new ValidationError('mode', 'incremental run without a verified earlier result');
-          previous = Number(st[0].watermark);
-          await c.query(`delete from ${listing}`);
-          await c.query(
-            `create temporary table affected on commit drop as
-             select distinct a as address from (
-               select network_address as a from address_registry where vasp_did = $1 and change_seq > $2 and change_seq <= $3
-               union all
-               select address from address_registry where vasp_did = $1 and change_seq > $2 and change_seq <= $3 and tag <> ''
-               union all
-               select case when tag = '' then address else address || ':' || tag end
-                 from address_registry_removed where vasp_did = $1 and change_seq > $2 and change_seq <= $3
-               union all
-               select address from address_registry_removed where vasp_did = $1 and change_seq > $2 and change_seq <= $3 and tag <> ''
-               union all
-               -- What the network refused last time is tried again.
-               select address from address_book_rejections where run_id = $4
-             ) x`,
-            [input.vaspDid, previous, watermark, st[0].run_id],
-          );
-          await c.query('alter table affected add primary key (address)');
-          await c.query(
-            `insert into ${listing} (run_id, kind, address, customer_ref, n)
-             select $1, 'before', m.address, m.customer_ref, m.n from address_book_mirror m join affected a using (address)
-              where m.run_id = $2`,
-            [input.runId, st[0].mirror_run_id],
-          );
-          await c.query(
-            `update address_book_runs set listing_done = true, network_before = $2, listed_pages = 0 where run_id = $1`,
-            [input.runId, st[0].network_rows],
-          );
-        } else {
-          // A fresh partition has no statistics: without them the diff's joins are planned blind.
-          await c.query(`analyze ${listing}`);
-        }
-        const only = incremental ? 'and network_address in (select address from affected)' : '';
-        const onlyMaster = incremental ? 'and address in (select address from affected)' : '';
-        const { rows } = await c.query<{ desired: string; to_add: string; to_update: string; to_remove: string }>(
-          `with desired as materialized (
-             select distinct on (na) na as address, asset, customer_ref from (
-               select network_address as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2 ${only}
-               union all
-               select address, asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> '' ${onlyMaster}
-             ) x order by na, pri, asset, customer_ref
-           ), listed as (
-             select address, customer_ref from ${listing} where kind = 'before'
-           ), adds as (
-             insert into ${delta} (run_id, action, seq, address, asset, customer_ref, is_update, bytes)
-             select $1, 'add', row_number() over (order by d.address), d.address, d.asset, d.customer_ref,
-                    l.address is not null, ${ROW_BYTES_SQL.replace(/\b(asset|address|customer_ref)\b/g, 'd.$1')}
-               from desired d left join listed l on l.address = d.address
-              where l.address is null or l.customer_ref is distinct from d.customer_ref
-             returning is_update
-           ), removes as (
-             insert into ${delta} (run_id, action, seq, address)
-             select $1, 'remove', row_number() over (order by l.address), l.address
-               from listed l where not exists (select 1 from desired d where d.address = l.address)
-             returning 1
-           )
-           select (select count(*) from desired) as desired,
-                  (select count(*) from adds where not is_update) as to_add,
-                  (select count(*) from adds where is_update) as to_update,
-                  (select count(*) from removes) as to_remove`,
-          [input.runId, input.vaspDid],
-        );
-        const counts = rows[0]!;
-        const adds = Number(counts.to_add) + Number(counts.to_update);
-        const method = adds === 0 ? 'none' : adds <= s.registerThreshold ? 'register' : 'upload';
-        if (method === 'upload') {
-          const { rows: big } = await c.query<{ max: number }>(`select max(bytes) as max from ${delta} where action = 'add'`);
-          const budget = s.chunkMaxBytes - CSV_HEADER_BYTES - big[0]!.max;
-          if (budget <= 0) {
-            throw new ValidationError('ADDRESS_BOOK_CHUNK_MAX_BYTES', `${s.chunkMaxBytes} bytes cannot hold the header and a row of ${big[0]!.max} bytes`);
-          }
-          // Cut by bytes (bp) and by rows (rp); both grow with seq, so every (bp, rp) group is a contiguous range
-          // of at most chunkRows rows and at most budget + one row's bytes.
-          await c.query(
-            `insert into address_book_chunks (run_id, chunk_no, first_seq, last_seq, rows, bytes)
-             select $1, row_number() over (order by bp, rp), min(seq), max(seq), count(*), sum(bytes) + $4
-               from (select seq, bytes, (sum(bytes) over (order by seq) - bytes) / $2 as bp, (seq - 1) / $3 as rp
-                       from ${delta} where action = 'add') x
-              group by bp, rp`,
-            [input.runId, budget, s.chunkRows, CSV_HEADER_BYTES],
-          );
-        }
-        // An incremental run saw only the changed addresses: the whole desired set is the mirror plus its delta.
-        let desired = Number(counts.desired);
-        if (incremental) {
-          const { rows: m } = await c.query<{ n: string }>('select distinct_rows as n from address_book_state where vasp_did = $1', [input.vaspDid]);
-          desired = Number(m[0]!.n) + Number(counts.to_add) - Number(counts.to_remove);
-        }
-        await c.query(
-          `update address_book_runs set delta_ready = true, desired = $2, to_add = $3, to_update = $4, to_remove = $5, method = $6,
-                  watermark = $7
-            where run_id = $1`,
-          [input.runId, desired, counts.to_add, counts.to_update, counts.to_remove, method, watermark],
-        );
-        await c.query('commit');
-      } catch (e) {
-        await c.query('rollback').catch(() => undefined);
-        throw e;
-      } finally {
-        await c.query('select pg_advisory_unlock_all()').catch(() => undefined);
-        c.release();
-      }
-      return summary(await run(input.runId));
+      return withHeartbeat('diff', () => computeDelta(input));
     },
 
     /** Builds a full run's mirror (see buildMirror): started beside the removals and uploads, awaited before the end. */
     async abBuildMirror(input: { runId: string }): Promise<{ built: boolean }> {
-      const r = await run(input.runId);
-      if (r.mode !== 'full' || r.mirror_built) return { built: r.mirror_built };
-      await tx(pool, async (c) => {
-        await c.query('select pg_advisory_xact_lock($1, hashtext($2))', [REGISTRY_LOCK % 2 ** 31, input.runId]);
-        const again = await c.query<{ mirror_built: boolean; status: string }>(
-          'select mirror_built, status from address_book_runs where run_id = $1',
-          [input.runId],
-        );
-        // A run that ended meanwhile (failed while this was queued) keeps no mirror.
-        if (again.rows[0]?.status === 'running' && !again.rows[0].mirror_built) await buildMirror(c, r);
-      });
-      return { built: true };
+      return withHeartbeat('mirror', () => buildRunMirror(input));
     },
 
     /** Deletes what the registry no longer has, in batches that fit a request line; resumes after the last batch. */
@@ -775,7 +793,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
       const listed = await listInto(input.runId, input.vaspDid, 'after');
       const delta = partition('address_book_delta', input.runId);
       const listing = partition('address_book_listing', input.runId);
-      return tx(pool, async (c) => {
+      return withHeartbeat('verify', () => tx(pool, async (c) => {
         // Rows already rejected (by registerCustomer or a refused deletion) keep their first reason.
         const { rows: missing } = await c.query<{ address: string; asset: string; customer_ref: string; listed_ref: string | null }>(
           `select d.address, d.asset, d.customer_ref, l.customer_ref as listed_ref
@@ -800,7 +818,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
           ...still.map((m) => ({ action: 'remove' as const, address: m.address, reason: 'still in the network\'s listing after deletion' })),
         ]);
         return { verifiedBy: 'listing' as const, networkAfter: listed.total, missing: missing.length, stillListed: still.length };
-      });
+      }));
     },
 
     /** Stores the run's report, releases the VASP's run lock and drops the run's staging. */
@@ -858,7 +876,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
         phases: input.phases,
         error: input.error,
       };
-      await tx(pool, async (c) => {
+      await withHeartbeat('result', () => tx(pool, async (c) => {
         if (ok) await keepResult(c, r);
         else await forgetResult(c, r);
         // The run ends now, keeping the result included.
@@ -870,7 +888,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
           `update address_book_runs set status = $2, phase = $3, finished_at = $6, report = $4, error = $5 where run_id = $1`,
           [input.runId, input.status, ok ? 'done' : 'failed', JSON.stringify(report), input.error ?? null, end[0]!.now],
         );
-      });
+      }));
       for (const table of ['address_book_listing', 'address_book_delta'] as const) {
         await pool.query(`drop table if exists ${partition(table, input.runId)}`);
       }

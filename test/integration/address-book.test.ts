@@ -371,12 +371,14 @@ describe('address book: registry, reconciliation with the network, schedules', (
       expect((await put(rows)).status).toBe(200);
       const report = await reconcile(subF, o);
       expect(report).toMatchObject({ status: 'succeeded', method: 'upload', added: 10, chunks: 1 });
-      expect(held).toBe(2);
+      // The held URL expired; with a 1-second lifetime (whole seconds in the JWT) a fresh one occasionally expires
+      // before its POST too, and is replaced in turn. Either way the file arrives once.
+      expect(held).toBeGreaterThanOrEqual(2);
       expect(await uploadsAt(subF, shortLived)).toHaveLength(1);
       const { rows: chunk } = await orch.pool.query<{ attempts: number; state: string }>(
         'select attempts, state from address_book_chunks where run_id = $1', [report.runId],
       );
-      expect(chunk).toEqual([{ attempts: 2, state: 'uploaded' }]);
+      expect(chunk).toEqual([{ attempts: held, state: 'uploaded' }]);
     } finally {
       await o.close();
       await shortLived.close();
