@@ -19,10 +19,12 @@ function ensureDependencies() {
   const installed = join(root, 'node_modules', '.package-lock.json');
   const stale = !existsSync(installed) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(installed).mtimeMs);
   if (!stale) return;
-  console.error('Installing dependencies (npm ci)…');
-  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  // `npm install`, not `npm ci`: with a lockfile it installs the locked versions just the same, but npm 11's `ci`
+  // refuses lockfiles that leave out other platforms' optional binaries (@swc/core-darwin-*, …), as npm writes them.
+  console.error('Installing dependencies (npm install, from package-lock.json)…');
+  const r = spawnSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) {
-    console.error('npm ci failed; see the output above.');
+    console.error('npm install failed; see the output above.');
     process.exit(r.status ?? 1);
   }
 }
