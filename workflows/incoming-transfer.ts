@@ -195,6 +195,10 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
           actor: pendingRoute.actor, action: 'incoming.route', subject: input.transactionId,
           details: { subsidiaryDid: pendingRoute.subsidiaryDid, reason: pendingRoute.reason },
         });
+        const recorded = await network.recordRoutedAddress({
+          asset: tx.asset, destination: tx.destination, subsidiaryDid: pendingRoute.subsidiaryDid, transactionId: input.transactionId,
+        });
+        record('registry', { address: recorded });
       }
     }
     const redirected = await network.redirectIncomingTransaction({ transactionId: input.transactionId, to: state.subsidiaryDid! });

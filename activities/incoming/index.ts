@@ -1,6 +1,8 @@
 import ky from 'ky';
 import type { Pool } from 'pg';
-import { CryptoError, ValidationError } from '../../lib/errors';
+import { ConflictError, CryptoError, ValidationError } from '../../lib/errors';
+import { checkEntry } from '../../lib/address-book/entry';
+import { upsertEntries } from '../../lib/address-book/registry';
 import type { Logger } from '../../lib/logger';
 import { screenAddress, screenName } from '../screening/sanctions-store';
 import type { NetworkClient } from '../network/network-client';
@@ -160,6 +162,26 @@ export function incomingActivities(deps: IncomingDeps) {
         // Personal data that none of our keys opens cannot be cleared by screening: a person must look at it.
         ...(names.length === 0 ? { skipped: fetched.pii ? ('undecryptable' as const) : ('no-personal-data' as const) } : {}),
       };
+    },
+
+    /**
+     * A person routed a transfer nobody owned, and the network registers the address to that subsidiary when it is
+     * confirmed. The group's registry is the address book's source of truth, so the address joins it too; otherwise
+     * the next reconciliation would delete it from the network again.
+     */
+    async recordRoutedAddress(input: { asset: string; destination: string; subsidiaryDid: string; transactionId: string }): Promise<'recorded' | 'skipped'> {
+      const checked = checkEntry(
+        { asset: input.asset, address: input.destination, customerRef: `routed:${input.transactionId}`, vaspDID: input.subsidiaryDid },
+        new Set([input.subsidiaryDid]),
+      );
+      if (!checked.ok) return 'skipped';
+      try {
+        await upsertEntries(deps.pool, [checked.value]);
+        return 'recorded';
+      } catch (e) {
+        if (e instanceof ConflictError) return 'skipped';
+        throw e;
+      }
     },
 
     async recordAudit(input: { actor: string; action: string; subject: string; details: Record<string, unknown> }): Promise<void> {

@@ -116,7 +116,8 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
   });
 
   it('path 4 — nobody owns the address: a person routes it (validated), after the deadline escalated', async () => {
-    const id = await send(evm('d4'));
+    const unknownAddress = evm('d4');
+    const id = await send(unknownAddress);
     const waiting = await until(id, (s) => s.phase === 'awaiting-route');
     expect(waiting.networkStatus).toBe('SENT');
     expect((await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.external, reason: 'x', actor: 'ops@aurora' })).body.error)
@@ -130,6 +131,9 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subB, routedBy: 'person' });
     const audit = await orch.pool.query('select actor, action, details from audit_log where subject = $1', [id]);
     expect(audit.rows).toEqual([expect.objectContaining({ actor: 'ops@aurora', action: 'incoming.route' })]);
+    // The address the person routed joins the registry, so reconciliation keeps it in the subsidiary's address book.
+    const listed = await api('GET', `/v1/addresses?vaspDID=${encodeURIComponent(g.subB)}&customerRef=${encodeURIComponent(`routed:${id}`)}`);
+    expect(listed.body.data).toEqual([expect.objectContaining({ address: unknownAddress, vaspDID: g.subB })]);
   });
 
   it('a sanctions hit holds the transfer for review; approve accepts it, decline declines it, both audited', async () => {
