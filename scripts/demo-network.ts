@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createDidKeyRecord, type DidKeyRecord } from '../lib/crypto';
 import { createPool } from '../db/pool';
@@ -10,15 +11,24 @@ import type { DemoGroup } from './demo-group';
  * address book filled so that each routing path has an address, the sample sanctions list loaded. Then the demo
  * counterparty sends one transfer per path (and one from a sanctioned originator).
  */
-export const DEMO_ADDRESSES = {
+export interface DemoAddresses {
   /** In the first subsidiary's address book at the network: the network redirects and confirms by itself. */
-  addressBook: '0xa100000000000000000000000000000000000001',
+  addressBook: string;
   /** Only in the group's registry, for the second subsidiary: the network asks its address webhook. */
-  addressWebhook: '0xb200000000000000000000000000000000000002',
+  addressWebhook: string;
   /** Only in the group's registry, for the first subsidiary: the gateway's notification webhook, then the workflow. */
-  notification: '0xc300000000000000000000000000000000000003',
-  sanctioned: '0xc300000000000000000000000000000000000004',
-};
+  notification: string;
+  sanctioned: string;
+}
+
+/**
+ * Addresses derived from the demo group, so a new demo group (a fresh `.data/`) never collides with the addresses an
+ * earlier one registered in a database that outlived it: an address has one owner in the registry.
+ */
+export function demoAddresses(group: DemoGroup): DemoAddresses {
+  const of = (label: string) => `0x${createHash('sha256').update(`${group.gateway.did}/${label}`).digest('hex').slice(0, 40)}`;
+  return { addressBook: of('address-book'), addressWebhook: of('address-webhook'), notification: of('notification'), sanctioned: of('sanctioned') };
+}
 
 export interface DemoKeys {
   [vaspDid: string]: DidKeyRecord;
@@ -73,11 +83,12 @@ export async function prepareDemoNetwork(sandboxUrl: string, apiUrl: string, gro
 /** After the API is up: the registry, the network's address book for the first path, and the sample sanctions list. */
 export async function seedDemoData(sandboxUrl: string, apiUrl: string, databaseUrl: string, group: DemoGroup): Promise<void> {
   const [first, second] = group.subsidiaries;
+  const a = demoAddresses(group);
   const entries = [
-    { vaspDID: first!.did, asset: 'ETH', address: DEMO_ADDRESSES.addressBook, customerRef: 'demo-alice' },
-    { vaspDID: second!.did, asset: 'ETH', address: DEMO_ADDRESSES.addressWebhook, customerRef: 'demo-bob' },
-    { vaspDID: first!.did, asset: 'ETH', address: DEMO_ADDRESSES.notification, customerRef: 'demo-carol' },
-    { vaspDID: first!.did, asset: 'ETH', address: DEMO_ADDRESSES.sanctioned, customerRef: 'demo-dave' },
+    { vaspDID: first!.did, asset: 'ETH', address: a.addressBook, customerRef: 'demo-alice' },
+    { vaspDID: second!.did, asset: 'ETH', address: a.addressWebhook, customerRef: 'demo-bob' },
+    { vaspDID: first!.did, asset: 'ETH', address: a.notification, customerRef: 'demo-carol' },
+    { vaspDID: first!.did, asset: 'ETH', address: a.sanctioned, customerRef: 'demo-dave' },
   ];
   const r = await fetch(`${apiUrl}/v1/addresses`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ addresses: entries }) });
   if (!r.ok) throw new Error(`demo: registry upsert failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
@@ -114,10 +125,11 @@ export async function sendDemoIncoming(sandboxUrl: string, group: DemoGroup): Pr
     if (!r.ok) throw new Error(`demo: simulated transfer failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
     return { label, id: ((await r.json()) as { id: string }).id };
   };
+  const a = demoAddresses(group);
   return [
-    await send('address book at the network', DEMO_ADDRESSES.addressBook, ['Alice', 'Example']),
-    await send('address webhook', DEMO_ADDRESSES.addressWebhook, ['Bob', 'Example']),
-    await send('notification webhook + workflow', DEMO_ADDRESSES.notification, ['Carol', 'Example']),
-    await send('sanctioned originator', DEMO_ADDRESSES.sanctioned, ['Ivan', 'Petrov']),
+    await send('address book at the network', a.addressBook, ['Alice', 'Example']),
+    await send('address webhook', a.addressWebhook, ['Bob', 'Example']),
+    await send('notification webhook + workflow', a.notification, ['Carol', 'Example']),
+    await send('sanctioned originator', a.sanctioned, ['Ivan', 'Petrov']),
   ];
 }
