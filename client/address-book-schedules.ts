@@ -1,8 +1,8 @@
-import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { PlatformConfig } from '../lib/config';
 import { addressBookReconcile } from '../workflows';
 import { workflowIds } from '../workflows/ids';
-import { ensureSchedule } from './schedules';
+import { ensureSchedule, removeSchedule } from './schedules';
 
 /**
  * One nightly reconciliation per subsidiary (ADDRESS_BOOK_CRON in ADDRESS_BOOK_TIMEZONE), created or brought up to
@@ -18,13 +18,7 @@ export async function ensureAddressBookSchedules(
   for (const vaspDid of config.group.subsidiaryDids) {
     const scheduleId = workflowIds.addressBookSchedule(vaspDid);
     if (!config.addressBook.cron) {
-      try {
-        await client.schedule.getHandle(scheduleId).delete();
-        out[vaspDid] = 'deleted';
-      } catch (e) {
-        if (!(e instanceof ScheduleNotFoundError)) throw e;
-        out[vaspDid] = 'absent';
-      }
+      out[vaspDid] = await removeSchedule(client, scheduleId);
       continue;
     }
     out[vaspDid] = await ensureSchedule(client, {

@@ -1,9 +1,9 @@
-import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { DEFAULT_KEY_ROTATION_PERIOD, type PlatformConfig } from '../lib/config';
 import { VaspDid } from '../lib/temporal/search-attributes';
 import { scheduledKeyRotation } from '../workflows';
 import { workflowIds } from '../workflows/ids';
-import { ensureSchedule } from './schedules';
+import { ensureSchedule, removeSchedule } from './schedules';
 
 /**
  * One key-rotation schedule per VASP of the group (the gateway and every subsidiary), every KEY_ROTATION_PERIOD,
@@ -21,13 +21,7 @@ export async function ensureKeyRotationSchedules(
   for (const vaspDid of vasps) {
     const scheduleId = workflowIds.keyRotationSchedule(vaspDid);
     if (periodMs === 0) {
-      try {
-        await client.schedule.getHandle(scheduleId).delete();
-        out[vaspDid] = 'deleted';
-      } catch (e) {
-        if (!(e instanceof ScheduleNotFoundError)) throw e;
-        out[vaspDid] = 'absent';
-      }
+      out[vaspDid] = await removeSchedule(client, scheduleId);
       continue;
     }
     out[vaspDid] = await ensureSchedule(client, {

@@ -1,4 +1,4 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 
 /**
  * Creates a Temporal Schedule, or brings an existing one up to date, so every start of the API converges on the same
@@ -22,5 +22,16 @@ export async function ensureSchedule(client: Client, options: ScheduleOptions): 
       state: { ...previous.state, paused: previous.state.paused },
     }));
     return 'updated';
+  }
+}
+
+/** Deletes a schedule that configuration turned off; one that is already gone is fine. */
+export async function removeSchedule(client: Client, scheduleId: string): Promise<'deleted' | 'absent'> {
+  try {
+    await client.schedule.getHandle(scheduleId).delete();
+    return 'deleted';
+  } catch (e) {
+    if (!(e instanceof ScheduleNotFoundError)) throw e;
+    return 'absent';
   }
 }

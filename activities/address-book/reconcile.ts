@@ -1,3 +1,4 @@
+import { withTransaction } from '../../db/transaction';
 import { Context } from '@temporalio/activity';
 import type { Pool, PoolClient } from 'pg';
 import { loadConfig } from '../../lib/config';
@@ -56,20 +57,7 @@ async function withHeartbeat<T>(what: string, fn: () => Promise<T>): Promise<T> 
   }
 }
 
-async function tx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
-  try {
-    await c.query('begin');
-    const out = await fn(c);
-    await c.query('commit');
-    return out;
-  } catch (e) {
-    await c.query('rollback').catch(() => undefined);
-    throw e;
-  } finally {
-    c.release();
-  }
-}
+const tx = withTransaction;
 
 interface RunRow {
   run_id: string;

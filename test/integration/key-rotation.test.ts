@@ -1,3 +1,4 @@
+import { payloadsIn } from '../harness/history';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,17 +25,6 @@ import {
 
 type Json = Record<string, unknown>;
 
-/** Every Payload anywhere in a history event, found by walking the decoded protobuf objects. */
-function payloadsIn(value: unknown, out: temporal.api.common.v1.IPayload[] = []): temporal.api.common.v1.IPayload[] {
-  if (!value || typeof value !== 'object' || value instanceof Uint8Array) return out;
-  const v = value as Record<string, unknown>;
-  if ('metadata' in v && 'data' in v && v.metadata && typeof v.metadata === 'object') {
-    out.push(v as temporal.api.common.v1.IPayload);
-    return out;
-  }
-  for (const child of Object.values(v)) payloadsIn(child, out);
-  return out;
-}
 
 /** Opens a stored key the way the keystore does, from the table and the master key: the test's view of a secret. */
 async function storedSeed(pool: Pool, keyId: string, masterKey: Buffer): Promise<Buffer> {

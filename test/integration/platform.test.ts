@@ -1,3 +1,4 @@
+import { payloadsIn } from '../harness/history';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { createPool } from '../../db/pool';
@@ -7,17 +8,6 @@ import {
   type RunningOrchestrator, type RunningSandbox,
 } from '../harness/platform';
 
-/** Every Payload anywhere in a history event, found by walking the decoded protobuf objects. */
-function payloadsIn(value: unknown, out: temporal.api.common.v1.IPayload[] = []): temporal.api.common.v1.IPayload[] {
-  if (!value || typeof value !== 'object' || value instanceof Uint8Array) return out;
-  const v = value as Record<string, unknown>;
-  if ('metadata' in v && 'data' in v && v.metadata && typeof v.metadata === 'object') {
-    out.push(v as temporal.api.common.v1.IPayload);
-    return out;
-  }
-  for (const child of Object.values(v)) payloadsIn(child, out);
-  return out;
-}
 
 describe('platform: worker, API, sandbox, encrypted history', () => {
   const group = groupSeed();
