@@ -80,6 +80,18 @@ export function groupSeed() {
   return { seed, gateway, subA, subB, external, gatewayUser, externalUser };
 }
 
+/** Adds an unrelated VASP with one `manage` user to a seed: the party that must see nothing of the others' data. */
+export function addOutsiderVasp(seed: Seed, name = 'Third VASP') {
+  const did = randomDid();
+  const user = { did: randomDid(), clientId: `third-${randomSecret()}`, clientSecret: randomSecret() };
+  seed.vasps.push({ did, name });
+  seed.users.push({
+    did: user.did, name: `${name} operator`, email: 'ops@third.example', roles: [{ vaspDID: did, permissions: ['manage'] }],
+    credentials: [{ clientId: user.clientId, clientSecret: user.clientSecret }],
+  });
+  return { did, user };
+}
+
 export interface RunningSandbox {
   url: string;
   app: FastifyInstance;

@@ -5,20 +5,14 @@ import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { createDidKeyRecord, Keyring } from '../../lib/crypto';
 import { decryptIvms101, encryptIvms101, unflattenIvms101 } from '../../lib/ivms101';
-import { groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox } from '../harness/platform';
+import { groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
 
 const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 describe('sandbox: personal-data service (/pii/put, /pii/get)', () => {
   const group = groupSeed();
-  const third = randomDid();
-  const thirdUser = { did: randomDid(), clientId: `third-${randomSecret()}`, clientSecret: randomSecret() };
-  group.seed.vasps.push({ did: third, name: 'Third VASP' });
-  group.seed.users.push({
-    did: thirdUser.did, name: 'Third Operator', email: 'ops@third.example', roles: [{ vaspDID: third, permissions: ['manage'] }],
-    credentials: [{ clientId: thirdUser.clientId, clientSecret: thirdUser.clientSecret }],
-  });
+  const { did: third, user: thirdUser } = addOutsiderVasp(group.seed);
   let sb: RunningSandbox;
   beforeAll(async () => {
     sb = await startSandbox(group.seed);

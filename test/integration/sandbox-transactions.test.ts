@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox } from '../harness/platform';
+import { groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
 import { TRANSITIONS, STATUSES, type TransactionActionName, type TransactionStatus } from '../../sandbox/transactions';
 
 const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -10,13 +10,7 @@ type Tx = Record<string, any>; // eslint-disable-line @typescript-eslint/no-expl
 describe('sandbox: transactions (tx/create, info, update, list and the actions)', () => {
   const group = groupSeed();
   // A third VASP with its own user: it must see nothing of the others' transactions.
-  const third = randomDid();
-  const thirdUser = { did: randomDid(), clientId: `third-${randomSecret()}`, clientSecret: randomSecret() };
-  group.seed.vasps.push({ did: third, name: 'Third VASP' });
-  group.seed.users.push({
-    did: thirdUser.did, name: 'Third Operator', email: 'ops@third.example', roles: [{ vaspDID: third, permissions: ['manage'] }],
-    credentials: [{ clientId: thirdUser.clientId, clientSecret: thirdUser.clientSecret }],
-  });
+  const { did: third, user: thirdUser } = addOutsiderVasp(group.seed);
   let sb: RunningSandbox;
 
   beforeAll(async () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkWebhookSignature, signWebhook, verifyWebhookSignature, webhookHeaders } from '../../lib/webhook-signature';
-import { eventually, groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox } from '../harness/platform';
+import { eventually, groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
 
 const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -57,13 +57,7 @@ describe('lib/webhook-signature', () => {
 
 describe('sandbox: notification webhooks', () => {
   const group = groupSeed();
-  const third = randomDid();
-  const thirdUser = { did: randomDid(), clientId: `third-${randomSecret()}`, clientSecret: randomSecret() };
-  group.seed.vasps.push({ did: third, name: 'Third VASP' });
-  group.seed.users.push({
-    did: thirdUser.did, name: 'Third Operator', email: 'ops@third.example', roles: [{ vaspDID: third, permissions: ['manage'] }],
-    credentials: [{ clientId: thirdUser.clientId, clientSecret: thirdUser.clientSecret }],
-  });
+  const { did: third, user: thirdUser } = addOutsiderVasp(group.seed);
   let sb: RunningSandbox;
   const tokens = new Map<string, string>();
   beforeAll(async () => {
