@@ -5,7 +5,7 @@ import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { createDidKeyRecord, Keyring } from '../../lib/crypto';
 import { decryptIvms101, encryptIvms101, unflattenIvms101 } from '../../lib/ivms101';
-import { groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
+import { groupSeed, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
 
 const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
+import { groupSeed, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
 import { TRANSITIONS, STATUSES, type TransactionActionName, type TransactionStatus } from '../../sandbox/transactions';
 
 const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

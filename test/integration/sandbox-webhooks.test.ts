@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkWebhookSignature, signWebhook, verifyWebhookSignature, webhookHeaders } from '../../lib/webhook-signature';
-import { eventually, groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
+import { eventually, groupSeed, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
 
 const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
