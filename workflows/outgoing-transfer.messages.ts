@@ -5,6 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CreatedTransaction } from '../activities/transfers';
+import type { OutgoingTransferInput } from './outgoing-transfer';
 
 export interface TransactionUpdate {
   /** The network's transaction id: an update for another transaction is ignored. */
@@ -44,3 +45,18 @@ export const transactionUpdatedSignal = defineSignal<[TransactionUpdate]>('trans
 export const transferStatusQuery = defineQuery<TransferState>('transferStatus');
 /** Resolves once the network's transaction exists (or the transfer failed before that): the agent answers with it. */
 export const transactionCreatedUpdate = defineUpdate<CreatedTransaction | { error: NonNullable<TransferState['error']> }>('transactionCreated');
+
+/** The state before anything happened: what the workflow starts from and what the API answers a new request with. */
+export function initialState(input: OutgoingTransferInput, workflowId: string, at: Date): TransferState {
+  return {
+    id: input.id,
+    workflowId,
+    status: 'RECEIVED',
+    final: false,
+    originatorVaspDid: input.originatorVaspDid,
+    beneficiaryVaspDid: input.beneficiaryVaspDid,
+    asset: input.asset,
+    amount: input.amount,
+    history: [{ status: 'RECEIVED', at: at.toISOString(), source: 'request' }],
+  };
+}

@@ -16,6 +16,7 @@ import {
   transactionUpdatedSignal,
   transferStatusQuery,
   type TransactionUpdate,
+  initialState,
   type TransferState,
 } from './outgoing-transfer.messages';
 
@@ -65,17 +66,7 @@ const { reportTransferStatus } = proxyLocalActivities<Activities>({
  * workflow without retries, with the error naming the field.
  */
 export async function outgoingTransfer(input: OutgoingTransferInput): Promise<TransferState> {
-  const state: TransferState = {
-    id: input.id,
-    workflowId: workflowInfo().workflowId,
-    status: 'RECEIVED',
-    final: false,
-    originatorVaspDid: input.originatorVaspDid,
-    beneficiaryVaspDid: input.beneficiaryVaspDid,
-    asset: input.asset,
-    amount: input.amount,
-    history: [{ status: 'RECEIVED', at: new Date().toISOString(), source: 'request' }],
-  };
+  const state: TransferState = initialState(input, workflowInfo().workflowId, new Date());
   let created: CreatedTransaction | undefined;
   /** Updates that arrived before the transaction id was known (a webhook may beat the create activity's result). */
   const early: TransactionUpdate[] = [];

@@ -9,7 +9,7 @@ import { listKeys } from '../../../lib/keystore';
 import { Asset, SubsidiaryVaspDid, TransferStatus } from '../../../lib/temporal/search-attributes';
 import { outgoingTransfer } from '../../../workflows';
 import type { OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
-import { transferStatusQuery, type TransferState } from '../../../workflows/outgoing-transfer.messages';
+import { initialState, transferStatusQuery, type TransferState } from '../../../workflows/outgoing-transfer.messages';
 import { workflowIds } from '../../../workflows/ids';
 
 export interface TransferRouteDeps {
@@ -105,21 +105,6 @@ export async function startOutgoingTransfer(
     }
     throw e;
   }
-}
-
-/** What the workflow's query answers before anything happened. */
-export function initialState(input: OutgoingTransferInput, workflowId: string, at: Date): TransferState {
-  return {
-    id: input.id,
-    workflowId,
-    status: 'RECEIVED',
-    final: false,
-    originatorVaspDid: input.originatorVaspDid,
-    beneficiaryVaspDid: input.beneficiaryVaspDid,
-    asset: input.asset,
-    amount: input.amount,
-    history: [{ status: 'RECEIVED', at: at.toISOString(), source: 'request' }],
-  };
 }
 
 export async function transferState(deps: TransferRouteDeps, id: string): Promise<TransferState> {
