@@ -11,6 +11,7 @@
  * Target: p99 under 250 ms at 100 transfers/s.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';
 import { createDidKeyRecord } from '../lib/crypto';
@@ -61,18 +62,7 @@ async function main() {
       if (!r.ok) throw new Error(`registry upsert failed: ${r.status} ${await r.text()}`);
     }
 
-    const send = async (destination: string) => {
-      const r = await fetch(`${sb.url}/sandbox/simulate/transfers`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway, transactionAsset: 'ETH', transactionAmount: '1000',
-          transactionBlockchainInfo: { origin: '0x9999999999999999999999999999999999999999', destination },
-          originator: { originatorPersons: [{ naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: 'Doe', secondaryIdentifier: 'Jane', nameIdentifierType: 'LEGL' }] }], dateAndPlaceOfBirth: { dateOfBirth: '1980-01-01', placeOfBirth: 'Paris' } } }] },
-        }),
-      });
-      if (!r.ok) throw new Error(`simulate failed: ${r.status} ${await r.text()}`);
-      return ((await r.json()) as { id: string }).id;
-    };
+    const send = async (destination: string) => (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination, amount: '1000' })).id;
 
     /** Sends `total` transfers at RATE per second and waits until the network has confirmed every one. */
     const run = async (scenario: number) => {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
 import { resolve } from 'node:path';
 import { createDidKeyRecord, type DidKeyRecord } from '../lib/crypto';
 import { createPool } from '../db/pool';
@@ -107,24 +108,10 @@ export async function seedDemoData(sandboxUrl: string, apiUrl: string, databaseU
 
 /** The demo counterparty sends one transfer to the gateway per routing path, and one from a sanctioned originator. */
 export async function sendDemoIncoming(sandboxUrl: string, group: DemoGroup): Promise<{ label: string; id: string }[]> {
-  const send = async (label: string, destination: string, name: [string, string]) => {
-    const r = await fetch(`${sandboxUrl}/sandbox/simulate/transfers`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        originatorVASPdid: group.external.did, beneficiaryVASPdid: group.gateway.did, transactionAsset: 'ETH', transactionAmount: '250000000000000000',
-        transactionBlockchainInfo: { origin: '0x5555555555555555555555555555555555555555', destination },
-        originator: {
-          originatorPersons: [{ naturalPerson: {
-            name: [{ nameIdentifier: [{ secondaryIdentifier: name[0], primaryIdentifier: name[1], nameIdentifierType: 'LEGL' }] }],
-            dateAndPlaceOfBirth: { dateOfBirth: '1985-06-15', placeOfBirth: 'Lisbon' },
-          } }],
-          accountNumber: ['0x5555555555555555555555555555555555555555'],
-        },
-      }),
-    });
-    if (!r.ok) throw new Error(`demo: simulated transfer failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
-    return { label, id: ((await r.json()) as { id: string }).id };
-  };
+  const send = async (label: string, destination: string, originatorName: [string, string]) => ({
+    label,
+    id: (await simulateTransfer(sandboxUrl, { from: group.external.did, to: group.gateway.did, destination, originatorName, amount: '250000000000000000' })).id,
+  });
   const a = demoAddresses(group);
   return [
     await send('address book at the network', a.addressBook, ['Alice', 'Example']),

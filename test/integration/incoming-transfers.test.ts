@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { resolve } from 'node:path';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { loadSdnList } from '../../activities/screening/sanctions-store';
@@ -37,24 +38,8 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const r = await api('PUT', '/v1/addresses', { addresses: [{ vaspDID, asset: 'ETH', address, customerRef: `cust-${address.slice(-4)}` }] });
     expect(r).toMatchObject({ status: 200, body: { inserted: 1 } });
   };
-  const send = async (destination: string, originatorName = ['Jane', 'Doe']) => {
-    const r = await fetch(`${sb.url}/sandbox/simulate/transfers`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway, transactionAsset: 'ETH', transactionAmount: '1000000',
-        transactionBlockchainInfo: { origin: '0x9999999999999999999999999999999999999999', destination },
-        originator: {
-          originatorPersons: [{ naturalPerson: {
-            name: [{ nameIdentifier: [{ secondaryIdentifier: originatorName[0], primaryIdentifier: originatorName[1], nameIdentifierType: 'LEGL' }] }],
-            dateAndPlaceOfBirth: { dateOfBirth: '1981-03-12', placeOfBirth: 'Example City' },
-          } }],
-          accountNumber: ['0x9999999999999999999999999999999999999999'],
-        },
-      }),
-    });
-    expect(r.status).toBe(200);
-    return ((await r.json()) as { id: string }).id;
-  };
+  const send = async (destination: string, originatorName: [string, string] = ['Jane', 'Doe']) =>
+    (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination, originatorName })).id;
   const status = async (id: string) => {
     const r = await api('GET', `/v1/incoming-transfers/${id}`);
     return r.status === 200 ? (r.body as IncomingStatus) : undefined;
@@ -127,7 +112,6 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const routed = await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 42', actor: 'ops@aurora' });
     expect(routed.status).toBe(200);
     const done = await until(id, (s) => s.phase === 'completed');
-    if (done.routedBy !== 'person') console.log(JSON.stringify(done.history, null, 1));
     expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subB, routedBy: 'person' });
     const audit = await orch.pool.query('select actor, action, details from audit_log where subject = $1', [id]);
     expect(audit.rows).toEqual([expect.objectContaining({ actor: 'ops@aurora', action: 'incoming.route' })]);

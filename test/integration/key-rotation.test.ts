@@ -7,7 +7,7 @@ import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Pool } from 'pg';
-import { Command } from 'commander';
+import { runCli } from '../harness/cli';
 import { registerKeyCommands } from '../../client/cli/keys';
 import { ensureKeyRotationSchedules } from '../../client/key-rotation-schedules';
 import { createDidKeyRecord, decryptPiiValue, encryptPiiValue, localDidKey, parseDidKeyRecord, piiRecipients } from '../../lib/crypto';
@@ -373,21 +373,7 @@ describe('key rotation: keystore, workflow, directory, API', () => {
   });
 
   it('rotates, lists and imports keys from the CLI through the API', async () => {
-    const run = async (...args: string[]) => {
-      const out: string[] = [];
-      const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        out.push(String(chunk));
-        return true;
-      });
-      try {
-        const program = new Command().exitOverride();
-        registerKeyCommands(program);
-        await program.parseAsync(['node', 'tro', ...args, '--api', orch.apiUrl]);
-      } finally {
-        write.mockRestore();
-      }
-      return out.join('');
-    };
+    const run = (...args: string[]) => runCli(registerKeyCommands, [...args, '--api', orch.apiUrl]);
     const before = (await keysOf(group.subA)).find((k) => k.state === 'active')!;
     const rotated = await run('keys', 'rotate', group.subA, '--reason', 'quarterly review', '--by', 'cli-test', '--follow');
     expect(rotated).toMatch(/^started key-rotation-did:ethr:.*\nCOMPLETED: Rotated: did:key:z6Mk/);

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import type { AddressInfo } from 'node:net';
 import { verifyAddressQuery, ADDRESS_SIGNATURE_HEADER } from '../../lib/address-webhook-signature';
 import { eventually, groupSeed, startSandbox, type RunningSandbox } from '../harness/platform';
@@ -27,19 +28,7 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
   };
   const tokenFor = (c: { clientId: string; clientSecret: string }) => sb.token(c);
 
-  const send = async (destination: string) => {
-    const r = await fetch(`${sb.url}/sandbox/simulate/transfers`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway, transactionAsset: 'ETH', transactionAmount: '1000',
-        transactionBlockchainInfo: { origin: '0x9999999999999999999999999999999999999999', destination },
-        originator: { originatorPersons: [{ naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: 'Doe', secondaryIdentifier: 'Jane', nameIdentifierType: 'LEGL' }] }], dateAndPlaceOfBirth: { dateOfBirth: '1980-01-01', placeOfBirth: 'Paris' } } }], accountNumber: ['acc-1'] },
-        beneficiary: { beneficiaryPersons: [{ naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: 'Roe', secondaryIdentifier: 'Rick', nameIdentifierType: 'LEGL' }] }] } }], accountNumber: [destination] },
-      }),
-    });
-    expect(r.status).toBe(200);
-    return (await r.json()) as { id: string; status: string; beneficiaryVASPdid: string };
-  };
+  const send = (destination: string) => simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination });
   const settle = (id: string, until: (tx: Json) => boolean) =>
     eventually(async () => {
       const { body } = await call('GET', `/tx/info?id=${id}`);
@@ -190,10 +179,7 @@ describe('sandbox: the gateway hears of a message only after the automatic routi
   });
 
   it('holds the creation notice until routing is done, then delivers it (an unrouted message is still notified)', async () => {
-    const send = async (destination: string) => ((await (await fetch(`${sb.url}/sandbox/simulate/transfers`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway, transactionAsset: 'ETH', transactionAmount: '1', transactionBlockchainInfo: { destination } }),
-    })).json()) as { id: string }).id;
+    const send = async (destination: string) => (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination })).id;
     const routed = await send('0xaaaa0000000000000000000000000000000000ff');
     await eventually(async () => (received.length >= 3 ? true : undefined), 10_000, 20);
     const { rows } = await sb.pool.query<{ body: { actions: { action: string; createdAt: string }[] } }>('select body from transactions where id = $1', [routed]);

@@ -1,22 +1,10 @@
-import { Command } from 'commander';
+import { runCli } from '../../harness/cli';
 import { registerKeyCommands } from '../../../client/cli/keys';
 import { parseDidKeyRecord } from '../../../lib/crypto';
 
 describe('tro keys create', () => {
   it('prints a new JsonDIDKey record, as the network CLI keys:create does', async () => {
-    const out: string[] = [];
-    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      out.push(String(chunk));
-      return true;
-    });
-    try {
-      const program = new Command().exitOverride();
-      registerKeyCommands(program);
-      await program.parseAsync(['node', 'tro', 'keys', 'create']);
-      await program.parseAsync(['node', 'tro', 'keys', 'create']);
-    } finally {
-      write.mockRestore();
-    }
+    const out = [await runCli(registerKeyCommands, ['keys', 'create']), await runCli(registerKeyCommands, ['keys', 'create'])];
     const [a, b] = out.map((s) => JSON.parse(s) as unknown);
     const record = parseDidKeyRecord(a);
     expect(record).toEqual(a);
