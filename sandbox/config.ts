@@ -1,4 +1,5 @@
 import { loadConfig } from '../lib/config';
+import { addressBookOptionsFromEnv } from './address-book/options';
 
 export interface SandboxConfig {
   host: string;
@@ -20,5 +21,7 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     publicUrl,
     piiUrl: `${publicUrl}/pii`,
     seedFile: env.SANDBOX_SEED || undefined,
+    // SANDBOX_UPLOAD_DIR, SANDBOX_UPLOAD_MAX_BYTES, SANDBOX_UPLOAD_URL_TTL_SECONDS, SANDBOX_ADDRESS_BATCH_SIZE
+    addressBook: addressBookOptionsFromEnv(env),
   };
 }
