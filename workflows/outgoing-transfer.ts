@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
@@ -51,6 +52,12 @@ const { prepareOutgoingTransfer, createOutgoingTransaction } = proxyLocalActivit
 const { fetchOutgoingStatus } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 3 },
+});
+// Withdrawing an expired transaction is worth a few minutes of retries: left open, the counterparty could still accept.
+const { cancelOutgoingTransaction } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '20 seconds',
+  localRetryThreshold: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
 });
 const { reportTransferStatus } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
@@ -111,7 +118,7 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   while (!state.final) {
     const remaining = deadline - Date.now();
     if (remaining <= 0) {
-      advance('EXPIRED', 'deadline');
+      await expire(created.id, advance);
       break;
     }
     if (await condition(() => state.final, Math.min(input.pollIntervalMs, remaining))) break;
@@ -126,6 +133,24 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   }
   await report(input, state);
   return state;
+}
+
+/**
+ * The deadline passed without a final answer: the transaction is cancelled at the network (histories recorded before
+ * this step existed replay without it). Should the counterparty's final answer beat the cancellation, that answer is
+ * the outcome; should the network stay unreachable, the transfer still ends EXPIRED, and the history says the
+ * network's transaction may still be open.
+ */
+async function expire(transactionId: string, advance: (status: string, source: string) => void): Promise<void> {
+  if (!patched('cancel-expired-at-network')) return advance('EXPIRED', 'deadline');
+  try {
+    const { status, cancelled } = await cancelOutgoingTransaction({ transactionId, reason: 'no answer from the beneficiary VASP before the deadline' });
+    if (cancelled) advance('EXPIRED', 'deadline: cancelled at the network');
+    else advance(status, 'network');
+  } catch (e) {
+    log.error('the expired transaction could not be cancelled at the network', { transactionId, error: describe(e).message });
+    advance('EXPIRED', 'deadline: not cancelled at the network (unreachable), the transaction may still be open there');
+  }
 }
 
 async function report(input: OutgoingTransferInput, state: TransferState): Promise<void> {

@@ -10,6 +10,7 @@ import { toNetworkError } from '../network/network-client';
 import { loadTransferConfig, type TransferConfig } from './config';
 import {
   createTransaction,
+  FINAL_NETWORK_STATUSES,
   planTransfer,
   storePii,
   transactionInfo,
@@ -106,6 +107,27 @@ export function transferActivities(ctx: TransferContext | undefined) {
     async fetchOutgoingStatus(input: { transactionId: string }): Promise<{ status: string }> {
       const tx = await transactionInfo(need(), input.transactionId);
       return { status: tx.status ?? 'UNKNOWN' };
+    },
+
+    /**
+     * Withdraws a transaction whose counterparty did not answer before the deadline, so that it cannot accept it (and
+     * expect the funds) after the originator has given up. When the network refuses because the transaction is already
+     * final, the counterparty's answer won the race and stands: it is returned with `cancelled: false`.
+     */
+    async cancelOutgoingTransaction(input: { transactionId: string; reason: string }): Promise<{ status: string; cancelled: boolean }> {
+      const c = need();
+      try {
+        const tx = await c.network.call('POST /tx/cancel', () =>
+          c.network.api.post('tx/cancel', { json: { id: input.transactionId, reason: input.reason } }).json<NetworkTransaction>(),
+        );
+        return { status: tx.status ?? 'CANCELLED', cancelled: true };
+      } catch (e) {
+        const current = await transactionInfo(c, input.transactionId);
+        if (current.status && FINAL_NETWORK_STATUSES.has(current.status)) {
+          return { status: current.status, cancelled: current.status === 'CANCELLED' };
+        }
+        throw e;
+      }
     },
 
     /** POSTs the final status to TRANSFER_CALLBACK_URL; failures are retried by Temporal. */

@@ -288,7 +288,33 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     const done = await until(key, (s) => s.final);
     expect(done.status).toBe('EXPIRED');
     expect(done.history.map((h) => h.status)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'EXPIRED']);
+    expect(done.history.at(-1)!.source).toBe('deadline: cancelled at the network');
+    // Withdrawn at the network, so the counterparty can no longer accept it.
+    const tx = await external.api.get('tx/info', { searchParams: { id: done.transactionId! } }).json<NetworkTransaction>();
+    expect(tx.status).toBe('CANCELLED');
+    const late = await external.api.post('tx/accept', { searchParams: { id: done.transactionId! }, throwHttpErrors: false });
+    expect(late.status).toBe(400);
     await eventually(async () => callbacks.find((c) => (c as { id: string; status: string }).id === key && (c as { status: string }).status === 'EXPIRED'));
+  });
+
+  it('a counterparty whose final answer beats the cancellation at the deadline: its answer is the outcome', async () => {
+    const key = randomUUID();
+    // Webhooks and polls are out of play (no webhook registered for this check; polling every 10 minutes), so only
+    // the deadline's cancellation can learn that the counterparty declined.
+    const shortCtx = { ...orch.transfers, config: { ...orch.transfers.config, answerDeadlineMs: 2500, pollIntervalMs: 600_000 } };
+    await startOutgoingTransfer({ temporal: orch.client, taskQueue: orch.taskQueue, transfers: shortCtx }, key, {
+      body: body() as never, source: 'api', hybrid: false,
+    });
+    const sent = await until(key, (s) => !!s.transactionId && s.status === 'SENT');
+    const declined = await external.api.post('tx/decline', { json: { id: sent.transactionId, reason: 'test: declined before the deadline' } }).json<NetworkTransaction>();
+    expect(declined.status).toBe('DECLINED');
+    const done = await until(key, (s) => s.final);
+    expect(done.status).toBe('DECLINED');
+    expect(done.history.map((h) => h.status)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'DECLINED']);
+    // Learnt from the refused cancellation, not from a webhook or a poll.
+    expect(done.history.at(-1)!.source).toBe('network');
+    const tx = await external.api.get('tx/info', { searchParams: { id: done.transactionId! } }).json<NetworkTransaction>();
+    expect(tx.status).toBe('DECLINED');
   });
 
   it('with the sandbox\'s simulated counterparty and its real webhooks: it decrypts with its own key, accepts, and the webhook ends the transfer', async () => {
