@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { AddressBookConfig } from '../lib/address-book/config';
-import type { Keystore } from '../lib/keystore';
+import type { Keystore } from '../db/keystore';
 import type { Logger } from '../lib/logger';
 import { addressBookActivities } from './address-book/reconcile';
 import { withFailureMapping } from './failures';
@@ -15,7 +15,7 @@ export interface ActivityDeps {
   pool: Pool;
   network: NetworkClient;
   logger: Logger;
-  /** The VASPs' own keys (lib/keystore): activities hand out key ids and public keys only. */
+  /** The VASPs' own keys (db/keystore): activities hand out key ids and public keys only. */
   keystore: Keystore;
   /** Address-book reconciliation settings; read from the environment when absent (tests pass their own). */
   addressBook?: AddressBookConfig;

@@ -40,7 +40,7 @@ import { createTransferContext, loadTransferConfig, type TransferConfig, type Tr
 import { buildApi } from '../client/api/server';
 import { createPool } from '../db/pool';
 import type { GroupConfig, NetworkConfig } from '../lib/config';
-import { LocalKeyWrapper, openKeystore } from '../lib/keystore';
+import { LocalKeyWrapper, openKeystore } from '../db/keystore';
 import { EncryptionCodec } from '../lib/temporal/codec';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import type { Seed } from '../sandbox/seed';

@@ -8,7 +8,7 @@ import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { openTransferContext } from '../activities/transfers';
 import { NetworkClient } from '../activities/network/network-client';
-import { openKeystore } from '../lib/keystore';
+import { openKeystore } from '../db/keystore';
 import { ensureAddressBookSchedules } from './address-book-schedules';
 import { buildApi } from './api/server';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';

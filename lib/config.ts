@@ -43,7 +43,7 @@ export interface PlatformConfig {
   group: GroupConfig;
   /** Reconciliation of the subsidiaries' address books (lib/address-book/config.ts). */
   addressBook: AddressBookConfig;
-  /** `KEYSTORE_MASTER_KEY`, unparsed (base64 of 32 bytes); see lib/keystore/master-key.ts. Unset: a development key. */
+  /** `KEYSTORE_MASTER_KEY`, unparsed (base64 of 32 bytes); see lib/keystore/key-wrapper.ts. Unset: a development key. */
   keystoreMasterKey?: string;
   /** `KEY_ROTATION_PERIOD` in milliseconds: how often each group VASP's key is rotated by schedule; 0 = no schedules. */
   keyRotationPeriodMs?: number;

@@ -4,7 +4,7 @@ import { openTransferContext } from '../activities/transfers';
 import { NetworkClient } from '../activities/network/network-client';
 import { loadConfig } from '../lib/config';
 import { ConfigError } from '../lib/errors';
-import { openKeystore } from '../lib/keystore';
+import { openKeystore } from '../db/keystore';
 import { createLogger } from '../lib/logger';
 import { runMain } from '../lib/run-main';
 import { loadCodecKeyring } from '../lib/temporal/codec-keys';

@@ -3,8 +3,8 @@
  * did:key as `pii_didkey`, read the directory back). Inputs and results carry key ids and public did:keys only, so no
  * private key ever reaches workflow history, not even encrypted by the codec.
  */
-import type { Keystore } from '../../lib/keystore';
-import { listKeys } from '../../lib/keystore';
+import type { Keystore } from '../../db/keystore';
+import { listKeys } from '../../db/keystore';
 import type { NetworkClient } from '../network/network-client';
 
 export interface VaspDirectoryEntry {

@@ -11,7 +11,7 @@ import { decryptIvms101, flattenIvms101, unflattenIvms101, type FlatEntry } from
 import type { Logger } from '../../lib/logger';
 import { BoundedCache } from '../../lib/crypto/bounded-cache';
 import type { GroupConfig } from '../../lib/config';
-import type { Keystore } from '../../lib/keystore';
+import type { Keystore } from '../../db/keystore';
 import type { NetworkClient } from '../network/network-client';
 import type { TransferConfig } from './config';
 import { assetLabel, type OutgoingRequest, type OutgoingTransferBody } from './request';

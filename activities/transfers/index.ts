@@ -2,7 +2,7 @@ import ky from 'ky';
 import type { Pool } from 'pg';
 import type { GroupConfig } from '../../lib/config';
 import { ConfigError } from '../../lib/errors';
-import { keyWrapperFromConfig, type Keystore, type KeyWrapper } from '../../lib/keystore';
+import { keyWrapperFromConfig, type Keystore, type KeyWrapper } from '../../db/keystore';
 import { BoundedCache } from '../../lib/crypto/bounded-cache';
 import type { Logger } from '../../lib/logger';
 import type { NetworkClient } from '../network/network-client';

@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import type { Pool } from 'pg';
 import type { GroupConfig } from '../../lib/config';
-import type { Keystore } from '../../lib/keystore';
+import type { Keystore } from '../../db/keystore';
 import type { TransferContext } from '../../activities/transfers';
 import type { Logger } from '../../lib/logger';
 import { errorHandler } from './errors';
@@ -30,7 +30,7 @@ export interface ApiDeps {
   logger: Logger;
   /** Origins allowed to call the API from a browser: the Temporal UI, for the codec endpoint. */
   corsOrigins: string[];
-  /** The VASPs' keys (lib/keystore), for importing keys; client/main.ts opens it. */
+  /** The VASPs' keys (db/keystore), for importing keys; client/main.ts opens it. */
   keystore?: Keystore;
   /** The VASP group; read from the environment when absent (tests pass their own). */
   group?: GroupConfig;

@@ -1,18 +1,18 @@
 /**
  * The agent's `KEYS` variable (interface.md, "Agent key configuration"): a JSON array of `{vaspDID, privateKeyHex}`.
- * It is imported into the keystore at start, so an existing agent configuration keeps working unchanged. A bad entry
+ * It is imported into the keystore at start (db/keystore/agent-keys.ts), so an existing agent configuration keeps working unchanged. A bad entry
  * stops start-up with one ConfigError naming the entry's index and the rule; no message ever quotes a key.
  */
 import type { DidKeyRecord } from '../crypto';
 import { ConfigError, ValidationError } from '../errors';
-import { assertVaspDid, recordFromPrivateKeyHex, type ImportOutcome, type Keystore } from './keystore';
+import { assertVaspDid, recordFromPrivateKeyHex } from './records';
 
 export interface AgentKey {
   vaspDid: string;
   record: DidKeyRecord;
 }
 
-const FIX = 'KEYS must be a JSON array of {"vaspDID": "did:…", "privateKeyHex": "<128 hex: seed then public key>"}';
+export const KEYS_FIX = 'KEYS must be a JSON array of {"vaspDID": "did:…", "privateKeyHex": "<128 hex: seed then public key>"}';
 
 export function parseAgentKeys(raw: string): AgentKey[] {
   let parsed: unknown;
@@ -21,9 +21,9 @@ export function parseAgentKeys(raw: string): AgentKey[] {
   } catch (e) {
     // V8's messages quote the input around the error, which could be key material: keep only the position.
     const at = /position (\d+)/.exec((e as Error).message)?.[1];
-    throw new ConfigError('KEYS', `is not valid JSON${at ? ` (at character ${at})` : ''}`, FIX);
+    throw new ConfigError('KEYS', `is not valid JSON${at ? ` (at character ${at})` : ''}`, KEYS_FIX);
   }
-  if (!Array.isArray(parsed)) throw new ConfigError('KEYS', 'is not a JSON array', FIX);
+  if (!Array.isArray(parsed)) throw new ConfigError('KEYS', 'is not a JSON array', KEYS_FIX);
   const seen = new Map<string, { vaspDid: string; index: number }>();
   return parsed.map((entry: unknown, i): AgentKey => {
     const at = `KEYS[${i}]`;
@@ -39,35 +39,8 @@ export function parseAgentKeys(raw: string): AgentKey[] {
       seen.set(record.did, { vaspDid: vaspDID, index: i });
       return { vaspDid: vaspDID, record };
     } catch (e) {
-      if (e instanceof ValidationError) throw new ConfigError('KEYS', `${e.details.field}: ${e.details.rule}`, FIX);
+      if (e instanceof ValidationError) throw new ConfigError('KEYS', `${e.details.field}: ${e.details.rule}`, KEYS_FIX);
       throw e;
     }
   });
-}
-
-export interface AgentKeyImport {
-  vaspDid: string;
-  keyId: string;
-  did: string;
-  outcome: ImportOutcome;
-}
-
-/**
- * Imports every entry; running it again with the same KEYS changes nothing. Entries are applied in order, so when a
- * VASP has several, the first becomes active (the one the agent would use) and the others are kept for decryption.
- */
-export async function importAgentKeys(keystore: Keystore, keys: readonly AgentKey[], actor = 'config:KEYS'): Promise<AgentKeyImport[]> {
-  const results: AgentKeyImport[] = [];
-  for (const [i, { vaspDid, record }] of keys.entries()) {
-    try {
-      const { key, outcome } = await keystore.importKey(vaspDid, record, { actor }, `KEYS[${i}]`);
-      results.push({ vaspDid, keyId: key.id, did: key.did, outcome });
-    } catch (e) {
-      if (e instanceof ValidationError || (e as { httpStatus?: number }).httpStatus === 409) {
-        throw new ConfigError('KEYS', (e as Error).message, FIX);
-      }
-      throw e;
-    }
-  }
-  return results;
 }

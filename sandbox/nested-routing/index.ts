@@ -13,7 +13,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
 import { encryptIvms101, unflattenIvms101 } from '../../lib/ivms101';
-import { recordFromPrivateKeyHex } from '../../lib/keystore/keystore';
+import { recordFromPrivateKeyHex } from '../../lib/keystore/records';
 import { Access } from '../auth/access';
 import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';

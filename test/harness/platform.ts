@@ -11,7 +11,7 @@ import { buildApi } from '../../client/api/server';
 import { createPool } from '../../db/pool';
 import type { AddressBookConfig } from '../../lib/address-book/config';
 import type { GroupConfig, NetworkConfig } from '../../lib/config';
-import { openKeystore, type Keystore } from '../../lib/keystore';
+import { openKeystore, type Keystore } from '../../db/keystore';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { parseCodecKeys } from '../../lib/temporal/codec-keys';
 import { createDataConverter } from '../../lib/temporal/data-converter';
@@ -20,7 +20,7 @@ import { buildSandbox } from '../../sandbox/server';
 import { applySeed, type Seed } from '../../sandbox/seed';
 import { createWorker } from '../../workers/worker';
 import { createTransferContext, loadTransferConfig, type TransferConfig, type TransferContext } from '../../activities/transfers';
-import { LocalKeyWrapper } from '../../lib/keystore';
+import { LocalKeyWrapper } from '../../db/keystore';
 import { loadIncomingConfig, type IncomingConfig } from '../../activities/incoming/config';
 
 /** What global-setup.ts prepared for this run. */

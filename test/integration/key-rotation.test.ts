@@ -11,7 +11,7 @@ import { runCli } from '../harness/cli';
 import { registerKeyCommands } from '../../client/cli/keys';
 import { ensureKeyRotationSchedules } from '../../client/key-rotation-schedules';
 import { createDidKeyRecord, decryptPiiValue, encryptPiiValue, localDidKey, parseDidKeyRecord, piiRecipients } from '../../lib/crypto';
-import { listKeys, LocalKeyWrapper, type KeyInfo } from '../../lib/keystore';
+import { listKeys, LocalKeyWrapper, type KeyInfo } from '../../db/keystore';
 import { aesGcmOpen } from '../../lib/keystore/key-wrapper';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { VaspDid } from '../../lib/temporal/search-attributes';

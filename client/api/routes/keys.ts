@@ -25,7 +25,7 @@ import {
   ValidationError,
   type AppError,
 } from '../../../lib/errors';
-import { listKeys, recordFromPrivateKeyHex, type Keystore } from '../../../lib/keystore';
+import { listKeys, recordFromPrivateKeyHex, type Keystore } from '../../../db/keystore';
 import { parseDidKeyRecord } from '../../../lib/crypto';
 import { VaspDid } from '../../../lib/temporal/search-attributes';
 import { keyRotation } from '../../../workflows';

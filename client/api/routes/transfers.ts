@@ -5,7 +5,7 @@ import type { TransferContext } from '../../../activities/transfers';
 import { assertOriginatorAllowed, publishedKey } from '../../../activities/transfers/engine';
 import { assetLabel, OutgoingTransferBody, validateOutgoingBody, type OutgoingRequest } from '../../../activities/transfers/request';
 import { ConfigError, NotFoundError, ValidationError } from '../../../lib/errors';
-import { listKeys } from '../../../lib/keystore';
+import { listKeys } from '../../../db/keystore';
 import { Asset, SubsidiaryVaspDid, TransferStatus } from '../../../lib/temporal/search-attributes';
 import { outgoingTransfer } from '../../../workflows';
 import type { OutgoingTransferInput } from '../../../workflows/outgoing-transfer';

@@ -1,60 +1,20 @@
 /**
  * The VASPs' own did:key pairs, in the orchestrator's schema (db/migrations/orchestrator/0002_keystore.sql).
  *
- * - Private keys are stored only sealed (key-wrapper.ts): the Ed25519 seed under a per-row AES-256-GCM data key, the
- *   data key wrapped under the master key. Nothing in this module logs, returns or throws key material: callers get
+ * - Private keys are stored only sealed (lib/keystore/key-wrapper.ts): the Ed25519 seed under a per-row AES-256-GCM
+ *   data key, the data key wrapped under the master key. Nothing in this module logs, returns or throws key material: callers get
  *   `KeyInfo` (ids, did:keys, public keys, states). The two exceptions are named for what they do: `loadKeyring` and
  *   `loadActiveKey` return prepared private keys for in-process encryption and decryption.
  * - Lifecycle per VASP: pending → active → retired → destroyed. At most one key is active (a partial unique index);
  *   state changes of one VASP are serialised by a transaction-scoped advisory lock and audited in audit_log.
  */
-import { withTransaction } from '../../db/transaction';
 import { randomUUID, randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import {
-  createDidKeyRecord,
-  Keyring,
-  localDidKey,
-  parseDidKey,
-  parseDidKeyRecord,
-  type DidKeyRecord,
-  type LocalDidKey,
-} from '../crypto';
-import { ConflictError, CryptoError, NotFoundError, ValidationError } from '../errors';
-import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from './key-wrapper';
-
-export type KeyState = 'pending' | 'active' | 'retired' | 'destroyed';
-export type KeySource = 'generated' | 'imported';
-
-/** What anyone may see of a stored key: never the private part. */
-export interface KeyInfo {
-  id: string;
-  vaspDid: string;
-  /** The did:key, i.e. the value published as `pii_didkey`. */
-  did: string;
-  publicKeyHex: string;
-  state: KeyState;
-  source: KeySource;
-  createdAt: string;
-  activatedAt: string | null;
-  retiredAt: string | null;
-  destroyedAt: string | null;
-}
-
-export interface AuditContext {
-  /** Who asked: `api`, `schedule`, `config:KEYS`, a workflow id, an operator name. */
-  actor: string;
-  reason?: string;
-  workflowId?: string;
-}
-
-const VASP_DID = /^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$/;
-
-export function assertVaspDid(vaspDid: unknown, field = 'vaspDID'): asserts vaspDid is string {
-  if (typeof vaspDid !== 'string' || !VASP_DID.test(vaspDid)) {
-    throw new ValidationError(field, 'must be a VASP DID such as did:ethr:0x…');
-  }
-}
+import { createDidKeyRecord, Keyring, localDidKey, parseDidKeyRecord, type DidKeyRecord, type LocalDidKey } from '../../lib/crypto';
+import { ConflictError, CryptoError, NotFoundError, ValidationError } from '../../lib/errors';
+import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../../lib/keystore/key-wrapper';
+import { assertVaspDid, type AuditContext, type ImportOutcome, type KeyInfo, type KeySource, type KeyState } from '../../lib/keystore/records';
+import { withTransaction } from '../transaction';
 
 interface KeyRow {
   id: string;
@@ -96,36 +56,6 @@ function toInfo(row: KeyRow): KeyInfo {
 
 /** The associated data that binds both ciphertexts of a row to that row. */
 const sealContext = (id: string, vaspDid: string, did: string) => `tro-keystore:v1|${id}|${vaspDid}|${did}`;
-
-const HEX_128 = /^[0-9a-fA-F]{128}$/;
-
-/**
- * Builds a key record from the agent's `privateKeyHex` (the 32-byte seed followed by the 32-byte public key), checking
- * the public half against the seed and, when given, `did` against both. Errors name the field, never the value.
- */
-export function recordFromPrivateKeyHex(privateKeyHex: unknown, did: unknown, field: string): DidKeyRecord {
-  const at = (name: string) => (field ? `${field}.${name}` : name);
-  if (typeof privateKeyHex !== 'string' || !HEX_128.test(privateKeyHex)) {
-    throw new ValidationError(
-      at('privateKeyHex'),
-      'must be 128 hex characters: the 32-byte Ed25519 seed followed by the 32-byte public key',
-    );
-  }
-  const seed = Buffer.from(privateKeyHex.slice(0, 64), 'hex');
-  const record = createDidKeyRecord(seed);
-  seed.fill(0);
-  if (privateKeyHex.slice(64).toLowerCase() !== record.keys[0].publicKeyHex) {
-    throw new ValidationError(at('privateKeyHex'), 'its public half does not match the public key its seed produces');
-  }
-  if (did !== undefined) {
-    parseDidKey(did, at('did'));
-    if (did !== record.did) throw new ValidationError(at('did'), 'does not match the key in privateKeyHex');
-  }
-  return record;
-}
-
-export type ImportOutcome = 'imported-active' | 'imported-retired' | 'already-present';
-
 export class Keystore {
   constructor(
     readonly pool: Pool,
