@@ -8,6 +8,8 @@
  *                 first webhook received → confirmed at the network.
  * Transfers are sent at BENCH_RATE per second (default 100) for BENCH_SECONDS (default 10). Latencies come from the
  * servers' own timestamps (the network's action log, the webhook receipt), so polling adds no error.
+ * Last, the Temporal floor at the same rate (bench/floor.ts): empty workflows of one local activity, started and awaited
+ * through the same server — what this machine allows any workflow-based flow before the project's own work.
  * Target: p99 under 250 ms at 100 transfers/s.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -15,7 +17,8 @@ import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';
 import { createDidKeyRecord } from '../lib/crypto';
-import { eventually, groupSeed, startOrchestrator, startSandbox } from '../test/harness/platform';
+import { eventually, groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
+import { describeFloor, runFloor } from './floor';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -101,6 +104,8 @@ async function main() {
     process.stdout.write(`${line('orchestrator: create→confirmed (incl. webhook)', ours.endToEnd)}\n`);
     process.stdout.write(`ratio p99 orchestrator (webhook→confirmed) / baseline: ${(quantile(ours.fromWebhook, 0.99) / quantile(baseline.endToEnd, 0.99)).toFixed(2)}×\n`);
     process.stdout.write(`target p99 < 250 ms at ${RATE}/s: ${quantile(ours.fromWebhook, 0.99) < 250 ? 'met' : 'NOT met'}; bench process RSS ${rss()} MB\n`);
+    const floor = await runFloor({ address: testEnv().temporalAddress, keyring: testEnv().keyring, rate: RATE, seconds: SECONDS, eager: false });
+    process.stdout.write(`temporal floor, same server and rate: ${describeFloor(floor)}\n`);
   } finally {
     await orch.close();
     await sb.close();

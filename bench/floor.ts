@@ -1,0 +1,85 @@
+/**
+ * The Temporal floor: workflows that do nothing but one local activity (bench/floor-workflows.ts), started at a fixed
+ * rate through the project's data converter and awaited to their result. What any Temporal-based flow costs on this
+ * machine before the project's own work; bench/temporal-floor.ts prints it alone, bench/incoming.ts beside its figures.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
+import type { CodecKeyring } from '../lib/temporal/codec';
+import { createDataConverter } from '../lib/temporal/data-converter';
+import type { FloorActivities } from './floor-workflows';
+
+export interface FloorResult {
+  sent: number;
+  rate: number;
+  eager: boolean;
+  completedPerSecond: number;
+  p50: number;
+  p99: number;
+  /** CPU milliseconds per workflow: the Temporal server, and this process (client and worker). */
+  serverCpuMs: number;
+  selfCpuMs: number;
+}
+
+export const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? NaN;
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The newest Temporal dev server on the machine: the one the benchmark's setup started. */
+function temporalServerPid(): number {
+  return Math.max(...execFileSync('pgrep', ['-f', 'server start-dev'], { encoding: 'utf8' }).trim().split('\n').map(Number));
+}
+
+export async function runFloor(opts: { address: string; keyring: CodecKeyring; rate: number; seconds: number; eager: boolean }): Promise<FloorResult> {
+  const taskQueue = `floor-${Date.now()}-${opts.eager ? 'eager' : 'plain'}`;
+  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor-workflows'), logger: new DefaultLogger('ERROR') });
+  const activities: FloorActivities = { floorStep: async (id) => id };
+  const native = await NativeConnection.connect({ address: opts.address });
+  const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: bundle, activities, dataConverter: createDataConverter(opts.keyring) });
+  const running = worker.run();
+  // Eager start: the client shares the worker's native connection, and the first workflow task comes back with the
+  // start call instead of through the task queue.
+  const connection = opts.eager ? undefined : await Connection.connect({ address: opts.address });
+  const client = new Client({ connection: connection ?? (native as never), dataConverter: createDataConverter(opts.keyring) });
+  try {
+    const one = (i: number) =>
+      client.workflow.execute('floorWorkflow', { taskQueue, workflowId: `${taskQueue}-${i}`, args: [String(i)], ...(opts.eager ? { requestEagerStart: true } : {}) });
+    for (let i = 0; i < 50; i++) await one(-1 - i); // warm-up
+    const server = temporalServerPid();
+    const total = Math.round(opts.rate * opts.seconds);
+    const latencies: number[] = [];
+    const cpu0 = { server: cpuSeconds(server), self: process.cpuUsage() };
+    const started = Date.now();
+    const all: Promise<void>[] = [];
+    for (let i = 0; i < total; i++) {
+      const wait = started + (i * 1000) / opts.rate - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const t = performance.now();
+      all.push(one(i).then(() => void latencies.push(performance.now() - t)));
+    }
+    await Promise.all(all);
+    const seconds = (Date.now() - started) / 1000;
+    const self = process.cpuUsage(cpu0.self);
+    return {
+      sent: total, rate: opts.rate, eager: opts.eager, completedPerSecond: total / seconds,
+      p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99),
+      serverCpuMs: ((cpuSeconds(server) - cpu0.server) * 1000) / total, selfCpuMs: (self.user + self.system) / 1000 / total,
+    };
+  } finally {
+    worker.shutdown();
+    await running;
+    await connection?.close();
+    await native.close();
+  }
+}
+
+export const describeFloor = (f: FloorResult) =>
+  `${f.sent} empty workflows at ${f.rate}/s${f.eager ? ' (eager start)' : ''}: ${f.completedPerSecond.toFixed(1)} completed/s, ` +
+  `start→result p50 ${f.p50.toFixed(0)} ms, p99 ${f.p99.toFixed(0)} ms; CPU per workflow: Temporal server ${f.serverCpuMs.toFixed(1)} ms, ` +
+  `client + worker ${f.selfCpuMs.toFixed(1)} ms`;
