@@ -37,6 +37,8 @@ export interface AddressBookActivityDeps {
 
 /** A run's staging partitions are named after it. */
 const partition = (table: 'address_book_listing' | 'address_book_delta', runId: string) => `${table}_${runId.replace(/-/g, '')}`;
+/** Memory for the diff's sorts: a million-row desired set sorts in memory instead of in temporary files. */
+const DIFF_WORK_MEM = '256MB';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function heartbeat(details?: unknown): void {
@@ -310,6 +312,100 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     return { mode: 'incremental', reason: 'the network matches the last verified result' };
   }
 
+  /**
+   * The run's delta is written into a table of its own, without its primary key, and attached as the run's partition
+   * once complete (attachDeltaTable): a million rows inserted through an index cost several times the index built
+   * over them afterwards. The check constraint lets the attachment skip its validation scan.
+   */
+  async function createDeltaTable(c: PoolClient, runId: string): Promise<void> {
+    await c.query(
+      `create unlogged table ${partition('address_book_delta', runId)}
+         (like address_book_delta including defaults including constraints, check (run_id = '${runId}'))`,
+    );
+  }
+
+  async function attachDeltaTable(c: PoolClient, runId: string): Promise<void> {
+    const delta = partition('address_book_delta', runId);
+    await c.query(`alter table ${delta} add primary key (run_id, action, seq)`);
+    await c.query(`alter table address_book_delta attach partition ${delta} for values in ('${runId}')`);
+  }
+
+  /**
+   * Writes the delta rows; returns the counts. Network addresses are compared and ordered with COLLATE "C": the same
+   * order as the database's C.UTF-8 (code points), without the locale library's comparisons.
+   */
+  async function writeDelta(
+    c: PoolClient,
+    q: { runId: string; vaspDid: string; listing: string; delta: string; only: string; onlyMaster: string },
+  ): Promise<{ desired: string; to_add: string; to_update: string; to_remove: string }> {
+    // Each entry's network address, plus the master address of every tagged entry (see abComputeDelta).
+    const desired = `select distinct on (na) na as address, asset, customer_ref from (
+        select network_address collate "C" as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2 ${q.only}
+        union all
+        select address collate "C", asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> '' ${q.onlyMaster}
+      ) x order by na, pri, asset, customer_ref`;
+    const bytes = ROW_BYTES_SQL.replace(/\b(asset|address|customer_ref)\b/g, 'd.$1');
+    const listed = await c.query(`select 1 from ${q.listing} where kind = 'before' limit 1`);
+    if (!listed.rowCount) {
+      // Nothing listed (a first sync): every desired row is an addition, numbered in the order the desired set is
+      // already sorted in, so the rows are sorted once.
+      const ins = await c.query(
+        `insert into ${q.delta} (run_id, action, seq, address, asset, customer_ref, bytes)
+         select $1, 'add', row_number() over (order by d.address), d.address, d.asset, d.customer_ref, ${bytes} from (${desired}) d`,
+        [q.runId, q.vaspDid],
+      );
+      const n = String(ins.rowCount ?? 0);
+      return { desired: n, to_add: n, to_update: '0', to_remove: '0' };
+    }
+    const { rows } = await c.query<{ desired: string; to_add: string; to_update: string; to_remove: string }>(
+      `with desired as materialized (${desired}),
+       listed as (
+         select address collate "C" as address, customer_ref from ${q.listing} where kind = 'before'
+       ), adds as (
+         insert into ${q.delta} (run_id, action, seq, address, asset, customer_ref, is_update, bytes)
+         select $1, 'add', row_number() over (order by d.address), d.address, d.asset, d.customer_ref, l.address is not null, ${bytes}
+           from desired d left join listed l on l.address = d.address
+          where l.address is null or l.customer_ref is distinct from d.customer_ref
+         returning is_update
+       ), removes as (
+         insert into ${q.delta} (run_id, action, seq, address)
+         select $1, 'remove', row_number() over (order by l.address), l.address
+           from listed l where not exists (select 1 from desired d where d.address = l.address)
+         returning 1
+       )
+       select (select count(*) from desired) as desired,
+              (select count(*) from adds where not is_update) as to_add,
+              (select count(*) from adds where is_update) as to_update,
+              (select count(*) from removes) as to_remove`,
+      [q.runId, q.vaspDid],
+    );
+    return rows[0]!;
+  }
+
+  /**
+   * Cuts the additions into chunks by bytes (bp) and by rows (rp); both grow with seq, so every (bp, rp) group is a
+   * contiguous range of at most chunkRows rows and at most budget + one row's bytes. When all the additions fit the
+   * budget (bp is 0 throughout), the chunks are the row ranges and no running sum is needed.
+   */
+  async function planChunks(c: PoolClient, runId: string, delta: string, s: AddressBookConfig): Promise<void> {
+    const { rows: t } = await c.query<{ max: number; sum: string }>(
+      `select max(bytes) as max, sum(bytes) as sum from ${delta} where action = 'add'`,
+    );
+    const budget = s.chunkMaxBytes - CSV_HEADER_BYTES - t[0]!.max;
+    if (budget <= 0) {
+      throw new ValidationError('ADDRESS_BOOK_CHUNK_MAX_BYTES', `${s.chunkMaxBytes} bytes cannot hold the header and a row of ${t[0]!.max} bytes`);
+    }
+    // budget is a whole number computed from the settings, written into the statement.
+    const bp = Number(t[0]!.sum) <= budget ? '0' : `(sum(bytes) over (order by seq rows unbounded preceding) - bytes) / ${budget}`;
+    await c.query(
+      `insert into address_book_chunks (run_id, chunk_no, first_seq, last_seq, rows, bytes)
+       select $1, row_number() over (order by bp, rp), min(seq), max(seq), count(*), sum(bytes) + $3
+         from (select seq, bytes, ${bp} as bp, (seq - 1) / $2 as rp from ${delta} where action = 'add') x
+        group by bp, rp`,
+      [runId, s.chunkRows, CSV_HEADER_BYTES],
+    );
+  }
+
   async function computeDelta(input: { runId: string; vaspDid: string }): Promise<DeltaSummary> {
     const r = await run(input.runId);
     if (r.delta_ready) return summary(r);
@@ -319,6 +415,8 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     const s = settings();
     const delta = partition('address_book_delta', input.runId);
     const listing = partition('address_book_listing', input.runId);
+    // An older run's begin step created the delta partition empty; the diff now creates it itself (see createDeltaTable).
+    await pool.query(`drop table if exists ${delta}`);
     const c = await pool.connect();
     try {
       // The registry's high-water mark, and a snapshot that holds exactly the writes up to it: writers hold
@@ -329,7 +427,6 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
       const { rows: mark } = await c.query<{ last_value: string }>('select last_value from address_registry_change_seq');
       await c.query('select pg_advisory_unlock($1)', [REGISTRY_LOCK]);
       const watermark = Number(mark[0]!.last_value);
-      await c.query(`delete from ${delta}`);
       await c.query('delete from address_book_chunks where run_id = $1', [input.runId]);
       let previous = 0;
       if (incremental) {
@@ -377,54 +474,13 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
       }
       const only = incremental ? 'and network_address in (select address from affected)' : '';
       const onlyMaster = incremental ? 'and address in (select address from affected)' : '';
-      const { rows } = await c.query<{ desired: string; to_add: string; to_update: string; to_remove: string }>(
-        `with desired as materialized (
-           select distinct on (na) na as address, asset, customer_ref from (
-             select network_address as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2 ${only}
-             union all
-             select address, asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> '' ${onlyMaster}
-           ) x order by na, pri, asset, customer_ref
-         ), listed as (
-           select address, customer_ref from ${listing} where kind = 'before'
-         ), adds as (
-           insert into ${delta} (run_id, action, seq, address, asset, customer_ref, is_update, bytes)
-           select $1, 'add', row_number() over (order by d.address), d.address, d.asset, d.customer_ref,
-                  l.address is not null, ${ROW_BYTES_SQL.replace(/\b(asset|address|customer_ref)\b/g, 'd.$1')}
-             from desired d left join listed l on l.address = d.address
-            where l.address is null or l.customer_ref is distinct from d.customer_ref
-           returning is_update
-         ), removes as (
-           insert into ${delta} (run_id, action, seq, address)
-           select $1, 'remove', row_number() over (order by l.address), l.address
-             from listed l where not exists (select 1 from desired d where d.address = l.address)
-           returning 1
-         )
-         select (select count(*) from desired) as desired,
-                (select count(*) from adds where not is_update) as to_add,
-                (select count(*) from adds where is_update) as to_update,
-                (select count(*) from removes) as to_remove`,
-        [input.runId, input.vaspDid],
-      );
-      const counts = rows[0]!;
+      await c.query(`set local work_mem = '${DIFF_WORK_MEM}'`);
+      await createDeltaTable(c, input.runId);
+      const counts = await writeDelta(c, { runId: input.runId, vaspDid: input.vaspDid, listing, delta, only, onlyMaster });
       const adds = Number(counts.to_add) + Number(counts.to_update);
       const method = adds === 0 ? 'none' : adds <= s.registerThreshold ? 'register' : 'upload';
-      if (method === 'upload') {
-        const { rows: big } = await c.query<{ max: number }>(`select max(bytes) as max from ${delta} where action = 'add'`);
-        const budget = s.chunkMaxBytes - CSV_HEADER_BYTES - big[0]!.max;
-        if (budget <= 0) {
-          throw new ValidationError('ADDRESS_BOOK_CHUNK_MAX_BYTES', `${s.chunkMaxBytes} bytes cannot hold the header and a row of ${big[0]!.max} bytes`);
-        }
-        // Cut by bytes (bp) and by rows (rp); both grow with seq, so every (bp, rp) group is a contiguous range
-        // of at most chunkRows rows and at most budget + one row's bytes.
-        await c.query(
-          `insert into address_book_chunks (run_id, chunk_no, first_seq, last_seq, rows, bytes)
-           select $1, row_number() over (order by bp, rp), min(seq), max(seq), count(*), sum(bytes) + $4
-             from (select seq, bytes, (sum(bytes) over (order by seq) - bytes) / $2 as bp, (seq - 1) / $3 as rp
-                     from ${delta} where action = 'add') x
-            group by bp, rp`,
-          [input.runId, budget, s.chunkRows, CSV_HEADER_BYTES],
-        );
-      }
+      if (method === 'upload') await planChunks(c, input.runId, delta, s);
+      await attachDeltaTable(c, input.runId);
       // An incremental run saw only the changed addresses: the whole desired set is the mirror plus its delta.
       let desired = Number(counts.desired);
       if (incremental) {
@@ -466,7 +522,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
   return {
     /**
      * Records the run and takes the VASP's run lock (one running run per VASP). A VASP with a run in progress gets a
-     * 'skipped' record instead. Creates the run's staging partitions. Returns the settings the run follows.
+     * 'skipped' record instead. Creates the run's listing partition. Returns the settings the run follows.
      */
     async abBeginRun(input: { runId: string; vaspDid: string; workflowId: string; trigger: ReconcileTrigger; mode?: ReconcileMode }): Promise<
       { started: true; settings: RunSettings; mode: 'full' | 'incremental'; modeReason: string } | { started: false; busyRunId: string }
@@ -511,11 +567,11 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
         const busy = await pool.query<{ error: string }>('select error from address_book_runs where run_id = $1', [input.runId]);
         return { started: false, busyRunId: /run (\S+)/.exec(busy.rows[0]?.error ?? '')?.[1] ?? 'unknown' };
       }
-      for (const table of ['address_book_listing', 'address_book_delta'] as const) {
-        await pool.query(
-          `create unlogged table if not exists ${partition(table, input.runId)} partition of ${table} for values in ('${input.runId}')`,
-        );
-      }
+      // The delta's partition is created by the diff (createDeltaTable).
+      await pool.query(
+        `create unlogged table if not exists ${partition('address_book_listing', input.runId)} partition of address_book_listing
+           for values in ('${input.runId}')`,
+      );
       return { started: true, settings: out, mode: chosen!.mode, modeReason: chosen!.reason };
     },
 
