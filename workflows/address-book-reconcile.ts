@@ -5,6 +5,7 @@ import {
   continueAsNew,
   defineQuery,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   uuid4,
@@ -140,10 +141,18 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
     }
     const delta = s.delta!;
     // A full run prepares the next runs' mirror while the network works; an execution never ends with it pending.
-    mirror = s.mode === 'full' && !s.mirrorBuilt
-      ? abBuildMirror({ runId: s.runId }).then(() => void (s.mirrorBuilt = true))
-      : Promise.resolve();
-    mirror.catch(() => undefined);
+    // An upload starts it once its first chunk is sent: building it takes the database and the CPU the first chunk
+    // needs, while the network has nothing to work on yet.
+    let mirrorStarted = false;
+    const startMirror = () => {
+      if (mirrorStarted) return;
+      mirrorStarted = true;
+      mirror = s.mode === 'full' && !s.mirrorBuilt
+        ? abBuildMirror({ runId: s.runId }).then(() => void (s.mirrorBuilt = true))
+        : Promise.resolve();
+      mirror.catch(() => undefined);
+    };
+    if (!(delta.method === 'upload' && patched('address-book-mirror-after-first-chunk'))) startMirror();
 
     if (s.phase === 'removing') {
       // Deletions first, and their processing awaited, so the count the additions wait for cannot be met by chance.
@@ -176,6 +185,7 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
             return await continueAsNew<typeof addressBookReconcile>({ ...input, resume: s });
           }
           const done = await abUploadChunk({ runId: s.runId, vaspDid, chunkNo: s.nextChunk, baseCount: s.expectedAfterRemovals!, ...timeouts });
+          startMirror();
           s.rowsDone += done.rows;
           s.chunksDone += 1;
           s.nextChunk += 1;
@@ -184,6 +194,7 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
       }
       enter('processing');
     }
+    startMirror();
 
     if (s.phase === 'processing') {
       // With nothing to add, the count after the removals is the final one.
