@@ -114,6 +114,19 @@ async function main(): Promise<void> {
     log(`  added ${report.added}, updated ${report.updated}, removed ${report.removed}, rejected ${report.rejected}; ` +
       `${report.method}, ${report.chunks} chunks, ${u[0]!.n} uploads; verified by ${report.verifiedBy}`);
     log(`  phases: ${Object.entries(report.phases).map(([k, v]) => `${k} ${s(v)}`).join(', ')}`);
+    // Where the orchestrator's share goes: everything before the first file arrives and after the last is processed.
+    const { rows: [t] } = await orch.query<{ started_at: Date; finished_at: Date; first_chunk: Date | null }>(
+      `select r.started_at, r.finished_at, min(c.started_at) as first_chunk from address_book_runs r
+         left join address_book_chunks c using (run_id) where r.run_id = $1 group by r.run_id`,
+      [report.runId],
+    );
+    const { rows: [f] } = await sandbox.pool.query<{ first: Date | null; last: Date | null }>(
+      'select min(received_at) as first, max(finished_at) as last from address_uploads where vasp_did = $1 and received_at >= $2',
+      [vasp, t!.started_at],
+    );
+    const at = (d: Date | null | undefined) => (d ? s(d.getTime() - t!.started_at.getTime()) : '-');
+    log(`  timeline from the run's start: first chunk's POST ${at(t!.first_chunk)}, first file received ${at(f!.first)}, ` +
+      `last file processed ${at(f!.last)}, run finished ${at(t!.finished_at)}`);
     if (uploadMs) log(`  upload (first POST → sandbox done with the last file): ${s(uploadMs)}; orchestrator's own share ${s(elapsed - uploadMs)}`);
     return Object.assign(report, { elapsedMs: elapsed, uploadMs, peakRss: peak.rss });
   };
