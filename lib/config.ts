@@ -1,5 +1,6 @@
 import { ConfigError } from './errors';
 import { loadAddressBookConfig, type AddressBookConfig } from './address-book/config';
+import { loadRetentionConfig, type RetentionConfig } from './retention/config';
 
 /**
  * Every setting the processes read from the environment, parsed once and validated at start-up. A bad value stops the
@@ -47,6 +48,8 @@ export interface PlatformConfig {
   keystoreMasterKey?: string;
   /** `KEY_ROTATION_PERIOD` in milliseconds: how often each group VASP's key is rotated by schedule; 0 = no schedules. */
   keyRotationPeriodMs?: number;
+  /** The nightly data-retention sweep (lib/retention/config.ts). */
+  retention: RetentionConfig;
 }
 
 export interface GroupConfig {
@@ -169,5 +172,6 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     addressBook: loadAddressBookConfig(env),
     keystoreMasterKey: env.KEYSTORE_MASTER_KEY || undefined,
     keyRotationPeriodMs: keyRotationPeriodMs(env),
+    retention: loadRetentionConfig(env),
   };
 }

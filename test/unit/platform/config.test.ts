@@ -32,6 +32,35 @@ describe('loadConfig', () => {
   });
 });
 
+describe('loadConfig: data retention', () => {
+  it('defaults to a nightly sweep at 03:30 UTC, webhook ids for 30 days, transfer personal data for 1825', () => {
+    expect(loadConfig({}).retention).toEqual({ cron: '30 3 * * *', timezone: 'UTC', webhookDays: 30, transferPiiDays: 1825 });
+  });
+
+  it('reads the four settings; off removes the schedule', () => {
+    expect(loadConfig({
+      RETENTION_CRON: ' 0 4 * * 1-5 ', RETENTION_TIMEZONE: 'Europe/Zurich', RETENTION_WEBHOOK_DAYS: '7', RETENTION_TRANSFER_PII_DAYS: '1',
+    }).retention).toEqual({ cron: '0 4 * * 1-5', timezone: 'Europe/Zurich', webhookDays: 7, transferPiiDays: 1 });
+    expect(loadConfig({ RETENTION_CRON: 'off' }).retention.cron).toBeUndefined();
+    expect(loadConfig({ RETENTION_WEBHOOK_DAYS: '', RETENTION_TRANSFER_PII_DAYS: '' }).retention).toMatchObject({ webhookDays: 30, transferPiiDays: 1825 });
+  });
+
+  it.each([
+    [{ RETENTION_CRON: '30 3 * *' }, /^RETENTION_CRON: "30 3 \* \*" is not a five-field cron expression/],
+    [{ RETENTION_CRON: 'nightly' }, /^RETENTION_CRON:/],
+    [{ RETENTION_TIMEZONE: 'Mars/Olympus' }, /^RETENTION_TIMEZONE: "Mars\/Olympus" is not an IANA time zone/],
+    [{ RETENTION_WEBHOOK_DAYS: '0' }, /^RETENTION_WEBHOOK_DAYS: "0" is not a whole number of days from 1/],
+    [{ RETENTION_WEBHOOK_DAYS: '1.5' }, /^RETENTION_WEBHOOK_DAYS:/],
+    [{ RETENTION_WEBHOOK_DAYS: '30d' }, /^RETENTION_WEBHOOK_DAYS:/],
+    [{ RETENTION_TRANSFER_PII_DAYS: '-1' }, /^RETENTION_TRANSFER_PII_DAYS: "-1" is not a whole number of days/],
+    [{ RETENTION_TRANSFER_PII_DAYS: 'five years' }, /^RETENTION_TRANSFER_PII_DAYS:/],
+    [{ RETENTION_TRANSFER_PII_DAYS: '99999999' }, /^RETENTION_TRANSFER_PII_DAYS:/],
+  ])('rejects %j with one ConfigError naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
 describe('toFieldPath', () => {
   it('renders JSON pointers as the dotted paths error bodies use', () => {
     expect(toFieldPath('/originator/originatorPersons/0/naturalPerson')).toBe('originator.originatorPersons[0].naturalPerson');
