@@ -69,6 +69,12 @@ export class ConflictError extends AppError {
   readonly retryable = false;
 }
 
+/** The record existed but its content was erased on purpose (data retention): it will never be readable again. */
+export class GoneError extends AppError {
+  readonly httpStatus = 410;
+  readonly retryable = false;
+}
+
 /** The same idempotency key is still being processed elsewhere: try again shortly. */
 export class InFlightError extends AppError {
   readonly httpStatus = 409;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Pool } from 'pg';
-import { ConflictError, NotFoundError } from '../../lib/errors';
+import { ConflictError, GoneError, NotFoundError } from '../../lib/errors';
 import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../../lib/keystore/key-wrapper';
 import type { OutgoingRequest } from './request';
 
@@ -32,8 +32,10 @@ interface Row {
   source: 'api' | 'agent';
   originator_vasp_did: string;
   wrapping_key_id: string;
-  wrapped_data_key: Buffer;
-  sealed_request: Buffer;
+  // NULL once the retention sweep erased the request (pii_erased_at set; 0007_retention.sql).
+  wrapped_data_key: Buffer | null;
+  sealed_request: Buffer | null;
+  pii_erased_at: Date | null;
   pii: Record<string, unknown> | null;
   pii_mode: string | null;
   pii_recipients: string[] | null;
@@ -86,9 +88,17 @@ export class TransferStore {
     return rows[0];
   }
 
-  /** The caller's request, unsealed (personal data: keep it in memory only). */
+  /**
+   * The caller's request, unsealed (personal data: keep it in memory only). A GoneError once the retention period
+   * erased it: only a running transfer reads it, and those end long before.
+   */
   async request(id: string): Promise<OutgoingRequest> {
     const row = await this.row(id);
+    if (row.pii_erased_at || !row.wrapped_data_key || !row.sealed_request) {
+      throw new GoneError(`the request of outgoing transfer ${id} was erased at the end of its retention period`, {
+        field: 'id', rule: 'personal data of a transfer is kept for RETENTION_TRANSFER_PII_DAYS only', erasedAt: row.pii_erased_at?.toISOString(),
+      });
+    }
     const dataKey = Buffer.from(await this.wrapper.unwrap(row.wrapped_data_key, row.wrapping_key_id, context(id)));
     try {
       return JSON.parse(aesGcmOpen(dataKey, row.sealed_request, `request|${context(id)}`, `outgoing transfer ${id}`).toString('utf8'));
