@@ -8,6 +8,7 @@ import { incomingActivities } from './incoming';
 import { keyRotationActivities } from './keys/key-rotation';
 import { directoryActivities } from './network/directory';
 import type { NetworkClient } from './network/network-client';
+import { retentionActivities } from './retention';
 import { transferActivities, type TransferContext } from './transfers';
 import { decryptTransaction } from './transfers/engine';
 
@@ -33,6 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     ...transferActivities(deps.transfers),
     ...keyRotationActivities(deps),
     ...addressBookActivities(deps),
+    ...retentionActivities(deps),
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,

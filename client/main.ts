@@ -12,6 +12,7 @@ import { openKeystore } from '../db/keystore';
 import { ensureAddressBookSchedules } from './address-book-schedules';
 import { buildApi } from './api/server';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
+import { ensureRetentionSchedule } from './retention-schedule';
 import { createTemporalClient } from './temporal';
 
 runMain('api', async (log) => {
@@ -25,6 +26,7 @@ runMain('api', async (log) => {
   const temporal = await createTemporalClient(config, keyring);
   log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
   log.info({ schedules: await ensureAddressBookSchedules(temporal, config) }, 'address-book schedules ensured');
+  log.info({ schedule: await ensureRetentionSchedule(temporal, config) }, 'retention schedule ensured');
   const app = await buildApi({
     temporal,
     pool,

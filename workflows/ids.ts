@@ -17,4 +17,7 @@ export const workflowIds = {
   /** The nightly schedule of a subsidiary, and the id its runs start under (plus the scheduled time). */
   addressBookSchedule: (vaspDid: string) => `address-book-schedule-${vaspDid}`,
   scheduledAddressBookReconcile: (vaspDid: string) => `address-book-nightly-${vaspDid}`,
+  /** The one data-retention schedule, and the id its runs start under (plus the scheduled time). */
+  retentionSchedule: 'retention-schedule',
+  scheduledRetentionSweep: 'retention-nightly',
 };

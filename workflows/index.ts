@@ -4,3 +4,4 @@ export { addressBookReconcile } from './address-book-reconcile';
 export { outgoingTransfer } from './outgoing-transfer';
 export { keyRotation, scheduledKeyRotation } from './key-rotation';
 export { incomingTransfer } from './incoming-transfer';
+export { retentionSweep } from './retention';
