@@ -52,6 +52,9 @@ interface RunState {
   countReached?: boolean;
   /** A full run's mirror of the expected result is built (it is built beside the removals and uploads). */
   mirrorBuilt?: boolean;
+  /** A first sync computes its delta head first (abComputeHead) and uploads the head's chunks beside the rest of the
+   *  diff; set once the listing came back empty. */
+  headFirst?: boolean;
   phases: Partial<Record<ReconcilePhase, number>>;
 }
 
@@ -63,7 +66,7 @@ const long = {
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
 } as const;
-const { abListNetwork, abComputeDelta, abBuildMirror, abApplyRemovals, abRegisterAdds, abUploadChunk, abVerify, abFinishRun } =
+const { abListNetwork, abComputeHead, abComputeDelta, abBuildMirror, abApplyRemovals, abRegisterAdds, abUploadChunk, abVerify, abFinishRun } =
   proxyActivities<Activities>(long);
 
 /**
@@ -130,13 +133,44 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
       retry: long.retry,
     });
 
+    /**
+     * A first sync: the head of the delta first (abComputeHead), then its chunks upload while abComputeDelta computes
+     * the rest, so the network has work from the head's end instead of the whole diff's. Both are awaited before a
+     * failure of either is acted on: a failing run must not drop its staging under a running upload or diff. The head
+     * is a few chunks, so this runs no continue-as-new; the adding loop counts its chunks. A head that is the whole
+     * delta (small desired set) or a run that does not qualify comes back complete.
+     */
+    let headUploaded = 0;
+    const headFirst = async (): Promise<DeltaSummary> => {
+      const head = await abComputeHead({ runId: s.runId, vaspDid });
+      if (head.complete) return head.delta;
+      const rest = abComputeDelta({ runId: s.runId, vaspDid });
+      const uploads = (async () => {
+        while (s.nextChunk <= head.headChunks) {
+          // The network listed nothing: the count an interrupted chunk is checked against starts at 0.
+          const done = await abUploadChunk({ runId: s.runId, vaspDid, chunkNo: s.nextChunk, baseCount: 0, ...timeouts });
+          s.rowsDone += done.rows;
+          s.chunksDone += 1;
+          s.nextChunk += 1;
+          headUploaded += 1;
+        }
+      })();
+      const [d, u] = await Promise.allSettled([rest, uploads]);
+      if (d.status === 'rejected') throw d.reason;
+      if (u.status === 'rejected') throw u.reason;
+      return d.value;
+    };
+
     if (s.phase === 'listing') {
-      await abListNetwork({ runId: s.runId, vaspDid });
+      const listed = await abListNetwork({ runId: s.runId, vaspDid });
+      // A first sync: every desired row is an addition, so uploads may start before the whole diff is done.
+      if (listed.total === 0 && listed.rows === 0 && patched('address-book-head-first')) s.headFirst = true;
       enter('diff');
     }
 
     if (s.phase === 'diff') {
-      s.delta = await abComputeDelta({ runId: s.runId, vaspDid });
+      if (s.headFirst) s.delta = await headFirst();
+      else s.delta = await abComputeDelta({ runId: s.runId, vaspDid });
       enter('removing');
     }
     const delta = s.delta!;
@@ -178,7 +212,8 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
         s.expectedFinal = s.expectedAfterRemovals! + delta.toAdd - registered.rejectedNew;
         s.rowsDone += delta.toAdd + delta.toUpdate;
       } else if (delta.method === 'upload') {
-        let thisExecution = 0;
+        // A first sync's head chunks, uploaded during the diff in this execution, count towards it.
+        let thisExecution = headUploaded;
         while (s.nextChunk <= delta.chunks) {
           if (thisExecution >= settings.chunksPerExecution || workflowInfo().continueAsNewSuggested) {
             await mirror;

@@ -317,9 +317,9 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
    * once complete (attachDeltaTable): a million rows inserted through an index cost several times the index built
    * over them afterwards. The check constraint lets the attachment skip its validation scan.
    */
-  async function createDeltaTable(c: PoolClient, runId: string): Promise<void> {
+  async function createDeltaTable(c: PoolClient, runId: string, table = partition('address_book_delta', runId)): Promise<void> {
     await c.query(
-      `create unlogged table ${partition('address_book_delta', runId)}
+      `create unlogged table ${table}
          (like address_book_delta including defaults including constraints, check (run_id = '${runId}'))`,
     );
   }
@@ -331,6 +331,17 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
   }
 
   /**
+   * The desired set, sorted by network address: each entry's network address, plus the master address of every tagged
+   * entry (see abComputeDelta); `$2` is the VASP. `only` and `onlyMaster` narrow the two sides (same address space).
+   */
+  const desiredSql = (only: string, onlyMaster: string) => `select distinct on (na) na as address, asset, customer_ref from (
+        select network_address collate "C" as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2 ${only}
+        union all
+        select address collate "C", asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> '' ${onlyMaster}
+      ) x order by na, pri, asset, customer_ref`;
+  const bytes = ROW_BYTES_SQL.replace(/\b(asset|address|customer_ref)\b/g, 'd.$1');
+
+  /**
    * Writes the delta rows; returns the counts. Network addresses are compared and ordered with COLLATE "C": the same
    * order as the database's C.UTF-8 (code points), without the locale library's comparisons.
    */
@@ -338,13 +349,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     c: PoolClient,
     q: { runId: string; vaspDid: string; listing: string; delta: string; only: string; onlyMaster: string },
   ): Promise<{ desired: string; to_add: string; to_update: string; to_remove: string }> {
-    // Each entry's network address, plus the master address of every tagged entry (see abComputeDelta).
-    const desired = `select distinct on (na) na as address, asset, customer_ref from (
-        select network_address collate "C" as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2 ${q.only}
-        union all
-        select address collate "C", asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> '' ${q.onlyMaster}
-      ) x order by na, pri, asset, customer_ref`;
-    const bytes = ROW_BYTES_SQL.replace(/\b(asset|address|customer_ref)\b/g, 'd.$1');
+    const desired = desiredSql(q.only, q.onlyMaster);
     const listed = await c.query(`select 1 from ${q.listing} where kind = 'before' limit 1`);
     if (!listed.rowCount) {
       // Nothing listed (a first sync): every desired row is an addition, numbered in the order the desired set is
@@ -387,7 +392,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
    * contiguous range of at most chunkRows rows and at most budget + one row's bytes. When all the additions fit the
    * budget (bp is 0 throughout), the chunks are the row ranges and no running sum is needed.
    */
-  async function planChunks(c: PoolClient, runId: string, delta: string, s: AddressBookConfig): Promise<void> {
+  async function planChunks(c: PoolClient, runId: string, delta: string, s: AddressBookConfig, after = { seq: 0, chunkNo: 0 }): Promise<void> {
     const { rows: t } = await c.query<{ max: number; sum: string }>(
       `select max(bytes) as max, sum(bytes) as sum from ${delta} where action = 'add'`,
     );
@@ -399,34 +404,204 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     const bp = Number(t[0]!.sum) <= budget ? '0' : `(sum(bytes) over (order by seq rows unbounded preceding) - bytes) / ${budget}`;
     await c.query(
       `insert into address_book_chunks (run_id, chunk_no, first_seq, last_seq, rows, bytes)
-       select $1, row_number() over (order by bp, rp), min(seq), max(seq), count(*), sum(bytes) + $3
-         from (select seq, bytes, ${bp} as bp, (seq - 1) / $2 as rp from ${delta} where action = 'add') x
+       select $1, $5 + row_number() over (order by bp, rp), min(seq), max(seq), count(*), sum(bytes) + $3
+         from (select seq, bytes, ${bp} as bp, (seq - $4 - 1) / $2 as rp from ${delta} where action = 'add') x
         group by bp, rp`,
-      [runId, s.chunkRows, CSV_HEADER_BYTES],
+      [runId, s.chunkRows, CSV_HEADER_BYTES, after.seq, after.chunkNo],
     );
+  }
+
+  /**
+   * Begins the diff's transaction: the registry's high-water mark, and a snapshot that holds exactly the writes up to
+   * it. Writers hold REGISTRY_LOCK shared for their whole transaction, so with it taken exclusively none is in flight
+   * when the snapshot is taken; it is released at once, and later writes get higher change_seq values.
+   */
+  async function beginSnapshot(c: PoolClient): Promise<number> {
+    await c.query('select pg_advisory_lock($1)', [REGISTRY_LOCK]);
+    await c.query('begin isolation level repeatable read');
+    const { rows: mark } = await c.query<{ last_value: string }>('select last_value from address_registry_change_seq');
+    await c.query('select pg_advisory_unlock($1)', [REGISTRY_LOCK]);
+    return Number(mark[0]!.last_value);
+  }
+
+  /** The end of a whole diff: method, chunks, the delta attached as the run's partition, the counts and watermark. */
+  async function finishDelta(
+    c: PoolClient,
+    input: { runId: string; vaspDid: string },
+    incremental: boolean,
+    counts: { desired: string; to_add: string; to_update: string; to_remove: string },
+    watermark: number,
+  ): Promise<void> {
+    const s = settings();
+    const adds = Number(counts.to_add) + Number(counts.to_update);
+    const method = adds === 0 ? 'none' : adds <= s.registerThreshold ? 'register' : 'upload';
+    if (method === 'upload') await planChunks(c, input.runId, partition('address_book_delta', input.runId), s);
+    await attachDeltaTable(c, input.runId);
+    // An incremental run saw only the changed addresses: the whole desired set is the mirror plus its delta.
+    let desired = Number(counts.desired);
+    if (incremental) {
+      const { rows: m } = await c.query<{ n: string }>('select distinct_rows as n from address_book_state where vasp_did = $1', [input.vaspDid]);
+      desired = Number(m[0]!.n) + Number(counts.to_add) - Number(counts.to_remove);
+    }
+    await c.query(
+      `update address_book_runs set delta_ready = true, desired = $2, to_add = $3, to_update = $4, to_remove = $5, method = $6,
+              watermark = $7
+        where run_id = $1`,
+      [input.runId, desired, counts.to_add, counts.to_update, counts.to_remove, method, watermark],
+    );
+  }
+
+  /**
+   * A first sync's head: the sub-partition holding rows 1..H of the delta, once committed (see computeHead). Its
+   * size, last address and chunks are read from it, so a retry returns what the first attempt committed.
+   */
+  async function committedHead(runId: string): Promise<{ rows: number; last: string; chunks: number } | undefined> {
+    const head = `${partition('address_book_delta', runId)}_head`;
+    const { rows: exists } = await pool.query<{ t: string | null }>('select to_regclass($1)::text as t', [head]);
+    if (!exists[0]?.t) return undefined;
+    const { rows } = await pool.query<{ rows: string; last: string; chunks: string }>(
+      `select h.n as rows, (select address from ${head} where seq = h.n) as last,
+              (select count(*) from address_book_chunks where run_id = $1 and last_seq <= h.n) as chunks
+         from (select max(seq) as n from ${head}) h`,
+      [runId],
+    );
+    return { rows: Number(rows[0]!.rows), last: rows[0]!.last, chunks: Number(rows[0]!.chunks) };
+  }
+
+  /**
+   * A first sync (a full run whose listing is empty, so every desired row is an addition) starts its uploads before
+   * the whole delta exists: this writes the first H = headChunks × chunkRows desired rows in address order as rows
+   * 1..H, plans their chunks and commits, in a snapshot taken like the whole diff's, whose watermark (W1) becomes the
+   * run's. The rest (addresses above the head's last) follows in computeRest, in a later snapshot, while the head's
+   * chunks upload. The run's delta is then partitioned by seq: the head and the rest are written unindexed and get
+   * their keys once complete, like the whole diff's delta. Any other run, a head setting of 0, or a head that would
+   * go through registerCustomer computes the whole delta at once (complete: true), as does a desired set of at most
+   * H rows, which is then all head.
+   */
+  async function computeHead(input: { runId: string; vaspDid: string }): Promise<
+    { complete: true; delta: DeltaSummary } | { complete: false; headRows: number; headChunks: number }
+  > {
+    const r = await run(input.runId);
+    if (r.delta_ready) return { complete: true, delta: await summary(r) };
+    const committed = await committedHead(input.runId);
+    if (committed) return { complete: false, headRows: committed.rows, headChunks: committed.chunks };
+    const s = settings();
+    const h = s.headChunks * s.chunkRows;
+    const listing = partition('address_book_listing', input.runId);
+    const listed = r.listing_done ? await pool.query(`select 1 from ${listing} where kind = 'before' limit 1`) : undefined;
+    if (r.mode !== 'full' || !listed || listed.rowCount || Number(r.network_before ?? 0) !== 0 || h === 0 || h <= s.registerThreshold) {
+      return { complete: true, delta: await computeDelta(input) };
+    }
+    await setPhase(input.runId, 'diff');
+    const delta = partition('address_book_delta', input.runId);
+    const head = `${delta}_head`;
+    const c = await pool.connect();
+    let whole = false;
+    try {
+      const watermark = await beginSnapshot(c);
+      // Leftovers of an older run's begin step (which created the delta partition empty).
+      await c.query(`drop table if exists ${delta}`);
+      await c.query('delete from address_book_chunks where run_id = $1', [input.runId]);
+      await c.query(`set local work_mem = '${DIFF_WORK_MEM}'`);
+      await createDeltaTable(c, input.runId, head);
+      // One row more than the head tells whether there is a rest.
+      const ins = await c.query(
+        `insert into ${head} (run_id, action, seq, address, asset, customer_ref, bytes)
+         select $1, 'add', row_number() over (order by d.address), d.address, d.asset, d.customer_ref, ${bytes}
+           from (${desiredSql('', '')} limit ${h + 1}) d`,
+        [input.runId, input.vaspDid],
+      );
+      const n = ins.rowCount ?? 0;
+      if (n <= h) {
+        // The whole desired set fits the head: it is the run's whole delta.
+        whole = true;
+        await c.query(`alter table ${head} rename to ${delta}`);
+        await finishDelta(c, input, false, { desired: String(n), to_add: String(n), to_update: '0', to_remove: '0' }, watermark);
+      } else {
+        await c.query(`delete from ${head} where seq = ${h + 1}`);
+        await c.query(`alter table ${head} add primary key (run_id, action, seq), add check (seq <= ${h})`);
+        // Partitioned tables cannot be unlogged; its partitions (head and rest) are.
+        await c.query(`create table ${delta} partition of address_book_delta for values in ('${input.runId}') partition by range (seq)`);
+        await c.query(`alter table ${delta} attach partition ${head} for values from (minvalue) to (${h + 1})`);
+        await planChunks(c, input.runId, head, s);
+        await c.query('update address_book_runs set watermark = $2 where run_id = $1', [input.runId, watermark]);
+      }
+      await c.query('commit');
+    } catch (e) {
+      await c.query('rollback').catch(() => undefined);
+      throw e;
+    } finally {
+      await c.query('select pg_advisory_unlock_all()').catch(() => undefined);
+      c.release();
+    }
+    if (whole) return { complete: true, delta: await summary(await run(input.runId)) };
+    const done = (await committedHead(input.runId))!;
+    return { complete: false, headRows: done.rows, headChunks: done.chunks };
+  }
+
+  /**
+   * The rest of a first sync after its head (computeHead): the desired rows whose address sorts above the head's last,
+   * numbered from H + 1, their chunks numbered after the head's, in a snapshot of its own (S2, its one statement's). The run keeps the head's
+   * watermark W1, the lower one: a row changed between W1 and S2 in the head's range was uploaded as of W1 and has a
+   * change_seq above W1, so the next incremental run compares it with the mirror (built from this delta, i.e. what was
+   * uploaded); one in the rest's range already shows S2's value, so comparing it again finds nothing. No registry lock:
+   * any later snapshot holds every write up to W1.
+   */
+  async function computeRest(input: { runId: string; vaspDid: string }, h: { rows: number; last: string; chunks: number }): Promise<void> {
+    const s = settings();
+    const delta = partition('address_book_delta', input.runId);
+    const rest = `${delta}_rest`;
+    const c = await pool.connect();
+    try {
+      // Read committed: the registry is read by one statement (the insert), which sees one snapshot by itself, and
+      // the head's uploads update the run row meanwhile, which a repeatable-read transaction could not update after.
+      await c.query('begin');
+      await c.query('delete from address_book_chunks where run_id = $1 and chunk_no > $2', [input.runId, h.chunks]);
+      await c.query(`set local work_mem = '${DIFF_WORK_MEM}'`);
+      await createDeltaTable(c, input.runId, rest);
+      const ins = await c.query(
+        `insert into ${rest} (run_id, action, seq, address, asset, customer_ref, bytes)
+         select $1, 'add', $4::bigint + row_number() over (order by d.address), d.address, d.asset, d.customer_ref, ${bytes}
+           from (${desiredSql('and network_address collate "C" > $3', 'and address collate "C" > $3')}) d`,
+        [input.runId, input.vaspDid, h.last, h.rows],
+      );
+      const n = ins.rowCount ?? 0;
+      if (n > 0) await planChunks(c, input.runId, rest, s, { seq: h.rows, chunkNo: h.chunks });
+      await c.query(`alter table ${rest} add primary key (run_id, action, seq), add check (seq > ${h.rows})`);
+      await c.query(`alter table ${delta} attach partition ${rest} for values from (${h.rows + 1}) to (maxvalue)`);
+      await c.query(
+        `update address_book_runs set delta_ready = true, desired = $2, to_add = $2, to_update = 0, to_remove = 0, method = 'upload'
+          where run_id = $1`,
+        [input.runId, h.rows + n],
+      );
+      await c.query('commit');
+    } catch (e) {
+      await c.query('rollback').catch(() => undefined);
+      throw e;
+    } finally {
+      c.release();
+    }
   }
 
   async function computeDelta(input: { runId: string; vaspDid: string }): Promise<DeltaSummary> {
     const r = await run(input.runId);
     if (r.delta_ready) return summary(r);
+    const head = await committedHead(input.runId);
+    if (head) {
+      await setPhase(input.runId, 'diff');
+      await computeRest(input, head);
+      return summary(await run(input.runId));
+    }
     const incremental = r.mode === 'incremental';
     if (!incremental && !r.listing_done) throw new ValidationError('runId', 'the listing of this run is not complete');
     await setPhase(input.runId, 'diff');
-    const s = settings();
     const delta = partition('address_book_delta', input.runId);
     const listing = partition('address_book_listing', input.runId);
     // An older run's begin step created the delta partition empty; the diff now creates it itself (see createDeltaTable).
     await pool.query(`drop table if exists ${delta}`);
     const c = await pool.connect();
     try {
-      // The registry's high-water mark, and a snapshot that holds exactly the writes up to it: writers hold
-      // REGISTRY_LOCK shared for their whole transaction, so with it taken exclusively none is in flight when the
-      // snapshot is taken; it is released at once, and later writes get higher change_seq values.
-      await c.query('select pg_advisory_lock($1)', [REGISTRY_LOCK]);
-      await c.query('begin isolation level repeatable read');
-      const { rows: mark } = await c.query<{ last_value: string }>('select last_value from address_registry_change_seq');
-      await c.query('select pg_advisory_unlock($1)', [REGISTRY_LOCK]);
-      const watermark = Number(mark[0]!.last_value);
+      const watermark = await beginSnapshot(c);
       await c.query('delete from address_book_chunks where run_id = $1', [input.runId]);
       let previous = 0;
       if (incremental) {
@@ -477,22 +652,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
       await c.query(`set local work_mem = '${DIFF_WORK_MEM}'`);
       await createDeltaTable(c, input.runId);
       const counts = await writeDelta(c, { runId: input.runId, vaspDid: input.vaspDid, listing, delta, only, onlyMaster });
-      const adds = Number(counts.to_add) + Number(counts.to_update);
-      const method = adds === 0 ? 'none' : adds <= s.registerThreshold ? 'register' : 'upload';
-      if (method === 'upload') await planChunks(c, input.runId, delta, s);
-      await attachDeltaTable(c, input.runId);
-      // An incremental run saw only the changed addresses: the whole desired set is the mirror plus its delta.
-      let desired = Number(counts.desired);
-      if (incremental) {
-        const { rows: m } = await c.query<{ n: string }>('select distinct_rows as n from address_book_state where vasp_did = $1', [input.vaspDid]);
-        desired = Number(m[0]!.n) + Number(counts.to_add) - Number(counts.to_remove);
-      }
-      await c.query(
-        `update address_book_runs set delta_ready = true, desired = $2, to_add = $3, to_update = $4, to_remove = $5, method = $6,
-                watermark = $7
-          where run_id = $1`,
-        [input.runId, desired, counts.to_add, counts.to_update, counts.to_remove, method, watermark],
-      );
+      await finishDelta(c, input, incremental, counts, watermark);
       await c.query('commit');
     } catch (e) {
       await c.query('rollback').catch(() => undefined);
@@ -591,6 +751,14 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
      */
     async abComputeDelta(input: { runId: string; vaspDid: string }): Promise<DeltaSummary> {
       return withHeartbeat('diff', () => computeDelta(input));
+    },
+
+    /**
+     * A first sync's head (see computeHead): the first chunks' rows, committed so their uploads can start while
+     * abComputeDelta computes the rest. Other runs get their whole delta here (complete). Idempotent.
+     */
+    async abComputeHead(input: { runId: string; vaspDid: string }) {
+      return withHeartbeat('diff', () => computeHead(input));
     },
 
     /** Builds a full run's mirror (see buildMirror): started beside the removals and uploads, awaited before the end. */
