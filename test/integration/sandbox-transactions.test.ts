@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { groupSeed, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
+import { eventually, groupSeed, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
 import { TRANSITIONS, STATUSES, type TransactionActionName, type TransactionStatus } from '../../sandbox/transactions';
 
 const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -114,14 +114,15 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
     await blocker.query('lock table transactions in exclusive mode');
     const first = call('POST', '/tx/create', body);
     try {
-      let second: { status: number; body: Tx } | undefined;
-      for (let i = 0; i < 50; i++) {
-        second = await call('POST', '/tx/create', body);
-        if (second.status === 409) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(second!.status).toBe(409);
-      expect(second!.body.err.code).toBe(409);
+      // Only once the first request holds the claim may the second go: sent earlier (a busy machine can delay the
+      // first), the second would own the claim itself and wait on the lock like the first.
+      await eventually(async () => {
+        const { rowCount } = await sb.pool.query('select 1 from transaction_ref_claims where transaction_ref = $1', [ref]);
+        return rowCount ? true : undefined;
+      }, 30_000, 20);
+      const second = await call('POST', '/tx/create', body);
+      expect(second.status).toBe(409);
+      expect(second.body.err.code).toBe(409);
     } finally {
       await blocker.query('commit');
       blocker.release();
