@@ -11,7 +11,7 @@ import type {
   ReconcileTrigger,
   RunSettings,
 } from '../../lib/address-book/reconcile-types';
-import { REGISTRY_LOCK } from '../../lib/address-book/registry';
+import { REGISTRY_LOCK } from '../../db/address-registry';
 import { isAppError, UpstreamRejectedError, ValidationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import type { NetworkClient } from '../network/network-client';

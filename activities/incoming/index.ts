@@ -2,7 +2,7 @@ import ky from 'ky';
 import type { Pool } from 'pg';
 import { ConflictError, CryptoError, ValidationError } from '../../lib/errors';
 import { checkEntry } from '../../lib/address-book/entry';
-import { upsertEntries } from '../../lib/address-book/registry';
+import { upsertEntries } from '../../db/address-registry';
 import type { Logger } from '../../lib/logger';
 import { screenAddress, screenName } from '../screening/sanctions-store';
 import type { NetworkClient } from '../network/network-client';

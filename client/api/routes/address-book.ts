@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import { checkEntry, checkKey, entryKey, normalizeAsset, type RegistryEntry } from '../../../lib/address-book/entry';
 import type { ReconcileReport } from '../../../lib/address-book/reconcile-types';
-import { deleteEntries, listEntries, upsertEntries } from '../../../lib/address-book/registry';
+import { deleteEntries, listEntries, upsertEntries } from '../../../db/address-registry';
 import { loadConfig, type GroupConfig } from '../../../lib/config';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
 import { addressBookReconcile } from '../../../workflows';

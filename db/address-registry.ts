@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
-import { ConflictError } from '../errors';
-import { networkAddress, type RegistryEntry } from './entry';
+import { ConflictError } from '../lib/errors';
+import { networkAddress, type RegistryEntry } from '../lib/address-book/entry';
 
 type Db = Pick<Pool | PoolClient, 'query'>;
 
