@@ -412,16 +412,27 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
   }
 
   /**
-   * Begins the diff's transaction: the registry's high-water mark, and a snapshot that holds exactly the writes up to
-   * it. Writers hold REGISTRY_LOCK shared for their whole transaction, so with it taken exclusively none is in flight
+   * Runs `work` in a diff's transaction, committed when it returns: the registry's high-water mark, and a snapshot that
+   * holds exactly the writes up to it. Writers hold REGISTRY_LOCK shared for their whole transaction, so with it taken exclusively none is in flight
    * when the snapshot is taken; it is released at once, and later writes get higher change_seq values.
    */
-  async function beginSnapshot(c: PoolClient): Promise<number> {
-    await c.query('select pg_advisory_lock($1)', [REGISTRY_LOCK]);
-    await c.query('begin isolation level repeatable read');
-    const { rows: mark } = await c.query<{ last_value: string }>('select last_value from address_registry_change_seq');
-    await c.query('select pg_advisory_unlock($1)', [REGISTRY_LOCK]);
-    return Number(mark[0]!.last_value);
+  async function inSnapshot<T>(work: (c: PoolClient, watermark: number) => Promise<T>): Promise<T> {
+    const c = await pool.connect();
+    try {
+      await c.query('select pg_advisory_lock($1)', [REGISTRY_LOCK]);
+      await c.query('begin isolation level repeatable read');
+      const { rows: mark } = await c.query<{ last_value: string }>('select last_value from address_registry_change_seq');
+      await c.query('select pg_advisory_unlock($1)', [REGISTRY_LOCK]);
+      const result = await work(c, Number(mark[0]!.last_value));
+      await c.query('commit');
+      return result;
+    } catch (e) {
+      await c.query('rollback').catch(() => undefined);
+      throw e;
+    } finally {
+      await c.query('select pg_advisory_unlock_all()').catch(() => undefined);
+      c.release();
+    }
   }
 
   /** The end of a whole diff: method, chunks, the delta attached as the run's partition, the counts and watermark. */
@@ -495,10 +506,8 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     await setPhase(input.runId, 'diff');
     const delta = partition('address_book_delta', input.runId);
     const head = `${delta}_head`;
-    const c = await pool.connect();
     let whole = false;
-    try {
-      const watermark = await beginSnapshot(c);
+    await inSnapshot(async (c, watermark) => {
       // Leftovers of an older run's begin step (which created the delta partition empty).
       await c.query(`drop table if exists ${delta}`);
       await c.query('delete from address_book_chunks where run_id = $1', [input.runId]);
@@ -526,14 +535,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
         await planChunks(c, input.runId, head, s);
         await c.query('update address_book_runs set watermark = $2 where run_id = $1', [input.runId, watermark]);
       }
-      await c.query('commit');
-    } catch (e) {
-      await c.query('rollback').catch(() => undefined);
-      throw e;
-    } finally {
-      await c.query('select pg_advisory_unlock_all()').catch(() => undefined);
-      c.release();
-    }
+    });
     if (whole) return { complete: true, delta: await summary(await run(input.runId)) };
     const done = (await committedHead(input.runId))!;
     return { complete: false, headRows: done.rows, headChunks: done.chunks };
@@ -551,11 +553,9 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     const s = settings();
     const delta = partition('address_book_delta', input.runId);
     const rest = `${delta}_rest`;
-    const c = await pool.connect();
-    try {
-      // Read committed: the registry is read by one statement (the insert), which sees one snapshot by itself, and
-      // the head's uploads update the run row meanwhile, which a repeatable-read transaction could not update after.
-      await c.query('begin');
+    // Read committed: the registry is read by one statement (the insert), which sees one snapshot by itself, and the
+    // head's uploads update the run row meanwhile, which a repeatable-read transaction could not update after.
+    await tx(pool, async (c) => {
       await c.query('delete from address_book_chunks where run_id = $1 and chunk_no > $2', [input.runId, h.chunks]);
       await c.query(`set local work_mem = '${DIFF_WORK_MEM}'`);
       await createDeltaTable(c, input.runId, rest);
@@ -574,13 +574,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
           where run_id = $1`,
         [input.runId, h.rows + n],
       );
-      await c.query('commit');
-    } catch (e) {
-      await c.query('rollback').catch(() => undefined);
-      throw e;
-    } finally {
-      c.release();
-    }
+    });
   }
 
   async function computeDelta(input: { runId: string; vaspDid: string }): Promise<DeltaSummary> {
@@ -599,9 +593,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     const listing = partition('address_book_listing', input.runId);
     // An older run's begin step created the delta partition empty; the diff now creates it itself (see createDeltaTable).
     await pool.query(`drop table if exists ${delta}`);
-    const c = await pool.connect();
-    try {
-      const watermark = await beginSnapshot(c);
+    await inSnapshot(async (c, watermark) => {
       await c.query('delete from address_book_chunks where run_id = $1', [input.runId]);
       let previous = 0;
       if (incremental) {
@@ -653,14 +645,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
       await createDeltaTable(c, input.runId);
       const counts = await writeDelta(c, { runId: input.runId, vaspDid: input.vaspDid, listing, delta, only, onlyMaster });
       await finishDelta(c, input, incremental, counts, watermark);
-      await c.query('commit');
-    } catch (e) {
-      await c.query('rollback').catch(() => undefined);
-      throw e;
-    } finally {
-      await c.query('select pg_advisory_unlock_all()').catch(() => undefined);
-      c.release();
-    }
+    });
     return summary(await run(input.runId));
   }
 
