@@ -3,26 +3,15 @@ import type { Pool, PoolClient } from 'pg';
 import { addressBookActivities } from '../../activities/address-book/reconcile';
 import { NetworkClient } from '../../activities/network/network-client';
 import { followReconcile, startReconcile } from '../../client/cli/addresses';
-import { loadAddressBookConfig, type AddressBookConfig } from '../../lib/address-book/config';
+import type { AddressBookConfig } from '../../lib/address-book/config';
 import { createLogger } from '../../lib/logger';
 import { groupSeed, randomDid, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+import { addressBookTestSettings, evm, networkBook } from '../harness/address-book';
 
 jest.setTimeout(180_000);
 
-const evm = (i: number, salt: string) => `0x${salt}${i.toString(16).padStart(40 - salt.length, '0')}`;
-
 /** 50-row chunks, a head of two chunks (100 rows): a few hundred addresses give a head and a rest. */
-const settings = (over: Partial<AddressBookConfig> = {}): AddressBookConfig => ({
-  ...loadAddressBookConfig({}),
-  chunkRows: 50,
-  headChunks: 2,
-  registerThreshold: 5,
-  chunksPerExecution: 20,
-  pollIntervalMs: 50,
-  settleMs: 1500,
-  processingTimeoutMs: 30_000,
-  ...over,
-});
+const settings = (over: Partial<AddressBookConfig> = {}) => addressBookTestSettings({ chunkRows: 50, headChunks: 2, chunksPerExecution: 20, ...over });
 
 /**
  * A first sync (empty book at the network) computes the head of its delta first and uploads it while the rest of the
@@ -55,12 +44,7 @@ describe('address book: a first sync uploads its head while the rest of the diff
     });
     expect(r.status).toBe(200);
   };
-  const atNetwork = async (vasp: string) => {
-    const { rows } = await sandbox.pool.query<{ address: string; customer_ref: string }>(
-      'select address, customer_ref from addresses where vasp_did = $1', [vasp],
-    );
-    return new Map(rows.map((r) => [r.address, r.customer_ref]));
-  };
+  const atNetwork = (vasp: string) => networkBook(sandbox, vasp);
   const uploadNames = async (vasp: string) =>
     (await sandbox.pool.query<{ file_name: string }>('select file_name from address_uploads where vasp_did = $1 order by received_at', [vasp]))
       .rows.map((r) => r.file_name);

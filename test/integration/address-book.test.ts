@@ -4,29 +4,19 @@ import { join } from 'node:path';
 import { NetworkClient } from '../../activities/network/network-client';
 import { ensureAddressBookSchedules } from '../../client/address-book-schedules';
 import { followReconcile, importAddresses, startReconcile } from '../../client/cli/addresses';
-import { loadAddressBookConfig, type AddressBookConfig } from '../../lib/address-book/config';
+import type { AddressBookConfig } from '../../lib/address-book/config';
 import type { ReconcileProgress, ReconcileReport } from '../../lib/address-book/reconcile-types';
 import { workflowIds } from '../../workflows/ids';
 import {
   eventually, groupSeed, randomDid, startOrchestrator, startSandbox,
   type RunningOrchestrator, type RunningSandbox,
 } from '../harness/platform';
+import { addressBookTestSettings, evm, networkBook } from '../harness/address-book';
 
 jest.setTimeout(180_000);
 
-const evm = (i: number, salt: string) => `0x${salt}${i.toString(16).padStart(40 - salt.length, '0')}`;
-
-/** Small chunks, quick polls, short waits: every path of a run in a few seconds. */
-const settings = (over: Partial<AddressBookConfig> = {}): AddressBookConfig => ({
-  ...loadAddressBookConfig({}),
-  chunkRows: 40,
-  registerThreshold: 5,
-  chunksPerExecution: 2,
-  pollIntervalMs: 50,
-  settleMs: 1500,
-  processingTimeoutMs: 30_000,
-  ...over,
-});
+/** Small chunks, few per execution: every path of a run in a few seconds. */
+const settings = (over: Partial<AddressBookConfig> = {}) => addressBookTestSettings({ chunkRows: 40, chunksPerExecution: 2, ...over });
 
 describe('address book: registry, reconciliation with the network, schedules', () => {
   const group = groupSeed();
@@ -64,12 +54,7 @@ describe('address book: registry, reconciliation with the network, schedules', (
   type ErrorBody = { error: { type: string; message: string; field?: string; index?: number } };
 
   /** What the network holds for a VASP, read from the sandbox's own tables: address → customerRef. */
-  const atNetwork = async (vasp: string, sb = sandbox) => {
-    const { rows } = await sb.pool.query<{ address: string; customer_ref: string }>(
-      'select address, customer_ref from addresses where vasp_did = $1', [vasp],
-    );
-    return new Map(rows.map((r) => [r.address, r.customer_ref]));
-  };
+  const atNetwork = (vasp: string, sb = sandbox) => networkBook(sb, vasp);
   const uploadsAt = async (vasp: string, sb = sandbox) =>
     (await sb.pool.query<{ file_name: string; size_bytes: string; status: string }>(
       'select file_name, size_bytes, status from address_uploads where vasp_did = $1 order by received_at', [vasp],
