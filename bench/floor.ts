@@ -10,6 +10,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@te
 import type { CodecKeyring } from '../lib/temporal/codec';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import type { FloorActivities } from './floor-workflows';
+import { quantile } from './stats';
 
 export interface FloorResult {
   sent: number;
@@ -22,8 +23,6 @@ export interface FloorResult {
   serverCpuMs: number;
   selfCpuMs: number;
 }
-
-export const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? NaN;
 
 /** CPU seconds (user + system) a process has used so far, from /proc. */
 function cpuSeconds(pid: number): number {

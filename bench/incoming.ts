@@ -19,16 +19,13 @@ import globalTeardown from '../test/harness/global-teardown';
 import { createDidKeyRecord } from '../lib/crypto';
 import { eventually, groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
 import { describeFloor, runFloor } from './floor';
+import { quantile } from './stats';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const RATE = Number(process.env.BENCH_RATE ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
-};
 const ms = (n: number) => `${Math.round(n)} ms`;
 
 async function main() {

@@ -45,6 +45,7 @@ import { EncryptionCodec } from '../lib/temporal/codec';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import type { Seed } from '../sandbox/seed';
 import { groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
+import { quantile } from './stats';
 
 /** `npm run sandbox` as a child process on a free port, seeded with the bench's group. */
 async function spawnSandbox(seed: Seed): Promise<{ pid?: number; networkConfig(c: { clientId: string; clientSecret: string }): NetworkConfig; close(): Promise<void> }> {
@@ -181,10 +182,6 @@ function temporalPid(): number | undefined {
   return undefined;
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
 async function main() {
   const started = Date.now();
   await globalSetup();
@@ -307,11 +304,10 @@ async function main() {
     const cpu1 = cpuNow();
     const perTransfer = (k: keyof typeof cpu0) =>
       cpu0[k] === undefined || cpu1[k] === undefined ? undefined : ((cpu1[k]! - cpu0[k]!) * 1000) / Math.max(1, latencies.length);
-    latencies.sort((a, b) => a - b);
     return {
       cpu: { bench: perTransfer('bench'), worker: perTransfer('worker'), temporal: perTransfer('temporal'), sandbox: perTransfer('sandbox') },
       label, count: latencies.length, failures, seconds,
-      rate: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+      rate: latencies.length / seconds, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99),
     };
   }
 
