@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { ConflictError } from '../lib/errors';
 import { networkAddress, type RegistryEntry } from '../lib/address-book/entry';
+import { withTransaction } from './transaction';
 
 type Db = Pick<Pool | PoolClient, 'query'>;
 
@@ -17,21 +18,12 @@ export interface StoredEntry extends RegistryEntry {
   updatedAt: string;
 }
 
-async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
+/** A registry write: one transaction holding REGISTRY_LOCK shared (see above). */
+const inTransaction = <T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> =>
+  withTransaction(pool, async (client) => {
     await client.query('select pg_advisory_xact_lock_shared($1)', [REGISTRY_LOCK]);
-    const out = await fn(client);
-    await client.query('commit');
-    return out;
-  } catch (e) {
-    await client.query('rollback').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
-}
+    return fn(client);
+  });
 
 /**
  * Inserts or updates validated entries, all or nothing. An entry whose (asset, address, tag) belongs to another
