@@ -6,6 +6,7 @@ import { upsertEntries } from '../../db/address-registry';
 import type { Logger } from '../../lib/logger';
 import { screenAddress, screenName } from '../screening/sanctions-store';
 import type { NetworkClient } from '../network/network-client';
+import { txAction, txInfo } from '../network/transactions';
 import type { ScreeningOutcome } from '../../workflows/incoming-transfer.messages';
 import { findRegistryOwner } from './owner';
 
@@ -71,22 +72,11 @@ export function originatorNames(tx: NetworkTx): string[] {
 }
 
 export function incomingActivities(deps: IncomingDeps) {
-  const info = (id: string) => deps.network.call('GET /tx/info', () => deps.network.api.get('tx/info', { searchParams: { id } }).json<NetworkTx>());
+  const info = (id: string) => txInfo<NetworkTx>(deps.network, id);
 
-  /**
-   * An action at the network that may already have happened (a retried activity, the network's own automation, a
-   * second webhook): when the network refuses it for the transaction's status and the status is already one of
-   * `alreadyDone`, the action counts as done.
-   */
-  const act = async (what: string, id: string, alreadyDone: string[], send: () => Promise<NetworkTx>): Promise<IncomingTxSummary> => {
-    try {
-      return summary(await deps.network.call(what, send));
-    } catch (e) {
-      const current = await info(id);
-      if (alreadyDone.includes(current.status)) return summary(current);
-      throw e;
-    }
-  };
+  /** See txAction: an action already taken (or overtaken) counts as done. */
+  const act = async (what: string, id: string, alreadyDone: string[], send: () => Promise<NetworkTx>): Promise<IncomingTxSummary> =>
+    summary((await txAction(deps.network, what, id, new Set(alreadyDone), send)).tx);
 
   return {
     async getIncomingTransaction(transactionId: string): Promise<IncomingTxSummary> {

@@ -13,6 +13,7 @@ import { BoundedCache } from '../../lib/crypto/bounded-cache';
 import type { GroupConfig } from '../../lib/config';
 import type { Keystore } from '../../db/keystore';
 import type { NetworkClient } from '../network/network-client';
+import { txInfo } from '../network/transactions';
 import type { TransferConfig } from './config';
 import { assetLabel, type OutgoingRequest, type OutgoingTransferBody } from './request';
 import type { StoredPii, TransferStore } from './store';
@@ -265,7 +266,7 @@ export async function createTransaction(
 
 /** `GET /tx/info?id=` as the network answers it. */
 export async function transactionInfo(ctx: TransferContext, transactionId: string): Promise<NetworkTransaction> {
-  return ctx.network.call('GET /tx/info', () => ctx.network.api.get('tx/info', { searchParams: { id: transactionId } }).json<NetworkTransaction>());
+  return txInfo<NetworkTransaction>(ctx.network, transactionId);
 }
 
 /**

@@ -7,6 +7,7 @@ import { BoundedCache } from '../../lib/crypto/bounded-cache';
 import type { Logger } from '../../lib/logger';
 import type { NetworkClient } from '../network/network-client';
 import { toNetworkError } from '../network/network-client';
+import { txAction } from '../network/transactions';
 import { loadTransferConfig, type TransferConfig } from './config';
 import {
   createTransaction,
@@ -116,18 +117,11 @@ export function transferActivities(ctx: TransferContext | undefined) {
      */
     async cancelOutgoingTransaction(input: { transactionId: string; reason: string }): Promise<{ status: string; cancelled: boolean }> {
       const c = need();
-      try {
-        const tx = await c.network.call('POST /tx/cancel', () =>
-          c.network.api.post('tx/cancel', { json: { id: input.transactionId, reason: input.reason } }).json<NetworkTransaction>(),
-        );
-        return { status: tx.status ?? 'CANCELLED', cancelled: true };
-      } catch (e) {
-        const current = await transactionInfo(c, input.transactionId);
-        if (current.status && FINAL_NETWORK_STATUSES.has(current.status)) {
-          return { status: current.status, cancelled: current.status === 'CANCELLED' };
-        }
-        throw e;
-      }
+      const { tx, acted } = await txAction(c.network, 'POST /tx/cancel', input.transactionId, FINAL_NETWORK_STATUSES, () =>
+        c.network.api.post('tx/cancel', { json: { id: input.transactionId, reason: input.reason } }).json<NetworkTransaction>(),
+      );
+      const status = tx.status ?? 'CANCELLED';
+      return { status, cancelled: acted || status === 'CANCELLED' };
     },
 
     /** POSTs the final status to TRANSFER_CALLBACK_URL; failures are retried by Temporal. */
