@@ -6,7 +6,8 @@ import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
-import { openTransferContext } from '../activities/transfers';
+import { loadTransferConfig, openTransferContext } from '../activities/transfers';
+import { assertRetentionOutlastsTransfers } from '../lib/retention/config';
 import { NetworkClient } from '../activities/network/network-client';
 import { openKeystore } from '../db/keystore';
 import { ensureAddressBookSchedules } from './address-book-schedules';
@@ -17,6 +18,7 @@ import { createTemporalClient } from './temporal';
 
 runMain('api', async (log) => {
   const config = loadConfig();
+  assertRetentionOutlastsTransfers(config.retention, loadTransferConfig().answerDeadlineMs);
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
   await assertReachable(databaseUrl);

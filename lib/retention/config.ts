@@ -55,3 +55,20 @@ export function loadRetentionConfig(env: Env): RetentionConfig {
     transferPiiDays: days(env, 'RETENTION_TRANSFER_PII_DAYS', 1825),
   };
 }
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A transfer's sealed request is read while its workflow runs, which lasts up to TRANSFER_ANSWER_DEADLINE (plus
+ * minutes of retries): erasing it sooner would fail live transfers with GoneError. One day of margin is required.
+ */
+export function assertRetentionOutlastsTransfers(retention: Pick<RetentionConfig, 'transferPiiDays'>, answerDeadlineMs: number): void {
+  const minimum = Math.ceil(answerDeadlineMs / DAY_MS) + 1;
+  if (retention.transferPiiDays < minimum) {
+    throw new ConfigError(
+      'RETENTION_TRANSFER_PII_DAYS',
+      `${retention.transferPiiDays} days would erase the requests of transfers still waiting for an answer (TRANSFER_ANSWER_DEADLINE is ${(answerDeadlineMs / DAY_MS).toFixed(2)} days)`,
+      `Set RETENTION_TRANSFER_PII_DAYS to at least ${minimum}, or shorten TRANSFER_ANSWER_DEADLINE`,
+    );
+  }
+}

@@ -1,5 +1,6 @@
 import { loadConfig } from '../../../lib/config';
 import { ConfigError } from '../../../lib/errors';
+import { assertRetentionOutlastsTransfers } from '../../../lib/retention/config';
 import { toFieldPath } from '../../../lib/validation';
 
 describe('loadConfig', () => {
@@ -58,6 +59,16 @@ describe('loadConfig: data retention', () => {
   ])('rejects %j with one ConfigError naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
+describe('assertRetentionOutlastsTransfers', () => {
+  it('refuses a retention shorter than the answer deadline plus a day, naming the setting', () => {
+    const day = 86_400_000;
+    expect(() => assertRetentionOutlastsTransfers({ transferPiiDays: 1 }, day)).toThrow(/^RETENTION_TRANSFER_PII_DAYS: 1 days would erase/);
+    expect(() => assertRetentionOutlastsTransfers({ transferPiiDays: 2 }, day)).not.toThrow();
+    expect(() => assertRetentionOutlastsTransfers({ transferPiiDays: 3 }, 2.5 * day)).toThrow(ConfigError);
+    expect(() => assertRetentionOutlastsTransfers({ transferPiiDays: 1825 }, day)).not.toThrow();
   });
 });
 
