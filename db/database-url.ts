@@ -56,3 +56,23 @@ export async function assertReachable(url: string): Promise<void> {
 
 /** Where a process started on its own looks when DATABASE_URL is unset (`npm start` always sets it). */
 export const DEFAULT_DATABASE_URL = `${LOCAL_SERVER_URL}/${DEFAULT_DATABASE}`;
+
+async function onServer<T>(serverUrl: string, run: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: `${serverUrl}/postgres`, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Whether a database of that name exists on the server (`serverUrl` without a database name). */
+export const databaseExists = (serverUrl: string, name: string): Promise<boolean> =>
+  onServer(serverUrl, async (c) => !!(await c.query('select 1 from pg_database where datname = $1', [name])).rowCount);
+
+/** Drops a database, closing its connections first. */
+export const dropDatabase = (serverUrl: string, name: string): Promise<void> =>
+  onServer(serverUrl, async (c) => {
+    await c.query(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
+  });

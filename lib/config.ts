@@ -175,3 +175,74 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     retention: loadRetentionConfig(env),
   };
 }
+
+/**
+ * `npm run start:cluster`: the Temporal server on PostgreSQL instead of the dev server. The frontend is
+ * `TEMPORAL_ADDRESS`; every other port of the server's services defaults to an offset from the frontend's port, so one
+ * variable moves them all, and each can be set on its own. Metrics are off unless `TEMPORAL_METRICS_PORT` is set.
+ */
+export interface ClusterConfig {
+  frontendHost: string;
+  ports: {
+    frontend: number;
+    frontendHttp: number;
+    frontendMembership: number;
+    history: number;
+    historyMembership: number;
+    matching: number;
+    matchingMembership: number;
+    worker: number;
+    workerMembership: number;
+  };
+  metricsPort?: number;
+  /** The Temporal server's own databases (`<name>` and `<name>_visibility`), never the orchestrator's. */
+  database: string;
+  /** How many worker processes `start:cluster` runs on the task queue. */
+  workerProcesses: number;
+}
+
+export const CLUSTER_PORT_OFFSETS = {
+  frontendHttp: ['TEMPORAL_FRONTEND_HTTP_PORT', 10],
+  frontendMembership: ['TEMPORAL_FRONTEND_MEMBERSHIP_PORT', 20],
+  history: ['TEMPORAL_HISTORY_PORT', 1],
+  historyMembership: ['TEMPORAL_HISTORY_MEMBERSHIP_PORT', 21],
+  matching: ['TEMPORAL_MATCHING_PORT', 2],
+  matchingMembership: ['TEMPORAL_MATCHING_MEMBERSHIP_PORT', 22],
+  worker: ['TEMPORAL_WORKER_PORT', 3],
+  workerMembership: ['TEMPORAL_WORKER_MEMBERSHIP_PORT', 23],
+} as const;
+
+export const MAX_MEMBERSHIP_PORT = 32767;
+
+export function loadClusterConfig(env: Env = process.env): ClusterConfig {
+  const address = env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
+  const [frontendHost, frontendPortText] = address.split(':');
+  const frontend = port({ TEMPORAL_ADDRESS: frontendPortText }, 'TEMPORAL_ADDRESS', NaN);
+  if (!frontendHost || Number.isNaN(frontend)) {
+    throw new ConfigError('TEMPORAL_ADDRESS', `"${address}" is not host:port`, 'Set TEMPORAL_ADDRESS to the frontend to run, e.g. 127.0.0.1:7233');
+  }
+  const ports = { frontend } as ClusterConfig['ports'];
+  for (const [key, [name, offset]] of Object.entries(CLUSTER_PORT_OFFSETS)) {
+    const value = port(env, name, frontend + offset);
+    // The server records membership ports in a smallint column of its database.
+    if (key.endsWith('Membership') && value > MAX_MEMBERSHIP_PORT) {
+      throw new ConfigError(name, `${value} is above ${MAX_MEMBERSHIP_PORT}`, `Temporal stores membership ports as a signed 16-bit number: set ${name} (or TEMPORAL_ADDRESS's port) lower`);
+    }
+    ports[key as keyof typeof CLUSTER_PORT_OFFSETS] = value;
+  }
+  const database = env.TEMPORAL_CLUSTER_DATABASE || 'travel_rule_temporal';
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(database)) {
+    throw new ConfigError('TEMPORAL_CLUSTER_DATABASE', `"${database}" is not a plain database name`, 'Use lower-case letters, digits and underscores');
+  }
+  const workers = Number(env.WORKER_PROCESSES || 2);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 16) {
+    throw new ConfigError('WORKER_PROCESSES', `"${env.WORKER_PROCESSES}" is not a count from 1 to 16`, 'Set WORKER_PROCESSES to how many worker processes to run');
+  }
+  return {
+    frontendHost,
+    ports,
+    metricsPort: env.TEMPORAL_METRICS_PORT ? port(env, 'TEMPORAL_METRICS_PORT', 0) : undefined,
+    database,
+    workerProcesses: workers,
+  };
+}

@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { loadConfig, type PlatformConfig } from '../lib/config';
+import { loadClusterConfig, loadConfig, type PlatformConfig } from '../lib/config';
 import { ConfigError } from '../lib/errors';
 import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { searchAttributeCliArgs } from '../lib/temporal/search-attributes';
@@ -14,13 +14,18 @@ import { readSeedFile } from '../sandbox/seed';
 import { loadOrCreateDemoGroup, type DemoGroup } from './demo-group';
 import { demoKeys, prepareDemoNetwork, seedDemoData, sendDemoIncoming } from './demo-network';
 import { ensureTemporalCli } from './temporal-cli';
+import { initTemporalCluster, prepareTemporalCluster, prepareTemporalUi } from './cluster/temporal-cluster';
 import { connectTemporal } from '../lib/temporal/connect';
 
 /**
  * `npm start`: Postgres, Temporal (dev server with a file database), the sandbox, the worker and the API, a seeded
  * demo VASP group, one demonstration workflow, then the URLs. Each process logs to `.data/logs/<name>.log`; Ctrl-C
  * stops everything this script started, and a second start reuses `.data/`.
+ *
+ * `npm run start:cluster` (`--cluster`): the same, but Temporal is the real server on PostgreSQL (its own databases,
+ * migrated at every start), with the Temporal UI server beside it and `WORKER_PROCESSES` workers (2 by default).
  */
+const clusterMode = process.argv.includes('--cluster');
 const root = resolve(__dirname, '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const children: { name: string; child: ChildProcess }[] = [];
@@ -55,6 +60,12 @@ async function portInUse(host: string, port: number): Promise<boolean> {
   });
 }
 
+async function assertFree(variable: string, host: string, port: number, alternative = ''): Promise<void> {
+  if (await portInUse(host, port)) {
+    throw new ConfigError(variable, `port ${port} is already in use`, `Stop the process using it${alternative ? `, ${alternative}` : ` or set ${variable} to a free port`}`);
+  }
+}
+
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check().catch(() => false))) {
@@ -66,7 +77,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
 
 const httpOk = (url: string) => async () => (await fetch(url)).ok;
 
-async function startTemporal(config: PlatformConfig, logDir: string): Promise<{ address: string; uiUrl?: string }> {
+async function startDevServer(config: PlatformConfig, logDir: string): Promise<{ address: string; uiUrl?: string }> {
   if (process.env.TEMPORAL_ADDRESS) {
     const connection = await connectTemporal(Connection, config.temporal.address);
     await connection.close();
@@ -74,9 +85,7 @@ async function startTemporal(config: PlatformConfig, logDir: string): Promise<{ 
     return { address: config.temporal.address };
   }
   const [host, portText] = config.temporal.address.split(':');
-  if (await portInUse(host!, Number(portText))) {
-    throw new ConfigError('TEMPORAL_ADDRESS', `port ${portText} is already in use`, 'Stop the process using it, or set TEMPORAL_ADDRESS to that server to use it');
-  }
+  await assertFree('TEMPORAL_ADDRESS', host!, Number(portText), 'or set TEMPORAL_ADDRESS to that server to use it');
   const cli = await ensureTemporalCli(say);
   spawnProcess('temporal', [
     cli, 'server', 'start-dev',
@@ -98,6 +107,27 @@ async function startTemporal(config: PlatformConfig, logDir: string): Promise<{ 
     }
   }, 120_000);
   return { address: config.temporal.address, uiUrl: `http://localhost:${config.temporal.uiPort}` };
+}
+
+/** The Temporal server on PostgreSQL (databases `TEMPORAL_CLUSTER_DATABASE` and its `_visibility`) and the UI server. */
+async function startCluster(config: PlatformConfig, serverUrl: string, logDir: string, dataDir: string): Promise<{ address: string; uiUrl?: string }> {
+  const cluster = loadClusterConfig();
+  for (const [key, port] of Object.entries(cluster.ports)) {
+    await assertFree(key === 'frontend' ? 'TEMPORAL_ADDRESS' : `the Temporal ${key} port`, '127.0.0.1', port, 'or set the TEMPORAL_*_PORT variables (see the README)');
+  }
+  await assertFree('TEMPORAL_UI_PORT', '127.0.0.1', config.temporal.uiPort);
+  const command = await prepareTemporalCluster({ cluster, serverUrl, rootDir: resolve(dataDir, 'temporal-cluster/server'), log: say });
+  spawnProcess('temporal', command, {}, logDir);
+  await initTemporalCluster(config.temporal.address, config.temporal.namespace, { isStopped: () => stopping });
+  say(`Temporal: server ${config.temporal.address} on PostgreSQL (databases ${cluster.database}, ${cluster.database}_visibility)`);
+  const ui = await prepareTemporalUi({
+    rootDir: resolve(dataDir, 'temporal-cluster/ui'), address: config.temporal.address, port: config.temporal.uiPort,
+    codecEndpoint: `${config.publicApiUrl}/codec`, namespace: config.temporal.namespace, log: say,
+  });
+  spawnProcess('temporal-ui', ui, {}, logDir);
+  const uiUrl = `http://localhost:${config.temporal.uiPort}`;
+  await waitFor('the Temporal UI', httpOk(`${uiUrl}/`));
+  return { address: config.temporal.address, uiUrl };
 }
 
 function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: string; sandbox?: string }, workflowId: string) {
@@ -164,9 +194,7 @@ async function main() {
   mkdirSync(logDir, { recursive: true });
   loadCodecKeyring(config.codecKeys, dataDir); // creates the development key on first start
 
-  for (const [name, port] of [['PORT', config.apiPort], ['SANDBOX_PORT', config.sandboxPort]] as const) {
-    if (await portInUse('127.0.0.1', port)) throw new ConfigError(name, `port ${port} is already in use`, `Stop what listens there or set ${name} to a free port`);
-  }
+  for (const [name, port] of [['PORT', config.apiPort], ['SANDBOX_PORT', config.sandboxPort]] as const) await assertFree(name, '127.0.0.1', port);
 
   database = await resolveDatabaseServer({ databaseUrl: config.databaseUrl, dataDir, log: say });
   const databaseUrl = databaseUrlOn(database, config.databaseUrl);
@@ -175,7 +203,7 @@ async function main() {
   await migrate(databaseUrl, 'sandbox');
   say(`Postgres: ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname} (${database.source})`);
 
-  const temporal = await startTemporal(config, logDir);
+  const temporal = clusterMode ? await startCluster(config, database.serverUrl, logDir, dataDir) : await startDevServer(config, logDir);
 
   const { group, created } = loadOrCreateDemoGroup(resolve(dataDir, 'demo.json'));
   const seedFile = resolve(dataDir, 'sandbox-seed.json');
@@ -208,7 +236,8 @@ async function main() {
     say(`Network: ${config.network.baseUrl} (BASE_URL); the sandbox is not started`);
   }
 
-  spawnProcess('worker', tsxArgs('workers/main.ts'), { ...common, ...network }, logDir);
+  const workers = clusterMode ? loadClusterConfig().workerProcesses : 1;
+  for (let i = 1; i <= workers; i++) spawnProcess(workers === 1 ? 'worker' : `worker-${i}`, tsxArgs('workers/main.ts'), { ...common, ...network }, logDir);
   spawnProcess('api', tsxArgs('client/main.ts'), { ...common, ...network }, logDir);
   await waitFor('the internal API', httpOk(`${config.publicApiUrl}/healthz`), 120_000);
 

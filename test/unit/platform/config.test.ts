@@ -1,4 +1,4 @@
-import { loadConfig } from '../../../lib/config';
+import { loadClusterConfig, loadConfig } from '../../../lib/config';
 import { ConfigError } from '../../../lib/errors';
 import { assertRetentionOutlastsTransfers } from '../../../lib/retention/config';
 import { toFieldPath } from '../../../lib/validation';
@@ -77,5 +77,25 @@ describe('toFieldPath', () => {
     expect(toFieldPath('/originator/originatorPersons/0/naturalPerson')).toBe('originator.originatorPersons[0].naturalPerson');
     expect(toFieldPath('/0/address', 'addresses')).toBe('addresses[0].address');
     expect(toFieldPath('')).toBe('(body)');
+  });
+});
+
+describe('loadClusterConfig (npm run start:cluster)', () => {
+  it('derives every service port from the frontend port, each overridable, with metrics off by default', () => {
+    const c = loadClusterConfig({ TEMPORAL_ADDRESS: '127.0.0.1:7633', TEMPORAL_MATCHING_PORT: '7690' });
+    expect(c.ports).toEqual({
+      frontend: 7633, frontendHttp: 7643, frontendMembership: 7653, history: 7634, historyMembership: 7654,
+      matching: 7690, matchingMembership: 7655, worker: 7636, workerMembership: 7656,
+    });
+    expect(c).toMatchObject({ frontendHost: '127.0.0.1', metricsPort: undefined, database: 'travel_rule_temporal', workerProcesses: 2 });
+    expect(loadClusterConfig({ TEMPORAL_METRICS_PORT: '9090', WORKER_PROCESSES: '1' })).toMatchObject({ metricsPort: 9090, workerProcesses: 1 });
+  });
+
+  it('names the variable of a bad value', () => {
+    expect(() => loadClusterConfig({ TEMPORAL_HISTORY_PORT: '70000' })).toThrow(/TEMPORAL_HISTORY_PORT/);
+    expect(() => loadClusterConfig({ TEMPORAL_ADDRESS: 'localhost' })).toThrow(/TEMPORAL_ADDRESS/);
+    expect(() => loadClusterConfig({ TEMPORAL_CLUSTER_DATABASE: 'x"; drop' })).toThrow(/TEMPORAL_CLUSTER_DATABASE/);
+    expect(() => loadClusterConfig({ WORKER_PROCESSES: '0' })).toThrow(/WORKER_PROCESSES/);
+    expect(() => loadClusterConfig({ TEMPORAL_ADDRESS: '127.0.0.1:40000' })).toThrow(/TEMPORAL_FRONTEND_MEMBERSHIP_PORT/);
   });
 });
