@@ -34,5 +34,14 @@ module.exports = {
       setupFiles: ['<rootDir>/test/harness/quiet-runtime.ts'],
       globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
     },
+    {
+      // The same harness on the real Temporal server on PostgreSQL (what `npm run start:cluster` runs), started once.
+      ...common,
+      displayName: 'cluster',
+      testMatch: ['<rootDir>/test/cluster/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/harness/cluster.ts',
+      setupFiles: ['<rootDir>/test/harness/quiet-runtime.ts', '<rootDir>/test/harness/cluster-env.ts'],
+      globalTeardown: '<rootDir>/test/harness/cluster-teardown.ts',
+    },
   ],
 };

@@ -43,9 +43,12 @@ ensureDependencies();
 if (command === 'start') {
   run([tsx, join(root, 'scripts', 'start.ts'), ...rest]);
 } else if (command === 'test') {
-  // Build the Temporal CLI before jest starts, so its progress is visible rather than hidden in globalSetup.
-  const cli = spawnSync(process.execPath, [tsx, join(root, 'scripts', 'temporal-cli.ts')], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (cli.status !== 0) process.exit(cli.status ?? 1);
+  // Build the Temporal CLI (dev server) and the Temporal server with its SQL tool (the cluster suite) before jest starts,
+  // so their progress is visible rather than hidden in globalSetup.
+  for (const script of ['temporal-cli.ts', 'temporal-server.ts']) {
+    const built = spawnSync(process.execPath, [tsx, join(root, 'scripts', script)], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (built.status !== 0) process.exit(built.status ?? 1);
+  }
   // Types and lint first: they fail in seconds, where the suite takes minutes. Skipped when only some tests are asked for.
   if (rest.length === 0) {
     for (const [what, args] of [

@@ -8,41 +8,74 @@ import { ensureTemporalCli } from '../../scripts/temporal-cli';
 import { ALL_SEARCH_ATTRIBUTES } from '../../lib/temporal/search-attributes';
 import { ensureDatabase } from '../../db/database-url';
 import { migrate } from '../../db/migrate';
-import { resolveDatabaseServer } from '../../db/server';
+import { resolveDatabaseServer, type DatabaseServer } from '../../db/server';
+
+export const setupLog = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
+
+/** A Temporal server the run's tests use; global-teardown.ts calls `teardown`. */
+export interface TestTemporal {
+  address: string;
+  teardown(): Promise<void>;
+}
 
 /**
- * Once per `npm test`: a real Temporal dev server on free ports (the cached CLI binary, never a download), a fresh
- * database on the real PostgreSQL server with both schemas migrated, a codec key, and one workflow bundle that every
- * test worker reuses. Tests read them from the TEST_* variables; global-teardown.ts removes them.
+ * Both suites' setups run in jest's main process before any test, so each keeps its settings apart: environment
+ * variables under its own prefix (the cluster suite's setup file copies its own to TEST_*), state under its own key.
  */
-export default async function globalSetup(): Promise<void> {
-  const log = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
-  const cli = await ensureTemporalCli(log);
+export interface RunKeys {
+  envPrefix: 'TEST_' | 'TEST_CLUSTER_';
+  globalKey: string;
+}
+export const DEV_SERVER_RUN: RunKeys = { envPrefix: 'TEST_', globalKey: '__testRun' };
 
-  const [env, db, bundle] = await Promise.all([
-    TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'existing-path', path: cli }, ip: '127.0.0.1', searchAttributes: ALL_SEARCH_ATTRIBUTES },
-    }),
+/**
+ * What every integration run needs besides Temporal: a fresh database on the real PostgreSQL server with both schemas
+ * migrated, a codec key, and one workflow bundle that every test worker reuses. `startTemporal` runs alongside and
+ * gets the database server (the cluster suite puts Temporal's own databases there). Tests read the TEST_* variables.
+ */
+export async function prepareRun(keys: RunKeys, startTemporal: (server: DatabaseServer) => Promise<TestTemporal>): Promise<void> {
+  const tag = `${Date.now()}_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const server = await resolveDatabaseServer({ databaseUrl: process.env.DATABASE_URL, dataDir: '.data', log: setupLog });
+  const [temporal, url, bundle] = await Promise.all([
+    startTemporal(server),
     (async () => {
-      const server = await resolveDatabaseServer({ databaseUrl: process.env.DATABASE_URL, dataDir: '.data', log });
-      const url = `${server.serverUrl}/tro_test_${Date.now()}_${process.pid}`;
+      const url = `${server.serverUrl}/tro_test_${tag}`;
       await ensureDatabase(url);
       await Promise.all([migrate(url, 'orchestrator'), migrate(url, 'sandbox')]);
-      return { server, url };
+      return url;
     })(),
     bundleWorkflowCode({
       workflowsPath: require.resolve('../../workflows'),
       failureConverterPath: require.resolve('../../lib/temporal/failure-converter'),
-      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => log(m), log() {} } as never,
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => setupLog(m), log() {} } as never,
     }),
   ]);
 
-  const bundlePath = join(tmpdir(), `tro-workflow-bundle-${process.pid}.js`);
+  const bundlePath = join(tmpdir(), `tro-workflow-bundle-${tag}.js`);
   writeFileSync(bundlePath, bundle.code);
 
-  process.env.TEST_TEMPORAL_ADDRESS = env.address;
-  process.env.TEST_DATABASE_URL = db.url;
-  process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
-  process.env.TEST_CODEC_KEYS = `test-${Date.now()}:${randomBytes(32).toString('base64')}`;
-  Object.assign(globalThis, { __testEnv: env, __testDb: db });
+  const p = keys.envPrefix;
+  process.env[`${p}TEMPORAL_ADDRESS`] = temporal.address;
+  process.env[`${p}DATABASE_URL`] = url;
+  process.env[`${p}WORKFLOW_BUNDLE`] = bundlePath;
+  process.env[`${p}CODEC_KEYS`] = `test-${Date.now()}:${randomBytes(32).toString('base64')}`;
+  Object.assign(globalThis, { [keys.globalKey]: { temporal, server, url, bundlePath } satisfies PreparedRun });
+}
+
+export interface PreparedRun {
+  temporal: TestTemporal;
+  server: DatabaseServer;
+  url: string;
+  bundlePath: string;
+}
+
+/**
+ * Once per `npm test`: a real Temporal dev server on free ports (the cached CLI binary, never a download) and what
+ * `prepareRun` adds.
+ */
+export default async function globalSetup(): Promise<void> {
+  const cli = await ensureTemporalCli(setupLog);
+  await prepareRun(DEV_SERVER_RUN, () => TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: cli }, ip: '127.0.0.1', searchAttributes: ALL_SEARCH_ATTRIBUTES },
+  }));
 }

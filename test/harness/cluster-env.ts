@@ -1,0 +1,3 @@
+import { useClusterRun } from './cluster';
+
+useClusterRun();

@@ -1,0 +1,3 @@
+import { clusterGlobalTeardown } from './cluster';
+
+export default clusterGlobalTeardown;

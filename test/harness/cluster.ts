@@ -1,0 +1,156 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { CLUSTER_PORT_OFFSETS, loadClusterConfig, MAX_MEMBERSHIP_PORT } from '../../lib/config';
+import { dropDatabase } from '../../db/database-url';
+import { clusterDatabases, initTemporalCluster, prepareTemporalCluster } from '../../scripts/cluster/temporal-cluster';
+import { prepareRun, setupLog, type RunKeys } from './global-setup';
+import { teardownRun } from './global-teardown';
+
+/**
+ * The cluster suite's Temporal: the real server on PostgreSQL, exactly as `npm run start:cluster` prepares it (its own
+ * databases for this run, dropped at the end), on free ports. The server runs detached with its pid in a state file,
+ * so a test can restart it (`restartTemporalServer`) and the teardown stops whichever process runs then.
+ */
+interface ClusterState {
+  command: string[];
+  pid: number;
+  log: string;
+  address: string;
+}
+
+export const CLUSTER_RUN: RunKeys = { envPrefix: 'TEST_CLUSTER_', globalKey: '__clusterTestRun' };
+
+const stateFile = () => {
+  const path = process.env.TEST_CLUSTER_STATE;
+  if (!path) throw new Error('TEST_CLUSTER_STATE is unset: run the cluster suite through jest (npm test)');
+  return path;
+};
+const readState = (): ClusterState => JSON.parse(readFileSync(stateFile(), 'utf8')) as ClusterState;
+
+/**
+ * `count` ports free right now, below `MAX_MEMBERSHIP_PORT` (the kernel's own choice of a free port is above it, and
+ * the server stores membership ports in a smallint), held together while chosen so none repeats.
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    while (servers.length < count) {
+      const s = createServer();
+      const port = 20_000 + Math.floor(Math.random() * (MAX_MEMBERSHIP_PORT - 20_000));
+      const ok = await new Promise<boolean>((r) => {
+        s.once('error', () => r(false));
+        s.listen(port, '127.0.0.1', () => r(true));
+      });
+      if (ok) servers.push(s);
+    }
+    return servers.map((s) => (s.address() as AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
+}
+
+function spawnServer(command: string[], log: string): number {
+  const out = openSync(log, 'a');
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', out, out], detached: true });
+  child.unref();
+  return child.pid!;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function stopServer(pid: number): Promise<void> {
+  if (!alive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 20_000;
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function waitForFrontend(address: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const c = await Connection.connect({ address, connectTimeout: '1s' });
+      try {
+        await c.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await c.close();
+      }
+    } catch (e) {
+      if (Date.now() > deadline) throw new Error(`the Temporal server at ${address} did not come back within ${timeoutMs / 1000} s: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+/** Stops the run's Temporal server (SIGTERM) and starts it again on the same databases and ports. */
+export async function restartTemporalServer(): Promise<void> {
+  const state = readState();
+  await stopServer(state.pid);
+  const pid = spawnServer(state.command, state.log);
+  writeFileSync(stateFile(), JSON.stringify({ ...state, pid }));
+  await waitForFrontend(state.address);
+}
+
+/** jest globalSetup of the `cluster` project. */
+export default async function clusterGlobalSetup(): Promise<void> {
+  await prepareRun(CLUSTER_RUN, async (server) => {
+    const names = Object.keys(CLUSTER_PORT_OFFSETS) as (keyof typeof CLUSTER_PORT_OFFSETS)[];
+    const [frontend, ...others] = await freePorts(names.length + 1);
+    const cluster = loadClusterConfig({
+      TEMPORAL_ADDRESS: `127.0.0.1:${frontend}`,
+      TEMPORAL_CLUSTER_DATABASE: `tro_test_temporal_${Date.now()}_${process.pid}`,
+      ...Object.fromEntries(names.map((n, i) => [CLUSTER_PORT_OFFSETS[n][0], String(others[i])])),
+    });
+    const rootDir = mkdtempSync(join(tmpdir(), 'tro-cluster-'));
+    const address = `127.0.0.1:${frontend}`;
+    const dropAll = () => Promise.all(clusterDatabases(cluster.database).map((d) => dropDatabase(server.serverUrl, d)));
+    const command = await prepareTemporalCluster({ cluster, serverUrl: server.serverUrl, rootDir, log: setupLog });
+    const log = join(rootDir, 'server.log');
+    const state: ClusterState = { command, pid: spawnServer(command, log), log, address };
+    const pid = state.pid;
+    process.env.TEST_CLUSTER_STATE = join(rootDir, 'state.json');
+    writeFileSync(process.env.TEST_CLUSTER_STATE, JSON.stringify(state));
+    const teardown = async () => {
+      await stopServer(readState().pid);
+      await dropAll();
+      rmSync(rootDir, { recursive: true, force: true });
+    };
+    try {
+      await initTemporalCluster(address, 'default', { timeoutMs: 60_000, isStopped: () => !alive(pid) });
+    } catch (e) {
+      setupLog(`the Temporal server did not start; its log:\n${readFileSync(log, 'utf8').slice(-3000)}`);
+      await teardown();
+      throw e;
+    }
+    setupLog(`Temporal server on PostgreSQL at ${address} (databases ${clusterDatabases(cluster.database).join(', ')})`);
+    return { address, teardown };
+  });
+}
+
+/** jest globalTeardown of the `cluster` project. */
+export const clusterGlobalTeardown = () => teardownRun(CLUSTER_RUN);
+
+/** jest setupFiles of the `cluster` project: the harness (platform.ts) reads TEST_*, so point those at the cluster. */
+export function useClusterRun(): void {
+  for (const name of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'WORKFLOW_BUNDLE', 'CODEC_KEYS']) {
+    process.env[`TEST_${name}`] = process.env[`TEST_CLUSTER_${name}`];
+  }
+}
