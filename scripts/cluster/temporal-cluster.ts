@@ -61,7 +61,7 @@ export async function migrateClusterDatabases(bin: TemporalServerBinaries, serve
   }
 }
 
-const sqlStore = (pg: PgServer, database: string, maxConns: number) => `
+const sqlStore = (pg: PgServer, database: string, maxConns: number, maxIdleConns: number) => `
       sql:
         pluginName: "postgres12"
         databaseName: ${JSON.stringify(database)}
@@ -70,7 +70,7 @@ const sqlStore = (pg: PgServer, database: string, maxConns: number) => `
         user: ${JSON.stringify(pg.user)}
         password: ${JSON.stringify(pg.password)}
         maxConns: ${maxConns}
-        maxIdleConns: ${maxConns}
+        maxIdleConns: ${maxIdleConns}
         maxConnLifetime: "1h"`;
 
 const service = (grpcPort: number, membershipPort: number, extra = '') => `
@@ -81,7 +81,11 @@ const service = (grpcPort: number, membershipPort: number, extra = '') => `
 
 /**
  * The server's static config (the module cache's config/development-postgres12.yaml with this deployment's ports and
- * databases, pprof off, metrics off unless a port is given) and its dynamic config, under `<rootDir>/config`.
+ * databases, pprof off, metrics off unless a port is given) and its dynamic config, under `<rootDir>/config`. Its
+ * connection pools are much smaller than that file's (20 + 2, idle ones kept): each of the four services in the
+ * process has its own pools, so that file's settings hold 30-50 of PostgreSQL's default 100 connections, which the
+ * orchestrator, the sandbox and, on a development machine, other runs share. 5 + 2 per service keep up with the
+ * benchmarks on 2 cores.
  */
 export function writeServerConfig(rootDir: string, cluster: ClusterConfig, serverUrl: string): void {
   const pg = pgServerOf(serverUrl);
@@ -107,8 +111,8 @@ persistence:
   visibilityStore: postgres-visibility
   numHistoryShards: 4
   datastores:
-    postgres-default:${sqlStore(pg, cluster.database, 20)}
-    postgres-visibility:${sqlStore(pg, visibilityDatabase(cluster.database), 4)}
+    postgres-default:${sqlStore(pg, cluster.database, 5, 2)}
+    postgres-visibility:${sqlStore(pg, visibilityDatabase(cluster.database), 2, 1)}
 
 global:
   membership:
