@@ -10,6 +10,7 @@ import { directoryActivities } from './network/directory';
 import type { NetworkClient } from './network/network-client';
 import { retentionActivities } from './retention';
 import { transferActivities, type TransferContext } from './transfers';
+import { transferViewActivities } from './transfer-view';
 import { decryptTransaction } from './transfers/engine';
 
 export interface ActivityDeps {
@@ -35,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     ...keyRotationActivities(deps),
     ...addressBookActivities(deps),
     ...retentionActivities(deps),
+    ...transferViewActivities(deps),
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,

@@ -2,14 +2,17 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
+import { incomingViewUpdate, type IncomingFacts } from '../lib/transfer-view';
 import {
   decideUpdate,
   incomingStatusQuery,
@@ -34,6 +37,11 @@ const network = proxyLocalActivities<Activities>({
 const notify = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 50 },
+});
+/** The console's list is rebuilt from the network if need be: a write that keeps failing is logged and skipped. */
+const view = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
 });
 const screening = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
@@ -77,6 +85,21 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
   let pendingRoute: RouteRequest | undefined;
   let pendingDecision: DecisionRequest | undefined;
   let updatedSince = false;
+  // Histories recorded before the console's transfer list existed replay without its writes.
+  const writesView = patched('console-transfer-view');
+  const facts: IncomingFacts = { workflowId: workflowInfo().workflowId, createdAt: workflowInfo().startTime.toISOString() };
+  /** Tells the console's list where the transfer stands now. */
+  const publish = async () => {
+    if (!writesView) return;
+    try {
+      await view.recordTransferView(incomingViewUpdate(state, facts));
+    } catch (e) {
+      log.warn('the console transfer list could not be updated', { error: (e as Error).message });
+    }
+  };
+  const waitFor = (after: Duration) => {
+    facts.deadline = { from: new Date().toISOString(), after };
+  };
 
   const record = (event: string, detail?: Record<string, unknown>) => state.history.push({ at: new Date().toISOString(), event, detail });
   const enter = (phase: IncomingPhase) => {
@@ -151,6 +174,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     state.phase = outcome === 'rejected' ? 'rejected' : 'completed';
     record(`finished:${outcome}`, { networkStatus: state.networkStatus });
     upsertSearchAttributes([{ key: NeedsReview, value: false }]);
+    await publish();
     await notify.reportIncomingOutcome({
       transactionId: input.transactionId, outcome, networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid ?? null,
     });
@@ -161,8 +185,10 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
   const tx = await network.getIncomingTransaction(input.transactionId);
   observe(tx.status, tx.beneficiaryVaspDid);
   state.asset = tx.asset;
+  Object.assign(facts, { counterpartyDid: tx.originatorVaspDid, amount: tx.amount, reference: tx.reference, createdAt: tx.createdAt ?? facts.createdAt });
   upsertSearchAttributes([{ key: Asset, value: tx.asset }, { key: NeedsReview, value: false }]);
   if (FINAL.has(tx.status)) return finish('already-final');
+  await publish();
 
   // 2. Routing: the network may have redirected it already (address books, address webhooks); else our registry; else a person.
   if (!state.subsidiaryDid) {
@@ -174,10 +200,14 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     } else {
       enter('awaiting-route');
       upsertSearchAttributes([{ key: NeedsReview, value: true }]);
+      waitFor(input.routeDeadline);
+      await publish();
       const routed = () => pendingRoute !== undefined || state.subsidiaryDid !== undefined || FINAL.has(state.networkStatus);
       if (!(await condition(routed, input.routeDeadline))) {
         state.escalated = true;
         record('route-escalated');
+        waitFor(input.routeGiveUpAfter);
+        await publish();
         await notify.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'route-escalated', networkStatus: state.networkStatus, subsidiaryDid: null });
         if (!(await condition(routed, input.routeGiveUpAfter))) {
           await network.rejectIncomingTransaction({ transactionId: input.transactionId, reason: 'destination address is not owned by any VASP of the group' });
@@ -204,6 +234,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     const redirected = await network.redirectIncomingTransaction({ transactionId: input.transactionId, to: state.subsidiaryDid! });
     observe(redirected.status, redirected.beneficiaryVaspDid);
     record('redirected', { to: state.subsidiaryDid, by: state.routedBy });
+    await publish();
   }
   upsertSearchAttributes([{ key: SubsidiaryVaspDid, value: state.subsidiaryDid! }]);
 
@@ -235,10 +266,13 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
   if (hit) {
     enter('awaiting-review');
     upsertSearchAttributes([{ key: NeedsReview, value: true }]);
+    waitFor(input.reviewDeadline);
+    await publish();
     const decided = () => pendingDecision !== undefined || FINAL.has(state.networkStatus);
     if (!(await condition(decided, input.reviewDeadline))) {
       state.escalated = true;
       record('review-escalated');
+      await publish();
       await notify.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'review-escalated', networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid! });
       await condition(decided);
     }
@@ -252,6 +286,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
 
   // 5. Answer at the network.
   enter('deciding');
+  await publish();
   const answered =
     decision.decision === 'approve'
       ? await network.acceptIncomingTransaction(input.transactionId)

@@ -12,6 +12,7 @@ import {
 import type { Activities } from '../activities';
 import type { CreatedTransaction, TransferPlan } from '../activities/transfers';
 import { TransferStatus } from '../lib/temporal/search-attributes';
+import { outgoingViewUpdate } from '../lib/transfer-view';
 import {
   transactionCreatedUpdate,
   transactionUpdatedSignal,
@@ -59,6 +60,11 @@ const { cancelOutgoingTransaction } = proxyLocalActivities<Activities>({
   localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
 });
+// The console's list is rebuilt from the network if need be: a write that keeps failing is logged and skipped.
+const { recordTransferView } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
+});
 const { reportTransferStatus } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   localRetryThreshold: '10 seconds',
@@ -86,6 +92,23 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
     upsertSearchAttributes([{ key: TransferStatus, value: status }]);
   };
 
+  // Histories recorded before the console's transfer list existed replay without its writes (and its wake-ups).
+  const writesView = patched('console-transfer-view');
+  let viewVersion = 0;
+  const viewBehind = () => writesView && viewVersion !== state.history.length;
+  /** Tells the console's list where the transfer stands, when that changed since the last time. */
+  const publish = async () => {
+    if (!viewBehind()) return;
+    const update = outgoingViewUpdate(state);
+    // Counted as written even when the write fails, so the wait below does not wake for it again and again.
+    viewVersion = update.version;
+    try {
+      await recordTransferView(update);
+    } catch (e) {
+      log.warn('the console transfer list could not be updated', { error: describe(e).message });
+    }
+  };
+
   setHandler(transferStatusQuery, () => state);
   setHandler(transactionUpdatedSignal, (update) => {
     if (!state.transactionId) early.push(update);
@@ -101,10 +124,12 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
     state.mode = plan.mode;
     state.beneficiaryVaspDid = plan.beneficiaryVaspDid;
     advance('PREPARED', 'orchestrator');
+    await publish();
     created = await createOutgoingTransaction({ id: input.id, plan: plan satisfies TransferPlan });
   } catch (e) {
     state.error = describe(e);
     advance('FAILED', 'orchestrator');
+    await publish();
     await report(input, state);
     throw ApplicationFailure.create({ type: state.error.type, message: state.error.message, nonRetryable: true, details: [state.error] });
   }
@@ -113,6 +138,7 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   state.beneficiaryVaspDid = created.beneficiaryVaspDid ?? state.beneficiaryVaspDid;
   advance(created.status, 'network');
   for (const update of early.splice(0)) if (update.transactionId === created.id) advance(update.status, update.source);
+  await publish();
 
   const deadline = Date.now() + input.answerDeadlineMs;
   while (!state.final) {
@@ -121,16 +147,21 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
       await expire(created.id, advance);
       break;
     }
-    if (await condition(() => state.final, Math.min(input.pollIntervalMs, remaining))) break;
-    if (Date.now() >= deadline) continue;
+    // Woken early by a final status or, for the console's list, by any other change a webhook brought.
+    const woken = await condition(() => state.final || viewBehind(), Math.min(input.pollIntervalMs, remaining));
+    await publish();
+    if (state.final) break;
+    if (woken || Date.now() >= deadline) continue;
     try {
       const { status } = await fetchOutgoingStatus({ transactionId: created.id });
       advance(status, 'poll');
+      await publish();
     } catch (e) {
       // A failed poll changes nothing: the next poll or a webhook will tell.
       log.warn('status poll failed', { error: describe(e).message });
     }
   }
+  await publish();
   await report(input, state);
   return state;
 }

@@ -15,6 +15,9 @@ interface NetworkTx {
   id: string;
   status: string;
   transactionAsset?: unknown;
+  transactionAmount?: string;
+  transactionRef?: string;
+  createdAt?: string;
   originatorVASPdid?: string;
   beneficiaryVASPdid?: string;
   transactionBlockchainInfo?: { destination?: string; origin?: string };
@@ -33,6 +36,10 @@ export interface IncomingTxSummary {
   destination: string;
   originatorVaspDid?: string;
   beneficiaryVaspDid?: string;
+  amount?: string;
+  /** The originator's transactionRef, when it gave one. */
+  reference?: string;
+  createdAt?: string;
 }
 
 export interface IncomingDeps {
@@ -54,6 +61,9 @@ const summary = (tx: NetworkTx): IncomingTxSummary => ({
   destination: tx.transactionBlockchainInfo?.destination ?? '',
   originatorVaspDid: tx.originatorVASPdid,
   beneficiaryVaspDid: tx.beneficiaryVASPdid,
+  amount: tx.transactionAmount,
+  reference: tx.transactionRef,
+  createdAt: tx.createdAt,
 });
 
 /** The originator's names as screening needs them: "secondary primary" for people, the legal name for entities. */

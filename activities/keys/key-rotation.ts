@@ -3,7 +3,9 @@
  * did:key as `pii_didkey`, read the directory back). Inputs and results carry key ids and public did:keys only, so no
  * private key ever reaches workflow history, not even encrypted by the codec.
  */
+import { Context } from '@temporalio/activity';
 import type { Keystore } from '../../db/keystore';
+import { recordRotationFinished, recordRotationStarted } from '../../db/key-rotations';
 import { listKeys } from '../../db/keystore';
 import type { NetworkClient } from '../network/network-client';
 
@@ -31,6 +33,15 @@ export interface KeyAuditInput {
   workflowId: string;
 }
 
+/** The rotation an activity runs for, as the console's list of rotations names it. */
+const rotationOf = (input: KeyAuditInput) => ({
+  workflowId: input.workflowId,
+  runId: Context.current().info.workflowExecution?.runId ?? 'outside-a-workflow',
+  vaspDid: input.vaspDid,
+  requestedBy: input.actor,
+  reason: input.reason,
+});
+
 const vaspPath = (vaspDid: string) => `tf/simple/vasps/${encodeURIComponent(vaspDid)}`;
 
 export function keyRotationActivities(deps: { keystore: Keystore; network: NetworkClient }) {
@@ -54,6 +65,7 @@ export function keyRotationActivities(deps: { keystore: Keystore; network: Netwo
         actor: input.actor, reason: input.reason, workflowId: input.workflowId,
       });
       const active = (await listKeys(keystore.pool, input.vaspDid)).find((k) => k.state === 'active');
+      await recordRotationStarted(keystore.pool, rotationOf(input), { keyId: key.id, did: key.did, previousDid: active?.did });
       return { keyId: key.id, did: key.did, ...(active ? { previousKeyId: active.id, previousDid: active.did } : {}) };
     },
 
@@ -76,6 +88,7 @@ export function keyRotationActivities(deps: { keystore: Keystore; network: Netwo
       const { active, retired } = await keystore.activateKey(input.vaspDid, input.keyId, {
         actor: input.actor, reason: input.reason, workflowId: input.workflowId,
       });
+      await recordRotationFinished(keystore.pool, rotationOf(input), { status: 'completed' });
       return { keyId: active.id, did: active.did, retiredKeyIds: retired.map((k) => k.id) };
     },
 
@@ -84,6 +97,7 @@ export function keyRotationActivities(deps: { keystore: Keystore; network: Netwo
       await keystore.recordAudit({ actor: input.actor, reason: input.reason, workflowId: input.workflowId }, 'key.rotation.failed', input.vaspDid, {
         step: input.step, ...(input.keyId ? { keyId: input.keyId } : {}), error: input.error,
       });
+      await recordRotationFinished(keystore.pool, rotationOf(input), { status: 'failed', step: input.step, error: input.error });
     },
   };
 }

@@ -25,3 +25,11 @@ export async function txAction<T extends { status?: string }>(
     throw e;
   }
 }
+
+/** One page of `GET /tx/list?vaspDID=` (both directions, oldest first; at most 100 per page, the network's limit). */
+export function txList<T>(network: NetworkClient, vaspDid: string, page: number): Promise<{ transactions: T[]; paginateInfo?: { totalPages?: number } }> {
+  return network.call('GET /tx/list', () =>
+    network.api.get('tx/list', { searchParams: { vaspDID: vaspDid, page, resultsPerPage: 100, sort: 'createdAt:ASC' } })
+      .json<{ transactions: T[]; paginateInfo?: { totalPages?: number } }>(),
+  );
+}

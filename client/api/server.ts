@@ -19,6 +19,7 @@ import { notificationWebhookRoutes } from './routes/notification-webhook';
 import { transferRoutes } from './routes/transfers';
 import { keyRoutes } from './routes/keys';
 import { incomingRoutes } from './routes/incoming';
+import { listRoutes } from './routes/lists';
 import { loadIncomingConfig, type IncomingConfig } from '../../activities/incoming/config';
 import { loadConfig } from '../../lib/config';
 
@@ -78,6 +79,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   notificationWebhookRoutes(app, deps);
   keyRoutes(app, deps);
   addressBookRoutes(app, deps);
+  listRoutes(app, deps);
   incomingRoutes(app, {
     temporal: deps.temporal, pool: deps.pool, incoming: deps.incoming ?? loadIncomingConfig(),
     subsidiaryDids: (deps.group ?? loadConfig().group).subsidiaryDids,

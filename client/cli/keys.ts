@@ -76,8 +76,8 @@ export function registerKeyCommands(program: Command): void {
     });
 }
 
-/** Calls the internal API; an error answer becomes one line with its message (never a key: the API quotes none). */
-async function api<T>(base: string | undefined, method: string, path: string, body?: unknown): Promise<T> {
+/** Calls the internal API (every command that only needs the API uses it); an error answer becomes one line with its message (never a key: the API quotes none). */
+export async function api<T>(base: string | undefined, method: string, path: string, body?: unknown): Promise<T> {
   const url = `${(base ?? loadConfig().publicApiUrl).replace(/\/+$/, '')}${path}`;
   const r = await fetch(url, {
     method,

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerKeyCommands } from './keys';
 import { registerAddressCommands } from './addresses';
 import { registerScreeningCommands } from './screening';
+import { registerConsoleCommands } from './console';
 
 /**
  * The project's CLI (`npm run cli -- <command>`). Each part adds its commands with one `register…(program)` call.
@@ -15,6 +16,7 @@ export const program = new Command()
 registerKeyCommands(program);
 registerAddressCommands(program);
 registerScreeningCommands(program);
+registerConsoleCommands(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((e: Error) => {

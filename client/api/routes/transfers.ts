@@ -11,6 +11,8 @@ import { outgoingTransfer } from '../../../workflows';
 import type { OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
 import { initialState, transferStatusQuery, type TransferState } from '../../../workflows/outgoing-transfer.messages';
 import { workflowIds } from '../../../workflows/ids';
+import { writeTransferViewUpdate } from '../../../db/transfer-view';
+import { outgoingViewUpdate } from '../../../lib/transfer-view';
 
 export interface TransferRouteDeps {
   temporal: Client;
@@ -98,6 +100,8 @@ export async function startOutgoingTransfer(
         { key: Asset, value: input.asset },
       ],
     });
+    // In the console's list from the moment it is accepted; the workflow writes every later state.
+    await writeTransferViewUpdate(ctx.pool, outgoingViewUpdate(initialState(input, workflowId, new Date())));
     return { handle, started: true, input };
   } catch (e) {
     if (e instanceof WorkflowExecutionAlreadyStartedError) {

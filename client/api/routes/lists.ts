@@ -1,0 +1,194 @@
+/**
+ * The console's lists: transfers over both directions (the transfer_view projection the workflows keep current),
+ * address-book runs and key rotations. Each is ordered by a timestamp then a unique id and paged with an opaque
+ * cursor; every filter is checked, and a bad one answers 400 naming the query parameter.
+ */
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import type { Pool } from 'pg';
+import type { TransferContext } from '../../../activities/transfers';
+import { Type, type Static } from 'typebox';
+import { listAddressBookRuns } from '../../../db/address-book-runs';
+import { listKeyRotations } from '../../../db/key-rotations';
+import type { ListOrder } from '../../../db/listing';
+import { listTransferViews, type TransferViewFilter } from '../../../db/transfer-view';
+import { ValidationError } from '../../../lib/errors';
+import { decodeCursor, encodeCursor, type CursorKey } from '../../../lib/listing/cursor';
+import { FreeText } from '../../../lib/text';
+import type { Logger } from '../../../lib/logger';
+import { loadConfig, type GroupConfig } from '../../../lib/config';
+import { rebuildTransferView } from '../../../transfer-view/rebuild';
+import { needTransfers } from './transfers';
+
+const DID = Type.String({ pattern: '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 200 });
+const Timestamp = Type.String({ maxLength: 40, description: 'An ISO 8601 date or date-time, e.g. 2026-11-24 or 2026-11-24T10:00:00Z' });
+const Paging = {
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: 'rows per page, 1 to 200 (default 50)' })),
+  cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'nextCursor of the previous page, unchanged' })),
+  order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'asc: oldest first; desc (default): newest first' })),
+};
+const PageOf = <T extends ReturnType<typeof Type.Object>>(row: T) =>
+  Type.Object({ data: Type.Array(row), nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'null on the last page' }) });
+
+const TransferQuery = Type.Object({
+  direction: Type.Optional(Type.Union([Type.Literal('incoming'), Type.Literal('outgoing')])),
+  status: Type.Optional(Type.String({ pattern: '^[A-Z_]{2,40}(,[A-Z_]{2,40}){0,19}$', description: 'one status or several, comma-separated (ACCEPTED,DECLINED)' })),
+  needs: Type.Optional(Type.Union([Type.Literal('review'), Type.Literal('routing'), Type.Literal('either')], { description: 'only transfers waiting for a person: a screening review, manual routing, or either' })),
+  subsidiary: Type.Optional(DID),
+  counterparty: Type.Optional(DID),
+  asset: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9:/._-]{1,200}$' })),
+  createdFrom: Type.Optional(Timestamp),
+  createdTo: Type.Optional(Timestamp),
+  q: Type.Optional(FreeText({ minLength: 3, maxLength: 100, description: 'text in the transaction id, the reference or the transfer id (3 characters at least)' })),
+  ...Paging,
+}, { additionalProperties: false });
+
+const TransferRow = Type.Object({
+  workflowId: Type.String(),
+  direction: Type.String(),
+  id: Type.String(),
+  transactionId: Type.Union([Type.String(), Type.Null()]),
+  reference: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String(),
+  phase: Type.Union([Type.String(), Type.Null()]),
+  final: Type.Boolean(),
+  needsReview: Type.Boolean(),
+  needsRouting: Type.Boolean(),
+  escalated: Type.Boolean(),
+  subsidiaryDid: Type.Union([Type.String(), Type.Null()]),
+  counterpartyDid: Type.Union([Type.String(), Type.Null()]),
+  asset: Type.Union([Type.String(), Type.Null()]),
+  amount: Type.Union([Type.String(), Type.Null()]),
+  hits: Type.Unknown({ description: 'screening hits: sanctions-list entries and scores' }),
+  decision: Type.Unknown({ description: 'the decision and who made it' }),
+  deadlineAt: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+
+const RunQuery = Type.Object({
+  vaspDID: Type.Optional(DID),
+  status: Type.Optional(Type.Union(['running', 'succeeded', 'failed', 'skipped'].map((s) => Type.Literal(s)))),
+  ...Paging,
+}, { additionalProperties: false });
+const Nullable = (t: ReturnType<typeof Type.String> | ReturnType<typeof Type.Number>) => Type.Union([t, Type.Null()]);
+const RunRow = Type.Object({
+  runId: Type.String(), vaspDid: Type.String(), workflowId: Type.String(), trigger: Type.String(), mode: Type.String(),
+  status: Type.String(), phase: Type.String(), startedAt: Type.String(), finishedAt: Nullable(Type.String()),
+  desired: Nullable(Type.Number()), toAdd: Nullable(Type.Number()), toUpdate: Nullable(Type.Number()), toRemove: Nullable(Type.Number()),
+  rejected: Type.Number(), error: Nullable(Type.String()),
+});
+
+const RotationQuery = Type.Object({
+  vaspDID: Type.Optional(DID),
+  status: Type.Optional(Type.Union(['running', 'completed', 'failed'].map((s) => Type.Literal(s)))),
+  ...Paging,
+}, { additionalProperties: false });
+const RotationRow = Type.Object({
+  workflowId: Type.String(), runId: Type.String(), vaspDid: Type.String(), requestedBy: Type.String(), reason: Type.String(),
+  status: Type.String(), step: Nullable(Type.String()), newKeyId: Nullable(Type.String()), newDid: Nullable(Type.String()),
+  previousDid: Nullable(Type.String()), error: Type.Unknown(), startedAt: Type.String(), finishedAt: Nullable(Type.String()),
+});
+
+const MAX_LIMIT = 200;
+
+/** The paging parameters, checked. */
+export function paging(q: { limit?: string; cursor?: string; order?: string }): { limit: number; order: ListOrder; cursor?: CursorKey } {
+  const limit = q.limit === undefined ? 50 : Number(q.limit);
+  if (!(limit >= 1 && limit <= MAX_LIMIT)) throw new ValidationError('querystring.limit', `must be from 1 to ${MAX_LIMIT}`);
+  return { limit, order: q.order === 'asc' ? 'asc' : 'desc', ...(q.cursor !== undefined ? { cursor: decodeCursor(q.cursor) } : {}) };
+}
+
+function timestamp(raw: string | undefined, name: string): Date | undefined {
+  if (raw === undefined) return undefined;
+  const ok = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(raw);
+  const at = ok ? new Date(raw) : undefined;
+  if (!at || Number.isNaN(at.getTime())) {
+    throw new ValidationError(`querystring.${name}`, 'must be an ISO 8601 date (2026-11-24) or date-time with a zone (2026-11-24T10:00:00Z)');
+  }
+  return at;
+}
+
+/** The transfer list's filters, checked: a bad one is a 400 naming the parameter. */
+export function transferFilter(q: Static<typeof TransferQuery>): TransferViewFilter {
+  const createdFrom = timestamp(q.createdFrom, 'createdFrom');
+  const createdTo = timestamp(q.createdTo, 'createdTo');
+  if (createdFrom && createdTo && createdFrom >= createdTo) throw new ValidationError('querystring.createdTo', 'must be later than createdFrom');
+  const text = q.q?.trim().toLowerCase();
+  if (q.q !== undefined && (text ?? '').length < 3) throw new ValidationError('querystring.q', 'must hold at least 3 characters besides spaces');
+  return {
+    direction: q.direction,
+    statuses: q.status ? [...new Set(q.status.split(','))] : undefined,
+    needs: q.needs,
+    subsidiaryDid: q.subsidiary,
+    counterpartyDid: q.counterparty,
+    asset: q.asset,
+    createdFrom,
+    createdTo,
+    text,
+  };
+}
+
+const page = <T>(p: { rows: T[]; next?: CursorKey }) => ({ data: p.rows, nextCursor: p.next ? encodeCursor(p.next) : null });
+
+export interface ListRouteDeps {
+  pool: Pool;
+  temporal: Client;
+  logger: Logger;
+  group?: GroupConfig;
+  transfers?: TransferContext;
+}
+
+export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
+  app.get('/v1/transfers', {
+    schema: {
+      tags: ['console'],
+      summary: 'Transfers in both directions, filtered, newest (or oldest) first, a page at a time',
+      description:
+        'Reads the transfer list the workflows keep current at each change of state. Filters combine with AND. ' +
+        '`needs=review` (or `routing`, `either`) with `order=asc` is the review queue. Pass `nextCursor` back as ' +
+        '`cursor` for the next page; a bad filter answers 400 naming it.',
+      querystring: TransferQuery,
+      response: { 200: PageOf(TransferRow) },
+    },
+  }, async (request) => {
+    const q = request.query as Static<typeof TransferQuery>;
+    return page(await listTransferViews(deps.pool, transferFilter(q), paging(q)));
+  });
+
+  app.get('/v1/address-book/runs', {
+    schema: {
+      tags: ['console'],
+      summary: 'Address-book reconciliation runs of every subsidiary (or one), newest (or oldest) first',
+      querystring: RunQuery,
+      response: { 200: PageOf(RunRow) },
+    },
+  }, async (request) => {
+    const q = request.query as Static<typeof RunQuery>;
+    return page(await listAddressBookRuns(deps.pool, { vaspDids: q.vaspDID ? [q.vaspDID] : undefined, status: q.status }, paging(q)));
+  });
+
+  app.get('/v1/key-rotations', {
+    schema: {
+      tags: ['console'],
+      summary: 'Key rotations of the group\'s VASPs (API, CLI and schedules), newest (or oldest) first',
+      querystring: RotationQuery,
+      response: { 200: PageOf(RotationRow) },
+    },
+  }, async (request) => {
+    const q = request.query as Static<typeof RotationQuery>;
+    return page(await listKeyRotations(deps.pool, { vaspDid: q.vaspDID, status: q.status }, paging(q)));
+  });
+
+  app.post('/v1/transfers/list/rebuild', {
+    schema: {
+      tags: ['console'],
+      summary: 'Rebuild the transfer list from the network and the running workflows (fills gaps; newer rows stay)',
+      description: 'Pages through GET /tx/list for every VASP of the group; an unfinished transfer whose workflow runs is written from the workflow\'s own state. See docs/console.md.',
+      response: { 200: Type.Object({ listed: Type.Number(), fromNetwork: Type.Number(), fromWorkflows: Type.Number() }) },
+    },
+  }, async () => {
+    const ctx = needTransfers(deps);
+    return rebuildTransferView({ pool: deps.pool, network: ctx.network, temporal: deps.temporal, group: deps.group ?? loadConfig().group, logger: deps.logger });
+  });
+}

@@ -1,0 +1,20 @@
+import type { CursorKey } from '../lib/listing/cursor';
+
+/** Oldest first or newest first; every list endpoint sorts by a timestamp, then a unique id. */
+export type ListOrder = 'asc' | 'desc';
+
+/** A timestamptz as text with every microsecond, so the cursor built from it finds the row exactly. */
+export const exactTimestamp = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * Keyset pagination over (timeColumn, idColumn): the condition for the rows after `cursor` and the ORDER BY, with the
+ * cursor's values appended to `params`. A row comparison walks the (…, time, id) index without an offset.
+ */
+export function keyset(params: unknown[], timeColumn: string, idColumn: string, order: ListOrder, cursor?: CursorKey): { where?: string; orderBy: string } {
+  const dir = order === 'asc' ? 'asc' : 'desc';
+  const orderBy = `order by ${timeColumn} ${dir}, ${idColumn} ${dir}`;
+  if (!cursor) return { orderBy };
+  params.push(cursor.at, cursor.id);
+  const op = order === 'asc' ? '>' : '<';
+  return { where: `(${timeColumn}, ${idColumn}) ${op} ($${params.length - 1}::timestamptz, $${params.length})`, orderBy };
+}
