@@ -272,8 +272,9 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     expect(s).toMatchObject({ status: 'FAILED', final: true, error: { type: 'ValidationError', field: 'originatorVASPdid' } });
     expect(s.error!.message).toMatch(/gateway/);
     const { events } = await handle.fetchHistory();
-    // Refused at once (a retried step would back off from 200 ms for 30 attempts), then reported: two local activities.
-    expect(events!.filter((e) => e.markerRecordedEventAttributes).length).toBe(2);
+    // Refused at once (a retried step would back off from 200 ms for 30 attempts), then written to the console's list and
+    // reported: three local activities, plus the marker of the console-transfer-view patch.
+    expect(events!.filter((e) => e.markerRecordedEventAttributes).length).toBe(4);
     const [first, last] = [events![0]!.eventTime!, events!.at(-1)!.eventTime!];
     expect(Number(last.seconds) - Number(first.seconds)).toBeLessThan(5);
     expect(await transactionsWithRef(key)).toBe(0);

@@ -11,8 +11,8 @@ import { Type, type Static } from 'typebox';
 import { listAddressBookRuns } from '../../../db/address-book-runs';
 import { listKeyRotations } from '../../../db/key-rotations';
 import type { ListOrder } from '../../../db/listing';
-import { listTransferViews, type TransferViewFilter } from '../../../db/transfer-view';
-import { ValidationError } from '../../../lib/errors';
+import { getTransferView, listTransferViews, type TransferViewFilter } from '../../../db/transfer-view';
+import { NotFoundError, ValidationError } from '../../../lib/errors';
 import { decodeCursor, encodeCursor, type CursorKey } from '../../../lib/listing/cursor';
 import { FreeText } from '../../../lib/text';
 import type { Logger } from '../../../lib/logger';
@@ -154,6 +154,20 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
   }, async (request) => {
     const q = request.query as Static<typeof TransferQuery>;
     return page(await listTransferViews(deps.pool, transferFilter(q), paging(q)));
+  });
+
+  app.get('/v1/transfers/list/:workflowId', {
+    schema: {
+      tags: ['console'],
+      summary: 'One transfer as the list shows it, by its workflow id (outgoing-<id> or incoming-<transaction id>)',
+      params: Type.Object({ workflowId: Type.String({ pattern: '^(outgoing|incoming)-[A-Za-z0-9._:-]{1,128}$' }) }),
+      response: { 200: Type.Object({ ...TransferRow.properties, version: Type.Number() }) },
+    },
+  }, async (request) => {
+    const { workflowId } = request.params as { workflowId: string };
+    const found = await getTransferView(deps.pool, workflowId);
+    if (!found) throw new NotFoundError(`no transfer ${workflowId} in the list`, { field: 'workflowId' });
+    return found;
   });
 
   app.get('/v1/address-book/runs', {
