@@ -5,6 +5,7 @@ import type { Logger } from '../lib/logger';
 import { addressBookActivities } from './address-book/reconcile';
 import { withFailureMapping } from './failures';
 import { incomingActivities } from './incoming';
+import { incomingSweepActivities } from './incoming/sweep';
 import { keyRotationActivities } from './keys/key-rotation';
 import { directoryActivities } from './network/directory';
 import type { NetworkClient } from './network/network-client';
@@ -37,6 +38,7 @@ export function createActivities(deps: ActivityDeps) {
     ...addressBookActivities(deps),
     ...retentionActivities(deps),
     ...transferViewActivities(deps),
+    ...incomingSweepActivities(deps),
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,

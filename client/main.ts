@@ -14,6 +14,8 @@ import { ensureAddressBookSchedules } from './address-book-schedules';
 import { buildApi } from './api/server';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
+import { loadIncomingConfig } from '../activities/incoming/config';
 import { createTemporalClient } from './temporal';
 
 runMain('api', async (log) => {
@@ -29,6 +31,7 @@ runMain('api', async (log) => {
   log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
   log.info({ schedules: await ensureAddressBookSchedules(temporal, config) }, 'address-book schedules ensured');
   log.info({ schedule: await ensureRetentionSchedule(temporal, config) }, 'retention schedule ensured');
+  log.info({ schedule: await ensureIncomingSweepSchedule(temporal, { group: config.group, taskQueue: config.temporal.taskQueue }, loadIncomingConfig()) }, 'incoming sweep schedule ensured');
   const app = await buildApi({
     temporal,
     pool,

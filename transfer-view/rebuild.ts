@@ -102,7 +102,7 @@ export async function rebuildTransferView(deps: RebuildDeps): Promise<RebuildRes
   const result: RebuildResult = { listed: 0, fromNetwork: 0, fromWorkflows: 0 };
   for (const vaspDid of group) {
     for (let page = 0; ; page++) {
-      const { transactions, paginateInfo } = await txList<ListedTx>(deps.network, vaspDid, page);
+      const { transactions, paginateInfo } = await txList<ListedTx>(deps.network, { vaspDID: vaspDid, page, sort: 'createdAt:ASC' });
       for (const tx of transactions) {
         result.listed++;
         for (const row of rowsFromNetwork(tx, group)) {

@@ -12,6 +12,9 @@ export const workflowIds = {
   outgoingTransfer: (ref: string) => `outgoing-${ref}`,
   /** One workflow per incoming transaction: every webhook about it signals (or starts) the same one. */
   incomingTransfer: (transactionId: string) => `incoming-${transactionId}`,
+  /** The schedule of the sweep that starts incoming transfers no webhook started, and the id its runs start under. */
+  incomingSweepSchedule: 'incoming-sweep-schedule',
+  scheduledIncomingSweep: 'incoming-sweep',
   /** One on-demand reconciliation per subsidiary at a time (scheduled runs get the schedule's time appended). */
   addressBookReconcile: (vaspDid: string) => `address-book-reconcile-${vaspDid}`,
   /** The nightly schedule of a subsidiary, and the id its runs start under (plus the scheduled time). */

@@ -5,3 +5,4 @@ export { outgoingTransfer } from './outgoing-transfer';
 export { keyRotation, scheduledKeyRotation } from './key-rotation';
 export { incomingTransfer } from './incoming-transfer';
 export { retentionSweep } from './retention';
+export { incomingSweep } from './incoming-sweep';

@@ -15,16 +15,23 @@ export interface IncomingConfig {
   pollInterval: string;
   /** Name similarity from 0 to 1 at which a sanctions entry is a hit (SCREENING_NAME_THRESHOLD, 0.85). */
   screeningThreshold: number;
+  /**
+   * How often the sweep lists the network's unanswered incoming transactions and starts any that no webhook started
+   * (INCOMING_SWEEP_INTERVAL, 10m; `off` removes the schedule).
+   */
+  sweepInterval: string | null;
+  /** Only transactions at least this old are swept, leaving the webhook time to start them (INCOMING_SWEEP_MIN_AGE, 2m). */
+  sweepMinAge: string;
   /** Per-subsidiary signing secrets of the address webhook: JSON {vaspDID: secret} (ADDRESS_WEBHOOK_SECRETS). */
   addressWebhookSecrets: Record<string, string>;
 }
 
 type Env = Record<string, string | undefined>;
 
-function duration(env: Env, name: string, fallback: string): string {
+function duration(env: Env, name: string, fallback: string, zero = false): string {
   const raw = (env[name] || fallback).trim();
-  if (!/^\d{1,9}(ms|s|m|h|d)$/.test(raw) || /^0+[a-z]+$/.test(raw)) {
-    throw new ConfigError(name, `"${raw}" is not a positive duration`, `Set ${name} to a number with a unit ms, s, m, h or d (default ${fallback})`);
+  if (!/^\d{1,9}(ms|s|m|h|d)$/.test(raw) || (!zero && /^0+[a-z]+$/.test(raw))) {
+    throw new ConfigError(name, `"${raw}" is not a ${zero ? '' : 'positive '}duration`, `Set ${name} to a number with a unit ms, s, m, h or d (default ${fallback})`);
   }
   return raw;
 }
@@ -49,6 +56,8 @@ export function loadIncomingConfig(env: Env = process.env): IncomingConfig {
     reviewDeadline: duration(env, 'INCOMING_REVIEW_DEADLINE', '4h'),
     pollInterval: duration(env, 'INCOMING_POLL_INTERVAL', '5m'),
     screeningThreshold: threshold,
+    sweepInterval: (env.INCOMING_SWEEP_INTERVAL ?? '').trim().toLowerCase() === 'off' ? null : duration(env, 'INCOMING_SWEEP_INTERVAL', '10m'),
+    sweepMinAge: duration(env, 'INCOMING_SWEEP_MIN_AGE', '2m', true),
     addressWebhookSecrets: secrets,
   };
 }

@@ -26,10 +26,19 @@ export async function txAction<T extends { status?: string }>(
   }
 }
 
-/** One page of `GET /tx/list?vaspDID=` (both directions, oldest first; at most 100 per page, the network's limit). */
-export function txList<T>(network: NetworkClient, vaspDid: string, page: number): Promise<{ transactions: T[]; paginateInfo?: { totalPages?: number } }> {
-  return network.call('GET /tx/list', () =>
-    network.api.get('tx/list', { searchParams: { vaspDID: vaspDid, page, resultsPerPage: 100, sort: 'createdAt:ASC' } })
-      .json<{ transactions: T[]; paginateInfo?: { totalPages?: number } }>(),
-  );
+/** One page of `GET /tx/list` (network-api-facts.md: `page` from 0, at most 100 per page, the network's limit). */
+export interface TxListPage<T> {
+  transactions: T[];
+  paginateInfo?: { totalPages?: number; currentPage?: number };
+}
+
+export function txList<T>(
+  network: NetworkClient,
+  query: { vaspDID: string; page: number; txDirection?: 'incoming' | 'outgoing'; status?: string[]; sort?: string },
+): Promise<TxListPage<T>> {
+  const searchParams = new URLSearchParams({ vaspDID: query.vaspDID, page: String(query.page), resultsPerPage: '100' });
+  if (query.txDirection) searchParams.set('txDirection', query.txDirection);
+  if (query.sort) searchParams.set('sort', query.sort);
+  for (const s of query.status ?? []) searchParams.append('status', s);
+  return network.call('GET /tx/list', () => network.api.get('tx/list', { searchParams }).json<TxListPage<T>>());
 }

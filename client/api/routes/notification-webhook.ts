@@ -3,13 +3,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Type } from 'typebox';
 import type { NetworkTransaction, TransferContext } from '../../../activities/transfers';
-import { AuthenticationError, UpstreamUnavailableError, ValidationError } from '../../../lib/errors';
+import { AuthenticationError, ConfigError, UpstreamUnavailableError, ValidationError } from '../../../lib/errors';
+import { claimWebhook, recordWebhookOutcome, releaseWebhook } from '../../../db/received-webhooks';
 import { verifyWebhookSignature } from '../../../lib/webhook-signature';
 import { workflowIds } from '../../../workflows/ids';
 import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
 import { transactionUpdatedSignal as incomingUpdatedSignal } from '../../../workflows/incoming-transfer.messages';
 import { incomingTransfer } from '../../../workflows';
 import { loadConfig, type GroupConfig } from '../../../lib/config';
+import { isIncomingToGroup } from '../../../lib/group';
 import { loadIncomingConfig, type IncomingConfig } from '../../../activities/incoming/config';
 import { needTransfers } from './transfers';
 
@@ -23,6 +25,12 @@ export interface WebhookRouteDeps {
 }
 
 type Outcome = 'signalled' | 'late' | 'not-ours' | 'incoming';
+
+/**
+ * A claim still `processing` after this long belongs to a request that died before handing the delivery on (a hand-over
+ * takes well under a second, and the network waits at most 15 s for an answer): a redelivery may take it over.
+ */
+const CLAIM_STALE_AFTER_SECONDS = 60;
 
 const Ack = Type.Object({
   received: Type.Boolean(),
@@ -86,19 +94,20 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       const endpoint = (request.params as { endpoint?: string }).endpoint;
       const raw = (request as FastifyRequest & { rawBody?: string }).rawBody ?? '';
       const secrets = secretsFor(ctx, endpoint);
-      if (secrets.length === 0) throw new AuthenticationError(`no signing secret is configured for this endpoint (NOTIFICATION_WEBHOOK_SECRETS)`);
+      // Our own misconfiguration, not the sender's fault: a 5xx makes the network deliver again once it is fixed.
+      if (secrets.length === 0) {
+        throw new ConfigError('NOTIFICATION_WEBHOOK_SECRETS', 'no signing secret is configured for this endpoint', 'Add the endpoint\'s secret');
+      }
       if (!verified(secrets, request.headers, raw)) throw new AuthenticationError('webhook signature does not verify');
 
       const { message, tx } = transactionOf(request.body);
       const header = (name: string) => (typeof request.headers[name] === 'string' ? (request.headers[name] as string) : undefined);
       const webhookId = header('webhook-id') ?? header('svix-id') ?? `sha256:${createHash('sha256').update(raw).digest('hex')}`;
-      const claimed = await ctx.pool.query(
-        `insert into received_webhooks (webhook_id, endpoint, message_type, transaction_id, transaction_ref, status,
-           originator_vasp_did, beneficiary_vasp_did, outcome)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, 'processing') on conflict (webhook_id) do nothing`,
-        [webhookId, endpoint ?? '', message ?? null, tx.id, tx.transactionRef ?? null, tx.status, tx.originatorVASPdid ?? null, tx.beneficiaryVASPdid ?? null],
-      );
-      if (!claimed.rowCount) return { received: true, duplicate: true };
+      const claimed = await claimWebhook(ctx.pool, {
+        webhookId, endpoint: endpoint ?? '', messageType: message ?? null, transactionId: tx.id, transactionRef: tx.transactionRef ?? null,
+        status: tx.status!, originatorVaspDid: tx.originatorVASPdid ?? null, beneficiaryVaspDid: tx.beneficiaryVASPdid ?? null,
+      }, CLAIM_STALE_AFTER_SECONDS);
+      if (!claimed) return { received: true, duplicate: true };
 
       let outcome: Outcome;
       try {
@@ -106,11 +115,11 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
         if (outcome === 'not-ours') outcome = await deliverIncoming(deps, tx);
       } catch (e) {
         // Let the network deliver again: forget the claim.
-        await ctx.pool.query('delete from received_webhooks where webhook_id = $1', [webhookId]);
+        await releaseWebhook(ctx.pool, webhookId);
         request.log.warn({ err: { message: (e as Error).message }, transactionId: tx.id }, 'webhook could not be delivered to its workflow');
         throw new UpstreamUnavailableError('the webhook could not be passed on; deliver it again');
       }
-      await ctx.pool.query('update received_webhooks set outcome = $2 where webhook_id = $1', [webhookId, outcome]);
+      await recordWebhookOutcome(ctx.pool, webhookId, outcome);
       return { received: true, duplicate: false, outcome };
     };
 
@@ -132,10 +141,7 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
 async function deliverIncoming(deps: WebhookRouteDeps, tx: NetworkTransaction): Promise<Outcome> {
   const group = deps.group ?? loadConfig().group;
   const gateway = group.gatewayDid;
-  const beneficiary = tx.beneficiaryVASPdid;
-  if (!gateway || !deps.taskQueue || !beneficiary) return 'not-ours';
-  if (beneficiary !== gateway && !group.subsidiaryDids.includes(beneficiary)) return 'not-ours';
-  if (tx.originatorVASPdid && (tx.originatorVASPdid === gateway || group.subsidiaryDids.includes(tx.originatorVASPdid))) return 'not-ours';
+  if (!gateway || !deps.taskQueue || !isIncomingToGroup(group, tx)) return 'not-ours';
   const incoming = deps.incoming ?? loadIncomingConfig();
   try {
     await startOrSignal(deps, tx, gateway, group, incoming);
