@@ -260,7 +260,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     transactionId: input.transactionId, subsidiaryDid: state.subsidiaryDid!, gatewayDid: input.gatewayDid, threshold: input.screeningThreshold,
   });
   record('screened', { nameHits: state.screening.nameHits.length, addressHits: state.screening.addressHits.length });
-  const hit = state.screening.nameHits.length > 0 || state.screening.addressHits.length > 0 || state.screening.skipped === 'undecryptable';
+  const hit = state.screening.nameHits.length > 0 || state.screening.addressHits.length > 0 || (state.screening.skipped === 'undecryptable' || state.screening.skipped === 'unreadable');
 
   let decision: DecisionRequest = { decision: 'approve', reason: 'no screening hit', actor: 'system:screening' };
   if (hit) {

@@ -1,6 +1,6 @@
 import ky from 'ky';
 import type { Pool } from 'pg';
-import { ConflictError, CryptoError, ValidationError } from '../../lib/errors';
+import { AppError, ConflictError, CryptoError, ValidationError } from '../../lib/errors';
 import { checkEntry } from '../../lib/address-book/entry';
 import { upsertEntries } from '../../db/address-registry';
 import type { Logger } from '../../lib/logger';
@@ -81,6 +81,15 @@ export function originatorNames(tx: NetworkTx): string[] {
   return [...new Set(names)];
 }
 
+/**
+ * Why a counterparty's personal data could not be read, for the reviewer: the error's kind and our rule, never the
+ * offending field name or value, which come from the counterparty's data.
+ */
+export function unreadableReason(e: unknown): string {
+  if (e instanceof AppError) return `${e.name}: ${typeof e.details.rule === 'string' ? e.details.rule : e.message}`;
+  return `${e instanceof Error ? e.name : 'Error'}: the personal data is malformed`;
+}
+
 export function incomingActivities(deps: IncomingDeps) {
   const info = (id: string) => txInfo<NetworkTx>(deps.network, id);
 
@@ -141,13 +150,25 @@ export function incomingActivities(deps: IncomingDeps) {
       const fetched = await info(input.transactionId);
       // The originator encrypted to the key it could see: the gateway's (it sees only the parent) or, when it sent to
       // the subsidiary directly, the subsidiary's. Either keyring (current or retired keys) may open it.
-      let names = originatorNames(fetched);
+      // Whatever a counterparty sends may fail to decrypt or parse; that holds the transfer for a person (with the
+      // reason) instead of failing it. Only a failure worth retrying (the network unreachable) fails the attempt.
+      let unreadable: { kind: 'undecryptable' | 'unreadable'; reason: string } | undefined;
+      const read = (tx: NetworkTx): string[] => {
+        try {
+          return originatorNames(tx);
+        } catch (e) {
+          unreadable = { kind: 'unreadable', reason: unreadableReason(e) };
+          return [];
+        }
+      };
+      let names = read(fetched);
       for (const did of [input.subsidiaryDid, input.gatewayDid]) {
         if (names.length > 0) break;
         try {
-          names = originatorNames(await deps.decrypt(fetched, did));
+          names = read(await deps.decrypt(fetched, did));
         } catch (e) {
-          if (!(e instanceof CryptoError)) throw e;
+          if (e instanceof AppError && e.retryable) throw e;
+          unreadable = { kind: e instanceof CryptoError ? 'undecryptable' : 'unreadable', reason: unreadableReason(e) };
         }
       }
       const tx = fetched;
@@ -160,7 +181,11 @@ export function incomingActivities(deps: IncomingDeps) {
         nameHits: unique.map((h) => ({ list: h.list, entNum: h.entNum, matchedName: h.matchedName, score: h.score })),
         addressHits: addressHits.map((h) => ({ list: h.list, asset: h.asset, entNum: h.entNum })),
         // Personal data that none of our keys opens cannot be cleared by screening: a person must look at it.
-        ...(names.length === 0 ? { skipped: fetched.pii ? ('undecryptable' as const) : ('no-personal-data' as const) } : {}),
+        ...(names.length === 0
+          ? unreadable
+            ? { skipped: unreadable.kind, unreadableReason: unreadable.reason }
+            : { skipped: fetched.pii ? ('undecryptable' as const) : ('no-personal-data' as const) }
+          : {}),
       };
     },
 

@@ -165,6 +165,33 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(held.screening!.nameHits[0]).toMatchObject({ entNum: 900001 });
   });
 
+  it('malformed personal data from the counterparty holds the transfer for review with the reason, instead of failing it', async () => {
+    const address = evm('m1');
+    await register(g.subA, address);
+    const extToken = await sb.token(g.externalUser);
+    const ext = async (path: string, body?: unknown) => {
+      const r = await fetch(`${sb.url}${path}`, {
+        method: 'POST', headers: { authorization: `Bearer ${extToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      expect(r.ok).toBe(true);
+      return (await r.json()) as Json;
+    };
+    // A flattened key no IVMS101 path has: the personal data cannot be parsed.
+    const created = await ext('/tx/create', {
+      transactionAsset: 'ETH', transactionAmount: '1000', originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway,
+      transactionBlockchainInfo: { origin: '0x5555555555555555555555555555555555555555', destination: address },
+      pii: { originator: { 'Jane Doe 1981-03-12': 'x' } },
+    });
+    if (created.status === 'NEW') await ext(`/tx/approve?id=${created.id}`);
+    const held = await until(created.id, (s) => s.phase === 'awaiting-review');
+    expect(held.screening).toMatchObject({ screenedNames: 0, skipped: 'unreadable', unreadableReason: 'ValidationError: is not a valid field name' });
+    expect(JSON.stringify(held)).not.toContain('Jane Doe');
+    expect(JSON.stringify(held)).not.toContain('1981-03-12');
+    await api('POST', `/v1/transfers/${created.id}/decision`, { decision: 'decline', reason: 'unreadable personal data', actor: 'mlro@aurora' });
+    expect(await until(created.id, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'DECLINED' });
+  });
+
   it('duplicate, out-of-order and late webhooks change nothing', async () => {
     const deliver = async (webhookId: string, tx: Record<string, unknown>) => {
       const body = JSON.stringify({ message: 'notification.transactionUpdated', payload: { transaction: tx }, version: '1' });
