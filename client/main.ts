@@ -44,6 +44,7 @@ runMain('api', async (log) => {
       dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel),
     }),
     keystore,
+    console: { temporalUiUrl: config.uiOrigin, namespace: config.temporal.namespace },
   });
   await app.listen({ host: config.host, port: config.apiPort });
   log.info(`internal API listening on ${config.publicApiUrl} (docs at ${config.publicApiUrl}/docs)`);

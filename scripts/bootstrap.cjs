@@ -45,7 +45,8 @@ if (command === 'start') {
 } else if (command === 'test') {
   // Build the Temporal CLI (dev server) and the Temporal server with its SQL tool (the cluster suite) before jest starts,
   // so their progress is visible rather than hidden in globalSetup.
-  for (const script of ['temporal-cli.ts', 'temporal-server.ts']) {
+  // Chromium (Debian's, for the console's browser tests) is installed the same way when missing.
+  for (const script of ['temporal-cli.ts', 'temporal-server.ts', 'chromium.ts']) {
     const built = spawnSync(process.execPath, [tsx, join(root, 'scripts', script)], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
     if (built.status !== 0) process.exit(built.status ?? 1);
   }

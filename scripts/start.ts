@@ -136,6 +136,7 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
   say('travel-rule-orchestrator is running');
   say(`  Internal API   ${api}   (health ${api}/healthz)`);
   say(`  API docs       ${api}/docs`);
+  say(`  Console        ${api}/console   (the review queue; sign in with your name and role)`);
   if (urls.ui) say(`  Temporal UI    ${urls.ui}/namespaces/${config.temporal.namespace}/workflows`);
   if (urls.sandbox) say(`  Sandbox        ${urls.sandbox}`);
   say('');

@@ -20,6 +20,7 @@ import { transferRoutes } from './routes/transfers';
 import { keyRoutes } from './routes/keys';
 import { incomingRoutes } from './routes/incoming';
 import { listRoutes } from './routes/lists';
+import { consoleRoutes, type ConsoleSettings } from './routes/console';
 import { loadIncomingConfig, type IncomingConfig } from '../../activities/incoming/config';
 import { loadConfig } from '../../lib/config';
 
@@ -39,6 +40,8 @@ export interface ApiDeps {
   transfers?: TransferContext;
   /** Incoming transfers' settings (deadlines, screening threshold, address-webhook secrets); from the environment when absent. */
   incoming?: IncomingConfig;
+  /** The console's link to the Temporal UI; defaults to the development UI. */
+  console?: ConsoleSettings;
 }
 
 /**
@@ -80,6 +83,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   keyRoutes(app, deps);
   addressBookRoutes(app, deps);
   listRoutes(app, deps);
+  consoleRoutes(app, deps);
   incomingRoutes(app, {
     temporal: deps.temporal, pool: deps.pool, incoming: deps.incoming ?? loadIncomingConfig(),
     subsidiaryDids: (deps.group ?? loadConfig().group).subsidiaryDids,

@@ -52,10 +52,16 @@ function updateRefusal(e: WorkflowUpdateFailedError): Error {
 }
 
 async function update<A>(deps: IncomingRouteDeps, id: string, def: typeof routeUpdate | typeof decideUpdate, arg: A): Promise<IncomingStatus> {
+  const handle = deps.temporal.workflow.getHandle(workflowIds.incomingTransfer(id));
   try {
-    return await deps.temporal.workflow.getHandle(workflowIds.incomingTransfer(id)).executeUpdate(def as never, { args: [arg] as never });
+    return await handle.executeUpdate(def as never, { args: [arg] as never });
   } catch (e) {
-    if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no incoming transfer ${id}`, { field: 'id' });
+    if (e instanceof WorkflowNotFoundError) {
+      // A finished workflow takes no update either: that is a transfer already decided (or closed), not an unknown one.
+      const closed = await handle.describe().then((d) => d.status.name, () => undefined);
+      if (closed) throw new ConflictError(`transfer is no longer waiting for a person (its workflow is ${closed}): it was already decided or closed`);
+      throw new NotFoundError(`no incoming transfer ${id}`, { field: 'id' });
+    }
     if (e instanceof WorkflowUpdateFailedError) throw updateRefusal(e);
     throw e;
   }

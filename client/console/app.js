@@ -1,0 +1,590 @@
+// The compliance console: Preact + htm as ES modules, no build step. Every action goes through the internal API the
+// rest of the system uses; this file only renders and calls it.
+import { h, render } from 'preact';
+import { useEffect, useState, useCallback, useRef } from 'preact/hooks';
+import htm from 'htm';
+
+const html = htm.bind(h);
+const SESSION_KEY = 'tro-console-session';
+const QUEUE_REFRESH_MS = 3000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Session and API
+
+function loadSession() {
+  try {
+    return JSON.parse(sessionStorage.getItem(SESSION_KEY) || 'null');
+  } catch {
+    return null;
+  }
+}
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.error?.message || `HTTP ${status}`);
+    this.status = status;
+    this.body = body;
+    this.field = body?.error?.field;
+  }
+}
+
+async function api(session, method, path, body) {
+  const headers = {};
+  if (session?.token) headers.authorization = `Bearer ${session.token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  let parsed;
+  try {
+    parsed = text ? JSON.parse(text) : {};
+  } catch {
+    parsed = { error: { message: text } };
+  }
+  if (!r.ok) throw new ApiError(r.status, parsed);
+  return parsed;
+}
+
+const canDecide = (session) => ['compliance', 'admin'].includes(session?.role);
+const canOperate = (session) => ['operator', 'admin'].includes(session?.role);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Small pieces
+
+const short = (did) => (did ? (did.length > 26 ? `${did.slice(0, 16)}…${did.slice(-6)}` : did) : '—');
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+const ago = (iso) => {
+  if (!iso) return '';
+  const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
+  if (Math.abs(s) < 90) return s >= 0 ? `${s} s ago` : `in ${-s} s`;
+  const m = Math.round(s / 60);
+  if (Math.abs(m) < 90) return m >= 0 ? `${m} min ago` : `in ${-m} min`;
+  const hr = Math.round(m / 60);
+  return hr >= 0 ? `${hr} h ago` : `in ${-hr} h`;
+};
+
+function Message({ kind = 'error', children }) {
+  if (!children) return null;
+  return html`<div class="message ${kind}" role=${kind === 'error' ? 'alert' : 'status'}>${children}</div>`;
+}
+
+function StatusBadge({ status }) {
+  const kind = ['ACCEPTED'].includes(status) ? 'ok' : ['DECLINED', 'REJECTED', 'FAILED', 'CANCELLED', 'EXPIRED'].includes(status) ? 'bad' : '';
+  return html`<span class="badge ${kind}" data-status=${status}>${status}</span>`;
+}
+
+function hitsText(hits) {
+  if (!hits) return '—';
+  const names = (hits.nameHits || []).map((x) => `${x.matchedName} (${x.list} #${x.entNum}, ${Math.round(x.score * 100)} %)`);
+  const addresses = (hits.addressHits || []).map((x) => `address on ${x.list}`);
+  const all = [...names, ...addresses];
+  if (hits.skipped === 'undecryptable') all.push('personal data could not be decrypted');
+  return all.length ? all.join('; ') : 'none';
+}
+
+function errorText(e) {
+  if (e instanceof ApiError) {
+    if (e.status === 401) return 'You are not signed in, or your sign-in expired. Sign in again.';
+    if (e.status === 403) return `Your role may not do this: ${e.message}`;
+    return e.field ? `${e.message}` : e.message;
+  }
+  return `The console could not reach the API: ${e.message}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sign-in
+
+function SignIn({ onSignedIn }) {
+  const [token, setToken] = useState('');
+  const [name, setName] = useState('');
+  const [role, setRole] = useState('compliance');
+  const [error, setError] = useState('');
+  const submit = (e) => {
+    e.preventDefault();
+    if (!name.trim()) return setError('Your name is required: it is recorded with every decision you make.');
+    const session = { token: token.trim() || undefined, name: name.trim(), role };
+    sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
+    onSignedIn(session);
+  };
+  return html`<main class="signin">
+    <h2>Sign in to the Travel Rule console</h2>
+    <p class="muted">Paste a bearer token from your identity provider, or a development token (<code>npm start</code> writes
+      them to <code>.data/demo.json</code>), and say who you are.</p>
+    <form onSubmit=${submit}>
+      <label>Bearer token
+        <textarea id="token" value=${token} onInput=${(e) => setToken(e.currentTarget.value)} autocomplete="off" spellcheck="false"></textarea>
+      </label>
+      <div class="row" style="margin-top:.6rem">
+        <label>Your name<input id="name" value=${name} onInput=${(e) => setName(e.currentTarget.value)} required /></label>
+        <label>Role<select id="role" value=${role} onChange=${(e) => setRole(e.currentTarget.value)}>
+          ${['viewer', 'operator', 'compliance', 'admin'].map((r) => html`<option value=${r}>${r}</option>`)}
+        </select></label>
+        <button class="primary" type="submit">Sign in</button>
+      </div>
+      <${Message}>${error}<//>
+    </form>
+  </main>`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Review queue
+
+function Queue({ session }) {
+  const [rows, setRows] = useState(null);
+  const [error, setError] = useState('');
+  const [refreshedAt, setRefreshedAt] = useState(null);
+  const load = useCallback(async () => {
+    try {
+      const page = await api(session, 'GET', '/v1/transfers?needs=either&order=asc&limit=200');
+      setRows(page.data);
+      setError('');
+      setRefreshedAt(new Date());
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }, [session]);
+  useEffect(() => {
+    load();
+    const timer = setInterval(load, QUEUE_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [load]);
+  return html`<section aria-labelledby="queue-title">
+    <h2 id="queue-title">Review queue</h2>
+    <p class="muted" aria-live="polite">Transfers waiting for a person, oldest first. Refreshed every ${QUEUE_REFRESH_MS / 1000} s${refreshedAt ? `, last at ${refreshedAt.toLocaleTimeString()}` : ''}.</p>
+    <${Message}>${error}<//>
+    ${rows === null ? html`<p>Loading…</p>` : rows.length === 0 ? html`<p id="queue-empty">Nothing waits for review or routing.</p>` : html`
+    <table id="queue">
+      <thead><tr><th>Received</th><th>Waiting for</th><th>Screening hits</th><th>Deadline</th><th>Counterparty</th><th>Subsidiary</th><th>Amount</th><th>Transaction</th></tr></thead>
+      <tbody>${rows.map((r) => html`<tr class="clickable" data-id=${r.id}>
+        <td>${when(r.createdAt)}</td>
+        <td>${r.needsReview ? html`<span class="badge warn">screening review</span>` : html`<span class="badge warn">routing</span>`}</td>
+        <td class="hits">${r.needsReview ? hitsText(r.hits) : '—'}</td>
+        <td>${when(r.deadlineAt)} <span class="muted">${ago(r.deadlineAt)}</span> ${r.escalated ? html`<span class="badge bad">escalated</span>` : ''}</td>
+        <td class="mono" title=${r.counterpartyDid}>${short(r.counterpartyDid)}</td>
+        <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td>
+        <td>${r.amount ?? '—'} ${r.asset ?? ''}</td>
+        <td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
+      </tr>`)}</tbody>
+    </table>`}
+  </section>`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Transfer page
+
+function Timeline({ view, details }) {
+  if (!details) return html`<p class="muted">The workflow's history is not available.</p>`;
+  const entries = view.direction === 'incoming'
+    ? details.history.map((e) => ({ at: e.at, what: e.event, detail: e.detail }))
+    : details.history.map((e) => ({ at: e.at, what: e.status, detail: { source: e.source } }));
+  return html`<ol class="timeline">${entries.map((e) => html`<li>
+    <strong>${e.what}</strong> <span class="muted">${when(e.at)}</span>
+    ${e.detail ? html`<div class="muted">${Object.entries(e.detail).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' · ')}</div>` : ''}
+  </li>`)}</ol>`;
+}
+
+function DecisionForm({ session, view, onDone, onStale }) {
+  const [decision, setDecision] = useState('');
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    if (!decision) return setError('Choose accept or decline.');
+    if (!reason.trim()) return setError('A reason is required: it is recorded with the decision and sent to the network.');
+    setBusy(true);
+    try {
+      // A page that no longer shows the transfer as it is must not decide it: the reviewer reads the new state first.
+      const now = await api(session, 'GET', `/v1/transfers/list/${encodeURIComponent(view.workflowId)}`);
+      if (now.version !== view.version || !now.needsReview) {
+        setBusy(false);
+        return onStale(`Your decision was not sent: this page was out of date. The transfer changed since you opened it (now ${now.status}, ${now.phase}${now.decision ? `, decided by ${now.decision.actor}` : ''}); the page now shows its current state.`);
+      }
+      await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/decision`, {
+        decision: decision === 'accept' ? 'approve' : 'decline', reason: reason.trim(), actor: session.name,
+      });
+      onDone(true);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) {
+        setBusy(false);
+        return onStale(`This transfer cannot be decided now: ${err.message}. Another reviewer may have decided it; the page now shows its current state.`);
+      }
+      setError(errorText(err));
+    }
+    setBusy(false);
+  };
+  return html`<form id="decision-form" onSubmit=${submit} class="panel">
+    <h3>Decide</h3>
+    <fieldset class="row" style="border:0;padding:0">
+      <legend class="sr-only">Decision</legend>
+      <label class="row" style="flex-direction:row"><input type="radio" name="decision" value="accept" checked=${decision === 'accept'} onChange=${() => setDecision('accept')} /> Accept</label>
+      <label class="row" style="flex-direction:row"><input type="radio" name="decision" value="decline" checked=${decision === 'decline'} onChange=${() => setDecision('decline')} /> Decline</label>
+    </fieldset>
+    <label>Reason (recorded, and sent to the network on a decline)
+      <textarea id="reason" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)} maxlength="1000"></textarea>
+    </label>
+    <div class="row" style="margin-top:.6rem"><button id="decide" class="primary" type="submit" disabled=${busy}>Submit decision</button></div>
+    <${Message}>${error}<//>
+  </form>`;
+}
+
+function RouteForm({ session, view, config, onDone }) {
+  const [to, setTo] = useState(config.subsidiaryDids[0] || '');
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState('');
+  const submit = async (e) => {
+    e.preventDefault();
+    if (!reason.trim()) return setError('A reason is required.');
+    try {
+      await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/route`, { subsidiaryDid: to, reason: reason.trim(), actor: session.name });
+      onDone(true);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  return html`<form id="route-form" onSubmit=${submit} class="panel">
+    <h3>Route to a subsidiary</h3>
+    <label>Subsidiary<select id="route-to" value=${to} onChange=${(e) => setTo(e.currentTarget.value)}>
+      ${config.subsidiaryDids.map((d) => html`<option value=${d}>${d}</option>`)}</select></label>
+    <label>Reason<textarea id="route-reason" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)} maxlength="1000"></textarea></label>
+    <div class="row" style="margin-top:.6rem"><button class="primary" type="submit">Route</button></div>
+    <${Message}>${error}<//>
+  </form>`;
+}
+
+function TransferPage({ session, config, workflowId }) {
+  const [view, setView] = useState(null);
+  const [details, setDetails] = useState(null);
+  const [pii, setPii] = useState(null);
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const [problem, setProblem] = useState('');
+  const load = useCallback(async () => {
+    try {
+      const v = await api(session, 'GET', `/v1/transfers/list/${encodeURIComponent(workflowId)}`);
+      const path = v.direction === 'incoming' ? `/v1/incoming-transfers/${encodeURIComponent(v.id)}` : `/v1/transfers/${encodeURIComponent(v.id)}`;
+      // Both together, so the facts and the timeline never show two different moments.
+      const d = await api(session, 'GET', path).catch(() => null);
+      setView(v);
+      setDetails(d);
+      setError('');
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }, [session, workflowId]);
+  useEffect(() => { load(); }, [load]);
+  // A transfer being carried out (a decision on its way to the network, the counterparty's answer) moves on its own:
+  // keep the page current. One waiting for a person is not refreshed under the reader; a decision from a page that
+  // went stale meanwhile is refused on submit instead.
+  useEffect(() => {
+    if (!view || view.final || view.needsReview || view.needsRouting) return undefined;
+    const timer = setInterval(load, QUEUE_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [view?.final, view?.needsReview, view?.needsRouting, load]);
+  // The sender encrypted to the key it could see: the subsidiary's, or the gateway's (it sees only the parent).
+  const showPii = async () => {
+    const tried = [];
+    for (const did of [view.subsidiaryDid, config.gatewayDid, undefined].filter((d, i, all) => all.indexOf(d) === i)) {
+      try {
+        const tx = await api(session, 'GET', `/tx/info?id=${encodeURIComponent(view.transactionId)}${did ? `&vaspDID=${encodeURIComponent(did)}` : ''}`);
+        if (tx.ivms101) return setPii(tx.ivms101);
+      } catch (e) {
+        tried.push(errorText(e));
+      }
+    }
+    setPii({ note: 'no personal data could be decrypted with the keys held here', errors: tried });
+  };
+  if (error) return html`<${Message}>${error}<//>`;
+  if (!view) return html`<p>Loading…</p>`;
+  const temporalLink = `${config.temporalUiUrl}/namespaces/${encodeURIComponent(config.namespace)}/workflows/${encodeURIComponent(view.workflowId)}`;
+  const decisions = details?.history?.filter((e) => e.event === 'decision' || e.event === 'route-requested') ?? [];
+  return html`<section aria-labelledby="transfer-title">
+    <h2 id="transfer-title">${view.direction === 'incoming' ? 'Incoming' : 'Outgoing'} transfer <code>${view.id}</code> <${StatusBadge} status=${view.status} /></h2>
+    <${Message} kind="success">${notice}<//>
+    <div id="transfer-problem"><${Message}>${problem}<//></div>
+    <div class="columns">
+      <div>
+        <div class="panel"><dl class="facts" id="facts">
+          <dt>Status</dt><dd id="status">${view.status}${view.phase ? ` (${view.phase})` : ''}</dd>
+          <dt>Waiting for</dt><dd>${view.needsReview ? 'a screening review' : view.needsRouting ? 'routing by a person' : 'nobody'} ${view.escalated ? html`<span class="badge bad">escalated</span>` : ''}</dd>
+          <dt>Deadline</dt><dd>${when(view.deadlineAt)}</dd>
+          <dt>Subsidiary</dt><dd class="mono">${view.subsidiaryDid ?? '—'}</dd>
+          <dt>Counterparty</dt><dd class="mono">${view.counterpartyDid ?? '—'}</dd>
+          <dt>Amount</dt><dd>${view.amount ?? '—'} ${view.asset ?? ''}</dd>
+          <dt>Transaction id</dt><dd class="mono">${view.transactionId ?? '—'}</dd>
+          <dt>Reference</dt><dd class="mono">${view.reference ?? '—'}</dd>
+          <dt>Received</dt><dd>${when(view.createdAt)}</dd>
+          <dt>Screening hits</dt><dd id="hits">${hitsText(view.hits)}</dd>
+          <dt>Workflow</dt><dd><a href=${temporalLink} target="_blank" rel="noopener">${view.workflowId} in the Temporal UI</a></dd>
+        </dl></div>
+        <div class="panel" id="decisions"><h3>Decisions</h3>
+          ${view.decision ? html`<p id="decision">${view.decision.decision === 'approve' ? 'Accepted' : 'Declined'} by <strong>${view.decision.actor}</strong> at ${when(view.decision.at)}: “${view.decision.reason}”</p>` : ''}
+          ${decisions.filter((d) => d.event === 'route-requested').map((d) => html`<p>Routed to <code>${d.detail.subsidiaryDid}</code> by <strong>${d.detail.actor}</strong> at ${when(d.at)}: “${d.detail.reason}”</p>`)}
+          ${!view.decision && decisions.length === 0 ? html`<p class="muted">No decision by a person.</p>` : ''}
+        </div>
+        ${view.needsReview && canDecide(session) ? html`<${DecisionForm} session=${session} view=${view} onDone=${() => { setProblem(''); setNotice('Decision recorded.'); load(); }} onStale=${(text) => { setNotice(''); setProblem(text); load(); }} />` : ''}
+        ${view.needsReview && !canDecide(session) ? html`<p class="muted" id="no-decide">Your role (${session.role}) may read this transfer but not decide it.</p>` : ''}
+        ${view.needsRouting && canDecide(session) ? html`<${RouteForm} session=${session} view=${view} config=${config} onDone=${(ok) => { if (ok) setNotice('Routed.'); load(); }} />` : ''}
+      </div>
+      <div>
+        <div class="panel"><h3>History</h3><${Timeline} view=${view} details=${details} /></div>
+        ${canDecide(session) && view.transactionId ? html`<div class="panel"><h3>Personal data (IVMS101)</h3>
+          ${pii ? html`<pre class="pii" id="pii">${JSON.stringify(pii, null, 2)}</pre>` : html`<button id="show-pii" type="button" onClick=${showPii}>Decrypt and show</button>`}
+        </div>` : ''}
+      </div>
+    </div>
+  </section>`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Transfers list
+
+const FILTERS = ['direction', 'status', 'needs', 'subsidiary', 'counterparty', 'asset', 'createdFrom', 'createdTo', 'q'];
+
+function Transfers({ session }) {
+  const [filters, setFilters] = useState({});
+  const [rows, setRows] = useState(null);
+  const [next, setNext] = useState(null);
+  const [error, setError] = useState('');
+  const search = async (cursor) => {
+    const params = new URLSearchParams();
+    for (const k of FILTERS) if (filters[k]) params.set(k, filters[k]);
+    if (cursor) params.set('cursor', cursor);
+    try {
+      const page = await api(session, 'GET', `/v1/transfers?${params}`);
+      setRows(cursor ? [...rows, ...page.data] : page.data);
+      setNext(page.nextCursor);
+      setError('');
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  useEffect(() => { search(); }, []);
+  const input = (name, label, props = {}) => html`<label>${label}<input name=${name} value=${filters[name] || ''} onInput=${(e) => setFilters({ ...filters, [name]: e.currentTarget.value })} ...${props} /></label>`;
+  const select = (name, label, options) => html`<label>${label}<select name=${name} value=${filters[name] || ''} onChange=${(e) => setFilters({ ...filters, [name]: e.currentTarget.value })}>
+    <option value="">any</option>${options.map((o) => html`<option value=${o}>${o}</option>`)}</select></label>`;
+  return html`<section aria-labelledby="transfers-title">
+    <h2 id="transfers-title">Transfers</h2>
+    <form class="filters" onSubmit=${(e) => { e.preventDefault(); search(); }}>
+      ${select('direction', 'Direction', ['incoming', 'outgoing'])}
+      ${input('status', 'Status', { placeholder: 'ACCEPTED,DECLINED' })}
+      ${select('needs', 'Waiting for', ['review', 'routing', 'either'])}
+      ${input('subsidiary', 'Subsidiary DID')}
+      ${input('counterparty', 'Counterparty DID')}
+      ${input('asset', 'Asset')}
+      ${input('createdFrom', 'From', { type: 'date' })}
+      ${input('createdTo', 'To', { type: 'date' })}
+      ${input('q', 'Transaction id or reference')}
+      <button class="primary" type="submit">Search</button>
+    </form>
+    <${Message}>${error}<//>
+    ${rows && html`<table id="transfers">
+      <thead><tr><th>Created</th><th>Direction</th><th>Status</th><th>Subsidiary</th><th>Counterparty</th><th>Amount</th><th>Transfer</th></tr></thead>
+      <tbody>${rows.map((r) => html`<tr class="clickable">
+        <td>${when(r.createdAt)}</td><td>${r.direction}</td><td><${StatusBadge} status=${r.status} /> ${r.needsReview || r.needsRouting ? html`<span class="badge warn">waiting</span>` : ''}</td>
+        <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td><td class="mono" title=${r.counterpartyDid || ''}>${short(r.counterpartyDid)}</td>
+        <td>${r.amount ?? '—'} ${r.asset ?? ''}</td><td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
+      </tr>`)}</tbody></table>
+      ${rows.length === 0 ? html`<p>No transfer matches.</p>` : ''}
+      ${next ? html`<button type="button" onClick=${() => search(next)}>More</button>` : ''}`}
+  </section>`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Address book
+
+function parseCsv(text) {
+  // asset,address,customerRef[,vaspDID][,tag] with a header row; quoted cells may hold commas.
+  const rows = [];
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.trim()) continue;
+    const cells = [];
+    let cell = '';
+    let quoted = false;
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i];
+      if (quoted) {
+        if (c === '"' && line[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
+      } else if (c === '"') quoted = true; else if (c === ',') { cells.push(cell); cell = ''; } else cell += c;
+    }
+    cells.push(cell);
+    rows.push(cells);
+  }
+  const header = (rows.shift() || []).map((x) => x.trim());
+  return rows.map((cells) => Object.fromEntries(header.map((name, i) => [name, (cells[i] ?? '').trim()])));
+}
+
+function AddressBook({ session, config }) {
+  const [vasp, setVasp] = useState(config.subsidiaryDids[0] || '');
+  const [runs, setRuns] = useState([]);
+  const [reports, setReports] = useState([]);
+  const [message, setMessage] = useState({});
+  const [progress, setProgress] = useState(null);
+  const fileRef = useRef(null);
+  const load = useCallback(async () => {
+    try {
+      setRuns((await api(session, 'GET', `/v1/address-book/runs?vaspDID=${encodeURIComponent(vasp)}&limit=20`)).data);
+      setReports((await api(session, 'GET', `/v1/address-book/${encodeURIComponent(vasp)}/reports?limit=5&rejectedRows=5`)).reports);
+    } catch (e) {
+      setMessage({ kind: 'error', text: errorText(e) });
+    }
+  }, [session, vasp]);
+  useEffect(() => { load(); }, [load]);
+  const reconcile = async () => {
+    try {
+      const r = await api(session, 'POST', `/v1/address-book/${encodeURIComponent(vasp)}/reconcile`, { trigger: 'api' });
+      setMessage({ kind: 'success', text: `Reconciliation started (${r.workflowId}).` });
+      setTimeout(load, 1500);
+    } catch (e) {
+      setMessage({ kind: 'error', text: errorText(e) });
+    }
+  };
+  const upload = async (e) => {
+    e.preventDefault();
+    const file = fileRef.current?.files?.[0];
+    if (!file) return setMessage({ kind: 'error', text: 'Choose a CSV file (columns asset, address, customerRef; optional tag).' });
+    const entries = parseCsv(await file.text()).map((r) => ({ asset: r.asset, address: r.address, customerRef: r.customerRef, vaspDID: r.vaspDID || vasp, ...(r.tag ? { tag: r.tag } : {}) }));
+    const batch = 1000;
+    let done = 0;
+    setProgress({ done: 0, total: entries.length });
+    try {
+      for (let i = 0; i < entries.length; i += batch) {
+        await api(session, 'PUT', '/v1/addresses', { addresses: entries.slice(i, i + batch) });
+        done = Math.min(entries.length, i + batch);
+        setProgress({ done, total: entries.length });
+      }
+      setMessage({ kind: 'success', text: `${entries.length} addresses imported into the registry. Start a reconciliation to push them to the network.` });
+    } catch (err) {
+      setMessage({ kind: 'error', text: `Stopped after ${done} of ${entries.length} rows (rows ${done + 1}–${Math.min(entries.length, done + batch)} were refused, nothing of that batch was written): ${errorText(err)}` });
+    }
+  };
+  return html`<section aria-labelledby="ab-title">
+    <h2 id="ab-title">Address book</h2>
+    <div class="row">
+      <label>Subsidiary<select value=${vasp} onChange=${(e) => setVasp(e.currentTarget.value)}>${config.subsidiaryDids.map((d) => html`<option value=${d}>${d}</option>`)}</select></label>
+      ${canOperate(session) ? html`<button type="button" onClick=${reconcile}>Start a reconciliation</button>` : ''}
+    </div>
+    <${Message} kind=${message.kind}>${message.text}<//>
+    ${canOperate(session) ? html`<form class="panel" onSubmit=${upload}><h3>Import a CSV into the registry</h3>
+      <div class="row"><input type="file" accept=".csv,text/csv" ref=${fileRef} aria-label="CSV file" /><button type="submit">Upload</button>
+      ${progress ? html`<progress max=${progress.total} value=${progress.done}></progress> <span>${progress.done} / ${progress.total}</span>` : ''}</div></form>` : ''}
+    <h3>Runs</h3>
+    <table><thead><tr><th>Started</th><th>Trigger</th><th>Mode</th><th>Status</th><th>Phase</th><th>Added / updated / removed</th><th>Rejected</th></tr></thead>
+      <tbody>${runs.map((r) => html`<tr><td>${when(r.startedAt)}</td><td>${r.trigger}</td><td>${r.mode}</td><td>${r.status}</td><td>${r.phase}</td>
+        <td>${r.toAdd ?? '—'} / ${r.toUpdate ?? '—'} / ${r.toRemove ?? '—'}</td><td>${r.rejected}</td></tr>`)}</tbody></table>
+    <h3>Latest reports</h3>
+    ${reports.map((r) => html`<div class="panel"><strong>${r.status}</strong> ${when(r.finishedAt)} — ${r.durationMs} ms, added ${r.added}, updated ${r.updated}, removed ${r.removed}, rejected ${r.rejected}
+      ${r.rejectedRows.length ? html`<ul>${r.rejectedRows.map((x) => html`<li><code>${x.address}</code>: ${x.reason}</li>`)}</ul>` : ''}</div>`)}
+  </section>`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Keys
+
+function Keys({ session, config }) {
+  const vasps = [...(config.gatewayDid ? [config.gatewayDid] : []), ...config.subsidiaryDids];
+  const [state, setState] = useState({});
+  const [confirming, setConfirming] = useState(null);
+  const [reason, setReason] = useState('');
+  const [message, setMessage] = useState({});
+  const load = useCallback(async () => {
+    const next = {};
+    for (const did of vasps) {
+      try {
+        const keys = (await api(session, 'GET', `/v1/vasps/${encodeURIComponent(did)}/keys`)).keys;
+        const rotations = (await api(session, 'GET', `/v1/key-rotations?vaspDID=${encodeURIComponent(did)}&limit=1`)).data;
+        next[did] = { active: keys.find((k) => k.state === 'active'), last: rotations[0] };
+      } catch (e) {
+        next[did] = { error: errorText(e) };
+      }
+    }
+    setState(next);
+  }, [session]);
+  useEffect(() => { load(); }, [load]);
+  const rotate = async (e) => {
+    e.preventDefault();
+    if (reason.trim().length < 3) return setMessage({ kind: 'error', text: 'Give a reason of 3 characters or more.' });
+    try {
+      const r = await api(session, 'POST', `/v1/vasps/${encodeURIComponent(confirming)}/keys/rotate`, { reason: reason.trim(), requestedBy: session.name });
+      setMessage({ kind: 'success', text: `Rotation started: ${r.status}` });
+      setConfirming(null);
+      setReason('');
+      setTimeout(load, 2000);
+    } catch (err) {
+      setMessage({ kind: 'error', text: errorText(err) });
+    }
+  };
+  return html`<section aria-labelledby="keys-title">
+    <h2 id="keys-title">Keys</h2>
+    <${Message} kind=${message.kind}>${message.text}<//>
+    <table><thead><tr><th>VASP</th><th>Active key</th><th>Last rotation</th><th></th></tr></thead>
+      <tbody>${vasps.map((did) => {
+        const s = state[did] || {};
+        return html`<tr><td class="mono">${did}${did === config.gatewayDid ? ' (gateway)' : ''}</td>
+          <td class="mono">${s.error ? s.error : s.active ? html`${short(s.active.did)} <span class="muted">since ${when(s.active.activatedAt)}</span>` : 'none'}</td>
+          <td>${s.last ? html`${s.last.status} ${when(s.last.startedAt)} <span class="muted">by ${s.last.requestedBy}</span>` : '—'}</td>
+          <td>${canOperate(session) ? html`<button type="button" onClick=${() => setConfirming(did)}>Rotate…</button>` : ''}</td></tr>`;
+      })}</tbody></table>
+    ${confirming ? html`<form class="panel" onSubmit=${rotate} role="dialog" aria-labelledby="confirm-title">
+      <h3 id="confirm-title">Rotate the key of <code>${confirming}</code>?</h3>
+      <p>A new key is published as its <code>pii_didkey</code>; the current key is retired and kept for decrypting older data.</p>
+      <label>Reason<input value=${reason} onInput=${(e) => setReason(e.currentTarget.value)} autofocus /></label>
+      <div class="row" style="margin-top:.6rem"><button class="danger" type="submit">Yes, rotate</button><button type="button" onClick=${() => setConfirming(null)}>Cancel</button></div>
+    </form>` : ''}
+  </section>`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The shell
+
+const PAGES = [
+  ['queue', 'Review queue'],
+  ['transfers', 'Transfers'],
+  ['address-book', 'Address book'],
+  ['keys', 'Keys'],
+];
+
+function useRoute() {
+  const [hash, setHash] = useState(location.hash || '#/queue');
+  useEffect(() => {
+    const on = () => setHash(location.hash || '#/queue');
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return hash.slice(2).split('/').map(decodeURIComponent);
+}
+
+function App() {
+  const [session, setSession] = useState(loadSession());
+  const [config, setConfig] = useState(null);
+  const [error, setError] = useState('');
+  const [page, arg] = useRoute();
+  useEffect(() => {
+    fetch('/console/config.json').then((r) => r.json()).then(setConfig, (e) => setError(errorText(e)));
+  }, []);
+  if (!session) return html`<${SignIn} onSignedIn=${setSession} />`;
+  const signOut = () => {
+    sessionStorage.removeItem(SESSION_KEY);
+    setSession(null);
+  };
+  return html`<div>
+    <header>
+      <h1>Travel Rule console</h1>
+      <nav aria-label="Pages">${PAGES.map(([id, label]) => html`<a href=${`#/${id}`} aria-current=${page === id ? 'page' : undefined}>${label}</a>`)}</nav>
+      <span class="who" id="who">Signed in as <strong>${session.name}</strong> · role <strong id="role">${session.role}</strong></span>
+      <button type="button" onClick=${signOut}>Sign out</button>
+    </header>
+    <main>
+      <${Message}>${error}<//>
+      ${!config ? html`<p>Loading…</p>`
+        : page === 'transfer' ? html`<${TransferPage} key=${arg} session=${session} config=${config} workflowId=${arg} />`
+        : page === 'transfers' ? html`<${Transfers} session=${session} />`
+        : page === 'address-book' ? html`<${AddressBook} session=${session} config=${config} />`
+        : page === 'keys' ? html`<${Keys} session=${session} config=${config} />`
+        : html`<${Queue} session=${session} />`}
+    </main>
+  </div>`;
+}
+
+const root = document.getElementById('app');
+root.textContent = '';
+render(html`<${App} />`, root);

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { loadSdnList } from '../../activities/screening/sanctions-store';
+import { createDidKeyRecord } from '../../lib/crypto';
+import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
+import { CHROMIUM_PATH } from '../../scripts/chromium';
+import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+
+// JSON bodies of HTTP answers, read field by field in assertions.
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const SAMPLE = resolve(__dirname, '../../data/sanctions');
+/** Screenshots of every step, kept as the run's artifacts (gitignored). */
+const ARTIFACTS = resolve(__dirname, '../../test-artifacts/console');
+const evm = () => `0x${randomBytes(20).toString('hex')}`;
+
+describe('the compliance console in Chromium: a reviewer declines the sanctioned transfer; the queue refreshes itself', () => {
+  const g = groupSeed();
+  const gatewayKey = createDidKeyRecord();
+  let sb: RunningSandbox;
+  let orch: RunningOrchestrator;
+  let gwToken: string;
+  let browser: BrowserContext;
+  let profile: string;
+
+  const sandboxCall = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${sb.url}${path}`, {
+      method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await r.json()) as Json;
+  };
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${orch.apiUrl}${path}`, {
+      method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, body: (await r.json()) as Json };
+  };
+  /** A transfer from a sanctioned originator to a subsidiary's address, held for review. */
+  const sanctioned = async () => {
+    const address = evm();
+    expect((await api('PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: `c-${address.slice(-6)}` }] })).status).toBe(200);
+    const { id } = await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: address, originatorName: ['Ivan', 'Petrov'] });
+    await eventually(async () => ((await api('GET', `/v1/transfers/list/incoming-${id}`)).body.needsReview ? true : undefined), 30_000);
+    return id;
+  };
+  let step = 0;
+  const shot = async (page: Page, name: string) => {
+    await page.screenshot({ path: join(ARTIFACTS, `${String(++step).padStart(2, '0')}-${name}.png`), fullPage: true });
+  };
+  const signIn = async (page: Page, name: string, role: string) => {
+    await page.goto(`${orch.apiUrl}/console`);
+    await page.fill('#name', name);
+    await page.selectOption('#role', role);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#who');
+  };
+
+  beforeAll(async () => {
+    rmSync(ARTIFACTS, { recursive: true, force: true });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    sb = await startSandbox(g.seed);
+    orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
+      incoming: { routeDeadline: '1h', routeGiveUpAfter: '1h', reviewDeadline: '4h', pollInterval: '2s', screeningThreshold: 0.85 },
+    });
+    gwToken = await sb.token(g.gatewayUser);
+    await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
+    orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+    await loadSdnList(orch.pool, { list: 'console-browser', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });
+    profile = mkdtempSync(join(tmpdir(), 'tro-chromium-'));
+    // A fresh profile per run (playwright passes it as --user-data-dir).
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM_PATH,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1400, height: 900 },
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await orch?.close();
+    await sb?.close();
+  });
+
+  it('a reviewer signs in, finds the sanctioned transfer in the queue, reads its hits and declines it with a reason', async () => {
+    const id = await sanctioned();
+    const page = await browser.newPage();
+    await signIn(page, 'Rita Reviewer', 'compliance');
+    expect(await page.textContent('#who')).toContain('Rita Reviewer');
+    expect(await page.textContent('#role')).toBe('compliance');
+    const row = page.locator(`#queue tr[data-id="${id}"]`);
+    await row.waitFor();
+    expect(await row.locator('.hits').textContent()).toContain('PETROV, Ivan');
+    await shot(page, 'queue-with-the-sanctioned-transfer');
+
+    await row.locator('a').click();
+    await page.waitForSelector('#decision-form');
+    expect(await page.textContent('#hits')).toContain('PETROV, Ivan');
+    expect(await page.textContent('#status')).toContain('awaiting-review');
+    await shot(page, 'transfer-page-held-for-review');
+    // A compliance role reads the decrypted IVMS101: the originator's name is in it.
+    await page.click('#show-pii');
+    await page.waitForSelector('#pii');
+    expect(await page.textContent('#pii')).toContain('Petrov');
+    await shot(page, 'personal-data-decrypted');
+
+    // Keyboard only: the decline radio, the reason, the submit button; first without a reason.
+    await page.focus('input[value=decline]');
+    await page.keyboard.press('Space');
+    await page.click('#decide');
+    await page.waitForSelector('#decision-form .message.error');
+    expect(await page.textContent('#decision-form .message.error')).toContain('A reason is required');
+    await shot(page, 'empty-reason-refused');
+
+    await page.focus('#reason');
+    await page.keyboard.type('Confirmed match with the SDN entry: same name and date of birth');
+    await page.focus('#decide');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction("document.querySelector('#status')?.textContent?.includes('DECLINED')", undefined, { timeout: 30_000 });
+    expect(await page.textContent('#decision')).toContain('Declined by Rita Reviewer');
+    await shot(page, 'declined-by-the-reviewer');
+
+    const atNetwork = await sandboxCall('GET', `/tx/info?id=${id}`);
+    expect(atNetwork.status).toBe('DECLINED');
+    const view = (await api('GET', `/v1/transfers/list/incoming-${id}`)).body;
+    expect(view).toMatchObject({ status: 'DECLINED', decision: { decision: 'decline', actor: 'Rita Reviewer' } });
+    await page.close();
+  });
+
+  it('a stale page and a transfer decided elsewhere get a clear message, and nothing is decided twice', async () => {
+    const id = await sanctioned();
+    const page = await browser.newPage();
+    await signIn(page, 'Rita Reviewer', 'compliance');
+    await page.goto(`${orch.apiUrl}/console#/transfer/incoming-${id}`);
+    await page.waitForSelector('#decision-form');
+    // Another reviewer decides while this page is open.
+    expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'approve', reason: 'known customer', actor: 'Other Reviewer' })).status).toBe(200);
+    await page.check('input[value=decline]');
+    await page.fill('#reason', 'decline from a stale page');
+    await page.click('#decide');
+    await page.waitForSelector('#transfer-problem .message.error');
+    expect(await page.textContent('#transfer-problem .message.error')).toContain('out of date');
+    // The page now shows the transfer as it is: decided by the other reviewer, nothing left to decide.
+    await page.waitForSelector('#decision');
+    expect(await page.textContent('#decision')).toContain('Other Reviewer');
+    expect(await page.locator('#decide').count()).toBe(0);
+    await shot(page, 'stale-page-refused');
+    const view = await eventually(async () => {
+      const v = (await api('GET', `/v1/transfers/list/incoming-${id}`)).body;
+      return v.final ? v : undefined;
+    }, 30_000);
+    expect(view).toMatchObject({ status: 'ACCEPTED', decision: { actor: 'Other Reviewer', decision: 'approve' } });
+    // The API itself refuses a second decision.
+    const again = await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'again', actor: 'Rita Reviewer' });
+    expect(again.status).toBe(409);
+    await page.close();
+  });
+
+  it('a viewer reads the held transfer but gets no decide button', async () => {
+    const id = await sanctioned();
+    const page = await browser.newPage();
+    await signIn(page, 'Victor Viewer', 'viewer');
+    await page.goto(`${orch.apiUrl}/console#/transfer/incoming-${id}`);
+    await page.waitForSelector('#no-decide');
+    expect(await page.locator('#decide').count()).toBe(0);
+    expect(await page.locator('#show-pii').count()).toBe(0);
+    await shot(page, 'viewer-without-decide-button');
+    await page.close();
+  });
+
+  it('the queue shows a new transfer that needs review without a reload', async () => {
+    const page = await browser.newPage();
+    await signIn(page, 'Rita Reviewer', 'compliance');
+    await page.waitForSelector('#queue, #queue-empty');
+    // A mark on the document: a reload would drop it.
+    await page.evaluate('window.__sameDocument = true');
+    const id = await sanctioned();
+    await page.locator(`#queue tr[data-id="${id}"]`).waitFor({ timeout: 30_000 });
+    expect(await page.evaluate('window.__sameDocument')).toBe(true);
+    await shot(page, 'queue-refreshed-with-a-new-transfer');
+    await page.close();
+  });
+});
