@@ -35,7 +35,7 @@ function temporalServerPid(): number {
   return Math.max(...execFileSync('pgrep', ['-f', 'server start-dev'], { encoding: 'utf8' }).trim().split('\n').map(Number));
 }
 
-export async function runFloor(opts: { address: string; keyring: CodecKeyring; rate: number; seconds: number; eager: boolean }): Promise<FloorResult> {
+export async function runFloor(opts: { address: string; keyring: CodecKeyring; rate: number; seconds: number; eager: boolean; serverPid?: number }): Promise<FloorResult> {
   const taskQueue = `floor-${Date.now()}-${opts.eager ? 'eager' : 'plain'}`;
   const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor-workflows'), logger: new DefaultLogger('ERROR') });
   const activities: FloorActivities = { floorStep: async (id) => id };
@@ -50,7 +50,7 @@ export async function runFloor(opts: { address: string; keyring: CodecKeyring; r
     const one = (i: number) =>
       client.workflow.execute('floorWorkflow', { taskQueue, workflowId: `${taskQueue}-${i}`, args: [String(i)], ...(opts.eager ? { requestEagerStart: true } : {}) });
     for (let i = 0; i < 50; i++) await one(-1 - i); // warm-up
-    const server = temporalServerPid();
+    const server = opts.serverPid ?? temporalServerPid();
     const total = Math.round(opts.rate * opts.seconds);
     const latencies: number[] = [];
     const cpu0 = { server: cpuSeconds(server), self: process.cpuUsage() };

@@ -11,43 +11,59 @@
  * Last, the Temporal floor at the same rate (bench/floor.ts): empty workflows of one local activity, started and awaited
  * through the same server — what this machine allows any workflow-based flow before the project's own work.
  * Target: p99 under 250 ms at 100 transfers/s.
+ *
+ * `--cluster` or BENCH_TEMPORAL=cluster: on the Temporal server on PostgreSQL; `--workers=1,2` or BENCH_WORKERS=1,2:
+ * the orchestrator's scenario once per worker-process count (the API stays in this process, with the sandbox). Each
+ * run checks that every transfer was confirmed (lost: not within BENCH_LOST_AFTER_MS, default 120 s) and confirmed or
+ * redirected once (duplicated), and prints each process's CPU per transfer.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
-import globalSetup from '../test/harness/global-setup';
-import globalTeardown from '../test/harness/global-teardown';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createDidKeyRecord } from '../lib/crypto';
-import { eventually, groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
+import { createPool } from '../db/pool';
+import { groupSeed, startSandbox, testEnv } from '../test/harness/platform';
 import { describeFloor, runFloor } from './floor';
 import { quantile } from './stats';
+import { apiWithWorkerProcesses, benchOptions, cpuPerTransfer, cpuSnapshot, setupBenchTemporal, type ApiWithWorkers } from './topology';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const RATE = Number(process.env.BENCH_RATE ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const LOST_AFTER_MS = Number(process.env.BENCH_LOST_AFTER_MS ?? 120_000);
 const ms = (n: number) => `${Math.round(n)} ms`;
 
 async function main() {
   // The runtime's logger must be installed before the test environment creates the runtime.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  await globalSetup();
+  const options = benchOptions();
+  const temporal = await setupBenchTemporal(options);
   const g = groupSeed();
   const sb = await startSandbox(g.seed);
   const gatewayKey = createDidKeyRecord();
-  const orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
-    group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
-    agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
-    incoming: { pollInterval: '30s' },
-  });
+  const orchestratorTables = createPool(testEnv().databaseUrl, 'orchestrator');
+  const masterKey = randomBytes(32).toString('base64');
+  let orch: ApiWithWorkers | undefined;
   try {
     const token = await sb.token(g.gatewayUser);
     const sandbox = (method: string, path: string, body: unknown) =>
       fetch(`${sb.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<Json>);
     await sandbox('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
     await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
-    const hook = await sandbox('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
-    orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+    /** The API here and `workers` worker processes, the gateway's notification webhook pointing at that API. */
+    const startOrch = async (workers: number) => {
+      const o = await apiWithWorkerProcesses({
+        network: sb.networkConfig(g.gatewayUser), group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+        agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
+        transfers: {}, incoming: { pollInterval: '30s' }, workers, masterKey,
+      });
+      const hook = await sandbox('POST', '/webhook', { vaspDID: g.gateway, url: `${o.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
+      o.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+      return o;
+    };
 
     const total = RATE * SECONDS;
     const address = (scenario: number, i: number) => `0x${scenario}${String(i).padStart(39, '0')}`;
@@ -56,16 +72,20 @@ async function main() {
     for (let i = 0; i < total; i += 500) {
       await Promise.all(baselineCsv.slice(i, i + 500).map((e) => sandbox('POST', '/address/registerCustomer', e)));
     }
-    for (let i = 0; i < total; i += 1000) {
-      const batch = Array.from({ length: Math.min(1000, total - i) }, (_, k) => ({ vaspDID: g.subB, asset: 'ETH', address: address(2, i + k), customerRef: `o${i + k}` }));
-      const r = await fetch(`${orch.apiUrl}/v1/addresses`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ addresses: batch }) });
-      if (!r.ok) throw new Error(`registry upsert failed: ${r.status} ${await r.text()}`);
-    }
+    const registerScenario = async (apiUrl: string, scenario: number) => {
+      for (let i = 0; i < total; i += 1000) {
+        const batch = Array.from({ length: Math.min(1000, total - i) }, (_, k) => ({ vaspDID: g.subB, asset: 'ETH', address: address(scenario, i + k), customerRef: `o${scenario}-${i + k}` }));
+        const r = await fetch(`${apiUrl}/v1/addresses`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ addresses: batch }) });
+        if (!r.ok) throw new Error(`registry upsert failed: ${r.status} ${await r.text()}`);
+      }
+    };
 
     const send = async (destination: string) => (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination, amount: '1000' })).id;
 
-    /** Sends `total` transfers at RATE per second and waits until the network has confirmed every one. */
+    /** Sends `total` transfers at RATE per second and waits until the network has confirmed every one (or gives up). */
     const run = async (scenario: number) => {
+      const parts = { temporal, workerPids: orch?.workerPids ?? [] };
+      const cpu0 = await cpuSnapshot(parts);
       const ids: Promise<string>[] = [];
       const started = Date.now();
       for (let i = 0; i < total; i++) {
@@ -76,41 +96,75 @@ async function main() {
       }
       const sent = await Promise.all(ids);
       const sendSeconds = (Date.now() - started) / 1000;
-      const confirmed = await eventually(async () => {
+      const deadline = Date.now() + LOST_AFTER_MS;
+      let confirmedCount = 0;
+      for (;;) {
         const { rows } = await sb.pool.query<{ n: string }>(
           `select count(*) n from transactions where id = any($1::uuid[]) and status in ('ACK', 'ACCEPTED', 'DECLINED')`, [sent]);
-        return Number(rows[0]!.n) === sent.length ? Date.now() : undefined;
-      }, 600_000, 200);
+        confirmedCount = Number(rows[0]!.n);
+        if (confirmedCount === sent.length || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const confirmed = Date.now();
+      const cpu = cpuPerTransfer(cpu0, await cpuSnapshot(parts), sent.length);
       const { rows } = await sb.pool.query<{ id: string; body: { actions: { action: string; createdAt: string }[] } }>(
         'select id, body from transactions where id = any($1::uuid[])', [sent]);
+      const count = (b: { actions: { action: string }[] }, a: string) => b.actions.filter((x) => x.action === a).length;
+      const duplicated = rows.filter((r) => count(r.body, 'confirm') > 1 || count(r.body, 'redirect') > 1).length;
+      const done = rows.filter((r) => count(r.body, 'confirm') > 0);
       const at = (b: { actions: { action: string; createdAt: string }[] }, a: string) => Date.parse(b.actions.find((x) => x.action === a)!.createdAt);
-      const webhooks = new Map((await orch.pool.query<{ transaction_id: string; first: Date }>(
+      const webhooks = new Map((await orchestratorTables.query<{ transaction_id: string; first: Date }>(
         'select transaction_id, min(received_at) first from received_webhooks where transaction_id = any($1) group by transaction_id', [sent])).rows.map((r) => [r.transaction_id, r.first.getTime()]));
-      const endToEnd = rows.map((r) => at(r.body, 'confirm') - at(r.body, 'create'));
-      const fromWebhook = rows.filter((r) => webhooks.has(r.id)).map((r) => at(r.body, 'confirm') - webhooks.get(r.id)!);
-      return { sent: sent.length, sendSeconds, throughput: sent.length / ((confirmed - started) / 1000), endToEnd, fromWebhook };
+      const endToEnd = done.map((r) => at(r.body, 'confirm') - at(r.body, 'create'));
+      const fromWebhook = done.filter((r) => webhooks.has(r.id)).map((r) => at(r.body, 'confirm') - webhooks.get(r.id)!);
+      return { sent: sent.length, lost: sent.length - confirmedCount, duplicated, sendSeconds, throughput: confirmedCount / ((confirmed - started) / 1000), endToEnd, fromWebhook, cpu };
     };
 
     const rss = () => Math.round(process.memoryUsage().rss / 1e6);
-    process.stdout.write(`incoming transfers: ${total} per scenario at ${RATE}/s (${SECONDS} s), 2-core machine\n`);
+    process.stdout.write(`incoming transfers (${temporal.label}): ${total} per scenario at ${RATE}/s (${SECONDS} s), 2-core machine\n`);
+    orch = await startOrch(options.workerCounts[0]!);
+    await registerScenario(orch.apiUrl, 2);
     const baseline = await run(1);
-    const ours = await run(2);
-    const line = (name: string, xs: number[]) => `${name.padEnd(44)} p50 ${ms(quantile(xs, 0.5)).padStart(8)}   p99 ${ms(quantile(xs, 0.99)).padStart(8)}   max ${ms(Math.max(...xs)).padStart(8)}`;
+    const line = (name: string, xs: number[]) => `${name.padEnd(52)} p50 ${ms(quantile(xs, 0.5)).padStart(8)}   p99 ${ms(quantile(xs, 0.99)).padStart(8)}   max ${ms(Math.max(...xs)).padStart(8)}`;
+    const cpuLine = (cpu: Record<string, number | undefined>) =>
+      `    CPU ms/transfer: ${Object.entries(cpu).map(([k, v]) => `${k} ${v === undefined ? '–' : v.toFixed(1)}`).join(', ')}, total ${Object.values(cpu).reduce<number>((s, v) => s + (v ?? 0), 0).toFixed(1)}`;
     process.stdout.write(`${line('baseline: sandbox auto-routing, create→ACK', baseline.endToEnd)}   ${baseline.throughput.toFixed(1)} transfers/s\n`);
-    process.stdout.write(`${line('orchestrator: webhook received→confirmed', ours.fromWebhook)}   ${ours.throughput.toFixed(1)} transfers/s\n`);
-    process.stdout.write(`${line('orchestrator: create→confirmed (incl. webhook)', ours.endToEnd)}\n`);
-    process.stdout.write(`ratio p99 orchestrator (webhook→confirmed) / baseline: ${(quantile(ours.fromWebhook, 0.99) / quantile(baseline.endToEnd, 0.99)).toFixed(2)}×\n`);
-    process.stdout.write(`target p99 < 250 ms at ${RATE}/s: ${quantile(ours.fromWebhook, 0.99) < 250 ? 'met' : 'NOT met'}; bench process RSS ${rss()} MB\n`);
-    const floor = await runFloor({ address: testEnv().temporalAddress, keyring: testEnv().keyring, rate: RATE, seconds: SECONDS, eager: false });
-    process.stdout.write(`temporal floor, same server and rate: ${describeFloor(floor)}\n`);
+    process.stdout.write(`${cpuLine(baseline.cpu)}\n`);
+    const checks: string[] = [];
+    let firstRatio: number | undefined;
+    for (const [i, workers] of options.workerCounts.entries()) {
+      if (i > 0) {
+        await orch.close();
+        orch = await startOrch(workers);
+        await registerScenario(orch.apiUrl, 2 + i);
+      }
+      const ours = await run(2 + i);
+      const label = `${workers} worker process${workers > 1 ? 'es' : ''}`;
+      process.stdout.write(`${line(`orchestrator (${label}): webhook received→confirmed`, ours.fromWebhook)}   ${ours.throughput.toFixed(1)} transfers/s\n`);
+      process.stdout.write(`${line(`orchestrator (${label}): create→confirmed`, ours.endToEnd)}\n`);
+      process.stdout.write(`${cpuLine(ours.cpu)}\n`);
+      const ratio = quantile(ours.fromWebhook, 0.99) / quantile(baseline.endToEnd, 0.99);
+      firstRatio ??= ratio;
+      process.stdout.write(`    ratio p99 orchestrator (webhook→confirmed) / baseline: ${ratio.toFixed(2)}×; lost ${ours.lost}, duplicated ${ours.duplicated}\n`);
+      if (ours.lost || ours.duplicated) checks.push(`${label}: ${ours.lost} lost, ${ours.duplicated} duplicated`);
+      process.stdout.write(`    target p99 < 250 ms at ${RATE}/s: ${quantile(ours.fromWebhook, 0.99) < 250 ? 'met' : 'NOT met'}\n`);
+    }
+    process.stdout.write(checks.length ? `CHECK FAILED: ${checks.join('; ')}\n` : 'check: 0 lost, 0 duplicated in every run\n');
+    process.stdout.write(`bench process RSS ${rss()} MB; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+    if (process.env.BENCH_FLOOR !== 'off') {
+      const floor = await runFloor({ address: testEnv().temporalAddress, keyring: testEnv().keyring, rate: RATE, seconds: SECONDS, eager: false, serverPid: temporal.temporalPid() });
+      process.stdout.write(`temporal floor, same server and rate: ${describeFloor(floor)}\n`);
+    }
+    if (checks.length) process.exitCode = 1;
   } finally {
-    await orch.close();
+    await orch?.close();
     await sb.close();
-    await globalTeardown();
+    await orchestratorTables.end();
+    await temporal.teardown();
   }
 }
 
-main().then(() => process.exit(0), (e: Error) => {
+main().then(() => process.exit(process.exitCode ?? 0), (e: Error) => {
   process.stderr.write(`${e.stack}\n`);
   process.exit(1);
 });

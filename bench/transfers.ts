@@ -17,7 +17,11 @@
  * orchestration. Both paths share that driver.
  *
  * Knobs: BENCH_TRANSFERS (default 1000 per path), BENCH_CONCURRENCY (transfers in flight, default 64),
- * BENCH_FIELDS=small|40 (the personal data: a typical 9-field record, or the 40-field fixture).
+ * BENCH_FIELDS=small|40 (the personal data: a typical 9-field record, or the 40-field fixture), `--cluster` or
+ * BENCH_TEMPORAL=cluster (the Temporal server on PostgreSQL instead of the dev server), `--workers=1,2` or
+ * BENCH_WORKERS=1,2 (the Temporal path once per worker-process count; default 1). Every run checks that each transfer
+ * ended ACCEPTED exactly once (lost: no callback within BENCH_LOST_AFTER_MS, default 120 s; duplicated: a second
+ * callback, or a second transaction at the network under the same transactionRef), and prints each process's CPU.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -28,53 +32,13 @@ import { runTransferDirect, type NetworkTransaction } from '../activities/transf
 import type { OutgoingTransferBody } from '../activities/transfers/request';
 import { createDidKeyRecord } from '../lib/crypto';
 import { webhookHeaders } from '../lib/webhook-signature';
-import globalSetup from '../test/harness/global-setup';
-import globalTeardown from '../test/harness/global-teardown';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import pino from 'pino';
-import { createTransferContext, loadTransferConfig, type TransferConfig, type TransferContext } from '../activities/transfers';
-import { buildApi } from '../client/api/server';
 import { createPool } from '../db/pool';
-import type { GroupConfig, NetworkConfig } from '../lib/config';
-import { LocalKeyWrapper, openKeystore } from '../db/keystore';
-import { EncryptionCodec } from '../lib/temporal/codec';
-import { createDataConverter } from '../lib/temporal/data-converter';
-import type { Seed } from '../sandbox/seed';
 import { groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
 import { quantile } from './stats';
-
-/** `npm run sandbox` as a child process on a free port, seeded with the bench's group. */
-async function spawnSandbox(seed: Seed): Promise<{ pid?: number; networkConfig(c: { clientId: string; clientSecret: string }): NetworkConfig; close(): Promise<void> }> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((r) => probe.close(() => r()));
-  const seedFile = join(tmpdir(), `bench-seed-${process.pid}.json`);
-  writeFileSync(seedFile, JSON.stringify(seed));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'sandbox', 'main.ts')], {
-    env: { ...process.env, DATABASE_URL: testEnv().databaseUrl, SANDBOX_PORT: String(port), SANDBOX_SEED: seedFile, LOG_LEVEL: 'warn', HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
-    if (i > 300) throw new Error('the sandbox did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    pid: child.pid,
-    networkConfig: (c) => ({ authUrl: url, audience: url, baseUrl: url, audiencePii: `${url}/pii`, baseUrlPii: `${url}/pii`, clientId: c.clientId, clientSecret: c.clientSecret }),
-    close: async () => {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-      rmSync(seedFile, { force: true });
-    },
-  };
-}
+import {
+  apiWithWorkerProcesses, benchOptions, cpuPerTransfer, cpuSnapshot, setupBenchTemporal, spawnSandbox,
+  type ApiWithWorkers, type BenchTemporal,
+} from './topology';
 
 const N = Number(process.env.BENCH_TRANSFERS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
@@ -100,91 +64,22 @@ const SMALL = {
   },
 };
 
-/** The internal API in this process and `npm run worker` as a child process on the same task queue and database. */
-async function apiWithWorkerProcess(
-  network: NetworkConfig,
-  group: GroupConfig,
-  agentKeys: string,
-  settings: Partial<TransferConfig>,
-): Promise<{ apiUrl: string; transfers: TransferContext; workerPid?: number; close(): Promise<void> }> {
-  const env = testEnv();
-  const taskQueue = `bench-${randomUUID()}`;
-  const masterKey = randomBytes(32).toString('base64');
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-transfers-'));
-  // BENCH_WORKER_NODE_ARGS: extra node flags for the worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
-  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const worker = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: env.databaseUrl,
-      TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS, DATA_DIR: dataDir, LOG_LEVEL: 'warn',
-      CLIENT_ID: network.clientId, CLIENT_SECRET: network.clientSecret, AUTH_URL: network.authUrl, BASE_URL: network.baseUrl,
-      BASEURL_PII: network.baseUrlPii, KEYS: agentKeys, KEYSTORE_MASTER_KEY: masterKey,
-      GATEWAY_VASP_DID: group.gatewayDid, SUBSIDIARY_VASP_DIDS: group.subsidiaryDids.join(','),
-      TRANSFER_CALLBACK_URL: settings.callbackUrl, TRANSFER_POLL_INTERVAL: `${settings.pollIntervalMs}ms`,
-      TRANSFER_ANSWER_DEADLINE: `${settings.answerDeadlineMs}ms`, KEY_ROTATION_PERIOD: 'off', ADDRESS_BOOK_CRON: 'off',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const pool = createPool(env.databaseUrl, 'orchestrator');
-  const keystore = await openKeystore(pool, { masterKey, dataDir, agentKeys });
-  const transfers = createTransferContext({
-    pool, network: new NetworkClient(network), keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
-    config: { ...loadTransferConfig({}), ...settings }, group, logger: pino({ level: 'silent' }),
-  });
-  const connection = await Connection.connect({ address: env.temporalAddress });
-  const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
-  const api = await buildApi({
-    temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: pino({ level: 'silent' }), corsOrigins: [],
-    keystore, group, transfers,
-  });
-  await api.listen({ host: '127.0.0.1', port: 0 });
-  // The worker is ready once it has taken a first workflow task: run a connectivity check through it.
-  await client.workflow.execute('connectivityCheck', { taskQueue, workflowId: `bench-ready-${randomUUID()}` });
-  return {
-    apiUrl: `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`,
-    transfers,
-    workerPid: worker.pid,
-    close: async () => {
-      await api.close();
-      worker.kill('SIGTERM');
-      await new Promise((r) => worker.once('exit', r));
-      await connection.close();
-      await pool.end();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc; undefined where unavailable. */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (!pid) return undefined;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The Temporal dev server's pid, found by the port it listens on. */
-function temporalPid(): number | undefined {
-  const port = testEnv().temporalAddress.split(':').pop();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmd.includes('start-dev') && cmd.includes(`--port\u0000${port}`)) return Number(entry);
-    } catch {
-      /* gone */
-    }
-  }
-  return undefined;
-}
+const LOST_AFTER_MS = Number(process.env.BENCH_LOST_AFTER_MS ?? 120_000);
 
 async function main() {
+  const options = benchOptions();
+  const temporal = await setupBenchTemporal(options);
+  // The cluster's server runs detached: stop it and drop the run's databases whatever happens.
+  try {
+    await measure(temporal);
+  } finally {
+    await temporal.teardown();
+  }
+}
+
+async function measure(temporal: BenchTemporal) {
   const started = Date.now();
-  await globalSetup();
+  const options = benchOptions();
   const pii = FIELDS === '40'
     ? (JSON.parse(readFileSync(`${__dirname}/../test/fixtures/pii-sdk/ivms101-40-fields.json`, 'utf8')) as typeof SMALL)
     : SMALL;
@@ -193,6 +88,7 @@ async function main() {
   // The sandbox (the network) runs in its own process, as it does under `npm start`, so the orchestrator's figures are
   // not the network's CPU; BENCH_SANDBOX=inline keeps it in this process.
   const sandbox = process.env.BENCH_SANDBOX === 'inline' ? await startSandbox(group.seed) : await spawnSandbox(group.seed);
+  const sandboxTables = createPool(testEnv().databaseUrl, 'sandbox');
   const external = new NetworkClient(sandbox.networkConfig(group.externalUser));
   await external.api.post('tf/vasps/update', {
     json: { did: group.external, fields: [{ fieldName: 'pii_didkey', values: [{ value: createDidKeyRecord().did }] }] },
@@ -200,7 +96,11 @@ async function main() {
 
   // Completion signals: the orchestrator's callback (Temporal path) and the counterparty driver (direct path).
   const waiters = new Map<string, (at: number) => void>();
-  const done = (id: string) => waiters.get(id)?.(performance.now());
+  const accepted = new Map<string, number>();
+  const done = (id: string) => {
+    accepted.set(id, (accepted.get(id) ?? 0) + 1);
+    waiters.get(id)?.(performance.now());
+  };
   const callbacks = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -222,10 +122,12 @@ async function main() {
     pollIntervalMs: 10 * 60_000,
     answerDeadlineMs: 60 * 60_000,
   };
-  // The worker runs in its own process (`npm run worker`), as deployed, unless BENCH_WORKER=inline.
-  const orch = process.env.BENCH_WORKER === 'inline'
-    ? await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings })
-    : await apiWithWorkerProcess(sandbox.networkConfig(group.gatewayUser), group2, agentKeys, transferSettings);
+  const masterKey = randomBytes(32).toString('base64');
+  // The workers run in their own processes (`npm run worker`), as deployed, unless BENCH_WORKER=inline.
+  const startOrch = async (workers: number): Promise<ApiWithWorkers> => process.env.BENCH_WORKER === 'inline'
+    ? { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings })), workerPids: [] }
+    : apiWithWorkerProcesses({ network: sandbox.networkConfig(group.gatewayUser), group: group2, agentKeys, transfers: transferSettings, workers, masterKey });
+  let orch = await startOrch(options.workerCounts[0]!);
 
   // The counterparty: reads its inbox, confirms and accepts, and the network tells the originator by webhook.
   let driving = true;
@@ -233,37 +135,33 @@ async function main() {
   const handled = new Set<string>();
   const answer = async (tx: NetworkTransaction) => {
     await external.api.post('tx/confirm', { searchParams: { id: tx.id } }).json();
-    const accepted = await external.api.post('tx/accept', { searchParams: { id: tx.id } }).json<NetworkTransaction>();
+    const acceptedTx = await external.api.post('tx/accept', { searchParams: { id: tx.id } }).json<NetworkTransaction>();
     const raw = JSON.stringify({
       message: 'notification.transactionUpdated',
-      payload: { transaction: { ...accepted, pii: undefined, ivms101: undefined } },
+      payload: { transaction: { ...acceptedTx, pii: undefined, ivms101: undefined } },
       version: '1',
     });
     const r = await fetch(`${orch.apiUrl}/webhooks/notification/${encodeURIComponent(group.subA)}`, {
       method: 'POST', headers: { 'content-type': 'application/json', ...webhookHeaders(SECRET, `msg_${randomUUID()}`, raw) }, body: raw,
     });
     if (r.status !== 200) throw new Error(`webhook answered ${r.status}`);
-    if (directMode) done(accepted.transactionRef!);
+    if (directMode) done(acceptedTx.transactionRef!);
   };
   const driver = (async () => {
     while (driving) {
       const { transactions } = await external.api
         .get('tx/list', { searchParams: { vaspDID: group.external, status: 'SENT', resultsPerPage: 100, sort: 'createdAt:ASC' } })
-        .json<{ transactions: NetworkTransaction[] }>();
+        .json<{ transactions: NetworkTransaction[] }>()
+        .catch((e: unknown) => {
+          log(`counterparty: tx/list failed: ${(e as Error).message}`);
+          return { transactions: [] as NetworkTransaction[] };
+        });
       const fresh = transactions.filter((t) => !handled.has(t.id));
       fresh.forEach((t) => handled.add(t.id));
       await Promise.all(fresh.map((t) => answer(t).catch((e: unknown) => log(`counterparty failed on ${t.id}: ${(e as Error).message}`))));
       if (fresh.length === 0) await new Promise((r) => setTimeout(r, 5));
     }
   })();
-
-  const pids = { worker: (orch as { workerPid?: number }).workerPid, temporal: temporalPid(), sandbox: (sandbox as { pid?: number }).pid };
-  const cpuNow = () => ({
-    bench: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
-    worker: cpuSeconds(pids.worker),
-    temporal: cpuSeconds(pids.temporal),
-    sandbox: cpuSeconds(pids.sandbox),
-  });
 
   const body = (): OutgoingTransferBody => ({
     transactionAsset: 'ETH',
@@ -277,36 +175,49 @@ async function main() {
 
   async function run(label: string, count: number, one: (id: string) => Promise<void>) {
     const latencies: number[] = [];
+    const ids: string[] = [];
     let next = 0;
     let failures = 0;
-    const cpu0 = cpuNow();
+    let lost = 0;
+    const parts = { temporal, workerPids: orch.workerPids, sandboxPid: (sandbox as { pid?: number }).pid };
+    const cpu0 = await cpuSnapshot(parts);
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
         while (next < count) {
           next++;
           const id = `bench-${randomUUID()}`;
-          const finished = new Promise<number>((resolve) => waiters.set(id, resolve));
+          ids.push(id);
+          let timer: NodeJS.Timeout | undefined;
+          const finished = new Promise<number | undefined>((resolve) => {
+            waiters.set(id, resolve);
+            timer = setTimeout(() => resolve(undefined), LOST_AFTER_MS);
+          });
           const start = performance.now();
           try {
             await one(id);
-            latencies.push((await finished) - start);
+            const at = await finished;
+            if (at === undefined) lost++;
+            else latencies.push(at - start);
           } catch (e) {
             failures++;
             if (failures <= 3) log(`${label}: ${(e as Error).message}`);
           } finally {
+            clearTimeout(timer);
             waiters.delete(id);
           }
         }
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
-    const cpu1 = cpuNow();
-    const perTransfer = (k: keyof typeof cpu0) =>
-      cpu0[k] === undefined || cpu1[k] === undefined ? undefined : ((cpu1[k]! - cpu0[k]!) * 1000) / Math.max(1, latencies.length);
+    const cpu = cpuPerTransfer(cpu0, await cpuSnapshot(parts), latencies.length);
+    // A late second callback would still arrive: give the stragglers a moment before counting duplicates.
+    await new Promise((r) => setTimeout(r, 1000));
+    const twice = ids.filter((id) => (accepted.get(id) ?? 0) > 1).length;
+    const { rows } = await sandboxTables.query<{ n: string }>(
+      'select count(*) n from (select transaction_ref from transactions where transaction_ref = any($1) group by 1 having count(*) > 1) d', [ids]);
     return {
-      cpu: { bench: perTransfer('bench'), worker: perTransfer('worker'), temporal: perTransfer('temporal'), sandbox: perTransfer('sandbox') },
-      label, count: latencies.length, failures, seconds,
+      cpu, label, count: latencies.length, failures, lost, duplicated: twice + Number(rows[0]!.n), seconds,
       rate: latencies.length / seconds, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99),
     };
   }
@@ -321,42 +232,50 @@ async function main() {
     await runTransferDirect(orch.transfers, id, { body: { ...body(), transactionRef: id }, source: 'api', hybrid: false });
   };
 
-  log(`bench:transfers — ${N} transfers per path, ${CONCURRENCY} in flight, ${FIELDS === '40' ? '40' : '9'}-field IVMS101, end-to-end mode`);
-  // Warm-up: JIT, connection pools, directory cache, workflow bundle.
-  await run('warm-up (temporal)', Math.min(100, N), viaApi);
-  directMode = true;
-  await run('warm-up (direct)', Math.min(100, N), direct);
-  directMode = false;
-
+  log(`bench:transfers — ${temporal.label}; ${N} transfers per path, ${CONCURRENCY} in flight, ${FIELDS === '40' ? '40' : '9'}-field IVMS101, end-to-end mode`);
   const results = [];
   const paths = (process.env.BENCH_PATHS ?? 'temporal,direct').split(',');
-  if (paths.includes('temporal')) results.push(await run('through the API and Temporal', N, viaApi));
+  for (const [i, workers] of options.workerCounts.entries()) {
+    if (i > 0) {
+      await orch.close();
+      orch = await startOrch(workers);
+    }
+    // Warm-up: JIT, connection pools, directory cache, workflow bundle.
+    await run('warm-up (temporal)', Math.min(100, N), viaApi);
+    if (paths.includes('temporal')) results.push(await run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi));
+  }
   directMode = true;
+  await run('warm-up (direct)', Math.min(100, N), direct);
   if (paths.includes('direct')) results.push(await run('direct, without Temporal', N, direct));
 
   driving = false;
   await driver;
   log('');
   const ms = (v: number | undefined) => (v === undefined ? '–' : v.toFixed(1));
-  log('| path | transfers | failures | seconds | transfers/s | p50 ms | p99 ms | CPU ms/transfer: API+bench | worker | Temporal server | sandbox |');
-  log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const columns = [...new Set(results.flatMap((r) => Object.keys(r.cpu)))];
+  log(`| path | transfers | failures | lost | duplicated | seconds | transfers/s | p50 ms | p99 ms | ${columns.map((c) => `CPU ms/transfer: ${c}`).join(' | ')} | total |`);
+  log(`|---|${'---:|'.repeat(8 + columns.length + 1)}`);
   for (const r of results) {
+    const total = Object.values(r.cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
     log(
-      `| ${r.label} | ${r.count} | ${r.failures} | ${r.seconds.toFixed(1)} | ${r.rate.toFixed(1)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} ` +
-        `| ${ms(r.cpu.bench)} | ${ms(r.cpu.worker)} | ${ms(r.cpu.temporal)} | ${ms(r.cpu.sandbox)} |`,
+      `| ${r.label} | ${r.count} | ${r.failures} | ${r.lost} | ${r.duplicated} | ${r.seconds.toFixed(1)} | ${r.rate.toFixed(1)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} ` +
+        `| ${columns.map((c) => ms(r.cpu[c])).join(' | ')} | ${total.toFixed(1)} |`,
     );
   }
+  const bad = results.filter((r) => r.lost || r.duplicated || r.failures);
+  log(bad.length ? `CHECK FAILED: ${bad.map((r) => `${r.label}: ${r.failures} failed, ${r.lost} lost, ${r.duplicated} duplicated`).join('; ')}` : 'check: 0 failed, 0 lost, 0 duplicated in every run');
   log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   log(`\n(total run ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
   await orch.close();
   await sandbox.close();
+  await sandboxTables.end();
   await new Promise((r) => callbacks.close(r));
-  await globalTeardown();
+  if (bad.length) process.exitCode = 1;
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (e: unknown) => {
     process.stderr.write(`bench:transfers failed: ${(e as Error).stack ?? String(e)}\n`);
     process.exit(1);

@@ -17,6 +17,7 @@ import { teardownRun } from './global-teardown';
  */
 interface ClusterState {
   command: string[];
+  databases: string[];
   pid: number;
   log: string;
   address: string;
@@ -124,7 +125,7 @@ export default async function clusterGlobalSetup(): Promise<void> {
     const dropAll = () => Promise.all(clusterDatabases(cluster.database).map((d) => dropDatabase(server.serverUrl, d)));
     const command = await prepareTemporalCluster({ cluster, serverUrl: server.serverUrl, rootDir, log: setupLog });
     const log = join(rootDir, 'server.log');
-    const state: ClusterState = { command, pid: spawnServer(command, log), log, address };
+    const state: ClusterState = { command, databases: clusterDatabases(cluster.database), pid: spawnServer(command, log), log, address };
     const pid = state.pid;
     process.env.TEST_CLUSTER_STATE = join(rootDir, 'state.json');
     writeFileSync(process.env.TEST_CLUSTER_STATE, JSON.stringify(state));
@@ -144,6 +145,12 @@ export default async function clusterGlobalSetup(): Promise<void> {
     return { address, teardown };
   });
 }
+
+/** The running server's pid (it changes with each restart). */
+export const clusterServerPid = (): number => readState().pid;
+
+/** The server's two databases. */
+export const clusterDatabaseNames = (): string[] => readState().databases;
 
 /** jest globalTeardown of the `cluster` project. */
 export const clusterGlobalTeardown = () => teardownRun(CLUSTER_RUN);

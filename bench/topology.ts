@@ -1,0 +1,237 @@
+/**
+ * What the transfer benchmarks run on, shared by bench/transfers.ts and bench/incoming.ts: the Temporal dev server or
+ * the Temporal server on PostgreSQL (`--cluster` or BENCH_TEMPORAL=cluster, prepared as `npm run start:cluster`
+ * prepares it), the sandbox in its own process, the API in the bench's process and N worker processes
+ * (`npm run worker`) on one task queue, and the CPU each of those processes (and PostgreSQL's backends serving the
+ * run's databases) used.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import pino from 'pino';
+import { NetworkClient } from '../activities/network/network-client';
+import { createTransferContext, loadTransferConfig, type TransferConfig, type TransferContext } from '../activities/transfers';
+import { loadIncomingConfig, type IncomingConfig } from '../activities/incoming/config';
+import { buildApi } from '../client/api/server';
+import { backendPids } from '../db/database-url';
+import { LocalKeyWrapper, openKeystore } from '../db/keystore';
+import { createPool } from '../db/pool';
+import type { GroupConfig, NetworkConfig } from '../lib/config';
+import { EncryptionCodec } from '../lib/temporal/codec';
+import { createDataConverter } from '../lib/temporal/data-converter';
+import type { Seed } from '../sandbox/seed';
+import clusterGlobalSetup, { clusterDatabaseNames, clusterGlobalTeardown, clusterServerPid, useClusterRun } from '../test/harness/cluster';
+import globalSetup from '../test/harness/global-setup';
+import globalTeardown from '../test/harness/global-teardown';
+import { testEnv } from '../test/harness/platform';
+
+export interface BenchOptions {
+  cluster: boolean;
+  /** Worker process counts to measure one after the other (BENCH_WORKERS=1,2 or --workers=1,2). */
+  workerCounts: number[];
+}
+
+export function benchOptions(argv = process.argv.slice(2), env = process.env): BenchOptions {
+  const flag = (name: string) => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  const cluster = !!flag('cluster') || env.BENCH_TEMPORAL === 'cluster';
+  const workersRaw = flag('workers')?.split('=')[1] ?? env.BENCH_WORKERS ?? '1';
+  const workerCounts = workersRaw.split(',').map(Number);
+  if (workerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 8)) throw new Error(`--workers / BENCH_WORKERS: "${workersRaw}" is not a list of counts from 1 to 8`);
+  return { cluster, workerCounts };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; undefined where unavailable. */
+export function cpuSeconds(pid: number | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Temporal dev server's pid, found by the port it listens on. */
+function devServerPid(): number | undefined {
+  const port = testEnv().temporalAddress.split(':').pop();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmd.includes('start-dev') && cmd.includes(`--port\u0000${port}`)) return Number(entry);
+    } catch {
+      /* gone */
+    }
+  }
+  return undefined;
+}
+
+export interface BenchTemporal {
+  label: string;
+  temporalPid(): number | undefined;
+  /** PostgreSQL backends serving the run's databases (the orchestrator's and sandbox's, and the cluster's). */
+  postgresPids(): Promise<number[]>;
+  teardown(): Promise<void>;
+}
+
+/** The test harness's run (database, codec key, workflow bundle) on the dev server or on the cluster. */
+export async function setupBenchTemporal(opts: BenchOptions): Promise<BenchTemporal> {
+  if (opts.cluster) {
+    await clusterGlobalSetup();
+    useClusterRun();
+  } else {
+    await globalSetup();
+  }
+  const databases = [new URL(testEnv().databaseUrl).pathname.slice(1), ...(opts.cluster ? clusterDatabaseNames() : [])];
+  const serverUrl = (() => {
+    const u = new URL(testEnv().databaseUrl);
+    u.pathname = '';
+    return u.toString().replace(/\/$/, '');
+  })();
+  return {
+    label: opts.cluster ? 'Temporal server v1.29.1 on PostgreSQL' : 'Temporal dev server (SQLite in memory)',
+    temporalPid: opts.cluster ? clusterServerPid : devServerPid,
+    postgresPids: () => backendPids(serverUrl, databases),
+    teardown: opts.cluster ? clusterGlobalTeardown : globalTeardown,
+  };
+}
+
+/** `npm run sandbox` as a child process on a free port, seeded with the bench's group. */
+export async function spawnSandbox(seed: Seed): Promise<{ pid?: number; url: string; networkConfig(c: { clientId: string; clientSecret: string }): NetworkConfig; close(): Promise<void> }> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((r) => probe.close(() => r()));
+  const seedFile = join(tmpdir(), `bench-seed-${process.pid}-${randomUUID()}.json`);
+  writeFileSync(seedFile, JSON.stringify(seed));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'sandbox', 'main.ts')], {
+    env: { ...process.env, DATABASE_URL: testEnv().databaseUrl, SANDBOX_PORT: String(port), SANDBOX_SEED: seedFile, LOG_LEVEL: 'warn', HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+    if (i > 300) throw new Error('the sandbox did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    pid: child.pid,
+    url,
+    networkConfig: (c) => ({ authUrl: url, audience: url, baseUrl: url, audiencePii: `${url}/pii`, baseUrlPii: `${url}/pii`, clientId: c.clientId, clientSecret: c.clientSecret }),
+    close: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(seedFile, { force: true });
+    },
+  };
+}
+
+export interface ApiWithWorkers {
+  apiUrl: string;
+  transfers: TransferContext;
+  workerPids: (number | undefined)[];
+  close(): Promise<void>;
+}
+
+/** The internal API in this process and `workers` × `npm run worker` as child processes on one task queue and database. */
+export async function apiWithWorkerProcesses(opts: {
+  network: NetworkConfig;
+  group: GroupConfig;
+  agentKeys: string;
+  transfers: Partial<TransferConfig>;
+  incoming?: Partial<IncomingConfig>;
+  workers: number;
+  /** The keystore's master key: the same for every start on one database (the agent's keys are stored under it). */
+  masterKey: string;
+}): Promise<ApiWithWorkers> {
+  const env = testEnv();
+  const taskQueue = `bench-${randomUUID()}`;
+  const masterKey = opts.masterKey;
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-transfers-'));
+  // BENCH_WORKER_NODE_ARGS: extra node flags for the workers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const { network, group, transfers: settings } = opts;
+  const workers: ChildProcess[] = Array.from({ length: opts.workers }, () => spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: env.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: env.databaseUrl,
+      TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS, DATA_DIR: dataDir, LOG_LEVEL: 'warn',
+      CLIENT_ID: network.clientId, CLIENT_SECRET: network.clientSecret, AUTH_URL: network.authUrl, BASE_URL: network.baseUrl,
+      BASEURL_PII: network.baseUrlPii, KEYS: opts.agentKeys, KEYSTORE_MASTER_KEY: masterKey,
+      GATEWAY_VASP_DID: group.gatewayDid, SUBSIDIARY_VASP_DIDS: group.subsidiaryDids.join(','),
+      TRANSFER_CALLBACK_URL: settings.callbackUrl, TRANSFER_POLL_INTERVAL: `${settings.pollIntervalMs ?? 600_000}ms`,
+      TRANSFER_ANSWER_DEADLINE: `${settings.answerDeadlineMs ?? 3_600_000}ms`, KEY_ROTATION_PERIOD: 'off', ADDRESS_BOOK_CRON: 'off',
+      INCOMING_POLL_INTERVAL: opts.incoming?.pollInterval ?? '5m', RETENTION_CRON: 'off',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  }));
+  const pool = createPool(env.databaseUrl, 'orchestrator');
+  const keystore = await openKeystore(pool, { masterKey, dataDir, agentKeys: opts.agentKeys });
+  const transfers = createTransferContext({
+    pool, network: new NetworkClient(network), keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
+    config: { ...loadTransferConfig({}), ...settings }, group, logger: pino({ level: 'silent' }),
+  });
+  const connection = await Connection.connect({ address: env.temporalAddress });
+  const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
+  const api = await buildApi({
+    temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: pino({ level: 'silent' }), corsOrigins: [],
+    keystore, group, transfers, incoming: { ...loadIncomingConfig({}), ...opts.incoming },
+  });
+  await api.listen({ host: '127.0.0.1', port: 0 });
+  // Each worker is ready once it has taken a first workflow task: run connectivity checks until every one has.
+  await Promise.all(Array.from({ length: opts.workers * 2 }, () => client.workflow.execute('connectivityCheck', { taskQueue, workflowId: `bench-ready-${randomUUID()}` })));
+  return {
+    apiUrl: `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`,
+    transfers,
+    workerPids: workers.map((w) => w.pid),
+    close: async () => {
+      await api.close();
+      for (const w of workers) w.kill('SIGTERM');
+      await Promise.all(workers.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
+      await connection.close();
+      await pool.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** CPU seconds used so far by each process of the run, and by each PostgreSQL backend serving its databases. */
+export interface CpuSnapshot {
+  processes: Record<string, number | undefined>;
+  postgres: Map<number, number>;
+}
+
+export async function cpuSnapshot(parts: { temporal: BenchTemporal; workerPids: (number | undefined)[]; sandboxPid?: number }): Promise<CpuSnapshot> {
+  const self = process.cpuUsage();
+  const processes: CpuSnapshot['processes'] = {
+    'API+bench': (self.user + self.system) / 1e6,
+    temporal: cpuSeconds(parts.temporal.temporalPid()),
+    sandbox: cpuSeconds(parts.sandboxPid),
+  };
+  parts.workerPids.forEach((pid, i) => (processes[`worker ${i + 1}`] = cpuSeconds(pid)));
+  const postgres = new Map<number, number>();
+  for (const pid of await parts.temporal.postgresPids()) postgres.set(pid, cpuSeconds(pid) ?? 0);
+  return { processes, postgres };
+}
+
+/**
+ * CPU ms per transfer of each process between two snapshots. PostgreSQL: its backends serving the run's databases
+ * (pools keep them; one that started in between counts from zero, one that ended in between is missed); the server's
+ * shared processes (WAL writer, checkpointer) are not included.
+ */
+export function cpuPerTransfer(before: CpuSnapshot, after: CpuSnapshot, transfers: number): Record<string, number | undefined> {
+  const per = (seconds: number) => (seconds * 1000) / Math.max(1, transfers);
+  const out: Record<string, number | undefined> = {};
+  for (const [key, a] of Object.entries(after.processes)) {
+    const b = before.processes[key];
+    out[key] = a === undefined || b === undefined ? undefined : per(a - b);
+  }
+  let pg = 0;
+  for (const [pid, a] of after.postgres) pg += a - (before.postgres.get(pid) ?? 0);
+  out.PostgreSQL = per(pg);
+  return out;
+}
