@@ -534,6 +534,62 @@ function Keys({ session, config }) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Audit log
+
+const AUDIT_FILTERS = ['actor', 'action', 'subject', 'from', 'to'];
+
+function AuditLog({ session }) {
+  const [filters, setFilters] = useState({});
+  const [rows, setRows] = useState(null);
+  const [next, setNext] = useState(null);
+  const [error, setError] = useState('');
+  const query = () => {
+    const params = new URLSearchParams();
+    for (const k of AUDIT_FILTERS) if (filters[k]) params.set(k, filters[k]);
+    return params;
+  };
+  const search = async (cursor) => {
+    const params = query();
+    if (cursor) params.set('cursor', cursor);
+    try {
+      const page = await api(session, 'GET', `/v1/audit-log?${params}`);
+      setRows(cursor ? [...rows, ...page.data] : page.data);
+      setNext(page.nextCursor);
+      setError('');
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  // A download through fetch, so the request carries the Authorization header like every other call.
+  const exportCsv = async () => {
+    const headers = session?.token ? { authorization: `Bearer ${session.token}` } : {};
+    const r = await fetch(`/v1/audit-log/export?${query()}`, { headers });
+    if (!r.ok) return setError(errorText(new ApiError(r.status, await r.json().catch(() => ({})))));
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(await r.blob());
+    link.download = 'audit-log.csv';
+    link.click();
+    URL.revokeObjectURL(link.href);
+  };
+  useEffect(() => { search(); }, []);
+  const input = (name, label, props = {}) => html`<label>${label}<input name=${name} value=${filters[name] || ''} onInput=${(e) => setFilters({ ...filters, [name]: e.currentTarget.value })} ...${props} /></label>`;
+  return html`<section aria-labelledby="audit-title">
+    <h2 id="audit-title">Audit log</h2>
+    <form class="filters" onSubmit=${(e) => { e.preventDefault(); search(); }}>
+      ${input('actor', 'Actor')}${input('action', 'Action (or prefix ending in .)', { placeholder: 'incoming.' })}${input('subject', 'Subject')}
+      ${input('from', 'From', { type: 'date' })}${input('to', 'To', { type: 'date' })}
+      <button class="primary" type="submit">Search</button>
+      <button type="button" onClick=${exportCsv}>Export CSV</button>
+    </form>
+    <${Message}>${error}<//>
+    ${rows && html`<table id="audit"><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Subject</th><th>Details</th></tr></thead>
+      <tbody>${rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td class="mono">${r.subject}</td><td class="mono">${JSON.stringify(r.details)}</td></tr>`)}</tbody></table>
+      ${rows.length === 0 ? html`<p>No entry matches.</p>` : ''}
+      ${next ? html`<button type="button" onClick=${() => search(next)}>More</button>` : ''}`}
+  </section>`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The shell
 
 const PAGES = [
@@ -541,6 +597,7 @@ const PAGES = [
   ['transfers', 'Transfers'],
   ['address-book', 'Address book'],
   ['keys', 'Keys'],
+  ['audit', 'Audit log'],
 ];
 
 function useRoute() {
@@ -580,6 +637,7 @@ function App() {
         : page === 'transfers' ? html`<${Transfers} session=${session} />`
         : page === 'address-book' ? html`<${AddressBook} session=${session} config=${config} />`
         : page === 'keys' ? html`<${Keys} session=${session} config=${config} />`
+        : page === 'audit' ? html`<${AuditLog} session=${session} />`
         : html`<${Queue} session=${session} />`}
     </main>
   </div>`;

@@ -132,6 +132,14 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     expect(atNetwork.status).toBe('DECLINED');
     const view = (await api('GET', `/v1/transfers/list/incoming-${id}`)).body;
     expect(view).toMatchObject({ status: 'DECLINED', decision: { decision: 'decline', actor: 'Rita Reviewer' } });
+
+    // The decision is in the audit log, found by its subject.
+    await page.goto(`${orch.apiUrl}/console#/audit`);
+    await page.fill('input[name=subject]', id);
+    await page.click('form.filters button[type=submit]');
+    await page.waitForFunction(`document.querySelector('#audit')?.textContent?.includes('incoming.decline')`, undefined, { timeout: 10_000 });
+    expect(await page.textContent('#audit')).toContain('Rita Reviewer');
+    await shot(page, 'audit-log-with-the-decision');
     await page.close();
   });
 

@@ -157,6 +157,31 @@ describe('console lists: the transfer list the workflows keep current, address-b
     expect(await row(held, (r) => r.final)).toMatchObject({ status: 'ACCEPTED' });
   });
 
+  it('the audit log is searched by actor, action prefix and subject, paged, and exported as CSV', async () => {
+    const subject = `audit-test-${randomUUID()}`;
+    const actor = `auditor-${randomUUID()}`;
+    for (const action of ['incoming.decline', 'incoming.route', 'key.rotation.requested']) {
+      await orch.pool.query('insert into audit_log (actor, action, subject, details) values ($1, $2, $3, $4)', [actor, action, subject, JSON.stringify({ reason: `why, "quoted", ${action}` })]);
+    }
+    const search = async (query: Record<string, string>) => (await api('GET', `/v1/audit-log?${new URLSearchParams(query)}`)).body;
+    expect((await search({ actor })).data.map((r: Json) => r.action)).toEqual(['key.rotation.requested', 'incoming.route', 'incoming.decline']);
+    expect((await search({ subject, action: 'incoming.' })).data.map((r: Json) => r.action).sort()).toEqual(['incoming.decline', 'incoming.route']);
+    const first = await search({ actor, limit: '2', order: 'asc' });
+    const second = await search({ actor, limit: '2', order: 'asc', cursor: first.nextCursor });
+    expect([...first.data, ...second.data].map((r: Json) => r.action)).toEqual(['incoming.decline', 'incoming.route', 'key.rotation.requested']);
+    expect(second.nextCursor).toBeNull();
+
+    const r = await fetch(`${orch.apiUrl}/v1/audit-log/export?${new URLSearchParams({ actor })}`);
+    expect(r.headers.get('content-type')).toContain('text/csv');
+    const csv = await r.text();
+    const lines = csv.trim().split('\n');
+    expect(lines[0]).toBe('id,at,actor,action,subject,details');
+    expect(lines).toHaveLength(4);
+    expect(lines[1]).toContain(`${actor},incoming.decline,${subject},"{""reason"":""why, \\""quoted\\"", incoming.decline""}"`);
+    expect((await api('GET', '/v1/audit-log?from=last-week')).body.error).toMatchObject({ field: 'querystring.from' });
+    expect((await api('GET', '/v1/audit-log?action=Incoming%20Decline')).body.error).toMatchObject({ field: 'querystring.action' });
+  });
+
   it('filters combine, pages follow the cursor in a stable order both ways, and bad filters answer 400 naming the parameter', async () => {
     const sub = randomDid();
     const base = Date.parse('2031-01-01T00:00:00Z');

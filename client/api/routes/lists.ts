@@ -8,7 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { TransferContext } from '../../../activities/transfers';
 import { Type, type Static } from 'typebox';
+import { stringify } from 'csv-stringify/sync';
 import { listAddressBookRuns } from '../../../db/address-book-runs';
+import { listAuditLog, type AuditFilter } from '../../../db/audit-log';
 import { listKeyRotations } from '../../../db/key-rotations';
 import type { ListOrder } from '../../../db/listing';
 import { getTransferView, listTransferViews, type TransferViewFilter } from '../../../db/transfer-view';
@@ -89,6 +91,27 @@ const RotationRow = Type.Object({
   status: Type.String(), step: Nullable(Type.String()), newKeyId: Nullable(Type.String()), newDid: Nullable(Type.String()),
   previousDid: Nullable(Type.String()), error: Type.Unknown(), startedAt: Type.String(), finishedAt: Nullable(Type.String()),
 });
+
+const AuditQuery = Type.Object({
+  actor: Type.Optional(FreeText({ minLength: 1, maxLength: 200 })),
+  action: Type.Optional(Type.String({ pattern: '^[a-z0-9_.-]{1,100}$', description: 'an action (incoming.decline) or a prefix ending in a dot (incoming.)' })),
+  subject: Type.Optional(FreeText({ minLength: 1, maxLength: 300 })),
+  from: Type.Optional(Timestamp),
+  to: Type.Optional(Timestamp),
+  ...Paging,
+}, { additionalProperties: false });
+const AuditRowSchema = Type.Object({
+  id: Type.String(), at: Type.String(), actor: Type.String(), action: Type.String(), subject: Type.String(), details: Type.Unknown(),
+});
+/** Rows one CSV export holds at most; a narrower filter exports the rest. */
+export const AUDIT_EXPORT_MAX = 100_000;
+
+function auditFilter(q: Static<typeof AuditQuery>): AuditFilter {
+  const from = timestamp(q.from, 'from');
+  const to = timestamp(q.to, 'to');
+  if (from && to && from >= to) throw new ValidationError('querystring.to', 'must be later than from');
+  return { actor: q.actor, action: q.action, subject: q.subject, from, to };
+}
 
 const MAX_LIMIT = 200;
 
@@ -180,6 +203,43 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
   }, async (request) => {
     const q = request.query as Static<typeof RunQuery>;
     return page(await listAddressBookRuns(deps.pool, { vaspDids: q.vaspDID ? [q.vaspDID] : undefined, status: q.status }, paging(q)));
+  });
+
+  app.get('/v1/audit-log', {
+    schema: {
+      tags: ['console'],
+      summary: 'The audit log, searched by actor, action (or prefix), subject and time, newest (or oldest) first',
+      querystring: AuditQuery,
+      response: { 200: PageOf(AuditRowSchema) },
+    },
+  }, async (request) => {
+    const q = request.query as Static<typeof AuditQuery>;
+    return page(await listAuditLog(deps.pool, auditFilter(q), paging(q)));
+  });
+
+  app.get('/v1/audit-log/export', {
+    schema: {
+      tags: ['console'],
+      summary: `The audit log rows matching the same filters as CSV (at, actor, action, subject, details as JSON), oldest first, at most ${AUDIT_EXPORT_MAX.toLocaleString('en')}`,
+      querystring: Type.Object({ ...AuditQuery.properties, limit: Type.Optional(Type.Never()), cursor: Type.Optional(Type.Never()), order: Type.Optional(Type.Never()) }, { additionalProperties: false }),
+    },
+  }, async (request, reply) => {
+    const filter = auditFilter(request.query as Static<typeof AuditQuery>);
+    const lines: string[] = [stringify([['id', 'at', 'actor', 'action', 'subject', 'details']])];
+    let cursor: CursorKey | undefined;
+    let rows = 0;
+    do {
+      const p = await listAuditLog(deps.pool, filter, { limit: Math.min(1000, AUDIT_EXPORT_MAX - rows), order: 'asc', cursor });
+      lines.push(stringify(p.rows.map((r) => [r.id, r.at, r.actor, r.action, r.subject, JSON.stringify(r.details)])));
+      rows += p.rows.length;
+      cursor = p.next;
+    } while (cursor && rows < AUDIT_EXPORT_MAX);
+    return reply
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="audit-log.csv"')
+      .header('x-rows', String(rows))
+      .header('x-truncated', cursor ? 'true' : 'false')
+      .send(lines.join(''));
   });
 
   app.get('/v1/key-rotations', {
