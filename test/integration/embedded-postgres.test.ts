@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -74,6 +74,11 @@ it('works as root from a directory other users cannot enter (binaries and data r
     expect(existsSync(join(hidden, '.data', 'pg'))).toBe(false);
     const [key] = readdirSync(dataRoot);
     expect(existsSync(join(dataRoot, key!, 'pg', 'PG_VERSION'))).toBe(true);
+    // The copy serves every clone on the machine, so it must not lean on the clone that made it.
+    const leaving = readdirSync(cacheRoot, { recursive: true, encoding: 'utf8' })
+      .map((entry) => join(cacheRoot, entry))
+      .filter((path) => lstatSync(path).isSymbolicLink() && !realpathSync(path).startsWith(`${realpathSync(cacheRoot)}/`));
+    expect(leaving).toEqual([]);
   } finally {
     rmSync(hidden, { recursive: true, force: true });
     rmSync(shared, { recursive: true, force: true });
