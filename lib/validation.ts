@@ -1,6 +1,7 @@
 import type { TSchema, Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { ValidationError } from './errors';
+import { FREE_TEXT_PATTERN, FREE_TEXT_RULE } from './text';
 
 /** `/originator/originatorPersons/0/naturalPerson` → `originator.originatorPersons[0].naturalPerson` */
 export function toFieldPath(instancePath: string, root = ''): string {
@@ -24,7 +25,13 @@ export function issueToValidationError(issue: SchemaIssue, root = ''): Validatio
     const name = Array.isArray(missing) ? String(missing[0]) : String(missing);
     return new ValidationError(toFieldPath(`${issue.instancePath}/${name}`, root), 'is required');
   }
-  return new ValidationError(toFieldPath(issue.instancePath, root), issue.message ?? 'is invalid');
+  return new ValidationError(toFieldPath(issue.instancePath, root), ruleOf(issue));
+}
+
+/** The rule in words: the free-text pattern is spelt out rather than quoted as a regular expression. */
+function ruleOf(issue: SchemaIssue): string {
+  if (issue.keyword === 'pattern' && issue.params?.pattern === FREE_TEXT_PATTERN) return FREE_TEXT_RULE;
+  return issue.message ?? 'is invalid';
 }
 
 /** Checks `value` against a TypeBox schema and throws a ValidationError naming the first failing field and rule. */

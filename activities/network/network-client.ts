@@ -128,7 +128,7 @@ export async function toNetworkError(e: unknown, what: string): Promise<AppError
     const status = e.response.status;
     const { name, message } = await describe(e.response);
     const text = `${what}: network answered ${status}${name ? ` ${name}` : ''}: ${message}`;
-    const details = { networkStatus: status, networkError: name };
+    const details = { networkStatus: status, networkError: name, networkMessage: message };
     if (status === 401) return new AuthenticationError(text, details);
     if (status === 403) return new ForbiddenError(text, details);
     if (status === 404) return new NotFoundError(text, details);

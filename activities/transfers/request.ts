@@ -5,16 +5,28 @@
  */
 import { Type, type Static } from 'typebox';
 import { ValidationError } from '../../lib/errors';
-import { assertValidBeneficiary, assertValidOriginator, lossyLeaves } from '../../lib/ivms101';
+import { assertValidBeneficiary, assertValidOriginator, flattenIvms101, lossyLeaves } from '../../lib/ivms101';
 import { assertValid } from '../../lib/validation';
+import { FreeText } from '../../lib/text';
 
-const Did = Type.String({ pattern: '^did:[a-zA-Z0-9]+:.+$', description: 'a DID, e.g. did:ethr:0x…' });
+const Did = Type.String({ pattern: '^did:[a-zA-Z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 512, description: 'a DID, e.g. did:ethr:0x…' });
+
+/** The network refuses longer text fields and amounts (as the sandbox does: sandbox/transactions/model.ts). */
+const NETWORK_TEXT_MAX = 1024;
+const NETWORK_AMOUNT_DIGITS = 80;
+/**
+ * `/pii/put` takes at most this many items (sandbox/pii-store), one per IVMS101 leaf. Each item is one leaf of at most
+ * 100 characters (the IVMS101 schema's limits) encrypted, far under the service's 256 KiB per item.
+ */
+export const MAX_PII_ITEMS = 5_000;
+
+const NetworkText = (options: { minLength?: number; description?: string } = {}) => FreeText({ maxLength: NETWORK_TEXT_MAX, ...options });
 
 /** The network's asset forms: a symbol, `{caip19}`, or `{coingeckoId, network}`. */
 export const TransactionAsset = Type.Union([
-  Type.String({ minLength: 1, maxLength: 64 }),
-  Type.Object({ caip19: Type.String({ minLength: 3 }) }, { additionalProperties: false }),
-  Type.Object({ coingeckoId: Type.String({ minLength: 1 }), network: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+  FreeText({ minLength: 1, maxLength: 64 }),
+  Type.Object({ caip19: FreeText({ minLength: 3, maxLength: 256 }) }, { additionalProperties: false }),
+  Type.Object({ coingeckoId: FreeText({ minLength: 1, maxLength: 128 }), network: FreeText({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
 ]);
 
 const Ivms101Party = (what: string) =>
@@ -24,29 +36,31 @@ export const OutgoingTransferBody = Type.Object(
   {
     transactionRef: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' })),
     transactionAsset: TransactionAsset,
-    transactionAmount: Type.String({ pattern: '^0*[1-9][0-9]*$', description: 'amount in base units (integer string, not zero)' }),
+    transactionAmount: Type.String({
+      pattern: '^0*[1-9][0-9]*$', maxLength: NETWORK_AMOUNT_DIGITS, description: `amount in base units (integer string, not zero, at most ${NETWORK_AMOUNT_DIGITS} digits)`,
+    }),
     transactionAssetDecimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 36 })),
     originatorVASPdid: Did,
     beneficiaryVASPdid: Type.Optional(Did),
-    beneficiaryVASPname: Type.Optional(Type.String()),
+    beneficiaryVASPname: Type.Optional(NetworkText()),
     originatorDid: Type.Optional(Did),
     beneficiaryDid: Type.Optional(Did),
-    originatorRef: Type.Optional(Type.String()),
-    beneficiaryRef: Type.Optional(Type.String()),
+    originatorRef: Type.Optional(NetworkText()),
+    beneficiaryRef: Type.Optional(NetworkText()),
     transactionBlockchainInfo: Type.Object(
       {
-        txHash: Type.Optional(Type.String()),
-        origin: Type.Optional(Type.String()),
-        destination: Type.String({ minLength: 1 }),
+        txHash: Type.Optional(NetworkText()),
+        origin: Type.Optional(NetworkText()),
+        destination: NetworkText({ minLength: 1 }),
       },
       { additionalProperties: false },
     ),
     originator: Ivms101Party('Originator {originatorPersons, accountNumber?}'),
     beneficiary: Ivms101Party('Beneficiary {beneficiaryPersons, accountNumber?}'),
-    notificationEmail: Type.Optional(Type.String()),
+    notificationEmail: Type.Optional(NetworkText()),
     skipBeneficiaryDataValidation: Type.Optional(Type.Boolean()),
     travelRuleBehavior: Type.Optional(Type.Boolean()),
-    blockchainTransactionTimestamp: Type.Optional(Type.String()),
+    blockchainTransactionTimestamp: Type.Optional(NetworkText()),
   },
   { additionalProperties: false },
 );
@@ -68,6 +82,15 @@ export function validateOutgoingBody(body: unknown): asserts body is OutgoingTra
   assertValidBeneficiary(body.beneficiary, 'beneficiary');
   const [lossy] = [...lossyLeaves(body.originator, 'originator'), ...lossyLeaves(body.beneficiary, 'beneficiary')];
   if (lossy) throw new ValidationError(lossy, "must be a string: the network's personal-data format carries strings only");
+  const asset = body.transactionAsset;
+  const assetParts: [string, string][] = typeof asset === 'string' ? [['transactionAsset', asset]] : Object.entries(asset).map(([k, v]) => [`transactionAsset.${k}`, String(v)]);
+  for (const [field, value] of assetParts) {
+    if (value.trim() !== value || !value) throw new ValidationError(field, 'must not be blank or begin or end with spaces');
+  }
+  const leaves = flattenIvms101({ originator: body.originator, beneficiary: body.beneficiary }).length;
+  if (leaves > MAX_PII_ITEMS) {
+    throw new ValidationError('(body)', `holds ${leaves} personal-data values in originator and beneficiary; the network stores at most ${MAX_PII_ITEMS} per transfer`);
+  }
 }
 
 /** The asset as a search attribute: the symbol, or the CAIP-19 / coingecko id. */

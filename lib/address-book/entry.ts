@@ -9,6 +9,8 @@
  * comma-separated list). A memo/tag is kept apart from its address; the network form is `<address>:<tag>`.
  */
 
+import { FREE_TEXT_RULE, isFreeText } from '../text';
+
 export const MAX_ASSET_LENGTH = 64;
 /** The whole network address, `<address>:<tag>` included (the network's limit). */
 export const MAX_ADDRESS_LENGTH = 256;
@@ -74,7 +76,7 @@ export function normalizeAddressAndTag(rawAddress: unknown, rawTag: unknown): Ch
   if (typeof rawAddress !== 'string') return bad('address', 'is required');
   let address = rawAddress.trim();
   if (!address) return bad('address', 'is empty');
-  if (FORBIDDEN.test(address)) return bad('address', 'must not contain whitespace, commas or control characters');
+  if (FORBIDDEN.test(address) || !isFreeText(address)) return bad('address', 'must not contain whitespace, commas or control characters');
   let tag = '';
   if (rawTag !== undefined && rawTag !== null && rawTag !== '') {
     if (typeof rawTag !== 'string' && typeof rawTag !== 'number') return bad('tag', 'must be a string');
@@ -105,7 +107,7 @@ export function normalizeCustomerRef(raw: unknown): Checked<string> {
   const s = raw.trim();
   if (!s) return bad('customerRef', 'is empty');
   if (s.length > MAX_CUSTOMER_REF_LENGTH) return bad('customerRef', `is longer than ${MAX_CUSTOMER_REF_LENGTH} characters`);
-  if (/[\u0000-\u001f\u007f]/.test(s)) return bad('customerRef', 'must not contain control characters');
+  if (!isFreeText(s)) return bad('customerRef', FREE_TEXT_RULE);
   return { ok: true, value: s };
 }
 

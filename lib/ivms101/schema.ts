@@ -17,11 +17,23 @@
  *   C1, real calendar dates) live in validate.ts, which also turns schema errors into field paths.
  */
 import { Type, type Static } from 'typebox';
+import { FreeText } from '../text';
 
 export const COUNTRY_CODE_PATTERN = '^[A-Z]{2}$';
 export const DATE_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 
-const Text = Type.String({ minLength: 1 });
+/** IVMS101's MaxNText types (free text of 1 to N characters), under the one free-text rule (lib/text.ts). */
+const MaxText = (maxLength: number) => FreeText({ minLength: 1, maxLength });
+const Max16Text = MaxText(16);
+const Max35Text = MaxText(35);
+const Max50Text = MaxText(50);
+const Max70Text = MaxText(70);
+const Max100Text = MaxText(100);
+/**
+ * IVMS101 leaves most multiplicities unbounded; these bounds keep a request within the network's personal-data limits
+ * (at most 5,000 items per `/pii/put`) with room to spare, far above any real person's record.
+ */
+const MANY = { maxItems: 20 } as const;
 const CountryCode = Type.String({
   pattern: COUNTRY_CODE_PATTERN,
   description: 'ISO 3166-1 alpha-2 country code; XX for unknown',
@@ -40,15 +52,15 @@ export const TransliterationMethodCode = Type.Enum([
 ]);
 
 export const NaturalPersonNameId = Type.Object(
-  { primaryIdentifier: Text, secondaryIdentifier: Type.Optional(Text), nameIdentifierType: NaturalPersonNameTypeCode },
+  { primaryIdentifier: Max100Text, secondaryIdentifier: Type.Optional(Max100Text), nameIdentifierType: NaturalPersonNameTypeCode },
   closed,
 );
 
 export const NaturalPersonName = Type.Object(
   {
-    nameIdentifier: Type.Array(NaturalPersonNameId, { minItems: 1 }),
-    localNameIdentifier: Type.Optional(Type.Array(NaturalPersonNameId)),
-    phoneticNameIdentifier: Type.Optional(Type.Array(NaturalPersonNameId)),
+    nameIdentifier: Type.Array(NaturalPersonNameId, { minItems: 1, ...MANY }),
+    localNameIdentifier: Type.Optional(Type.Array(NaturalPersonNameId, MANY)),
+    phoneticNameIdentifier: Type.Optional(Type.Array(NaturalPersonNameId, MANY)),
   },
   closed,
 );
@@ -56,20 +68,20 @@ export const NaturalPersonName = Type.Object(
 export const Address = Type.Object(
   {
     addressType: AddressTypeCode,
-    department: Type.Optional(Text),
-    subDepartment: Type.Optional(Text),
-    streetName: Type.Optional(Text),
-    buildingNumber: Type.Optional(Text),
-    buildingName: Type.Optional(Text),
-    floor: Type.Optional(Text),
-    postBox: Type.Optional(Text),
-    room: Type.Optional(Text),
-    postCode: Type.Optional(Text),
-    townName: Type.Optional(Text),
-    townLocationName: Type.Optional(Text),
-    districtName: Type.Optional(Text),
-    countrySubDivision: Type.Optional(Text),
-    addressLine: Type.Optional(Type.Array(Text, { maxItems: 7 })),
+    department: Type.Optional(Max50Text),
+    subDepartment: Type.Optional(Max70Text),
+    streetName: Type.Optional(Max70Text),
+    buildingNumber: Type.Optional(Max16Text),
+    buildingName: Type.Optional(Max35Text),
+    floor: Type.Optional(Max70Text),
+    postBox: Type.Optional(Max16Text),
+    room: Type.Optional(Max70Text),
+    postCode: Type.Optional(Max16Text),
+    townName: Type.Optional(Max35Text),
+    townLocationName: Type.Optional(Max35Text),
+    districtName: Type.Optional(Max35Text),
+    countrySubDivision: Type.Optional(Max35Text),
+    addressLine: Type.Optional(Type.Array(Max70Text, { maxItems: 7 })),
     country: CountryCode,
   },
   closed,
@@ -77,22 +89,22 @@ export const Address = Type.Object(
 
 export const NationalIdentification = Type.Object(
   {
-    nationalIdentifier: Text,
+    nationalIdentifier: Max35Text,
     nationalIdentifierType: NationalIdentifierTypeCode,
     countryOfIssue: Type.Optional(CountryCode),
-    registrationAuthority: Type.Optional(Text),
+    registrationAuthority: Type.Optional(Max35Text),
   },
   closed,
 );
 
-export const DateAndPlaceOfBirth = Type.Object({ dateOfBirth: IsoDate, placeOfBirth: Text }, closed);
+export const DateAndPlaceOfBirth = Type.Object({ dateOfBirth: IsoDate, placeOfBirth: Max70Text }, closed);
 
 export const NaturalPerson = Type.Object(
   {
-    name: Type.Array(NaturalPersonName, { minItems: 1 }),
-    geographicAddress: Type.Optional(Type.Array(Address)),
+    name: Type.Array(NaturalPersonName, { minItems: 1, ...MANY }),
+    geographicAddress: Type.Optional(Type.Array(Address, MANY)),
     nationalIdentification: Type.Optional(NationalIdentification),
-    customerIdentification: Type.Optional(Text),
+    customerIdentification: Type.Optional(Max50Text),
     dateAndPlaceOfBirth: Type.Optional(DateAndPlaceOfBirth),
     countryOfResidence: Type.Optional(CountryCode),
   },
@@ -100,15 +112,15 @@ export const NaturalPerson = Type.Object(
 );
 
 export const LegalPersonNameId = Type.Object(
-  { legalPersonName: Text, legalPersonNameIdentifierType: LegalPersonNameTypeCode },
+  { legalPersonName: Max100Text, legalPersonNameIdentifierType: LegalPersonNameTypeCode },
   closed,
 );
 
 export const LegalPersonName = Type.Object(
   {
-    nameIdentifier: Type.Array(LegalPersonNameId, { minItems: 1 }),
-    localNameIdentifier: Type.Optional(Type.Array(LegalPersonNameId)),
-    phoneticNameIdentifier: Type.Optional(Type.Array(LegalPersonNameId)),
+    nameIdentifier: Type.Array(LegalPersonNameId, { minItems: 1, ...MANY }),
+    localNameIdentifier: Type.Optional(Type.Array(LegalPersonNameId, MANY)),
+    phoneticNameIdentifier: Type.Optional(Type.Array(LegalPersonNameId, MANY)),
   },
   closed,
 );
@@ -116,8 +128,8 @@ export const LegalPersonName = Type.Object(
 export const LegalPerson = Type.Object(
   {
     name: LegalPersonName,
-    geographicAddress: Type.Optional(Type.Array(Address)),
-    customerNumber: Type.Optional(Text),
+    geographicAddress: Type.Optional(Type.Array(Address, MANY)),
+    customerNumber: Type.Optional(Max50Text),
     nationalIdentification: Type.Optional(NationalIdentification),
     dateOfRegistration: Type.Optional(IsoDate),
     countryOfRegistration: Type.Optional(CountryCode),
@@ -132,7 +144,7 @@ export const Person = Type.Object(
 );
 
 export const Originator = Type.Object(
-  { originatorPersons: Type.Array(Person, { minItems: 1 }), accountNumber: Type.Optional(Type.Array(Text)) },
+  { originatorPersons: Type.Array(Person, { minItems: 1, ...MANY }), accountNumber: Type.Optional(Type.Array(Max100Text, MANY)) },
   {
     ...closed,
     description:
@@ -142,7 +154,7 @@ export const Originator = Type.Object(
 );
 
 export const Beneficiary = Type.Object(
-  { beneficiaryPersons: Type.Array(Person, { minItems: 1 }), accountNumber: Type.Optional(Type.Array(Text)) },
+  { beneficiaryPersons: Type.Array(Person, { minItems: 1, ...MANY }), accountNumber: Type.Optional(Type.Array(Max100Text, MANY)) },
   closed,
 );
 
@@ -152,9 +164,9 @@ export const IntermediaryVasp = Type.Object(
   { intermediaryVASP: Person, sequence: Type.Integer({ minimum: 0 }) },
   closed,
 );
-export const TransferPath = Type.Object({ transferPath: Type.Array(IntermediaryVasp) }, closed);
+export const TransferPath = Type.Object({ transferPath: Type.Array(IntermediaryVasp, MANY) }, closed);
 export const PayloadMetadata = Type.Object(
-  { transliterationMethod: Type.Optional(Type.Array(TransliterationMethodCode)) },
+  { transliterationMethod: Type.Optional(Type.Array(TransliterationMethodCode, MANY)) },
   closed,
 );
 

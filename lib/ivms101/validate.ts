@@ -6,6 +6,7 @@
 import { Compile } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { ValidationError } from '../errors';
+import { FREE_TEXT_PATTERN, FREE_TEXT_RULE } from '../text';
 import {
   Beneficiary,
   COUNTRY_CODE_PATTERN,
@@ -118,11 +119,14 @@ function ruleOf(error: TLocalizedValidationError): string {
         return 'must be an ISO 3166-1 alpha-2 country code (two capital letters)';
       }
       if (error.params.pattern === DATE_PATTERN) return 'must be a date as YYYY-MM-DD';
+      if (error.params.pattern === FREE_TEXT_PATTERN) return FREE_TEXT_RULE;
       return `must match ${error.params.pattern}`;
     case 'enum':
       return `must be one of ${error.params.allowedValues.join(', ')}`;
     case 'minItems':
       return `must have at least ${error.params.limit} item${error.params.limit === 1 ? '' : 's'}`;
+    case 'maxLength':
+      return `must have at most ${error.params.limit} characters`;
     case 'maxItems':
       return `must have at most ${error.params.limit} items`;
     case 'minimum':

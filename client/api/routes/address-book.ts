@@ -10,10 +10,12 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../lib/erro
 import { addressBookReconcile } from '../../../workflows';
 import { addressBookProgressQuery } from '../../../workflows/address-book-reconcile';
 import { workflowIds } from '../../../workflows/ids';
+import { FreeText } from '../../../lib/text';
 
 /** Entries per PUT or DELETE request. The CLI import sends batches well below this. */
 export const MAX_BATCH = 10_000;
 
+// Entries are checked row by row (lib/address-book/entry.ts, the free-text rule included): one bad row is reported, not the batch.
 const EntryIn = Type.Object(
   {
     asset: Type.String({ description: 'Asset code, e.g. ETH (stored upper-case)' }),
@@ -38,7 +40,7 @@ const Entry = Type.Object({
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
-const VaspParams = Type.Object({ vaspDID: Type.String({ minLength: 1 }) });
+const VaspParams = Type.Object({ vaspDID: FreeText({ minLength: 1, maxLength: 512 }) });
 /** Query integers arrive as strings (the API does not coerce types): checked here, naming the parameter. */
 const QueryInt = (description: string) => Type.String({ pattern: '^[0-9]{1,9}$', description });
 function queryInt(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
@@ -146,9 +148,9 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
         summary: 'Registry entries, paged, filtered by VASP, asset and customerRef',
         querystring: Type.Object(
           {
-            vaspDID: Type.Optional(Type.String({ minLength: 1 })),
-            asset: Type.Optional(Type.String({ minLength: 1 })),
-            customerRef: Type.Optional(Type.String({ minLength: 1 })),
+            vaspDID: Type.Optional(FreeText({ minLength: 1, maxLength: 512 })),
+            asset: Type.Optional(FreeText({ minLength: 1, maxLength: 64 })),
+            customerRef: Type.Optional(FreeText({ minLength: 1, maxLength: 1024 })),
             page: Type.Optional(QueryInt('1-based page number (default 1)')),
             perPage: Type.Optional(QueryInt('entries per page, 1 to 1000 (default 100)')),
           },
@@ -222,7 +224,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       schema: {
         tags: ['address book'],
         summary: 'Progress of a reconciliation (while it runs) or its report (once it ended)',
-        params: Type.Object({ vaspDID: Type.String({ minLength: 1 }), workflowId: Type.String({ pattern: '^address-book-' }) }),
+        params: Type.Object({ vaspDID: FreeText({ minLength: 1, maxLength: 512 }), workflowId: Type.String({ pattern: '^address-book-' }) }),
         response: {
           200: Type.Object({
             workflowId: Type.String(),

@@ -13,7 +13,7 @@ import {
   withoutPersonalData,
 } from '../../../activities/transfers/engine';
 import { OutgoingTransferBody } from '../../../activities/transfers/request';
-import { AppError, isAppError, ValidationError } from '../../../lib/errors';
+import { AppError, isAppError, UpstreamRejectedError, ValidationError } from '../../../lib/errors';
 import { assertValidBeneficiary, assertValidOriginator } from '../../../lib/ivms101';
 import { issueToValidationError } from '../../../lib/validation';
 import { transactionCreatedUpdate } from '../../../workflows/outgoing-transfer.messages';
@@ -53,6 +53,12 @@ export function agentRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
       if (error.validation && error.validation.length > 0) {
         const e = issueToValidationError(error.validation[0] as never, error.validationContext === 'body' ? '' : (error.validationContext ?? ''));
         return reply.code(400).send(networkError(400, 'NotabeneTransactionValidationError', e.message, e.details.field));
+      }
+      // The network refused the request itself (a bad id, a bad update): a drop-in agent answers what the network said.
+      if (error instanceof UpstreamRejectedError && typeof error.details.networkStatus === 'number' && error.details.networkStatus < 500) {
+        const status = error.details.networkStatus;
+        const name = typeof error.details.networkError === 'string' ? error.details.networkError : 'NotabeneTransactionError';
+        return reply.code(status).send(networkError(status, name, String(error.details.networkMessage ?? error.message)));
       }
       if (isAppError(error)) {
         const status = error.httpStatus;

@@ -8,6 +8,7 @@ import { findRegistryOwner } from '../../../activities/incoming/owner';
 import type { IncomingConfig } from '../../../activities/incoming/config';
 import { workflowIds } from '../../../workflows/ids';
 import { decideUpdate, incomingStatusQuery, routeUpdate, type IncomingStatus } from '../../../workflows/incoming-transfer.messages';
+import { FreeText } from '../../../lib/text';
 
 export interface IncomingRouteDeps {
   temporal: Client;
@@ -16,17 +17,17 @@ export interface IncomingRouteDeps {
   subsidiaryDids: string[];
 }
 
-const Did = Type.String({ pattern: '^did:[a-z0-9]+:.+$' });
+const Did = Type.String({ pattern: '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 512 });
 const TxId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) });
 const RouteBody = Type.Object({
   subsidiaryDid: Did,
-  reason: Type.String({ minLength: 1, maxLength: 1000 }),
-  actor: Type.String({ minLength: 1, maxLength: 200, description: 'who decides: an operator id or e-mail, recorded in the audit log' }),
+  reason: FreeText({ minLength: 1, maxLength: 1000 }),
+  actor: FreeText({ minLength: 1, maxLength: 200, description: 'who decides: an operator id or e-mail, recorded in the audit log' }),
 }, { additionalProperties: false });
 const DecisionBody = Type.Object({
   decision: Type.Union([Type.Literal('approve'), Type.Literal('decline')]),
-  reason: Type.String({ minLength: 1, maxLength: 1000 }),
-  actor: Type.String({ minLength: 1, maxLength: 200 }),
+  reason: FreeText({ minLength: 1, maxLength: 1000 }),
+  actor: FreeText({ minLength: 1, maxLength: 200 }),
 }, { additionalProperties: false });
 const Status = Type.Object({
   transactionId: Type.String(),
@@ -105,7 +106,7 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
     return update(deps, id, decideUpdate, request.body as Static<typeof DecisionBody>);
   });
 
-  const AddressQuery = Type.Object({ asset: Type.Optional(Type.String()), address: Type.String({ minLength: 1 }) });
+  const AddressQuery = Type.Object({ asset: Type.Optional(FreeText({ maxLength: 64 })), address: FreeText({ minLength: 1, maxLength: 1024 }) });
   app.get('/webhooks/address/:vaspDid', {
     schema: {
       tags: ['webhooks'],

@@ -31,6 +31,7 @@ import { VaspDid } from '../../../lib/temporal/search-attributes';
 import { keyRotation } from '../../../workflows';
 import { workflowIds } from '../../../workflows/ids';
 import { keyRotationAcceptedUpdate, keyRotationStatusQuery, type KeyRotationStatus } from '../../../workflows/key-rotation.messages';
+import { FreeText } from '../../../lib/text';
 
 export interface KeyRouteDeps {
   temporal: Client;
@@ -45,8 +46,8 @@ export interface KeyRouteDeps {
 const DID_PATTERN = '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$';
 const VaspParams = Type.Object({ vaspDID: Type.String({ pattern: DID_PATTERN, maxLength: 200 }) });
 const KeyParams = Type.Object({ vaspDID: Type.String({ pattern: DID_PATTERN, maxLength: 200 }), keyId: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }) });
-const Reason = Type.String({ minLength: 3, maxLength: 500, description: 'Why (audited), e.g. "suspected compromise"' });
-const RequestedBy = Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Who asks (audited); default "api"' }));
+const Reason = FreeText({ minLength: 3, maxLength: 500, description: 'Why (audited), e.g. "suspected compromise"' });
+const RequestedBy = Type.Optional(FreeText({ minLength: 1, maxLength: 100, description: 'Who asks (audited); default "api"' }));
 
 const KeyInfoSchema = Type.Object({
   id: Type.String(),
@@ -106,8 +107,8 @@ const ImportBody = Type.Object({
   reason: Reason,
   requestedBy: RequestedBy,
   key: Type.Optional(Type.Unknown({ description: 'A JsonDIDKey record (from `keys create` or /didkey/new)' })),
-  privateKeyHex: Type.Optional(Type.String({ description: "The agent's form: 128 hex, seed then public key" })),
-  did: Type.Optional(Type.String({ description: 'With privateKeyHex: the did:key it must produce' })),
+  privateKeyHex: Type.Optional(FreeText({ maxLength: 256, description: "The agent's form: 128 hex, seed then public key" })),
+  did: Type.Optional(FreeText({ maxLength: 128, description: 'With privateKeyHex: the did:key it must produce' })),
 });
 const DestroyBody = Type.Object({ reason: Reason, requestedBy: RequestedBy });
 
