@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,8 @@ import { teardownRun } from './global-teardown';
  * so a test can restart it (`restartTemporalServer`) and the teardown stops whichever process runs then.
  */
 interface ClusterState {
+  /** The process that ran the set-up (jest's main process, or a benchmark). */
+  owner: number;
   command: string[];
   databases: string[];
   pid: number;
@@ -110,9 +112,39 @@ export async function restartTemporalServer(): Promise<void> {
   await waitForFrontend(state.address);
 }
 
+/**
+ * A run killed before its teardown (jest or a benchmark stopped with SIGKILL) leaves its detached server running and
+ * its databases behind: stop and drop those of runs whose owner process is gone.
+ */
+async function removeAbandonedRuns(serverUrl: string): Promise<void> {
+  for (const entry of readdirSync(tmpdir()).filter((e) => e.startsWith('tro-cluster-'))) {
+    const dir = join(tmpdir(), entry);
+    let state: ClusterState;
+    try {
+      state = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as ClusterState;
+    } catch {
+      continue;
+    }
+    if (!state.owner || alive(state.owner)) continue;
+    // Only the server this run started: a pid may have been reused since.
+    const cmdline = (() => {
+      try {
+        return readFileSync(`/proc/${state.pid}/cmdline`, 'utf8');
+      } catch {
+        return '';
+      }
+    })();
+    if (cmdline.includes(dir)) await stopServer(state.pid);
+    await Promise.all(state.databases.map((d) => dropDatabase(serverUrl, d)));
+    rmSync(dir, { recursive: true, force: true });
+    setupLog(`removed an abandoned cluster run (${state.databases.join(', ')})`);
+  }
+}
+
 /** jest globalSetup of the `cluster` project. */
 export default async function clusterGlobalSetup(): Promise<void> {
   await prepareRun(CLUSTER_RUN, async (server) => {
+    await removeAbandonedRuns(server.serverUrl);
     const names = Object.keys(CLUSTER_PORT_OFFSETS) as (keyof typeof CLUSTER_PORT_OFFSETS)[];
     const [frontend, ...others] = await freePorts(names.length + 1);
     const cluster = loadClusterConfig({
@@ -125,7 +157,7 @@ export default async function clusterGlobalSetup(): Promise<void> {
     const dropAll = () => Promise.all(clusterDatabases(cluster.database).map((d) => dropDatabase(server.serverUrl, d)));
     const command = await prepareTemporalCluster({ cluster, serverUrl: server.serverUrl, rootDir, log: setupLog });
     const log = join(rootDir, 'server.log');
-    const state: ClusterState = { command, databases: clusterDatabases(cluster.database), pid: spawnServer(command, log), log, address };
+    const state: ClusterState = { owner: process.pid, command, databases: clusterDatabases(cluster.database), pid: spawnServer(command, log), log, address };
     const pid = state.pid;
     process.env.TEST_CLUSTER_STATE = join(rootDir, 'state.json');
     writeFileSync(process.env.TEST_CLUSTER_STATE, JSON.stringify(state));
