@@ -23,6 +23,16 @@ export function generateWebhookSecret(): string {
   return WEBHOOK_SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
+/** Whether `secret` can verify signatures: its key (base64, after an optional `whsec_`) has at least 16 bytes. */
+export function isUsableWebhookSecret(secret: string): boolean {
+  try {
+    keyOf(secret);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function keyOf(secret: string): Buffer {
   const encoded = secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret;
   const key = Buffer.from(encoded, 'base64');

@@ -3,6 +3,10 @@
  * start-up; a bad value stops the process with one ConfigError naming the variable and the fix.
  */
 import { ConfigError } from '../../lib/errors';
+import { isUsableWebhookSecret } from '../../lib/webhook-signature';
+
+/** Verification needs a key of 16 bytes or more: a shorter secret would make every webhook fail, so start-up refuses it. */
+const SECRET_RULE = 'is not a webhook signing secret: whsec_ followed by base64 of at least 16 bytes';
 
 export type NoKeyMode = 'originator-only' | 'escrow';
 
@@ -74,11 +78,15 @@ export function loadTransferConfig(env: Env = process.env): TransferConfig {
       throw new ConfigError('NOTIFICATION_WEBHOOK_SECRETS', 'is not a JSON object', fix);
     }
     for (const [name, secret] of Object.entries(parsed)) {
-      if (typeof secret !== 'string' || secret.length < 8) {
-        throw new ConfigError('NOTIFICATION_WEBHOOK_SECRETS', `the secret of "${name}" is not a string of at least 8 characters`, fix);
+      if (typeof secret !== 'string' || !isUsableWebhookSecret(secret)) {
+        throw new ConfigError('NOTIFICATION_WEBHOOK_SECRETS', `the secret of "${name}" ${SECRET_RULE}`, fix);
       }
     }
     webhookSecrets = parsed as Record<string, string>;
+  }
+  const webhookDefaultSecret = env.NOTIFICATION_WEBHOOK_SECRET || undefined;
+  if (webhookDefaultSecret !== undefined && !isUsableWebhookSecret(webhookDefaultSecret)) {
+    throw new ConfigError('NOTIFICATION_WEBHOOK_SECRET', SECRET_RULE, 'Set it to the secret POST /webhook answered (whsec_…)');
   }
   return {
     answerDeadlineMs: duration(env, 'TRANSFER_ANSWER_DEADLINE', '24h', 100),
@@ -87,6 +95,6 @@ export function loadTransferConfig(env: Env = process.env): TransferConfig {
     callbackUrl: httpUrl(env, 'TRANSFER_CALLBACK_URL'),
     directoryCacheMs: env.TRANSFER_DIRECTORY_CACHE === '0' ? 0 : duration(env, 'TRANSFER_DIRECTORY_CACHE', '60s', 1),
     webhookSecrets,
-    webhookDefaultSecret: env.NOTIFICATION_WEBHOOK_SECRET || undefined,
+    webhookDefaultSecret,
   };
 }

@@ -21,6 +21,9 @@ const KNOWN_OTHER_CODECS: ReadonlyArray<{ prefix: readonly number[]; name: strin
   { prefix: [0xeb, 0x01], name: 'BLS12-381 G2' },
 ];
 
+/** `z` + base58btc of the 34 bytes 0xed 0x01 ‖ key: always 48 characters, since the leading 0xed fixes the length. */
+const ED25519_MULTIBASE_LENGTH = 48;
+
 export const ED25519_DID_KEY_RULE = 'must be a did:key with an Ed25519 public key (did:key:z6Mk…)';
 
 export interface ParsedDidKey {
@@ -47,6 +50,11 @@ export function parseDidKey(did: unknown, field = 'did'): ParsedDidKey {
   const multibase = did.slice(DID_KEY_PREFIX.length);
   if (!/^z[1-9A-HJ-NP-Za-km-z]+$/.test(multibase)) {
     throw new ValidationError(field, `${ED25519_DID_KEY_RULE}; the key must be base58btc multibase with no fragment`);
+  }
+  // Base58 decoding takes time quadratic in the length: anything but the one length of an Ed25519 did:key is refused
+  // before decoding, so a huge value (a key import, a counterparty's JWE skid) cannot stall the event loop.
+  if (multibase.length !== ED25519_MULTIBASE_LENGTH) {
+    throw new ValidationError(field, `${ED25519_DID_KEY_RULE}; the key part must be ${ED25519_MULTIBASE_LENGTH} characters, got ${multibase.length}`);
   }
   let bytes: Uint8Array;
   try {

@@ -1,12 +1,16 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { Type } from 'typebox';
 
-const Check = Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String()) });
+const Check = Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String({ description: 'unreachable; the detail is in the API log' })) });
 const Health = Type.Object({ ok: Type.Boolean(), temporal: Check, database: Check });
 
-async function probe(fn: () => Promise<unknown>, timeoutMs = 3000): Promise<{ ok: boolean; error?: string }> {
+/**
+ * One check. A failure answers a fixed word: the error's text can name hosts, ports, users or database names, which an
+ * unauthenticated probe must not learn; the detail goes to the log.
+ */
+async function probe(name: string, log: FastifyBaseLogger, fn: () => Promise<unknown>, timeoutMs = 3000): Promise<{ ok: boolean; error?: string }> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -17,7 +21,8 @@ async function probe(fn: () => Promise<unknown>, timeoutMs = 3000): Promise<{ ok
     ]);
     return { ok: true };
   } catch (e) {
-    return { ok: false, error: (e as Error).message.split('\n')[0] };
+    log.warn({ check: name, err: { message: (e as Error).message.split('\n')[0] } }, 'health check failed');
+    return { ok: false, error: 'unreachable' };
   } finally {
     clearTimeout(timer);
   }
@@ -28,10 +33,10 @@ export function healthRoutes(app: FastifyInstance, deps: { temporal: Client; poo
   app.get(
     '/healthz',
     { schema: { tags: ['platform'], summary: 'Reachability of Temporal and the database', response: { 200: Health, 503: Health } } },
-    async (_request, reply) => {
+    async (request, reply) => {
       const [temporal, database] = await Promise.all([
-        probe(() => deps.temporal.workflowService.getSystemInfo({})),
-        probe(() => deps.pool.query('select 1')),
+        probe('temporal', request.log, () => deps.temporal.workflowService.getSystemInfo({})),
+        probe('database', request.log, () => deps.pool.query('select 1')),
       ]);
       const ok = temporal.ok && database.ok;
       return reply.code(ok ? 200 : 503).send({ ok, temporal, database });
