@@ -7,6 +7,39 @@ const nodeBuiltins = [
   'worker_threads', 'zlib',
 ];
 
+/**
+ * The layers of the repository (README, Layout): each folder imports only from the folders listed for it. A rule per
+ * folder and depth, since a top-level folder is `../x` from `db/a.ts` and `../../x` from `db/keystore/a.ts`.
+ */
+const domain = ['outgoing', 'incoming', 'address-book', 'screening', 'retention', 'transfer-view', 'callback'];
+const layers = {
+  lib: { only: [], why: 'lib/ is shared by all and imports nothing above it' },
+  db: { only: ['lib'], why: 'db/ holds the SQL over lib/ only' },
+  network: { only: ['lib'], why: 'network/ is the network\'s HTTP client over lib/ only' },
+  callback: { only: ['lib', 'network'], why: 'callback/ posts to the internal systems over lib/ only' },
+  ...Object.fromEntries(domain.filter((d) => d !== 'callback').map((d) => [d, {
+    only: ['lib', 'db', 'network', 'workflows', ...domain], why: `${d}/ is domain code: it never imports activities/, workers/, client/ or sandbox/`,
+  }])),
+  activities: { only: ['lib', 'db', 'network', 'workflows', ...domain], why: 'activities/ adapts the domain modules for Temporal' },
+  workers: { only: ['lib', 'db', 'network', 'workflows', 'activities', ...domain], why: 'workers/ runs the activities and workflows' },
+  client: { only: ['lib', 'db', 'network', 'workflows', ...domain], why: 'client/ calls the domain modules, never activities/' },
+  sandbox: { only: ['lib', 'db'], why: 'sandbox/ is the network\'s side: lib/ and its own schema in db/ only' },
+};
+const layerRules = Object.entries(layers).flatMap(([folder, { only, why }]) =>
+  [1, 2, 3, 4].map((depth) => ({
+    files: [`${folder}/${'*/'.repeat(depth - 1)}*.ts`],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{
+          // Leaving the folder (`depth` times ../) for anything but the allowed folders.
+          regex: `^(\\.\\./){${depth}}(?!(${only.join('|') || '$^'})(/|$))`,
+          message: `${why} (README, Layout).`,
+        }],
+      }],
+    },
+  })),
+);
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', 'dist/**', 'coverage/**', '**/*.cjs', '**/*.js', '**/*.mjs', 'test/fixtures/**/*.json'] },
   ...tseslint.configs.recommended,
@@ -18,6 +51,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  ...layerRules,
   {
     // Workflows are replayed deterministically inside Temporal's sandbox: they orchestrate, they never do I/O.
     // Activities may be imported for their types only (proxyActivities<Activities>).

@@ -2,17 +2,17 @@ import type { Pool } from 'pg';
 import type { AddressBookConfig } from '../lib/address-book/config';
 import type { Keystore } from '../db/keystore';
 import type { Logger } from '../lib/logger';
+import type { NetworkClient } from '../network/client';
+import type { TransferContext } from '../outgoing/context';
+import { decryptTransaction } from '../outgoing/personal-data';
 import { addressBookActivities } from './address-book/reconcile';
+import { connectivityActivities } from './connectivity';
 import { withFailureMapping } from './failures';
-import { incomingActivities } from './incoming';
-import { incomingSweepActivities } from './incoming/sweep';
-import { keyRotationActivities } from './keys/key-rotation';
-import { directoryActivities } from './network/directory';
-import type { NetworkClient } from './network/network-client';
+import { incomingActivities, incomingSweepActivities } from './incoming-transfers';
+import { keyRotationActivities } from './key-rotation';
+import { transferActivities } from './outgoing-transfers';
 import { retentionActivities } from './retention';
-import { transferActivities, type TransferContext } from './transfers';
 import { transferViewActivities } from './transfer-view';
-import { decryptTransaction } from './transfers/engine';
 
 export interface ActivityDeps {
   pool: Pool;
@@ -22,7 +22,7 @@ export interface ActivityDeps {
   keystore: Keystore;
   /** Address-book reconciliation settings; read from the environment when absent (tests pass their own). */
   addressBook?: AddressBookConfig;
-  /** Outgoing transfers (keystore, sealed request store, settings); activities/transfers/index.ts. */
+  /** Outgoing transfers (keystore, sealed request store, settings); outgoing/context.ts. */
   transfers?: TransferContext;
 }
 
@@ -32,7 +32,7 @@ export interface ActivityDeps {
  */
 export function createActivities(deps: ActivityDeps) {
   return withFailureMapping({
-    ...directoryActivities(deps.network),
+    ...connectivityActivities(deps.network),
     ...transferActivities(deps.transfers),
     ...keyRotationActivities(deps),
     ...addressBookActivities(deps),
@@ -42,7 +42,6 @@ export function createActivities(deps: ActivityDeps) {
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,
-      logger: deps.logger,
       decrypt: async (tx, vaspDid) => (deps.transfers ? ((await decryptTransaction(deps.transfers, tx as never, vaspDid)) as typeof tx) : tx),
       callbackUrl: deps.transfers?.config.callbackUrl,
     }),

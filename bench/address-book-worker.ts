@@ -6,7 +6,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import { addressBookActivities } from '../activities/address-book/reconcile';
 import { withFailureMapping } from '../activities/failures';
-import { NetworkClient } from '../activities/network/network-client';
+import { NetworkClient } from '../network/client';
 import { createPool } from '../db/pool';
 import { loadAddressBookConfig } from '../lib/address-book/config';
 import type { NetworkConfig } from '../lib/config';

@@ -18,7 +18,7 @@ import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { resolveDatabaseServer } from '../db/server';
 import { fillSyntheticTransfers } from '../db/transfer-view-synthetic';
-import { loadIncomingConfig } from '../activities/incoming/config';
+import { loadIncomingConfig } from '../incoming/config';
 import { quantile } from './stats';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);

@@ -6,16 +6,17 @@ import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
-import { loadTransferConfig, openTransferContext } from '../activities/transfers';
+import { loadTransferConfig } from '../outgoing/config';
+import { openTransferContext } from '../outgoing/context';
 import { assertRetentionOutlastsTransfers } from '../lib/retention/config';
-import { NetworkClient } from '../activities/network/network-client';
+import { NetworkClient } from '../network/client';
 import { openKeystore } from '../db/keystore';
 import { ensureAddressBookSchedules } from './address-book-schedules';
 import { buildApi } from './api/server';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
-import { loadIncomingConfig } from '../activities/incoming/config';
+import { loadIncomingConfig } from '../incoming/config';
 import { createTemporalClient } from './temporal';
 
 runMain('api', async (log) => {
@@ -41,7 +42,7 @@ runMain('api', async (log) => {
     corsOrigins: [config.uiOrigin, config.uiOrigin.replace('localhost', '127.0.0.1')],
     transfers: openTransferContext({
       pool, network: config.network && new NetworkClient(config.network), keystore, masterKey: config.keystoreMasterKey,
-      dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel),
+      dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel), config: loadTransferConfig(),
     }),
     keystore,
     console: { temporalUiUrl: config.uiOrigin, namespace: config.temporal.namespace },

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { CursorKey } from '../lib/listing/cursor';
 import { exactTimestamp, keyset, type ListOrder } from './listing';
 import type { Page } from './transfer-view';
@@ -51,4 +51,19 @@ export async function listAuditLog(pool: Pool, filter: AuditFilter, page: { limi
     rows: shown.map((r) => ({ id: r.id, at: r.at.toISOString(), actor: r.actor, action: r.action, subject: r.subject, details: r.details })),
     ...(more && last ? { next: { at: last.cursor_at, id: last.id } } : {}),
   };
+}
+
+/** One entry of the audit log: who did what to which subject, and the details (no personal data). */
+export interface AuditEntry {
+  actor: string;
+  action: string;
+  subject: string;
+  details: Record<string, unknown>;
+}
+
+/** Appends an entry to the audit log (inside the caller's transaction when given a client). */
+export async function insertAuditEntry(db: Pick<Pool | PoolClient, 'query'>, entry: AuditEntry): Promise<void> {
+  await db.query('insert into audit_log (actor, action, subject, details) values ($1, $2, $3, $4)', [
+    entry.actor, entry.action, entry.subject, JSON.stringify(entry.details),
+  ]);
 }

@@ -3,7 +3,8 @@ import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
 import { resolve } from 'node:path';
 import { createDidKeyRecord, type DidKeyRecord } from '../lib/crypto';
 import { createPool } from '../db/pool';
-import { loadedLists, loadSdnList } from '../activities/screening/sanctions-store';
+import { loadedLists } from '../db/sanctions';
+import { loadSdnList } from '../screening/load-sdn';
 import type { DemoGroup } from './demo-group';
 
 /**

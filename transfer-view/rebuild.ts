@@ -5,12 +5,13 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import { txList } from '../activities/network/transactions';
-import type { NetworkClient } from '../activities/network/network-client';
+import { txList } from '../network/transactions';
+import type { NetworkClient } from '../network/client';
 import { writeTransferViewUpdate } from '../db/transfer-view';
 import type { GroupConfig } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { incomingViewUpdate, outgoingViewUpdate, type TransferViewUpdate } from '../lib/transfer-view';
+import type { TransferViewUpdate } from '../lib/transfer-view';
+import { incomingViewUpdate, outgoingViewUpdate } from '../workflows/transfer-view';
 import { workflowIds } from '../workflows/ids';
 import { incomingStatusQuery } from '../workflows/incoming-transfer.messages';
 import { transferStatusQuery } from '../workflows/outgoing-transfer.messages';

@@ -1,7 +1,8 @@
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { openTransferContext } from '../activities/transfers';
-import { NetworkClient } from '../activities/network/network-client';
+import { loadTransferConfig } from '../outgoing/config';
+import { openTransferContext } from '../outgoing/context';
+import { NetworkClient } from '../network/client';
 import { loadConfig } from '../lib/config';
 import { ConfigError } from '../lib/errors';
 import { openKeystore } from '../db/keystore';
@@ -36,7 +37,7 @@ runMain('worker', async (log) => {
       pool, network, logger: createLogger('activities', config.logLevel), keystore,
       transfers: openTransferContext({
         pool, network, keystore, masterKey: config.keystoreMasterKey, dataDir: config.dataDir, group: config.group,
-        logger: createLogger('transfers', config.logLevel),
+        logger: createLogger('transfers', config.logLevel), config: loadTransferConfig(),
       }),
     }),
   });

@@ -12,7 +12,7 @@ import {
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
-import { incomingViewUpdate, type IncomingFacts } from '../lib/transfer-view';
+import { incomingViewUpdate, type IncomingFacts } from './transfer-view';
 import {
   decideUpdate,
   incomingStatusQuery,

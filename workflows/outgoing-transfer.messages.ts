@@ -4,7 +4,7 @@
  * the agent-compatible `/tx/create` waits on until the network's transaction exists.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CreatedTransaction } from '../activities/transfers';
+import type { CreatedTransaction } from '../activities/outgoing-transfers';
 import type { OutgoingTransferInput } from './outgoing-transfer';
 
 export interface TransactionUpdate {

@@ -10,9 +10,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { CreatedTransaction, TransferPlan } from '../activities/transfers';
+import type { CreatedTransaction, TransferPlan } from '../activities/outgoing-transfers';
 import { TransferStatus } from '../lib/temporal/search-attributes';
-import { outgoingViewUpdate } from '../lib/transfer-view';
+import { outgoingViewUpdate } from './transfer-view';
 import {
   transactionCreatedUpdate,
   transactionUpdatedSignal,

@@ -14,7 +14,7 @@ import type {
 import { REGISTRY_LOCK } from '../../db/address-registry';
 import { isAppError, UpstreamRejectedError, ValidationError } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
-import type { NetworkClient } from '../network/network-client';
+import type { NetworkClient } from '../../network/client';
 import {
   DELETE_QUERY_BUDGET,
   deleteAddresses,
@@ -24,8 +24,9 @@ import {
   registerCustomer,
   requestUploadUrl,
   type ListingPage,
-} from './network';
-import { chunkCsv, CSV_HEADER_BYTES, postCsv, ROW_BYTES_SQL, UploadUrlRefused } from './upload';
+} from '../../network/address-book';
+import { postCsv, UploadUrlRefused } from '../../network/address-book';
+import { chunkCsv, CSV_HEADER_BYTES, ROW_BYTES_SQL } from './upload';
 
 export interface AddressBookActivityDeps {
   pool: Pool;

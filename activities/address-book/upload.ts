@@ -1,12 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Pool } from 'pg';
-import {
-  UpstreamRejectedError,
-  UpstreamUnavailableError,
-  type AppError,
-} from '../../lib/errors';
-import type { UploadResponse } from './network';
 
 export const CSV_COLUMNS = ['asset', 'address', 'customerRef'] as const;
 /** `asset,address,customerRef\n`: the header the network requires (network-api-facts.md §5). */
@@ -60,82 +53,3 @@ export function chunkCsv(
   return Readable.from(pieces());
 }
 
-export interface UploadOutcome {
-  bytes: number;
-  response: UploadResponse;
-}
-
-/** Why the upload URL itself was refused (expired, or its credential rejected): worth asking for a new one. */
-export class UploadUrlRefused extends Error {}
-
-/**
- * POSTs one CSV as multipart/form-data (one file part named `file`) to the upload URL, streaming: the file is never
- * held in memory, and its size is checked while it streams, so nothing above `maxBytes` ever leaves.
- */
-export async function postCsv(
-  uploadUrl: string,
-  fileName: string,
-  csv: Readable,
-  maxBytes: number,
-  timeoutMs: number,
-): Promise<UploadOutcome> {
-  const boundary = `----tro-${randomBytes(12).toString('hex')}`;
-  const preamble = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\nContent-Type: text/csv\r\n\r\n`,
-  );
-  const epilogue = Buffer.from(`\r\n--${boundary}--\r\n`);
-  let bytes = 0;
-  async function* body() {
-    yield preamble;
-    for await (const piece of csv as AsyncIterable<Buffer | string>) {
-      const buf = typeof piece === 'string' ? Buffer.from(piece) : piece;
-      bytes += buf.length;
-      if (bytes > maxBytes) {
-        throw new UpstreamRejectedError(`CSV chunk ${fileName} would exceed ${maxBytes} bytes; nothing above the limit is sent`, {
-          limitBytes: maxBytes,
-        });
-      }
-      yield buf;
-    }
-    yield epilogue;
-  }
-  let response: Response;
-  try {
-    response = await fetch(uploadUrl, {
-      method: 'POST',
-      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-      body: Readable.from(body()) as never,
-      duplex: 'half',
-      signal: AbortSignal.timeout(timeoutMs),
-    } as RequestInit & { duplex: 'half' });
-  } catch (e) {
-    const cause = (e as Error & { cause?: unknown }).cause;
-    if (cause instanceof UpstreamRejectedError) throw cause;
-    if (e instanceof UpstreamRejectedError) throw e;
-    throw new UpstreamUnavailableError(`POST upload URL: network unreachable (${(e as Error).message})`);
-  }
-  const text = await response.text().catch(() => '');
-  if (!response.ok) throw uploadError(response.status, text);
-  let parsed: UploadResponse;
-  try {
-    parsed = JSON.parse(text) as UploadResponse;
-  } catch {
-    throw new UpstreamRejectedError(`POST upload URL: the network answered ${response.status} with a body that is not JSON`);
-  }
-  return { bytes, response: parsed };
-}
-
-function uploadError(status: number, text: string): AppError | UploadUrlRefused {
-  let message = text.slice(0, 200);
-  try {
-    const body = JSON.parse(text) as { err?: { message?: string } | string; message?: string };
-    message = typeof body.err === 'string' ? body.err : (body.err?.message ?? body.message ?? message);
-  } catch {
-    /* not JSON */
-  }
-  const what = `POST upload URL: network answered ${status}: ${message}`;
-  if (status === 401 || status === 403) return new UploadUrlRefused(what);
-  if (status === 413) return new UpstreamRejectedError(`${what} (the file is above the network's size limit)`, { networkStatus: status });
-  if (status === 408 || status === 429 || status >= 500) return new UpstreamUnavailableError(what, { networkStatus: status });
-  return new UpstreamRejectedError(what, { networkStatus: status });
-}

@@ -7,7 +7,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import type { Pool } from 'pg';
 import type { GroupConfig } from '../../lib/config';
 import type { Keystore } from '../../db/keystore';
-import type { TransferContext } from '../../activities/transfers';
+import type { TransferContext } from '../../outgoing/context';
 import type { Logger } from '../../lib/logger';
 import { errorHandler } from './errors';
 import { addressBookRoutes } from './routes/address-book';
@@ -21,7 +21,7 @@ import { keyRoutes } from './routes/keys';
 import { incomingRoutes } from './routes/incoming';
 import { listRoutes } from './routes/lists';
 import { consoleRoutes, type ConsoleSettings } from './routes/console';
-import { loadIncomingConfig, type IncomingConfig } from '../../activities/incoming/config';
+import { loadIncomingConfig, type IncomingConfig } from '../../incoming/config';
 import { loadConfig } from '../../lib/config';
 
 export interface ApiDeps {
@@ -36,7 +36,7 @@ export interface ApiDeps {
   keystore?: Keystore;
   /** The VASP group; read from the environment when absent (tests pass their own). */
   group?: GroupConfig;
-  /** Outgoing transfers, the agent endpoints and the notification webhook (activities/transfers); absent: they answer 500. */
+  /** Outgoing transfers, the agent endpoints and the notification webhook (outgoing/); absent: they answer 500. */
   transfers?: TransferContext;
   /** Incoming transfers' settings (deadlines, screening threshold, address-webhook secrets); from the environment when absent. */
   incoming?: IncomingConfig;

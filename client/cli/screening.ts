@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../lib/config';
 import { DEFAULT_DATABASE_URL } from '../../db/database-url';
 import { createPool } from '../../db/pool';
-import { loadedLists, loadSdnList, screenAddress, screenName } from '../../activities/screening/sanctions-store';
+import { loadedLists, screenAddress, screenName } from '../../db/sanctions';
+import { loadSdnList } from '../../screening/load-sdn';
 
 /**
  * Sanctions lists for incoming-transfer screening. These commands talk to the orchestrator's database directly

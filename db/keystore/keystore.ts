@@ -15,6 +15,7 @@ import { ConflictError, CryptoError, NotFoundError, ValidationError } from '../.
 import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../../lib/keystore/key-wrapper';
 import { assertVaspDid, type AuditContext, type ImportOutcome, type KeyInfo, type KeySource, type KeyState } from '../../lib/keystore/records';
 import { withTransaction } from '../transaction';
+import { insertAuditEntry } from '../audit-log';
 
 interface KeyRow {
   id: string;
@@ -265,12 +266,12 @@ export class Keystore {
     vaspDid: string,
     details: Record<string, unknown>,
   ): Promise<void> {
-    await db.query('insert into audit_log (actor, action, subject, details) values ($1, $2, $3, $4)', [
-      audit.actor,
+    await insertAuditEntry(db, {
+      actor: audit.actor,
       action,
-      vaspDid,
-      JSON.stringify({ ...details, ...(audit.reason ? { reason: audit.reason } : {}), ...(audit.workflowId ? { workflowId: audit.workflowId } : {}) }),
-    ]);
+      subject: vaspDid,
+      details: { ...details, ...(audit.reason ? { reason: audit.reason } : {}), ...(audit.workflowId ? { workflowId: audit.workflowId } : {}) },
+    });
   }
 
   /** One transaction holding the VASP's advisory lock, so its state changes never interleave. */

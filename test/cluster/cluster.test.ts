@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { NetworkClient } from '../../activities/network/network-client';
+import { NetworkClient } from '../../network/client';
 import { followReconcile, startReconcile } from '../../client/cli/addresses';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import pino from 'pino';
 import { createActivities, type Activities } from '../../activities';
-import { NetworkClient } from '../../activities/network/network-client';
+import { NetworkClient } from '../../network/client';
 import { buildApi } from '../../client/api/server';
 import { createPool } from '../../db/pool';
 import type { AddressBookConfig } from '../../lib/address-book/config';
@@ -19,9 +19,10 @@ import type { SandboxConfig } from '../../sandbox/config';
 import { buildSandbox } from '../../sandbox/server';
 import { applySeed, type Seed } from '../../sandbox/seed';
 import { createWorker } from '../../workers/worker';
-import { createTransferContext, loadTransferConfig, type TransferConfig, type TransferContext } from '../../activities/transfers';
+import { loadTransferConfig, type TransferConfig } from '../../outgoing/config';
+import { createTransferContext, type TransferContext } from '../../outgoing/context';
 import { LocalKeyWrapper } from '../../db/keystore';
-import { loadIncomingConfig, type IncomingConfig } from '../../activities/incoming/config';
+import { loadIncomingConfig, type IncomingConfig } from '../../incoming/config';
 
 /** What global-setup.ts prepared for this run. */
 export function testEnv() {

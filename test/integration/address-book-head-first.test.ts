@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { addressBookActivities } from '../../activities/address-book/reconcile';
-import { NetworkClient } from '../../activities/network/network-client';
+import { NetworkClient } from '../../network/client';
 import { followReconcile, startReconcile } from '../../client/cli/addresses';
 import type { AddressBookConfig } from '../../lib/address-book/config';
 import { createLogger } from '../../lib/logger';

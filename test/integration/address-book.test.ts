@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NetworkClient } from '../../activities/network/network-client';
+import { NetworkClient } from '../../network/client';
 import { ensureAddressBookSchedules } from '../../client/address-book-schedules';
 import { followReconcile, importAddresses, startReconcile } from '../../client/cli/addresses';
 import type { AddressBookConfig } from '../../lib/address-book/config';

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { loadSdnList } from '../../activities/screening/sanctions-store';
+import { loadSdnList } from '../../screening/load-sdn';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { CHROMIUM_PATH } from '../../scripts/chromium';

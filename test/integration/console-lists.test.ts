@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadSdnList } from '../../activities/screening/sanctions-store';
+import { loadSdnList } from '../../screening/load-sdn';
 import { writeTransferView } from '../../db/transfer-view';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { resolve } from 'node:path';
 import { createDidKeyRecord } from '../../lib/crypto';
-import { loadSdnList } from '../../activities/screening/sanctions-store';
+import { loadSdnList } from '../../screening/load-sdn';
 import { webhookHeaders } from '../../lib/webhook-signature';
 import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
 import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';

@@ -3,7 +3,7 @@ import { ensureRetentionSchedule } from '../../client/retention-schedule';
 import { removeSchedule } from '../../client/schedules';
 import { GoneError } from '../../lib/errors';
 import { loadRetentionConfig } from '../../lib/retention/config';
-import type { OutgoingRequest } from '../../activities/transfers/request';
+import type { OutgoingRequest } from '../../outgoing/request';
 import { retentionSweep } from '../../workflows';
 import { workflowIds } from '../../workflows/ids';
 import { eventually, randomDid, startOrchestrator, type RunningOrchestrator } from '../harness/platform';

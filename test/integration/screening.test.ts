@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Pool } from 'pg';
 import { createPool } from '../../db/pool';
-import { loadSdnList, loadedLists, screenAddress, screenName } from '../../activities/screening/sanctions-store';
+import { loadedLists, screenAddress, screenName } from '../../db/sanctions';
+import { loadSdnList } from '../../screening/load-sdn';
 import { ValidationError } from '../../lib/errors';
 import { testEnv } from '../harness/platform';
 

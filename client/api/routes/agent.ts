@@ -2,22 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { WorkflowUpdateFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { Type } from 'typebox';
-import type { NetworkTransaction, TransferContext } from '../../../activities/transfers';
-import {
-  decryptTransaction,
-  encryptRecord,
-  escrowKey,
-  publishedKey,
-  putPii,
-  transactionInfo,
-  withoutPersonalData,
-} from '../../../activities/transfers/engine';
-import { OutgoingTransferBody } from '../../../activities/transfers/request';
+import { updateThroughAgent } from '../../../outgoing/agent-update';
+import { checkOutgoingRequest } from '../../../outgoing/checks';
+import { decryptTransaction } from '../../../outgoing/personal-data';
+import { OutgoingTransferBody } from '../../../outgoing/request';
+import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../../outgoing/start';
+import { transactionInfo, withoutPersonalData } from '../../../outgoing/transaction';
 import { AppError, isAppError, UpstreamRejectedError, ValidationError } from '../../../lib/errors';
-import { assertValidBeneficiary, assertValidOriginator } from '../../../lib/ivms101';
 import { issueToValidationError } from '../../../lib/validation';
 import { transactionCreatedUpdate } from '../../../workflows/outgoing-transfer.messages';
-import { checkOutgoingRequest, needTransfers, startOutgoingTransfer, transferState, type TransferRouteDeps } from './transfers';
 
 const Hybrid = Type.Object({ hybrid: Type.Optional(Type.String()) });
 const isHybrid = (q: unknown) => ['1', 'true'].includes((q as { hybrid?: string }).hybrid ?? '');
@@ -47,7 +40,7 @@ class AgentFailure extends AppError {
  * `/tx/create` goes through the outgoingTransfer workflow (idempotent on transactionRef) and answers the network's
  * Transaction as soon as it exists, without waiting for the counterparty.
  */
-export function agentRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
+export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
   void app.register(async (agent) => {
     agent.setErrorHandler((error: FastifyError, request, reply) => {
       if (error.validation && error.validation.length > 0) {
@@ -145,40 +138,3 @@ export function agentRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
 }
 
 const executeCreated = (handle: { executeUpdate: WorkflowHandle['executeUpdate'] }) => handle.executeUpdate(transactionCreatedUpdate);
-
-/**
- * tx/update with the agent's encryption rule: the parties given in plain are encrypted by the side whose keys are
- * held here (the originator first) for itself and the other side (plus the escrow key in hybrid mode), stored, and
- * sent as `pii` merged over the transaction's existing tree. Held keys for neither side: forwarded as they are.
- */
-export async function updateThroughAgent(ctx: TransferContext, body: Record<string, unknown> & { id: string }, hybrid: boolean): Promise<NetworkTransaction> {
-  const plain: Record<string, unknown> = {};
-  if (body.originator !== undefined) {
-    assertValidOriginator(body.originator, 'originator');
-    plain.originator = body.originator;
-  }
-  if (body.beneficiary !== undefined) {
-    assertValidBeneficiary(body.beneficiary, 'beneficiary');
-    plain.beneficiary = body.beneficiary;
-  }
-  if (Object.keys(plain).length > 0) {
-    const current = await transactionInfo(ctx, body.id);
-    const originator = (body.originatorVASPdid as string | undefined) ?? current.originatorVASPdid;
-    const beneficiary = (body.beneficiaryVASPdid as string | undefined) ?? current.beneficiaryVASPdid;
-    const candidates: [string | undefined, string | undefined][] = [[originator, beneficiary], [beneficiary, originator]];
-    for (const [self, other] of candidates) {
-      if (!self) continue;
-      const sender = await ctx.keystore.loadActiveKey(self);
-      if (!sender) continue;
-      const otherKey = other ? await publishedKey(ctx, other, self === originator ? 'beneficiaryVASPdid' : 'originatorVASPdid') : undefined;
-      const recipients = [...(hybrid ? [await escrowKey(ctx, originator!)] : []), ...(otherKey ? [otherKey] : [])];
-      const tree = await putPii(ctx, self, other ?? self, encryptRecord(plain, sender, recipients));
-      delete body.originator;
-      delete body.beneficiary;
-      body.pii = { ...(current.pii ?? {}), ...tree };
-      break;
-    }
-  }
-  const tx = await ctx.network.call('POST /tx/update', () => ctx.network.api.post('tx/update', { json: body }).json<NetworkTransaction>());
-  return withoutPersonalData(tx);
-}

@@ -26,6 +26,7 @@ import {
   type AppError,
 } from '../../../lib/errors';
 import { listKeys, recordFromPrivateKeyHex, type Keystore } from '../../../db/keystore';
+import { insertAuditEntry } from '../../../db/audit-log';
 import { parseDidKeyRecord } from '../../../lib/crypto';
 import { VaspDid } from '../../../lib/temporal/search-attributes';
 import { keyRotation } from '../../../workflows';
@@ -224,9 +225,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       }
       // The with-start handle does not carry the run id: read it back (the run was just created, so it is the first).
       const { runId } = await handle.describe();
-      await deps.pool.query('insert into audit_log (actor, action, subject, details) values ($1, $2, $3, $4)', [
-        requestedBy, 'key.rotation.requested', vaspDID, JSON.stringify({ reason, workflowId, runId }),
-      ]);
+      await insertAuditEntry(deps.pool, { actor: requestedBy, action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, runId } });
       let status: KeyRotationStatus | 'timeout';
       try {
         status = await Promise.race([accepted, timeout(ACCEPT_WAIT_MS)]);

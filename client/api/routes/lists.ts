@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
-import type { TransferContext } from '../../../activities/transfers';
+import type { TransferContext } from '../../../outgoing/context';
 import { Type, type Static } from 'typebox';
 import { stringify } from 'csv-stringify/sync';
 import { listAddressBookRuns } from '../../../db/address-book-runs';
@@ -20,7 +20,7 @@ import { FreeText } from '../../../lib/text';
 import type { Logger } from '../../../lib/logger';
 import { loadConfig, type GroupConfig } from '../../../lib/config';
 import { rebuildTransferView } from '../../../transfer-view/rebuild';
-import { needTransfers } from './transfers';
+import { needTransfers } from '../../../outgoing/start';
 
 const DID = Type.String({ pattern: '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 200 });
 const Timestamp = Type.String({ maxLength: 40, description: 'An ISO 8601 date or date-time, e.g. 2026-11-24 or 2026-11-24T10:00:00Z' });

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Type } from 'typebox';
-import type { NetworkTransaction, TransferContext } from '../../../activities/transfers';
+import type { NetworkTransaction } from '../../../network/transactions';
+import type { TransferContext } from '../../../outgoing/context';
 import { AuthenticationError, ConfigError, UpstreamUnavailableError, ValidationError } from '../../../lib/errors';
 import { claimWebhook, recordWebhookOutcome, releaseWebhook } from '../../../db/received-webhooks';
 import { verifyWebhookSignature } from '../../../lib/webhook-signature';
@@ -12,8 +13,8 @@ import { transactionUpdatedSignal as incomingUpdatedSignal } from '../../../work
 import { incomingTransfer } from '../../../workflows';
 import { loadConfig, type GroupConfig } from '../../../lib/config';
 import { isIncomingToGroup } from '../../../lib/group';
-import { loadIncomingConfig, type IncomingConfig } from '../../../activities/incoming/config';
-import { needTransfers } from './transfers';
+import { loadIncomingConfig, type IncomingConfig } from '../../../incoming/config';
+import { needTransfers } from '../../../outgoing/start';
 
 export interface WebhookRouteDeps {
   temporal: Client;

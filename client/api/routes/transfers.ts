@@ -1,24 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { Type } from 'typebox';
-import type { TransferContext } from '../../../activities/transfers';
-import { assertOriginatorAllowed, publishedKey } from '../../../activities/transfers/engine';
-import { assetLabel, OutgoingTransferBody, validateOutgoingBody, type OutgoingRequest } from '../../../activities/transfers/request';
-import { ConfigError, NotFoundError, ValidationError } from '../../../lib/errors';
-import { listKeys } from '../../../db/keystore';
-import { Asset, SubsidiaryVaspDid, TransferStatus } from '../../../lib/temporal/search-attributes';
-import { outgoingTransfer } from '../../../workflows';
-import type { OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
-import { initialState, transferStatusQuery, type TransferState } from '../../../workflows/outgoing-transfer.messages';
-import { workflowIds } from '../../../workflows/ids';
-import { writeTransferViewUpdate } from '../../../db/transfer-view';
-import { outgoingViewUpdate } from '../../../lib/transfer-view';
+import { checkOutgoingRequest } from '../../../outgoing/checks';
+import { OutgoingTransferBody } from '../../../outgoing/request';
+import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../../outgoing/start';
+import { ValidationError } from '../../../lib/errors';
+import { initialState } from '../../../workflows/outgoing-transfer.messages';
 
-export interface TransferRouteDeps {
-  temporal: Client;
-  taskQueue: string;
-  transfers?: TransferContext;
-}
 
 const KEY = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -44,84 +31,8 @@ export const TransferStateSchema = Type.Object({
   history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.String() })),
 });
 
-export function needTransfers(deps: { transfers?: TransferContext }): TransferContext {
-  if (!deps.transfers) {
-    throw new ConfigError('BASE_URL', 'no network is configured, so transfers are off', 'Set CLIENT_ID, CLIENT_SECRET, AUTH_URL and BASE_URL for the API, or run `npm start`, which points it at the sandbox');
-  }
-  return deps.transfers;
-}
-
-/**
- * Checks a request before anything is stored or started, so bad input answers 400 naming the field and leaves no
- * trace: the body and its IVMS101, the originator (not the gateway, in the group, keys held when required), and the
- * beneficiary VASP when named (it must be in the directory).
- */
-export async function checkOutgoingRequest(ctx: TransferContext, body: unknown, opts: { requireOriginatorKey: boolean }): Promise<OutgoingTransferBody> {
-  validateOutgoingBody(body);
-  assertOriginatorAllowed(ctx.group, body.originatorVASPdid);
-  if (opts.requireOriginatorKey) {
-    const keys = await listKeys(ctx.pool, body.originatorVASPdid);
-    if (!keys.some((k) => k.state === 'active')) {
-      throw new ValidationError('originatorVASPdid', 'has no active key in the keystore, so its data cannot be encrypted end to end');
-    }
-  }
-  if (body.beneficiaryVASPdid) await publishedKey(ctx, body.beneficiaryVASPdid);
-  return body;
-}
-
-/** Stores the request sealed and starts its workflow; a repeat of the same request finds the running one. */
-export async function startOutgoingTransfer(
-  deps: TransferRouteDeps,
-  id: string,
-  request: OutgoingRequest,
-): Promise<{ handle: WorkflowHandle<typeof outgoingTransfer>; started: boolean; input: OutgoingTransferInput }> {
-  const ctx = needTransfers(deps);
-  await ctx.store.put(id, request);
-  const input: OutgoingTransferInput = {
-    id,
-    originatorVaspDid: request.body.originatorVASPdid,
-    beneficiaryVaspDid: request.body.beneficiaryVASPdid,
-    asset: assetLabel(request.body.transactionAsset),
-    amount: request.body.transactionAmount,
-    answerDeadlineMs: ctx.config.answerDeadlineMs,
-    pollIntervalMs: ctx.config.pollIntervalMs,
-    report: ctx.config.callbackUrl !== undefined,
-  };
-  const workflowId = workflowIds.outgoingTransfer(id);
-  try {
-    const handle = await deps.temporal.workflow.start(outgoingTransfer, {
-      taskQueue: deps.taskQueue,
-      workflowId,
-      args: [input],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [
-        { key: TransferStatus, value: 'RECEIVED' },
-        { key: SubsidiaryVaspDid, value: input.originatorVaspDid },
-        { key: Asset, value: input.asset },
-      ],
-    });
-    // In the console's list from the moment it is accepted; the workflow writes every later state.
-    await writeTransferViewUpdate(ctx.pool, outgoingViewUpdate(initialState(input, workflowId, new Date())));
-    return { handle, started: true, input };
-  } catch (e) {
-    if (e instanceof WorkflowExecutionAlreadyStartedError) {
-      return { handle: deps.temporal.workflow.getHandle<typeof outgoingTransfer>(workflowId), started: false, input };
-    }
-    throw e;
-  }
-}
-
-export async function transferState(deps: TransferRouteDeps, id: string): Promise<TransferState> {
-  try {
-    return await deps.temporal.workflow.getHandle(workflowIds.outgoingTransfer(id)).query(transferStatusQuery);
-  } catch (e) {
-    if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no transfer ${id}`, { field: 'id' });
-    throw e;
-  }
-}
-
 /** The internal API of outgoing transfers (issue #5). */
-export function transferRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
+export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
   app.post(
     '/v1/transfers',
     {

@@ -1,4 +1,4 @@
-import { loadTransferConfig } from '../../../activities/transfers/config';
+import { loadTransferConfig } from '../../../outgoing/config';
 import { ConfigError } from '../../../lib/errors';
 import { generateWebhookSecret } from '../../../lib/webhook-signature';
 

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { normalizeAddressAndTag } from '../../lib/address-book/entry';
+import { normalizeAddressAndTag } from '../lib/address-book/entry';
 
 /**
  * Which subsidiary of the group owns a destination address, from the registry: the exact `<address>:<tag>` first,

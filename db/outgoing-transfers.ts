@@ -6,9 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Pool } from 'pg';
-import { ConflictError, GoneError, NotFoundError } from '../../lib/errors';
-import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../../lib/keystore/key-wrapper';
-import type { OutgoingRequest } from './request';
+import { ConflictError, GoneError, NotFoundError } from '../lib/errors';
+import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../lib/keystore/key-wrapper';
+
+/** What the store needs to know of a request it seals: how it came in and its originator (outgoing/request.ts). */
+export interface SealableRequest {
+  source: 'api' | 'agent';
+  body: { originatorVASPdid: string };
+}
 
 const context = (id: string) => `tro-outgoing-transfer:v1|${id}`;
 
@@ -42,21 +47,17 @@ interface Row {
   transaction_id: string | null;
 }
 
-export class TransferStore {
+export class TransferStore<R extends SealableRequest = SealableRequest> {
   constructor(
     readonly pool: Pool,
     private readonly wrapper: KeyWrapper,
   ) {}
 
-  toJSON(): { transferStore: string } {
-    return { transferStore: this.wrapper.keyId };
-  }
-
   /**
    * Stores the request under `id` unless a row exists. A repeat with the same request is fine (`created: false`); a
    * repeat with a different one is a ConflictError: an idempotency key names one transfer.
    */
-  async put(id: string, request: OutgoingRequest): Promise<{ created: boolean }> {
+  async put(id: string, request: R): Promise<{ created: boolean }> {
     const dataKey = randomBytes(32);
     let sealed: Buffer;
     let wrapped: Uint8Array;
@@ -92,7 +93,7 @@ export class TransferStore {
    * The caller's request, unsealed (personal data: keep it in memory only). A GoneError once the retention period
    * erased it: only a running transfer reads it, and those end long before.
    */
-  async request(id: string): Promise<OutgoingRequest> {
+  async request(id: string): Promise<R> {
     const row = await this.row(id);
     if (row.pii_erased_at || !row.wrapped_data_key || !row.sealed_request) {
       throw new GoneError(`the request of outgoing transfer ${id} was erased at the end of its retention period`, {

@@ -2,7 +2,7 @@
  * Settings of incoming-transfer handling (environment variables in parentheses), parsed once at start-up; a bad value
  * stops the process with one ConfigError naming the variable and the fix.
  */
-import { ConfigError } from '../../lib/errors';
+import { ConfigError } from '../lib/errors';
 
 export interface IncomingConfig {
   /** A transfer nobody's registry owns waits this long for a person to route it, then escalates (INCOMING_ROUTE_DEADLINE, 1h). */

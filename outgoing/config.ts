@@ -2,8 +2,8 @@
  * Settings of outgoing transfers and the notification webhook (environment variables in parentheses). Parsed once at
  * start-up; a bad value stops the process with one ConfigError naming the variable and the fix.
  */
-import { ConfigError } from '../../lib/errors';
-import { isUsableWebhookSecret } from '../../lib/webhook-signature';
+import { ConfigError } from '../lib/errors';
+import { isUsableWebhookSecret } from '../lib/webhook-signature';
 
 /** Verification needs a key of 16 bytes or more: a shorter secret would make every webhook fail, so start-up refuses it. */
 const SECRET_RULE = 'is not a webhook signing secret: whsec_ followed by base64 of at least 16 bytes';

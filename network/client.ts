@@ -1,5 +1,5 @@
 import ky, { HTTPError, type KyInstance, type Options } from 'ky';
-import type { NetworkConfig } from '../../lib/config';
+import type { NetworkConfig } from '../lib/config';
 import {
   AuthenticationError,
   ForbiddenError,
@@ -8,7 +8,7 @@ import {
   UpstreamRejectedError,
   UpstreamUnavailableError,
   type AppError,
-} from '../../lib/errors';
+} from '../lib/errors';
 
 interface CachedToken {
   value: string;

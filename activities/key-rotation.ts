@@ -4,10 +4,11 @@
  * private key ever reaches workflow history, not even encrypted by the codec.
  */
 import { Context } from '@temporalio/activity';
-import type { Keystore } from '../../db/keystore';
-import { recordRotationFinished, recordRotationStarted } from '../../db/key-rotations';
-import { listKeys } from '../../db/keystore';
-import type { NetworkClient } from '../network/network-client';
+import type { Keystore } from '../db/keystore';
+import { recordRotationFinished, recordRotationStarted } from '../db/key-rotations';
+import { listKeys } from '../db/keystore';
+import type { NetworkClient } from '../network/client';
+import { publishPiiDidKey, vaspProfile } from '../network/directory';
 
 export interface VaspDirectoryEntry {
   did: string;
@@ -42,21 +43,16 @@ const rotationOf = (input: KeyAuditInput) => ({
   reason: input.reason,
 });
 
-const vaspPath = (vaspDid: string) => `tf/simple/vasps/${encodeURIComponent(vaspDid)}`;
-
 export function keyRotationActivities(deps: { keystore: Keystore; network: NetworkClient }) {
   const { keystore, network } = deps;
 
-  const readDirectory = (vaspDid: string) =>
-    network.call(`GET /tf/simple/vasps/${vaspDid}`, () =>
-      network.api.get(vaspPath(vaspDid), { searchParams: { fields: 'pii_didkey' } }).json<{ did: string; name?: string; pii_didkey?: string | null }>(),
-    );
+  const publishedDid = (entry: { pii_didkey?: unknown }) => (typeof entry.pii_didkey === 'string' ? entry.pii_didkey : null);
 
   return {
     /** The VASP's directory entry; a NotFoundError (the network's 404) when the network does not know it. */
     async lookupVaspInDirectory(vaspDid: string): Promise<VaspDirectoryEntry> {
-      const entry = await readDirectory(vaspDid);
-      return { did: entry.did, name: entry.name ?? '', piiDidKey: entry.pii_didkey ?? null };
+      const entry = await vaspProfile(network, vaspDid);
+      return { did: entry.did, name: entry.name ?? '', piiDidKey: publishedDid(entry) };
     },
 
     /** A new key pair in state pending; retried calls of the same rotation return the same key. */
@@ -71,16 +67,12 @@ export function keyRotationActivities(deps: { keystore: Keystore; network: Netwo
 
     /** `POST /tf/vasps/update` with the new did:key as the VASP's `pii_didkey`. */
     async publishPiiDidKey(input: { vaspDid: string; did: string }): Promise<void> {
-      await network.call('POST /tf/vasps/update', () =>
-        network.api.post('tf/vasps/update', {
-          json: { did: input.vaspDid, fields: [{ fieldName: 'pii_didkey', values: [{ value: input.did }] }] },
-        }).json(),
-      );
+      await publishPiiDidKey(network, input.vaspDid, input.did);
     },
 
     /** What the directory shows as the VASP's `pii_didkey` right now (null when none). */
     async readPublishedPiiDidKey(vaspDid: string): Promise<string | null> {
-      return (await readDirectory(vaspDid)).pii_didkey ?? null;
+      return publishedDid(await vaspProfile(network, vaspDid));
     },
 
     /** The pending key becomes active and the previous one retired, in one transaction. */

@@ -1,9 +1,11 @@
-import { createReadStream } from 'node:fs';
-import { parse } from 'csv-parse';
+/**
+ * The sanctions lists (sanctions_lists, sanctions_names, risk_addresses): replaced whole by a load, and searched by name
+ * similarity and by address when an incoming transfer is screened.
+ */
 import type { Pool, PoolClient } from 'pg';
-import { ValidationError } from '../../lib/errors';
-import { normalizeName } from '../../lib/screening/normalize';
-import { networkAsset, parseAltRow, parseSdnRow } from '../../lib/screening/sdn-csv';
+import { ValidationError } from '../lib/errors';
+import { normalizeName } from '../lib/screening/normalize';
+import { networkAsset, type SdnAlias, type SdnEntry } from '../lib/screening/sdn-csv';
 
 export interface LoadResult {
   list: string;
@@ -40,38 +42,26 @@ async function insertNames(client: PoolClient, rows: unknown[][]): Promise<void>
   );
 }
 
-async function* csvRows(path: string): AsyncGenerator<{ row: string[]; line: number }> {
-  const parser = createReadStream(path).pipe(parse({ relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: false, bom: true }));
-  let line = 0;
-  for await (const row of parser as AsyncIterable<string[]>) {
-    line += 1;
-    // OFAC's files end with a single end-of-file marker character on its own line.
-    if (row.length === 1 && row[0]!.trim().length <= 1) continue;
-    yield { row, line };
-  }
-}
-
 /**
- * Replaces a sanctions list with the content of an sdn.csv (and optionally alt.csv) file, streaming, in one
- * transaction: screening never sees half a list, and a file with a malformed row changes nothing.
+ * Replaces a sanctions list with the entries (and aliases) given, streaming, in one transaction: screening never sees
+ * half a list, and a source that throws midway (a malformed row) changes nothing.
  */
-export async function loadSdnList(pool: Pool, opts: { list: string; sdnPath: string; altPath?: string }): Promise<LoadResult> {
+export async function replaceSanctionsList(
+  pool: Pool,
+  opts: { list: string; source: string },
+  entries: AsyncIterable<SdnEntry>,
+  aliases?: AsyncIterable<SdnAlias & { line: number }>,
+): Promise<LoadResult> {
   const client = await pool.connect();
   const result: LoadResult = { list: opts.list, entries: 0, aliases: 0, addresses: 0 };
   try {
     await client.query('begin');
     await client.query('delete from sanctions_lists where name = $1', [opts.list]);
     await client.query('delete from risk_addresses where list = $1', [opts.list]);
-    await client.query(`insert into sanctions_lists (name, source, entries, aliases, addresses) values ($1, $2, 0, 0, 0)`, [opts.list, opts.sdnPath]);
+    await client.query(`insert into sanctions_lists (name, source, entries, aliases, addresses) values ($1, $2, 0, 0, 0)`, [opts.list, opts.source]);
     const entryTypes = new Map<number, { type: string; programs: string[] }>();
     let batch: unknown[][] = [];
-    for await (const { row, line } of csvRows(opts.sdnPath)) {
-      let entry;
-      try {
-        entry = parseSdnRow(row, line);
-      } catch (e) {
-        throw new ValidationError('sdnFile', (e as Error).message);
-      }
+    for await (const entry of entries) {
       entryTypes.set(entry.entNum, { type: entry.type, programs: entry.programs });
       batch.push([opts.list, entry.entNum, entry.name, normalizeName(entry.name), 'primary', entry.type, entry.programs]);
       for (const a of entry.addresses) {
@@ -88,14 +78,9 @@ export async function loadSdnList(pool: Pool, opts: { list: string; sdnPath: str
         batch = [];
       }
     }
-    if (opts.altPath) {
-      for await (const { row, line } of csvRows(opts.altPath)) {
-        let alias;
-        try {
-          alias = parseAltRow(row, line);
-        } catch (e) {
-          throw new ValidationError('altFile', (e as Error).message);
-        }
+    if (aliases) {
+      for await (const alias of aliases) {
+        const line = alias.line;
         const entry = entryTypes.get(alias.entNum);
         if (!entry) throw new ValidationError('altFile', `line ${line}: ent_num ${alias.entNum} is not in the SDN file`);
         batch.push([opts.list, alias.entNum, alias.name, normalizeName(alias.name), alias.type, entry.type, entry.programs]);

@@ -4,10 +4,10 @@
  * (`POST /v1/transfers`) and the agent-compatible `POST /tx/create`, so a caller moving from the agent changes nothing.
  */
 import { Type, type Static } from 'typebox';
-import { ValidationError } from '../../lib/errors';
-import { assertValidBeneficiary, assertValidOriginator, flattenIvms101, lossyLeaves } from '../../lib/ivms101';
-import { assertValid } from '../../lib/validation';
-import { FreeText } from '../../lib/text';
+import { ValidationError } from '../lib/errors';
+import { assertValidBeneficiary, assertValidOriginator, flattenIvms101, lossyLeaves } from '../lib/ivms101';
+import { assertValid } from '../lib/validation';
+import { FreeText } from '../lib/text';
 
 const Did = Type.String({ pattern: '^did:[a-zA-Z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 512, description: 'a DID, e.g. did:ethr:0x…' });
 

@@ -1,0 +1,91 @@
+import type { Pool } from 'pg';
+import { insertAuditEntry, type AuditEntry } from '../db/audit-log';
+import { findRegistryOwner } from '../db/registry-owner';
+import type { NetworkClient } from '../network/client';
+import { postTransferOutcome } from '../callback/transfer-outcome';
+import { recordRoutedAddress } from '../incoming/routing';
+import { screenIncomingTransfer, type ScreeningDeps } from '../incoming/screening';
+import {
+  acceptIncoming,
+  confirmIncoming,
+  declineIncoming,
+  incomingTx,
+  redirectIncoming,
+  rejectIncoming,
+  summary,
+  type IncomingTxSummary,
+} from '../incoming/transaction';
+import { listUnansweredIncoming, type UnansweredIncomingQuery } from '../incoming/sweep';
+import type { ScreeningOutcome } from '../workflows/incoming-transfer.messages';
+
+export type { IncomingTxSummary } from '../incoming/transaction';
+
+export interface IncomingDeps {
+  pool: Pool;
+  network: NetworkClient;
+  decrypt: ScreeningDeps['decrypt'];
+  callbackUrl?: string;
+}
+
+/** The incoming transfer's steps: routing, the group's answers at the network, screening, audit and the callback. */
+export function incomingActivities(deps: IncomingDeps) {
+  return {
+    async getIncomingTransaction(transactionId: string): Promise<IncomingTxSummary> {
+      return summary(await incomingTx(deps.network, transactionId));
+    },
+
+    async findAddressOwner(input: { asset: string; address: string; subsidiaryDids: string[] }): Promise<string | null> {
+      if (!input.address) return null;
+      return (await findRegistryOwner(deps.pool, input.address, input.subsidiaryDids)) ?? null;
+    },
+
+    async redirectIncomingTransaction(input: { transactionId: string; to: string }): Promise<IncomingTxSummary> {
+      return redirectIncoming(deps.network, input.transactionId, input.to);
+    },
+
+    async confirmIncomingTransaction(transactionId: string): Promise<IncomingTxSummary> {
+      return confirmIncoming(deps.network, transactionId);
+    },
+
+    async acceptIncomingTransaction(transactionId: string): Promise<IncomingTxSummary> {
+      return acceptIncoming(deps.network, transactionId);
+    },
+
+    async declineIncomingTransaction(input: { transactionId: string; reason: string }): Promise<IncomingTxSummary> {
+      return declineIncoming(deps.network, input.transactionId, input.reason);
+    },
+
+    async rejectIncomingTransaction(input: { transactionId: string; reason: string }): Promise<IncomingTxSummary> {
+      return rejectIncoming(deps.network, input.transactionId, input.reason);
+    },
+
+    /** Screens the originator's names and origin address; returns only the hits (see incoming/screening.ts). */
+    async screenIncomingTransfer(input: { transactionId: string; subsidiaryDid: string; gatewayDid: string; threshold: number }): Promise<ScreeningOutcome> {
+      return screenIncomingTransfer(deps, input);
+    },
+
+    /** The address a person routed joins the group's registry (see incoming/routing.ts). */
+    async recordRoutedAddress(input: { asset: string; destination: string; subsidiaryDid: string; transactionId: string }): Promise<'recorded' | 'skipped'> {
+      return recordRoutedAddress(deps.pool, input);
+    },
+
+    async recordAudit(input: AuditEntry): Promise<void> {
+      await insertAuditEntry(deps.pool, input);
+    },
+
+    /** Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person. */
+    async reportIncomingOutcome(input: { transactionId: string; outcome: string; networkStatus: string; subsidiaryDid: string | null }): Promise<void> {
+      if (!deps.callbackUrl) return;
+      await postTransferOutcome(deps.callbackUrl, { direction: 'incoming', ...input });
+    },
+  };
+}
+
+/** The sweep's look at the network for incoming transactions no webhook started (see incoming/sweep.ts). */
+export function incomingSweepActivities(deps: { network: NetworkClient }) {
+  return {
+    async listUnansweredIncoming(query: UnansweredIncomingQuery): Promise<string[]> {
+      return listUnansweredIncoming(deps.network, query);
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { msToNumber } from '@temporalio/common/lib/time';
+import { isIncomingToGroup } from '../lib/group';
+import type { NetworkClient } from '../network/client';
+import { txList } from '../network/transactions';
+
+export interface UnansweredIncomingQuery {
+  gatewayDid: string;
+  subsidiaryDids: string[];
+  /** Younger transactions are left to their webhook. */
+  minAge: string;
+  /** At most this many ids per sweep, oldest first; the next sweep takes the rest. */
+  limit: number;
+}
+
+interface ListedTx {
+  id: string;
+  createdAt?: string;
+  originatorVASPdid?: string;
+  beneficiaryVASPdid?: string;
+}
+
+/** The network statuses at which an incoming transfer still waits for the group's answer. */
+const UNANSWERED = ['SENT', 'ACK'];
+
+/**
+ * The sweep's look at the network: the incoming transactions of the gateway and its subsidiaries that still wait for
+ * an answer, whether or not a webhook ever told us about them. Starting their workflows is the sweep workflow's job.
+ */
+export async function listUnansweredIncoming(network: NetworkClient, query: UnansweredIncomingQuery): Promise<string[]> {
+  const group = { gatewayDid: query.gatewayDid, subsidiaryDids: query.subsidiaryDids };
+  const before = Date.now() - msToNumber(query.minAge as never);
+  const ids = new Set<string>();
+  for (const vaspDID of [query.gatewayDid, ...query.subsidiaryDids]) {
+    for (let page = 0; ids.size < query.limit; page += 1) {
+      const listed = await txList<ListedTx>(network, { vaspDID, page, txDirection: 'incoming', status: UNANSWERED, sort: 'createdAt:ASC' });
+      for (const tx of listed.transactions) {
+        const created = tx.createdAt ? Date.parse(tx.createdAt) : 0;
+        if (created <= before && isIncomingToGroup(group, tx) && ids.size < query.limit) ids.add(tx.id);
+      }
+      if (listed.transactions.length === 0 || page + 1 >= (listed.paginateInfo?.totalPages ?? 0)) break;
+    }
+  }
+  return [...ids];
+}

@@ -1,0 +1,96 @@
+import type { NetworkClient } from './client';
+
+/** The network's Transaction object (network-api-facts.md §1); only the fields this system reads are typed. */
+export interface NetworkTransaction {
+  id: string;
+  status?: string;
+  transactionRef?: string;
+  transactionType?: string;
+  originatorVASPdid?: string;
+  beneficiaryVASPdid?: string;
+  pii?: Record<string, unknown>;
+  ivms101?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/** `GET /tx/info?id=`: the network's Transaction, typed as far as the caller reads it. */
+export function txInfo<T extends { status?: string } = NetworkTransaction>(network: NetworkClient, id: string): Promise<T> {
+  return network.call('GET /tx/info', () => network.api.get('tx/info', { searchParams: { id } }).json<T>());
+}
+
+/**
+ * An action at the network that may already have happened (a retried activity, the network's own automation, the
+ * counterparty's answer arriving first): when the network refuses it and the transaction's status is already one of
+ * `settled`, the action is over and the transaction is returned with `acted: false`; any other refusal is thrown.
+ */
+export async function txAction<T extends { status?: string }>(
+  network: NetworkClient,
+  what: string,
+  id: string,
+  settled: ReadonlySet<string>,
+  send: () => Promise<T>,
+): Promise<{ tx: T; acted: boolean }> {
+  try {
+    return { tx: await network.call(what, send), acted: true };
+  } catch (e) {
+    const current = await txInfo<T>(network, id);
+    if (current.status !== undefined && settled.has(current.status)) return { tx: current, acted: false };
+    throw e;
+  }
+}
+
+/** `POST /tx/create`: the body as the network takes it (personal data already encrypted or, hosted, in plain). */
+export function txCreate(network: NetworkClient, body: Record<string, unknown>): Promise<NetworkTransaction> {
+  return network.call('POST /tx/create', () => network.api.post('tx/create', { json: body }).json<NetworkTransaction>());
+}
+
+/** `POST /tx/update`: the agent's update, passed on as given. */
+export function txUpdate(network: NetworkClient, body: Record<string, unknown> & { id: string }): Promise<NetworkTransaction> {
+  return network.call('POST /tx/update', () => network.api.post('tx/update', { json: body }).json<NetworkTransaction>());
+}
+
+/** `POST /tx/cancel`, unless the transaction is already one of `settled` (see txAction). */
+export function txCancel(network: NetworkClient, id: string, reason: string, settled: ReadonlySet<string>) {
+  return txAction(network, 'POST /tx/cancel', id, settled, () =>
+    network.api.post('tx/cancel', { json: { id, reason } }).json<NetworkTransaction>(),
+  );
+}
+
+/** `POST /tx/redirect?id=&to=`: a gateway hands an incoming transaction to one of its subsidiaries. */
+export function txRedirect<T extends { status?: string } = NetworkTransaction>(network: NetworkClient, id: string, to: string): Promise<T> {
+  return network.call('POST /tx/redirect', () => network.api.post('tx/redirect', { searchParams: { id, to } }).json<T>());
+}
+
+/** The beneficiary's answers to an incoming transaction; each counts as done once the status is one of `settled`. */
+export function txConfirm<T extends { status?: string }>(network: NetworkClient, id: string, settled: ReadonlySet<string>) {
+  return txAction<T>(network, 'POST /tx/confirm', id, settled, () => network.api.post('tx/confirm', { searchParams: { id } }).json<T>());
+}
+
+export function txAccept<T extends { status?: string }>(network: NetworkClient, id: string, settled: ReadonlySet<string>) {
+  return txAction<T>(network, 'POST /tx/accept', id, settled, () => network.api.post('tx/accept', { searchParams: { id } }).json<T>());
+}
+
+export function txDecline<T extends { status?: string }>(network: NetworkClient, id: string, reason: string, settled: ReadonlySet<string>) {
+  return txAction<T>(network, 'POST /tx/decline', id, settled, () => network.api.post('tx/decline', { json: { id, reason } }).json<T>());
+}
+
+export function txReject<T extends { status?: string }>(network: NetworkClient, id: string, reason: string, settled: ReadonlySet<string>) {
+  return txAction<T>(network, 'POST /tx/reject', id, settled, () => network.api.post('tx/reject', { json: { id, reason } }).json<T>());
+}
+
+/** One page of `GET /tx/list` (network-api-facts.md: `page` from 0, at most 100 per page, the network's limit). */
+export interface TxListPage<T> {
+  transactions: T[];
+  paginateInfo?: { totalPages?: number; currentPage?: number };
+}
+
+export function txList<T>(
+  network: NetworkClient,
+  query: { vaspDID: string; page: number; txDirection?: 'incoming' | 'outgoing'; status?: string[]; sort?: string },
+): Promise<TxListPage<T>> {
+  const searchParams = new URLSearchParams({ vaspDID: query.vaspDID, page: String(query.page), resultsPerPage: '100' });
+  if (query.txDirection) searchParams.set('txDirection', query.txDirection);
+  if (query.sort) searchParams.set('sort', query.sort);
+  for (const s of query.status ?? []) searchParams.append('status', s);
+  return network.call('GET /tx/list', () => network.api.get('tx/list', { searchParams }).json<TxListPage<T>>());
+}

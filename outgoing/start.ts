@@ -1,0 +1,80 @@
+/**
+ * Starting an outgoing transfer and reading its state, for the API's two front doors (`POST /v1/transfers` and the
+ * agent's `POST /tx/create`): the request is stored sealed, then its workflow started on the transfer's business id.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { ConfigError, NotFoundError } from '../lib/errors';
+import { Asset, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
+import { outgoingViewUpdate } from '../workflows/transfer-view';
+import { writeTransferViewUpdate } from '../db/transfer-view';
+import { outgoingTransfer } from '../workflows';
+import { workflowIds } from '../workflows/ids';
+import type { OutgoingTransferInput } from '../workflows/outgoing-transfer';
+import { initialState, transferStatusQuery, type TransferState } from '../workflows/outgoing-transfer.messages';
+import type { TransferContext } from './context';
+import { assetLabel, type OutgoingRequest } from './request';
+
+export interface OutgoingStartDeps {
+  temporal: Client;
+  taskQueue: string;
+  transfers?: TransferContext;
+}
+
+/** The transfer context, or the ConfigError that says transfers are off because no network is configured. */
+export function needTransfers(deps: { transfers?: TransferContext }): TransferContext {
+  if (!deps.transfers) {
+    throw new ConfigError('BASE_URL', 'no network is configured, so transfers are off', 'Set CLIENT_ID, CLIENT_SECRET, AUTH_URL and BASE_URL for the API, or run `npm start`, which points it at the sandbox');
+  }
+  return deps.transfers;
+}
+
+/** Stores the request sealed and starts its workflow; a repeat of the same request finds the running one. */
+export async function startOutgoingTransfer(
+  deps: OutgoingStartDeps,
+  id: string,
+  request: OutgoingRequest,
+): Promise<{ handle: WorkflowHandle<typeof outgoingTransfer>; started: boolean; input: OutgoingTransferInput }> {
+  const ctx = needTransfers(deps);
+  await ctx.store.put(id, request);
+  const input: OutgoingTransferInput = {
+    id,
+    originatorVaspDid: request.body.originatorVASPdid,
+    beneficiaryVaspDid: request.body.beneficiaryVASPdid,
+    asset: assetLabel(request.body.transactionAsset),
+    amount: request.body.transactionAmount,
+    answerDeadlineMs: ctx.config.answerDeadlineMs,
+    pollIntervalMs: ctx.config.pollIntervalMs,
+    report: ctx.config.callbackUrl !== undefined,
+  };
+  const workflowId = workflowIds.outgoingTransfer(id);
+  try {
+    const handle = await deps.temporal.workflow.start(outgoingTransfer, {
+      taskQueue: deps.taskQueue,
+      workflowId,
+      args: [input],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: TransferStatus, value: 'RECEIVED' },
+        { key: SubsidiaryVaspDid, value: input.originatorVaspDid },
+        { key: Asset, value: input.asset },
+      ],
+    });
+    // In the console's list from the moment it is accepted; the workflow writes every later state.
+    await writeTransferViewUpdate(ctx.pool, outgoingViewUpdate(initialState(input, workflowId, new Date())));
+    return { handle, started: true, input };
+  } catch (e) {
+    if (e instanceof WorkflowExecutionAlreadyStartedError) {
+      return { handle: deps.temporal.workflow.getHandle<typeof outgoingTransfer>(workflowId), started: false, input };
+    }
+    throw e;
+  }
+}
+
+export async function transferState(deps: { temporal: Client }, id: string): Promise<TransferState> {
+  try {
+    return await deps.temporal.workflow.getHandle(workflowIds.outgoingTransfer(id)).query(transferStatusQuery);
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no transfer ${id}`, { field: 'id' });
+    throw e;
+  }
+}

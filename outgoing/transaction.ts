@@ -1,0 +1,98 @@
+/**
+ * The network's transaction of an outgoing transfer: created once (the transfer id is its `transactionRef`), read
+ * back, withdrawn when the counterparty does not answer in time, and the final status reported to the internal systems.
+ */
+import { FINAL_NETWORK_STATUSES } from '../lib/network-status';
+import type { StoredPii } from '../db/outgoing-transfers';
+import { toNetworkError } from '../network/client';
+import { txCancel, txCreate, txInfo, type NetworkTransaction } from '../network/transactions';
+import { postTransferOutcome } from '../callback/transfer-outcome';
+import type { TransferContext } from './context';
+import { storePii } from './personal-data';
+import { planTransfer, type TransferPlan } from './plan';
+import type { OutgoingRequest } from './request';
+
+/** What the workflow learns from the network's answer: no personal data. */
+export interface CreatedTransaction {
+  id: string;
+  status: string;
+  transactionType?: string;
+  beneficiaryVaspDid?: string;
+  /** The network's Transaction as created, personal data removed (the agent answers with it). */
+  transaction: NetworkTransaction;
+}
+
+/** The final status as posted to TRANSFER_CALLBACK_URL. */
+export interface TransferReport {
+  id: string;
+  workflowId: string;
+  status: string;
+  transactionId?: string;
+  originatorVaspDid: string;
+  beneficiaryVaspDid?: string;
+  mode?: string;
+  error?: { type: string; message: string; field?: string };
+  history: { status: string; at: string; source: string }[];
+}
+
+/** The Transaction without the personal data the network may echo (plain IVMS101 in hosted mode). */
+export function withoutPersonalData(tx: NetworkTransaction): NetworkTransaction {
+  const { ivms101: _i, originator: _o, beneficiary: _b, ivms101Encrypted: _e, ...rest } = tx;
+  return rest as NetworkTransaction;
+}
+
+/**
+ * `POST /tx/create` with `transactionRef` = the transfer's id, so the network itself de-duplicates retries: a 409
+ * (first request still in flight) is retryable, a 200 for a known ref returns the existing transaction.
+ */
+export async function createTransaction(
+  ctx: TransferContext,
+  id: string,
+  request: OutgoingRequest,
+  plan: TransferPlan,
+  pii: StoredPii | undefined,
+): Promise<NetworkTransaction> {
+  const { originator, beneficiary, transactionRef: _ref, ...rest } = request.body;
+  const json: Record<string, unknown> = { ...rest, transactionRef: id };
+  if (plan.beneficiaryVaspDid) json.beneficiaryVASPdid = plan.beneficiaryVaspDid;
+  if (plan.mode === 'hosted') Object.assign(json, { originator, beneficiary });
+  else json.pii = pii!.tree;
+  const tx = await txCreate(ctx.network, json);
+  await ctx.store.setTransactionId(id, tx.id);
+  return withoutPersonalData(tx);
+}
+
+/** `GET /tx/info?id=` as the network answers it. */
+export async function transactionInfo(ctx: TransferContext, transactionId: string): Promise<NetworkTransaction> {
+  return txInfo<NetworkTransaction>(ctx.network, transactionId);
+}
+
+/**
+ * Withdraws a transaction whose counterparty did not answer before the deadline. When the network refuses because the
+ * transaction is already final, the counterparty's answer won the race and stands: `cancelled: false`.
+ */
+export async function cancelTransaction(ctx: TransferContext, transactionId: string, reason: string): Promise<{ status: string; cancelled: boolean }> {
+  const { tx, acted } = await txCancel(ctx.network, transactionId, reason, FINAL_NETWORK_STATUSES);
+  const status = tx.status ?? 'CANCELLED';
+  return { status, cancelled: acted || status === 'CANCELLED' };
+}
+
+/** POSTs the final status to TRANSFER_CALLBACK_URL, once per status (its Idempotency-Key); false when none is set. */
+export async function reportTransferStatus(ctx: TransferContext, report: TransferReport): Promise<boolean> {
+  const url = ctx.config.callbackUrl;
+  if (!url) return false;
+  try {
+    await postTransferOutcome(url, { ...report }, { 'Idempotency-Key': `${report.workflowId}:${report.status}` });
+  } catch (e) {
+    throw await toNetworkError(e, `POST ${url}`);
+  }
+  return true;
+}
+
+/** The whole flow without Temporal (the benchmark's baseline): plan, encrypt and store, create. */
+export async function runTransferDirect(ctx: TransferContext, id: string, request: OutgoingRequest): Promise<NetworkTransaction> {
+  await ctx.store.put(id, request);
+  const plan = await planTransfer(ctx, request);
+  const pii = await storePii(ctx, id, request, plan);
+  return createTransaction(ctx, id, request, plan, pii);
+}
