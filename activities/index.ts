@@ -5,7 +5,7 @@ import type { Logger } from '../lib/logger';
 import type { NetworkClient } from '../network/client';
 import type { TransferContext } from '../outgoing/context';
 import { decryptTransaction } from '../outgoing/personal-data';
-import { addressBookActivities } from './address-book/reconcile';
+import { addressBookActivities } from './address-book';
 import { connectivityActivities } from './connectivity';
 import { withFailureMapping } from './failures';
 import { incomingActivities, incomingSweepActivities } from './incoming-transfers';

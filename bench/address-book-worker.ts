@@ -4,7 +4,7 @@
  * so its RSS is the address-book worker's.
  */
 import { NativeConnection } from '@temporalio/worker';
-import { addressBookActivities } from '../activities/address-book/reconcile';
+import { addressBookActivities } from '../activities/address-book';
 import { withFailureMapping } from '../activities/failures';
 import { NetworkClient } from '../network/client';
 import { createPool } from '../db/pool';

@@ -16,3 +16,8 @@ export function createPool(databaseUrl: string, schema: SchemaOwner, extra: Pool
   pool.on('error', () => undefined);
   return pool;
 }
+
+/** One round trip to the database (the health check's probe). */
+export async function pingDatabase(pool: Pool): Promise<void> {
+  await pool.query('select 1');
+}

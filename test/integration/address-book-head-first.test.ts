@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { addressBookActivities } from '../../activities/address-book/reconcile';
+import { addressBookActivities } from '../../activities/address-book';
 import { NetworkClient } from '../../network/client';
 import { followReconcile, startReconcile } from '../../client/cli/addresses';
 import type { AddressBookConfig } from '../../lib/address-book/config';

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import { checkEntry, checkKey, entryKey, normalizeAsset, type RegistryEntry } from '../../../lib/address-book/entry';
-import type { ReconcileReport } from '../../../lib/address-book/reconcile-types';
+import { closeAbandonedRun, finishedRuns, runningRunWithWorkflow, runRejections } from '../../../db/address-book-runs';
 import { deleteEntries, listEntries, upsertEntries } from '../../../db/address-registry';
 import { loadConfig, type GroupConfig } from '../../../lib/config';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
@@ -285,11 +285,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
  * operator, say) no longer holds the VASP: it is closed as failed so it cannot block every later run.
  */
 async function assertNoRunningRun(deps: { temporal: Client; pool: Pool }, vaspDid: string): Promise<void> {
-  const { rows } = await deps.pool.query<{ run_id: string; workflow_id: string }>(
-    `select run_id, workflow_id from address_book_runs where vasp_did = $1 and status = 'running'`,
-    [vaspDid],
-  );
-  const running = rows[0];
+  const running = await runningRunWithWorkflow(deps.pool, vaspDid);
   if (!running) return;
   let status = 'NOT_FOUND';
   try {
@@ -302,26 +298,14 @@ async function assertNoRunningRun(deps: { temporal: Client; pool: Pool }, vaspDi
       field: 'vaspDID', runId: running.run_id, workflowId: running.workflow_id,
     });
   }
-  await deps.pool.query(
-    `update address_book_runs set status = 'failed', phase = 'failed', finished_at = now(), error = $2 where run_id = $1 and status = 'running'`,
-    [running.run_id, `abandoned: its workflow ${running.workflow_id} is ${status}`],
-  );
+  await closeAbandonedRun(deps.pool, running.run_id, `abandoned: its workflow ${running.workflow_id} is ${status}`);
 }
 
 export async function latestReports(pool: Pool, vaspDid: string, limit: number, rejectedRows: number) {
-  const { rows } = await pool.query<{
-    run_id: string; trigger: string; status: string; started_at: Date; finished_at: Date | null; error: string | null; report: ReconcileReport | null;
-  }>(
-    `select run_id, trigger, status, started_at, finished_at, error, report from address_book_runs
-      where vasp_did = $1 and status <> 'running' order by started_at desc limit $2`,
-    [vaspDid, limit],
-  );
+  const rows = await finishedRuns(pool, vaspDid, limit);
   return Promise.all(
     rows.map(async (r) => {
-      const { rows: rejected } = await pool.query<{ action: string; address: string; asset: string; customer_ref: string; reason: string }>(
-        `select action, address, asset, customer_ref, reason from address_book_rejections where run_id = $1 order by action, address limit $2`,
-        [r.run_id, rejectedRows],
-      );
+      const rejected = await runRejections(pool, r.run_id, rejectedRows);
       const base = r.report ?? {
         runId: r.run_id, vaspDid, trigger: r.trigger, status: r.status, startedAt: r.started_at.toISOString(),
         finishedAt: (r.finished_at ?? r.started_at).toISOString(),

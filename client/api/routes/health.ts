@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { Type } from 'typebox';
+import { pingDatabase } from '../../../db/pool';
 
 const Check = Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String({ description: 'unreachable; the detail is in the API log' })) });
 const Health = Type.Object({ ok: Type.Boolean(), temporal: Check, database: Check });
@@ -36,7 +37,7 @@ export function healthRoutes(app: FastifyInstance, deps: { temporal: Client; poo
     async (request, reply) => {
       const [temporal, database] = await Promise.all([
         probe('temporal', request.log, () => deps.temporal.workflowService.getSystemInfo({})),
-        probe('database', request.log, () => deps.pool.query('select 1')),
+        probe('database', request.log, () => pingDatabase(deps.pool)),
       ]);
       const ok = temporal.ok && database.ok;
       return reply.code(ok ? 200 : 503).send({ ok, temporal, database });

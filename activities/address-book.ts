@@ -1,0 +1,75 @@
+import type { Pool } from 'pg';
+import { loadConfig } from '../lib/config';
+import type { AddressBookConfig } from '../lib/address-book/config';
+import type { DeltaSummary, ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger } from '../lib/address-book/reconcile-types';
+import type { Logger } from '../lib/logger';
+import { withHeartbeat } from '../lib/temporal/heartbeat';
+import { assertRunId } from '../db/address-book-staging';
+import type { NetworkClient } from '../network/client';
+import { applyRemovals, awaitNetworkCount, registerAdds } from '../address-book/changes';
+import type { AddressBookDeps } from '../address-book/deps';
+import { computeDelta, computeHead } from '../address-book/diff';
+import { listInto } from '../address-book/listing';
+import { beginRun, buildMirror, finishRun } from '../address-book/run';
+import { uploadChunk } from '../address-book/upload';
+import { verifyRun } from '../address-book/verify';
+
+export interface AddressBookActivityDeps {
+  pool: Pool;
+  network: NetworkClient;
+  logger: Logger;
+  /** The worker's settings; read from the environment when absent. */
+  addressBook?: AddressBookConfig;
+}
+
+/**
+ * The reconciliation's activities (workflows/address-book-reconcile.ts), each over the steps in address-book/. A run
+ * id comes from workflow input and names the run's staging tables: anything but a UUID is refused here, before any
+ * statement runs, with a ValidationError (not retried).
+ */
+export function addressBookActivities(deps: AddressBookActivityDeps) {
+  let cfg: AddressBookConfig | undefined = deps.addressBook;
+  const run = <I extends { runId: string }, R>(step: (d: AddressBookDeps, input: I) => Promise<R>) => async (input: I): Promise<R> => {
+    assertRunId(input?.runId);
+    cfg ??= loadConfig().addressBook;
+    return step({ pool: deps.pool, network: deps.network, logger: deps.logger, settings: cfg }, input);
+  };
+  return {
+    /** Records the run and takes the VASP's run lock (see address-book/run.ts). */
+    abBeginRun: run((d, input: { runId: string; vaspDid: string; workflowId: string; trigger: ReconcileTrigger; mode?: ReconcileMode }) => beginRun(d, input)),
+
+    /** The network's listing at the start of the run, into staging. */
+    abListNetwork: run((d, input: { runId: string; vaspDid: string }) => listInto(d, input.runId, input.vaspDid, 'before')),
+
+    /** The whole diff (see address-book/diff.ts). Running it again after it completed changes nothing. */
+    abComputeDelta: run((d, input: { runId: string; vaspDid: string }): Promise<DeltaSummary> => withHeartbeat('diff', () => computeDelta(d, input))),
+
+    /** A first sync's head, committed so its uploads can start while abComputeDelta computes the rest. Idempotent. */
+    abComputeHead: run((d, input: { runId: string; vaspDid: string }) => withHeartbeat('diff', () => computeHead(d, input))),
+
+    /** Builds a full run's mirror: started beside the removals and uploads, awaited before the end. */
+    abBuildMirror: run((d, input: { runId: string }) => withHeartbeat('mirror', () => buildMirror(d, input))),
+
+    /** Deletes what the registry no longer has; resumes after the last batch. */
+    abApplyRemovals: run((d, input: { runId: string; vaspDid: string }) => applyRemovals(d, input)),
+
+    /** Waits (bounded) until the network's count reaches the expected one, or settles. */
+    abAwaitNetworkCount: run((d, input: {
+      runId: string; vaspDid: string; from: number; expected: number; direction: 'down' | 'up'; timeoutMs: number; pollMs: number; settleMs: number;
+    }) => awaitNetworkCount(d, input)),
+
+    /** A small delta: one `registerCustomer` per row. */
+    abRegisterAdds: run((d, input: { runId: string; vaspDid: string }) => registerAdds(d, input)),
+
+    /** Uploads one chunk, exactly once. */
+    abUploadChunk: run((d, input: { runId: string; vaspDid: string; chunkNo: number; baseCount: number; timeoutMs: number; pollMs: number }) => uploadChunk(d, input)),
+
+    /** Checks the result, by the count or the whole listing. */
+    abVerify: run((d, input: { runId: string; vaspDid: string; countReached: boolean; verify: 'count' | 'listing' }) => verifyRun(d, input)),
+
+    /** Stores the run's report, releases the VASP's run lock and drops the run's staging. */
+    abFinishRun: run((d, input: {
+      runId: string; status: 'succeeded' | 'failed'; error?: string; verifiedBy?: 'count' | 'listing'; phases: Partial<Record<ReconcilePhase, number>>;
+    }): Promise<ReconcileReport> => finishRun(d, input)),
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * Heartbeats from long steps. The steps are also called outside an activity (the benchmarks' and tests' direct calls),
+ * where there is no activity context: there these do nothing.
+ */
+import { Context } from '@temporalio/activity';
+
+function current(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Records progress, so a step that is alive is not taken for a dead worker. */
+export function heartbeat(details?: unknown): void {
+  current()?.heartbeat(details);
+}
+
+/** Whether the running activity was cancelled (false outside an activity). */
+export function cancelled(): boolean {
+  return current()?.cancellationSignal.aborted ?? false;
+}
+
+/** The running activity's workflow id, if any. */
+export function activityWorkflowId(): string | undefined {
+  return current()?.info.workflowExecution?.workflowId;
+}
+
+/** Heartbeats every 10 s while `fn` runs: one long SQL statement (a diff over millions of rows) is not a dead worker. */
+export async function withHeartbeat<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => heartbeat({ [what]: 'in progress' }), 10_000);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The data-retention sweep: what the orchestrator keeps only for a while. Webhook delivery ids matter while the
+ * network may still redeliver; an outgoing transfer's sealed request (IVMS101 personal data) matters while the
+ * transfer runs and is then kept for the configured period only. Record keeping proper is the network's and
+ * compliance's; the rows' non-personal metadata stays.
+ */
+import type { Pool } from 'pg';
+import { ValidationError } from '../lib/errors';
+import type { Logger } from '../lib/logger';
+import { activityWorkflowId, cancelled, heartbeat } from '../lib/temporal/heartbeat';
+import { insertAuditEntry } from '../db/audit-log';
+import { deleteWebhookIdsBefore, eraseTransferRequestsBefore, retentionCutoffs } from '../db/retention';
+
+export interface PruneInput {
+  webhookDays: number;
+  transferPiiDays: number;
+}
+
+export interface PruneResult {
+  webhooksDeleted: number;
+  transferRequestsErased: number;
+  /** Everything before these instants was in scope (ISO 8601), so a run's reach is visible in history and audit. */
+  webhookCutoff: string;
+  transferCutoff: string;
+}
+
+/** Rows per statement: each batch is its own short transaction, so a years-long backlog never holds long locks. */
+export const RETENTION_BATCH_ROWS = 5_000;
+
+function wholeDays(field: keyof PruneInput, value: unknown): number {
+  if (!Number.isInteger(value) || (value as number) < 1) throw new ValidationError(field, 'must be a whole number of days, at least 1');
+  return value as number;
+}
+
+/** Runs `batch` until it touches fewer rows than a full batch, heartbeating the running total in between. */
+async function inBatches(what: string, batchRows: number, batch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await batch();
+    total += n;
+    heartbeat({ [what]: total });
+    // A cancelled run stops between batches; what it did stands, and the next run continues from there.
+    if (n < batchRows || cancelled()) return total;
+  }
+}
+
+/**
+ * Deletes webhook delivery ids older than `webhookDays` and erases (crypto-shreds) the sealed requests of outgoing
+ * transfers created more than `transferPiiDays` ago. Idempotent: a retry or a second run finds nothing left to do.
+ * Writes one audit_log row with the counts.
+ */
+export async function pruneExpiredRecords(
+  deps: { pool: Pool; logger?: Logger; batchRows?: number },
+  input: PruneInput,
+): Promise<PruneResult> {
+  const batchRows = deps.batchRows ?? RETENTION_BATCH_ROWS;
+  const webhookDays = wholeDays('webhookDays', input.webhookDays);
+  const transferPiiDays = wholeDays('transferPiiDays', input.transferPiiDays);
+  // Cutoffs fixed once: the loops end, and a row that ages into scope mid-run waits for the next night instead of
+  // being chased.
+  const cut = await retentionCutoffs(deps.pool, webhookDays, transferPiiDays);
+  const webhooksDeleted = await inBatches('webhooksDeleted', batchRows, () => deleteWebhookIdsBefore(deps.pool, cut.webhook, batchRows));
+  const transferRequestsErased = await inBatches('transferRequestsErased', batchRows, () => eraseTransferRequestsBefore(deps.pool, cut.transfer, batchRows));
+  const result: PruneResult = {
+    webhooksDeleted, transferRequestsErased, webhookCutoff: cut.webhook.toISOString(), transferCutoff: cut.transfer.toISOString(),
+  };
+  const workflowId = activityWorkflowId();
+  await insertAuditEntry(deps.pool, {
+    actor: 'retention-sweep', action: 'retention.sweep', subject: 'retention',
+    details: { ...result, webhookDays, transferPiiDays, ...(workflowId ? { workflowId } : {}) },
+  });
+  deps.logger?.info({ ...result }, 'retention sweep done');
+  return result;
+}
