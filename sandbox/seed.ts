@@ -32,6 +32,18 @@ export const SeedSchema = Type.Object({
       ),
     }),
   ),
+  /** Clients of the operators' identity provider at /oidc (not the network's): the orchestrator's people and services. */
+  operators: Type.Optional(Type.Array(
+    Type.Object({
+      clientId: Type.String({ minLength: 8 }),
+      clientSecret: Type.String({ minLength: 16 }),
+      /** The tokens' `sub`; the client id when absent. */
+      subject: Type.Optional(Type.String({ minLength: 1 })),
+      name: Type.String({ minLength: 1 }),
+      email: Type.Optional(Type.String({ minLength: 3 })),
+      roles: Type.Array(Type.String({ minLength: 1 })),
+    }),
+  )),
 });
 export type Seed = Static<typeof SeedSchema>;
 
@@ -109,6 +121,14 @@ export async function applySeed(pool: Pool, seed: Seed): Promise<void> {
           [c.clientId, sha256(c.clientSecret), u.did],
         );
       }
+    }
+    for (const o of seed.operators ?? []) {
+      await client.query(
+        `insert into operator_clients (client_id, secret_sha256, subject, name, email, roles) values ($1, $2, $3, $4, $5, $6)
+         on conflict (client_id) do update set secret_sha256 = excluded.secret_sha256, subject = excluded.subject,
+           name = excluded.name, email = excluded.email, roles = excluded.roles`,
+        [o.clientId, sha256(o.clientSecret), o.subject ?? o.clientId, o.name, o.email ?? null, o.roles],
+      );
     }
     await client.query('commit');
   } catch (e) {

@@ -4,7 +4,8 @@ import type { Logger } from '../lib/logger';
 import { NetworkError } from './errors';
 import { bearerGuard } from './auth/guard';
 import { TokenService } from './auth/tokens';
-import { tokenRoute, viewerRoute } from './routes/auth';
+import { operatorIssuerRoutes, tokenRoute, viewerRoute } from './routes/auth';
+import { OperatorIssuer } from './auth/operator-issuer';
 import { directoryPublicRoutes, directoryRoutes } from './routes/directory';
 import { escrowRoutes } from './routes/escrow';
 import { addressBookPublicRoutes, addressBookRoutes } from './address-book';
@@ -24,6 +25,9 @@ export interface SandboxDeps {
 
 /** The DID the sandbox signs credentials as (the `issuer` of viewer fields), standing in for the network operator. */
 export const OPERATOR_DID = 'did:ethr:0x0000000000000000000000000000000000000001';
+
+/** Where the sandbox's operator identity provider lives: what OPERATOR_AUTH_ISSUER names to use it. */
+export const operatorIssuerUrl = (publicUrl: string) => `${publicUrl}/oidc`;
 
 /**
  * The network's service side, local and faithful: the public API at `/`, the personal-data service at `/pii`.
@@ -56,6 +60,8 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
 
   app.get('/healthz', async () => ({ ok: true }));
   tokenRoute(app, { pool: deps.pool, tokens, audiences: [deps.config.publicUrl, deps.config.piiUrl] });
+  // Not the network's: the identity provider of the orchestrator's operators, for development and tests.
+  operatorIssuerRoutes(app, { pool: deps.pool, issuer: await OperatorIssuer.open(deps.pool, operatorIssuerUrl(deps.config.publicUrl)) });
 
   // Routes that authenticate in their own way (e.g. upload URLs carrying their own credential) register here.
   await addressBookPublicRoutes(app, ctx);

@@ -6,7 +6,8 @@ import type { Principal, TokenService } from './tokens';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    principal?: Principal;
+    /** The network API client the bearer token was issued to (distinct from the orchestrator's operator principal). */
+    networkCaller?: Principal;
     access?: Access;
   }
 }
@@ -19,7 +20,7 @@ export function bearerGuard(pool: Pool, tokens: TokenService, audience: string) 
     if (!match) throw unauthorized('No authorization token was found');
     const verified = await tokens.verify(match[1]!, audience);
     if ('refused' in verified) throw unauthorized(verified.refused);
-    request.principal = verified;
+    request.networkCaller = verified;
     request.access = await Access.load(pool, verified.userDid);
   };
 }

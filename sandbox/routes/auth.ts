@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import { Type } from 'typebox';
 import { authenticateClient, TOKEN_TTL_SECONDS, type TokenService } from '../auth/tokens';
 import { accessOf } from '../auth/guard';
+import { authenticateOperatorClient, DEFAULT_OPERATOR_AUDIENCE, OPERATOR_TOKEN_TTL_SECONDS, type OperatorIssuer } from '../auth/operator-issuer';
 
 interface AuthDeps {
   pool: Pool;
@@ -58,5 +59,34 @@ export function viewerRoute(app: FastifyInstance, deps: { pool: Pool; issuer: st
       vasps: access.vasps(),
       roles: access.roles(),
     };
+  });
+}
+
+/**
+ * The operators' OIDC issuer at `/oidc` (sandbox/auth/operator-issuer.ts), public like any identity provider's:
+ * `GET /oidc/.well-known/openid-configuration`, `GET /oidc/jwks`, and `POST /oidc/token` (client credentials, the
+ * client's secret in the body or HTTP Basic, an optional `audience`).
+ */
+export function operatorIssuerRoutes(app: FastifyInstance, deps: { pool: Pool; issuer: OperatorIssuer }): void {
+  app.get('/oidc/.well-known/openid-configuration', async () => deps.issuer.discovery());
+  app.get('/oidc/jwks', async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(deps.issuer.jwks()));
+  app.post('/oidc/token', { schema: { body: TokenRequest } }, async (request, reply) => {
+    const body = (request.body ?? {}) as Record<string, string | undefined>;
+    let { client_id: clientId, client_secret: clientSecret } = body;
+    const basic = /^Basic\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+    if (basic) {
+      const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      clientId = decodeURIComponent(decoded.slice(0, colon));
+      clientSecret = decodeURIComponent(decoded.slice(colon + 1));
+    }
+    if (body.grant_type !== 'client_credentials') {
+      return reply.code(400).send({ error: 'unsupported_grant_type', error_description: `grant_type must be client_credentials, not ${String(body.grant_type)}` });
+    }
+    if (!clientId || !clientSecret) return reply.code(400).send({ error: 'invalid_request', error_description: 'client_id and client_secret are required' });
+    const client = await authenticateOperatorClient(deps.pool, clientId, clientSecret);
+    if (!client) return reply.code(401).send({ error: 'invalid_client', error_description: 'unknown client or wrong secret' });
+    const token = await deps.issuer.issue(client, body.audience || DEFAULT_OPERATOR_AUDIENCE);
+    return reply.header('cache-control', 'no-store').send({ access_token: token, token_type: 'Bearer', expires_in: OPERATOR_TOKEN_TTL_SECONDS });
   });
 }

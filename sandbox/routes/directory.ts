@@ -100,7 +100,7 @@ function optionalBearer(ctx: SandboxContext) {
     if (!match) throw unauthorized('Authorization header is not a bearer token');
     const verified = await ctx.tokens.verify(match[1]!, ctx.config.publicUrl);
     if ('refused' in verified) throw unauthorized(verified.refused);
-    request.principal = verified;
+    request.networkCaller = verified;
   };
 }
 

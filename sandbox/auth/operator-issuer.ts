@@ -1,0 +1,87 @@
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import type { Pool } from 'pg';
+import { sha256 } from '../seed';
+
+/** Operator tokens live 24 hours: long enough for a demo session, as development credentials. */
+export const OPERATOR_TOKEN_TTL_SECONDS = 86_400;
+/** The audience given when a token request names none: the orchestrator's default OPERATOR_AUTH_AUDIENCE. */
+export const DEFAULT_OPERATOR_AUDIENCE = 'travel-rule-orchestrator';
+const ALG = 'ES256';
+
+export interface OperatorClient {
+  clientId: string;
+  subject: string;
+  name: string;
+  email: string | null;
+  roles: string[];
+}
+
+/**
+ * An OpenID Connect issuer for the orchestrator's operators, standing in for the company's identity provider
+ * (Keycloak, Okta, Entra ID, Auth0): an ES256 key pair generated once and kept in the sandbox schema, published as a
+ * JWKS that the discovery document names, and access tokens for seeded clients (client credentials). The
+ * orchestrator verifies these exactly as it verifies a real provider's.
+ */
+export class OperatorIssuer {
+  private constructor(
+    readonly issuer: string,
+    private readonly privateKey: CryptoKey,
+    readonly publicJwk: JWK & { kid: string },
+  ) {}
+
+  static async open(pool: Pool, issuer: string): Promise<OperatorIssuer> {
+    const { privateKey } = await generateKeyPair(ALG, { extractable: true });
+    const fresh = Buffer.from(JSON.stringify(await exportJWK(privateKey)));
+    await pool.query(`insert into service_secrets (name, value) values ('operator-signing-key', $1) on conflict (name) do nothing`, [fresh]);
+    const { rows } = await pool.query<{ value: Buffer }>(`select value from service_secrets where name = 'operator-signing-key'`);
+    const jwk = JSON.parse(rows[0]!.value.toString('utf8')) as JWK;
+    const { d: _private, ...publicPart } = jwk;
+    const kid = await calculateJwkThumbprint(publicPart);
+    return new OperatorIssuer(issuer, (await importJWK(jwk, ALG)) as CryptoKey, { ...publicPart, kid, alg: ALG, use: 'sig' });
+  }
+
+  discovery() {
+    return {
+      issuer: this.issuer,
+      jwks_uri: `${this.issuer}/jwks`,
+      token_endpoint: `${this.issuer}/token`,
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      id_token_signing_alg_values_supported: [ALG],
+      response_types_supported: ['token'],
+      subject_types_supported: ['public'],
+      claims_supported: ['sub', 'iss', 'aud', 'exp', 'nbf', 'iat', 'jti', 'name', 'email', 'roles'],
+    };
+  }
+
+  jwks() {
+    return { keys: [this.publicJwk] };
+  }
+
+  /** An access token for a client: its subject, name and roles, for `audience`. */
+  issue(client: OperatorClient, audience: string): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    return this.sign({
+      iss: this.issuer, sub: client.subject, aud: audience, iat: now, nbf: now, exp: now + OPERATOR_TOKEN_TTL_SECONDS,
+      jti: randomUUID(), azp: client.clientId, name: client.name, ...(client.email ? { email: client.email } : {}), roles: client.roles,
+    });
+  }
+
+  /** Signs exactly these claims with the issuer's key (tests make expired or misdirected tokens with it). */
+  sign(claims: JWTPayload): Promise<string> {
+    return new SignJWT(claims).setProtectedHeader({ alg: ALG, typ: 'JWT', kid: this.publicJwk.kid }).sign(this.privateKey);
+  }
+}
+
+/** Looks a client up and checks its secret in constant time; undefined when either is wrong. */
+export async function authenticateOperatorClient(pool: Pool, clientId: string, clientSecret: string): Promise<OperatorClient | undefined> {
+  const { rows } = await pool.query<{ client_id: string; secret_sha256: Buffer; subject: string; name: string; email: string | null; roles: string[] }>(
+    'select client_id, secret_sha256, subject, name, email, roles from operator_clients where client_id = $1',
+    [clientId],
+  );
+  const row = rows[0];
+  const presented = sha256(clientSecret);
+  const ok = timingSafeEqual(presented, row?.secret_sha256 ?? Buffer.alloc(presented.length));
+  return ok && row ? { clientId: row.client_id, subject: row.subject, name: row.name, email: row.email, roles: row.roles } : undefined;
+}
