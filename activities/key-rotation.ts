@@ -9,6 +9,8 @@ import { recordRotationFinished, recordRotationStarted } from '../db/key-rotatio
 import { listKeys } from '../db/keystore';
 import type { NetworkClient } from '../network/client';
 import { publishPiiDidKey, vaspProfile } from '../network/directory';
+import type { Principal } from '../lib/principal';
+import type { AuditContext } from '../lib/keystore/records';
 
 export interface VaspDirectoryEntry {
   did: string;
@@ -29,10 +31,16 @@ export interface KeyAuditInput {
   vaspDid: string;
   /** Why: the operator's reason, or "scheduled rotation". */
   reason: string;
-  /** Who asked: `api`, an operator name, `schedule`. */
+  /** Who asked: the caller's name, or `schedule`. */
   actor: string;
+  /** The authenticated caller, when the rotation was asked for through the API. */
+  principal?: Principal;
   workflowId: string;
 }
+
+const auditOf = (input: KeyAuditInput): AuditContext => ({
+  actor: input.actor, reason: input.reason, workflowId: input.workflowId, ...(input.principal ? { principal: input.principal } : {}),
+});
 
 /** The rotation an activity runs for, as the console's list of rotations names it. */
 const rotationOf = (input: KeyAuditInput) => ({
@@ -57,9 +65,7 @@ export function keyRotationActivities(deps: { keystore: Keystore; network: Netwo
 
     /** A new key pair in state pending; retried calls of the same rotation return the same key. */
     async createPendingVaspKey(input: KeyAuditInput & { requestId: string }): Promise<PendingKey> {
-      const key = await keystore.createPendingKey(input.vaspDid, input.requestId, {
-        actor: input.actor, reason: input.reason, workflowId: input.workflowId,
-      });
+      const key = await keystore.createPendingKey(input.vaspDid, input.requestId, auditOf(input));
       const active = (await listKeys(keystore.pool, input.vaspDid)).find((k) => k.state === 'active');
       await recordRotationStarted(keystore.pool, rotationOf(input), { keyId: key.id, did: key.did, previousDid: active?.did });
       return { keyId: key.id, did: key.did, ...(active ? { previousKeyId: active.id, previousDid: active.did } : {}) };
@@ -77,16 +83,14 @@ export function keyRotationActivities(deps: { keystore: Keystore; network: Netwo
 
     /** The pending key becomes active and the previous one retired, in one transaction. */
     async activateVaspKey(input: KeyAuditInput & { keyId: string }): Promise<{ keyId: string; did: string; retiredKeyIds: string[] }> {
-      const { active, retired } = await keystore.activateKey(input.vaspDid, input.keyId, {
-        actor: input.actor, reason: input.reason, workflowId: input.workflowId,
-      });
+      const { active, retired } = await keystore.activateKey(input.vaspDid, input.keyId, auditOf(input));
       await recordRotationFinished(keystore.pool, rotationOf(input), { status: 'completed' });
       return { keyId: active.id, did: active.did, retiredKeyIds: retired.map((k) => k.id) };
     },
 
     /** Audits a rotation that stopped: which step, which error. Keys are left as they are. */
     async recordKeyRotationFailure(input: KeyAuditInput & { step: string; keyId?: string; error: { type: string; message: string } }): Promise<void> {
-      await keystore.recordAudit({ actor: input.actor, reason: input.reason, workflowId: input.workflowId }, 'key.rotation.failed', input.vaspDid, {
+      await keystore.recordAudit(auditOf(input), 'key.rotation.failed', input.vaspDid, {
         step: input.step, ...(input.keyId ? { keyId: input.keyId } : {}), error: input.error,
       });
       await recordRotationFinished(keystore.pool, rotationOf(input), { status: 'failed', step: input.step, error: input.error });

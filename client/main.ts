@@ -13,6 +13,8 @@ import { NetworkClient } from '../network/client';
 import { openKeystore } from '../db/keystore';
 import { ensureAddressBookSchedules } from './address-book-schedules';
 import { buildApi } from './api/server';
+import { buildAgentApi } from './api/agent-server';
+import { isLoopbackHost } from '../lib/loopback';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
@@ -33,6 +35,10 @@ runMain('api', async (log) => {
   log.info({ schedules: await ensureAddressBookSchedules(temporal, config) }, 'address-book schedules ensured');
   log.info({ schedule: await ensureRetentionSchedule(temporal, config) }, 'retention schedule ensured');
   log.info({ schedule: await ensureIncomingSweepSchedule(temporal, { group: config.group, taskQueue: config.temporal.taskQueue }, loadIncomingConfig()) }, 'incoming sweep schedule ensured');
+  const transfers = openTransferContext({
+    pool, network: config.network && new NetworkClient(config.network), keystore, masterKey: config.keystoreMasterKey,
+    dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel), config: loadTransferConfig(),
+  });
   const app = await buildApi({
     temporal,
     pool,
@@ -40,16 +46,27 @@ runMain('api', async (log) => {
     taskQueue: config.temporal.taskQueue,
     logger: createLogger('api', config.logLevel),
     corsOrigins: [config.uiOrigin, config.uiOrigin.replace('localhost', '127.0.0.1')],
-    transfers: openTransferContext({
-      pool, network: config.network && new NetworkClient(config.network), keystore, masterKey: config.keystoreMasterKey,
-      dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel), config: loadTransferConfig(),
-    }),
+    auth: config.auth,
+    transfers,
     keystore,
     console: { temporalUiUrl: config.uiOrigin, namespace: config.temporal.namespace },
   });
   await app.listen({ host: config.host, port: config.apiPort });
-  log.info(`internal API listening on ${config.publicApiUrl} (docs at ${config.publicApiUrl}/docs)`);
+  log.info(
+    { oidcIssuer: config.auth.oidc?.issuer ?? null, apiKeys: true },
+    `internal API listening on ${config.publicApiUrl} (docs at ${config.publicApiUrl}/docs); every route but /healthz and the webhooks needs a credential`,
+  );
+  let agent: Awaited<ReturnType<typeof buildAgentApi>> | undefined;
+  if (config.agent.port !== undefined) {
+    if (!isLoopbackHost(config.agent.host)) {
+      log.warn(`the agent endpoints listen on ${config.agent.host}:${config.agent.port} WITHOUT authentication (AGENT_ALLOW_REMOTE=1): whoever reaches that address can send transfers and read decrypted personal data`);
+    }
+    agent = await buildAgentApi({ temporal, taskQueue: config.temporal.taskQueue, transfers, logger: createLogger('agent', config.logLevel) });
+    await agent.listen({ host: config.agent.host, port: config.agent.port });
+    log.info(`agent endpoints (/didkey/new, /tx/*, no Authorization header) listening on ${config.agent.host}:${config.agent.port}`);
+  }
   return async () => {
+    await agent?.close();
     await app.close();
     await temporal.connection.close();
     await pool.end();

@@ -1,6 +1,7 @@
 import { ConfigError } from './errors';
 import { loadAddressBookConfig, type AddressBookConfig } from './address-book/config';
 import { loadRetentionConfig, type RetentionConfig } from './retention/config';
+import { loadAgentListenerConfig, loadOperatorAuthConfig, type AgentListenerConfig, type OperatorAuthConfig } from './auth/config';
 
 /**
  * Every setting the processes read from the environment, parsed once and validated at start-up. A bad value stops the
@@ -50,6 +51,10 @@ export interface PlatformConfig {
   keyRotationPeriodMs?: number;
   /** The nightly data-retention sweep (lib/retention/config.ts). */
   retention: RetentionConfig;
+  /** How callers of the internal API authenticate: OIDC tokens and API keys (lib/auth/config.ts). */
+  auth: OperatorAuthConfig;
+  /** The agent-compatible endpoints without credentials, on a loopback listener of their own (lib/auth/config.ts). */
+  agent: AgentListenerConfig;
 }
 
 export interface GroupConfig {
@@ -173,6 +178,8 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     keystoreMasterKey: env.KEYSTORE_MASTER_KEY || undefined,
     keyRotationPeriodMs: keyRotationPeriodMs(env),
     retention: loadRetentionConfig(env),
+    auth: loadOperatorAuthConfig(env),
+    agent: loadAgentListenerConfig(env, apiPort),
   };
 }
 

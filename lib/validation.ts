@@ -18,13 +18,17 @@ interface SchemaIssue {
   params?: Record<string, unknown>;
 }
 
-/** Names the missing property itself rather than its parent, which is what a caller needs to fix the input. */
+export const UNKNOWN_FIELD_RULE = 'is not a field of this request';
+
+/** Names the missing (or unknown) property itself rather than its parent, which is what a caller needs to fix the input. */
 export function issueToValidationError(issue: SchemaIssue, root = ''): ValidationError {
   const missing = issue.keyword === 'required' ? (issue.params?.requiredProperties ?? issue.params?.missingProperty) : undefined;
   if (missing !== undefined) {
     const name = Array.isArray(missing) ? String(missing[0]) : String(missing);
     return new ValidationError(toFieldPath(`${issue.instancePath}/${name}`, root), 'is required');
   }
+  const extra = issue.keyword === 'additionalProperties' ? issue.params?.additionalProperty : undefined;
+  if (extra !== undefined) return new ValidationError(toFieldPath(`${issue.instancePath}/${String(extra)}`, root), UNKNOWN_FIELD_RULE);
   return new ValidationError(toFieldPath(issue.instancePath, root), ruleOf(issue));
 }
 

@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Principal } from '../lib/principal';
 
 /**
  * The incoming-transfer workflow's messages, defined once and shared by the workflow, the webhook receiver and the
@@ -13,17 +14,24 @@ export interface TransactionUpdate {
   source: 'webhook' | 'poll';
 }
 
-export interface RouteRequest {
-  /** The group subsidiary that owns the destination address. */
-  subsidiaryDid: string;
-  reason: string;
+/**
+ * Who acts on a transfer: the caller the API authenticated (never a name from a request body), and that principal's
+ * name as `actor`. Histories recorded before principals existed carry `actor` alone.
+ */
+export interface Acting {
+  principal?: Principal;
   actor: string;
 }
 
-export interface DecisionRequest {
+export interface RouteRequest extends Acting {
+  /** The group subsidiary that owns the destination address. */
+  subsidiaryDid: string;
+  reason: string;
+}
+
+export interface DecisionRequest extends Acting {
   decision: 'approve' | 'decline';
   reason: string;
-  actor: string;
 }
 
 export type IncomingPhase =

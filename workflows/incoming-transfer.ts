@@ -13,6 +13,8 @@ import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
 import { incomingViewUpdate, type IncomingFacts } from './transfer-view';
+import { describePrincipal } from '../lib/auth/describe';
+import { systemPrincipal } from '../lib/principal';
 import {
   decideUpdate,
   incomingStatusQuery,
@@ -128,7 +130,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     routeUpdate,
     (request) => {
       pendingRoute = request;
-      record('route-requested', { subsidiaryDid: request.subsidiaryDid, actor: request.actor, reason: request.reason });
+      record('route-requested', { subsidiaryDid: request.subsidiaryDid, actor: request.actor, principal: request.principal, reason: request.reason });
       return state;
     },
     {
@@ -138,7 +140,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
           throw new Error(`subsidiaryDid: ${String(request?.subsidiaryDid)} is not a subsidiary of the group`);
         }
         if (!request.reason?.trim()) throw new Error('reason: is required');
-        if (!request.actor?.trim()) throw new Error('actor: is required');
+        if (!request.principal?.subject || !request.actor?.trim()) throw new Error('principal: is required: the authenticated caller who routes');
       },
     },
   );
@@ -147,7 +149,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     (request) => {
       pendingDecision = request;
       state.decision = { ...request, at: new Date().toISOString() };
-      record('decision', { decision: request.decision, actor: request.actor, reason: request.reason });
+      record('decision', { decision: request.decision, actor: request.actor, principal: request.principal, reason: request.reason });
       return state;
     },
     {
@@ -155,7 +157,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
         if (state.phase !== 'awaiting-review') throw new Error(`transfer is not under review (phase ${state.phase})`);
         if (request?.decision !== 'approve' && request?.decision !== 'decline') throw new Error('decision: must be approve or decline');
         if (!request.reason?.trim()) throw new Error('reason: is required');
-        if (!request.actor?.trim()) throw new Error('actor: is required');
+        if (!request.principal?.subject || !request.actor?.trim()) throw new Error('principal: is required: the authenticated caller who decides');
       },
     },
   );
@@ -223,7 +225,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
         state.routedBy = 'person';
         await network.recordAudit({
           actor: pendingRoute.actor, action: 'incoming.route', subject: input.transactionId,
-          details: { subsidiaryDid: pendingRoute.subsidiaryDid, reason: pendingRoute.reason },
+          details: { subsidiaryDid: pendingRoute.subsidiaryDid, reason: pendingRoute.reason, ...(pendingRoute.principal ? { principal: pendingRoute.principal } : {}) },
         });
         const recorded = await network.recordRoutedAddress({
           asset: tx.asset, destination: tx.destination, subsidiaryDid: pendingRoute.subsidiaryDid, transactionId: input.transactionId,
@@ -262,7 +264,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
   record('screened', { nameHits: state.screening.nameHits.length, addressHits: state.screening.addressHits.length });
   const hit = state.screening.nameHits.length > 0 || state.screening.addressHits.length > 0 || (state.screening.skipped === 'undecryptable' || state.screening.skipped === 'unreadable');
 
-  let decision: DecisionRequest = { decision: 'approve', reason: 'no screening hit', actor: 'system:screening' };
+  let decision: DecisionRequest = { decision: 'approve', reason: 'no screening hit', actor: 'system:screening', principal: systemPrincipal('screening') };
   if (hit) {
     enter('awaiting-review');
     upsertSearchAttributes([{ key: NeedsReview, value: true }]);
@@ -280,7 +282,10 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     decision = pendingDecision!;
     await network.recordAudit({
       actor: decision.actor, action: `incoming.${decision.decision}`, subject: input.transactionId,
-      details: { reason: decision.reason, nameHits: state.screening.nameHits.length, addressHits: state.screening.addressHits.length },
+      details: {
+        reason: decision.reason, nameHits: state.screening.nameHits.length, addressHits: state.screening.addressHits.length,
+        ...(decision.principal ? { principal: decision.principal } : {}),
+      },
     });
   }
 
@@ -290,11 +295,20 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
   const answered =
     decision.decision === 'approve'
       ? await network.acceptIncomingTransaction(input.transactionId)
-      : await network.declineIncomingTransaction({ transactionId: input.transactionId, reason: decision.reason });
+      : await network.declineIncomingTransaction({ transactionId: input.transactionId, reason: networkReason(decision) });
   observe(answered.status, answered.beneficiaryVaspDid);
   if (!FINAL.has(state.networkStatus)) {
     log.warn('network did not report a final status after the answer', { status: state.networkStatus });
     throw ApplicationFailure.nonRetryable(`network status after ${decision.decision} is ${state.networkStatus}`);
   }
   return finish(decision.decision === 'approve' ? 'accepted' : 'declined');
+}
+
+/** The network keeps at most this many characters of a reason. */
+const NETWORK_REASON_MAX = 1024;
+
+/** The reason the network records with a decline: the person's words, then who declined, by name and credential. */
+function networkReason(decision: DecisionRequest): string {
+  const by = ` (declined by ${decision.principal ? describePrincipal(decision.principal) : decision.actor})`;
+  return decision.reason.slice(0, Math.max(0, NETWORK_REASON_MAX - by.length)) + by;
 }

@@ -3,6 +3,7 @@
  * CLI call them. Everything here is public data (ids, DIDs, did:keys); no private key is ever an input or a result.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { Principal } from '../lib/principal';
 
 export type KeyRotationStep =
   | 'verifying-vasp'
@@ -17,8 +18,10 @@ export interface KeyRotationInput {
   vaspDid: string;
   /** Why the key is rotated (audited), e.g. "suspected compromise" or "scheduled rotation". */
   reason: string;
-  /** Who asked: an operator name, `api`, or `schedule`. */
+  /** Who asked: the authenticated caller's name, or `schedule`. */
   requestedBy: string;
+  /** The authenticated caller who asked through the API (absent for schedules): recorded in every audit row of the rotation. */
+  principal?: Principal;
   /** How long to wait for the directory to show the published key before giving up; default 10 minutes. */
   publicationTimeoutMs?: number;
 }

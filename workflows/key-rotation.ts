@@ -97,7 +97,7 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
     state.step = step;
     state.status = detail ? `${STEP_TEXT[step]}: ${detail}` : STEP_TEXT[step];
   };
-  const audit = { vaspDid, reason: input.reason, actor: input.requestedBy, workflowId: info.workflowId };
+  const audit = { vaspDid, reason: input.reason, actor: input.requestedBy, workflowId: info.workflowId, ...(input.principal ? { principal: input.principal } : {}) };
 
   try {
     await local.lookupVaspInDirectory(vaspDid);

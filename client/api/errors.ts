@@ -1,6 +1,9 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isAppError, ValidationError } from '../../lib/errors';
-import { issueToValidationError } from '../../lib/validation';
+import { issueToValidationError, UNKNOWN_FIELD_RULE } from '../../lib/validation';
+
+/** Fields that once named who acts: the API now takes that from the credentials, and says so. */
+const WHO_ACTS = new Set(['actor', 'requestedBy']);
 
 /**
  * One error shape for the whole internal API: `{error:{type, message, field?, rule?}}` with the status the error class
@@ -11,7 +14,10 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   if (error.validation && error.validation.length > 0) {
     const issue = error.validation[0]!;
     const root = error.validationContext === 'body' ? '' : (error.validationContext ?? '');
-    const e = issueToValidationError(issue as never, root);
+    let e = issueToValidationError(issue as never, root);
+    if (e.details.rule === UNKNOWN_FIELD_RULE && WHO_ACTS.has(String(e.details.field))) {
+      e = new ValidationError(String(e.details.field), 'is not accepted: the API records the authenticated caller (the token\'s or API key\'s name) as the one who acts');
+    }
     return reply.code(400).send(e.toJSON());
   }
   if (isAppError(error)) {

@@ -1,5 +1,4 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
@@ -23,6 +22,10 @@ import { listRoutes } from './routes/lists';
 import { consoleRoutes, type ConsoleSettings } from './routes/console';
 import { loadIncomingConfig, type IncomingConfig } from '../../incoming/config';
 import { loadConfig } from '../../lib/config';
+import type { OperatorAuthConfig } from '../../lib/auth/config';
+import { createAuthenticator } from './auth/authenticator';
+import { BEARER_SCHEME, installAuth, type AuthFailure } from './auth/plugin';
+import { apiKeyRoutes } from './routes/api-keys';
 
 export interface ApiDeps {
   temporal: Client;
@@ -30,8 +33,12 @@ export interface ApiDeps {
   codec: PayloadCodec;
   taskQueue: string;
   logger: Logger;
-  /** Origins allowed to call the API from a browser: the Temporal UI, for the codec endpoint. */
+  /** Origins allowed to call the codec endpoint from a browser: the Temporal UI's. */
   corsOrigins: string[];
+  /** How callers authenticate (lib/auth/config.ts); absent: API keys only. */
+  auth?: OperatorAuthConfig;
+  /** Called for every refused credential (a 401 from authentication): what a rate limit on failures counts. */
+  onAuthFailure?: (failure: AuthFailure) => void;
   /** The VASPs' keys (db/keystore), for importing keys; client/main.ts opens it. */
   keystore?: Keystore;
   /** The VASP group; read from the environment when absent (tests pass their own). */
@@ -46,7 +53,8 @@ export interface ApiDeps {
 
 /**
  * The internal HTTP API. Route schemas are TypeBox JSON Schemas: fastify validates requests with them and
- * @fastify/swagger turns them into the OpenAPI document at /openapi.json (browsable at /docs).
+ * @fastify/swagger turns them into the OpenAPI document at /openapi.json (browsable at /docs). Every route declares
+ * who may call it (client/api/auth/): roles, or public with the reason.
  */
 export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -55,11 +63,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { allErrors: false, removeAdditional: false, coerceTypes: false } },
   });
   app.setErrorHandler(errorHandler);
-  await app.register(cors, {
-    origin: deps.corsOrigins,
-    methods: ['GET', 'POST', 'PUT', 'DELETE'],
-    allowedHeaders: ['content-type', 'x-namespace', 'authorization'],
-    credentials: true,
+  installAuth(app, {
+    authenticator: createAuthenticator({ pool: deps.pool, config: deps.auth ?? {}, logger: deps.logger }),
+    onAuthFailure: deps.onAuthFailure,
+    publicPrefixes: { '/docs': 'the API\'s documentation: describes the routes, holds no data' },
   });
   await app.register(swagger, {
     openapi: {
@@ -69,10 +76,18 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
         version: '0.1.0',
         description: 'Orchestration of Travel Rule transfers for a gateway VASP and its subsidiaries.',
       },
+      components: {
+        securitySchemes: {
+          [BEARER_SCHEME]: {
+            type: 'http', scheme: 'bearer',
+            description: 'An access token of the configured identity provider (OPERATOR_AUTH_ISSUER), or an API key (tro_…)',
+          },
+        },
+      },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { config: { public: 'the API\'s description, as /docs shows it' }, schema: { hide: true } }, async () => app.swagger());
 
   healthRoutes(app, deps);
   codecRoutes(app, deps);
@@ -84,6 +99,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   addressBookRoutes(app, deps);
   listRoutes(app, deps);
   consoleRoutes(app, deps);
+  apiKeyRoutes(app, deps);
   incomingRoutes(app, {
     temporal: deps.temporal, pool: deps.pool, incoming: deps.incoming ?? loadIncomingConfig(),
     subsidiaryDids: (deps.group ?? loadConfig().group).subsidiaryDids,

@@ -270,7 +270,10 @@ export class Keystore {
       actor: audit.actor,
       action,
       subject: vaspDid,
-      details: { ...details, ...(audit.reason ? { reason: audit.reason } : {}), ...(audit.workflowId ? { workflowId: audit.workflowId } : {}) },
+      details: {
+        ...details, ...(audit.reason ? { reason: audit.reason } : {}), ...(audit.workflowId ? { workflowId: audit.workflowId } : {}),
+        ...(audit.principal ? { principal: audit.principal } : {}),
+      },
     });
   }
 

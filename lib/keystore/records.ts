@@ -5,6 +5,7 @@
  */
 import { createDidKeyRecord, parseDidKey, type DidKeyRecord } from '../crypto';
 import { ValidationError } from '../errors';
+import type { Principal } from '../principal';
 
 export type KeyState = 'pending' | 'active' | 'retired' | 'destroyed';
 export type KeySource = 'generated' | 'imported';
@@ -25,8 +26,10 @@ export interface KeyInfo {
 }
 
 export interface AuditContext {
-  /** Who asked: `api`, `schedule`, `config:KEYS`, a workflow id, an operator name. */
+  /** Who asked: `schedule`, `config:KEYS`, a workflow id, an operator's name. */
   actor: string;
+  /** The authenticated caller, when a person or a service asked through the API (recorded whole in the audit row). */
+  principal?: Principal;
   reason?: string;
   workflowId?: string;
 }

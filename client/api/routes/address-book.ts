@@ -11,6 +11,7 @@ import { addressBookReconcile } from '../../../workflows';
 import { addressBookProgressQuery } from '../../../workflows/address-book-reconcile';
 import { workflowIds } from '../../../workflows/ids';
 import { FreeText } from '../../../lib/text';
+import { access } from '../auth/roles';
 
 /** Entries per PUT or DELETE request. The CLI import sends batches well below this. */
 export const MAX_BATCH = 10_000;
@@ -83,6 +84,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
   app.put(
     '/v1/addresses',
     {
+      config: { roles: access.operate },
       schema: {
         tags: ['address book'],
         summary: 'Insert or update registry entries, all or nothing',
@@ -117,6 +119,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
   app.delete(
     '/v1/addresses',
     {
+      config: { roles: access.operate },
       schema: {
         tags: ['address book'],
         summary: 'Delete registry entries by asset, address and tag',
@@ -143,6 +146,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
   app.get(
     '/v1/addresses',
     {
+      config: { roles: access.read },
       schema: {
         tags: ['address book'],
         summary: 'Registry entries, paged, filtered by VASP, asset and customerRef',
@@ -182,6 +186,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
   app.post(
     '/v1/address-book/:vaspDID/reconcile',
     {
+      config: { roles: access.operate },
       schema: {
         tags: ['address book'],
         summary: "Start reconciling a subsidiary's address book at the network now",
@@ -221,6 +226,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
   app.get(
     '/v1/address-book/:vaspDID/reconcile/:workflowId',
     {
+      config: { roles: access.read },
       schema: {
         tags: ['address book'],
         summary: 'Progress of a reconciliation (while it runs) or its report (once it ended)',
@@ -255,6 +261,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
   app.get(
     '/v1/address-book/:vaspDID/reports',
     {
+      config: { roles: access.read },
       schema: {
         tags: ['address book'],
         summary: 'The latest reconciliation reports of a subsidiary, newest first',

@@ -11,6 +11,24 @@ import { transactionInfo, withoutPersonalData } from '../../../outgoing/transact
 import { AppError, isAppError, UpstreamRejectedError, ValidationError } from '../../../lib/errors';
 import { issueToValidationError } from '../../../lib/validation';
 import { transactionCreatedUpdate } from '../../../workflows/outgoing-transfer.messages';
+import { createDidKeyRecord } from '../../../lib/crypto';
+import { access } from '../auth/roles';
+
+const PublicKeyEntry = {
+  type: Type.Literal('Ed25519'),
+  kid: Type.String(),
+  publicKeyHex: Type.String(),
+  meta: Type.Object({ algorithms: Type.Array(Type.String()) }),
+  kms: Type.Literal('local'),
+};
+/** The network's JsonDIDKey (interface.md, "Encryption key record"). */
+const JsonDidKey = Type.Object({
+  did: Type.String(),
+  controllerKeyId: Type.String(),
+  keys: Type.Array(Type.Object({ ...PublicKeyEntry, privateKeyHex: Type.String() }), { minItems: 1, maxItems: 1 }),
+  services: Type.Array(Type.Never()),
+  provider: Type.Literal('did:key'),
+});
 
 const Hybrid = Type.Object({ hybrid: Type.Optional(Type.String()) });
 const isHybrid = (q: unknown) => ['1', 'true'].includes((q as { hybrid?: string }).hybrid ?? '');
@@ -35,10 +53,12 @@ class AgentFailure extends AppError {
 
 /**
  * The local agent's endpoints (interface.md, "Local agent proxy"), served by this system so an integration written
- * for the agent works unchanged: no Authorization header (the system authenticates to the network itself), plain
- * IVMS101 in, encrypted with the keys held here for `originatorVASPdid`, or forwarded unencrypted when it holds none.
- * `/tx/create` goes through the outgoingTransfer workflow (idempotent on transactionRef) and answers the network's
- * Transaction as soon as it exists, without waiting for the counterparty.
+ * for the agent works unchanged: plain IVMS101 in, encrypted with the keys held here for `originatorVASPdid`, or
+ * forwarded unencrypted when it holds none. `/tx/create` goes through the outgoingTransfer workflow (idempotent on
+ * transactionRef) and answers the network's Transaction as soon as it exists, without waiting for the counterparty.
+ * On the main API they take credentials like every route (the roles below); the agent's contract, no Authorization
+ * header, holds only on the loopback agent listener (client/api/agent-server.ts), which installs no authentication.
+ * Errors keep the network's shape `{err:{name, code, message}}`, a 401 or 403 included.
  */
 export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
   void app.register(async (agent) => {
@@ -62,9 +82,27 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
       return reply.code(500).send(networkError(500, 'InternalServerError', 'internal error; see the API log'));
     });
 
+    agent.get(
+      '/didkey/new',
+      {
+        config: { roles: access.operate },
+        schema: {
+          tags: ['agent'],
+          summary: "Agent: a new Ed25519 key record",
+          description: 'Not stored: publish its `did` as `pii_didkey` and configure its `privateKeyHex` in `KEYS`, or import it with POST /v1/vasps/{vaspDID}/keys/import.',
+          response: { 200: JsonDidKey },
+        },
+      },
+      async (_request, reply) => {
+        reply.header('cache-control', 'no-store');
+        return createDidKeyRecord();
+      },
+    );
+
     agent.post(
       '/tx/create',
       {
+        config: { roles: access.operate },
         schema: {
           tags: ['agent'],
           summary: 'Agent: create a transaction (end-to-end; ?hybrid=1 for hybrid)',
@@ -104,6 +142,8 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
     agent.get(
       '/tx/info',
       {
+        // It answers decrypted personal data.
+        config: { roles: access.compliance },
         schema: {
           tags: ['agent'],
           summary: 'Agent: a transaction, with its personal data decrypted when the keys of vaspDID are held here',
@@ -121,6 +161,7 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
     agent.post(
       '/tx/update',
       {
+        config: { roles: access.operate },
         schema: {
           tags: ['agent'],
           summary: 'Agent: update a transaction; plain originator/beneficiary are encrypted like /tx/create (?hybrid=1 for hybrid)',

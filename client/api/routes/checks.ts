@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { NotFoundError } from '../../../lib/errors';
 import { connectivityCheck } from '../../../workflows';
 import { workflowIds } from '../../../workflows/ids';
+import { access } from '../auth/roles';
 
 const Started = Type.Object({ workflowId: Type.String(), runId: Type.String() });
 const Result = Type.Object({
@@ -16,7 +17,7 @@ const Result = Type.Object({
 export function checkRoutes(app: FastifyInstance, deps: { temporal: Client; taskQueue: string }) {
   app.post(
     '/v1/checks/connectivity',
-    { schema: { tags: ['operations'], summary: 'Start a connectivity check against the network', response: { 202: Started } } },
+    { config: { roles: access.operate }, schema: { tags: ['operations'], summary: 'Start a connectivity check against the network', response: { 202: Started } } },
     async (_request, reply) => {
       const handle = await deps.temporal.workflow.start(connectivityCheck, {
         taskQueue: deps.taskQueue,
@@ -29,6 +30,7 @@ export function checkRoutes(app: FastifyInstance, deps: { temporal: Client; task
   app.get(
     '/v1/checks/connectivity/:workflowId',
     {
+      config: { roles: access.read },
       schema: {
         tags: ['operations'],
         summary: 'Status and result of a connectivity check',

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { loadConfig, type GroupConfig } from '../../../lib/config';
+import { access } from '../auth/roles';
 
 export interface ConsoleSettings {
   /** Where the Temporal UI is, for the link to a transfer's workflow. */
@@ -34,11 +35,14 @@ export function consoleRoutes(app: FastifyInstance, deps: { group?: GroupConfig;
   const serve = (name: string) => async (_request: unknown, reply: import('fastify').FastifyReply) =>
     reply.header('content-type', FILES[name]!.type).header('cache-control', 'no-cache').send(file(name));
 
-  app.get('/console', { schema: { hide: true } }, serve('index.html'));
-  app.get('/console/', { schema: { hide: true } }, serve('index.html'));
-  for (const name of Object.keys(FILES).filter((n) => n !== 'index.html')) app.get(`/console/${name}`, { schema: { hide: true } }, serve(name));
+  // The page's code loads before anyone signs in; every piece of data it shows comes from routes that need a token.
+  const config = { public: 'the console\'s own code and styles: no data' };
+  app.get('/console', { config, schema: { hide: true } }, serve('index.html'));
+  app.get('/console/', { config, schema: { hide: true } }, serve('index.html'));
+  for (const name of Object.keys(FILES).filter((n) => n !== 'index.html')) app.get(`/console/${name}`, { config, schema: { hide: true } }, serve(name));
 
   app.get('/console/config.json', {
+    config: { roles: access.read },
     schema: {
       hide: true,
       response: {

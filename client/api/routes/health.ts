@@ -33,7 +33,10 @@ async function probe(name: string, log: FastifyBaseLogger, fn: () => Promise<unk
 export function healthRoutes(app: FastifyInstance, deps: { temporal: Client; pool: Pool }) {
   app.get(
     '/healthz',
-    { schema: { tags: ['platform'], summary: 'Reachability of Temporal and the database', response: { 200: Health, 503: Health } } },
+    {
+      config: { public: 'the health probe of load balancers and orchestrators; answers fixed words only' },
+      schema: { tags: ['platform'], summary: 'Reachability of Temporal and the database', response: { 200: Health, 503: Health } },
+    },
     async (request, reply) => {
       const [temporal, database] = await Promise.all([
         probe('temporal', request.log, () => deps.temporal.workflowService.getSystemInfo({})),

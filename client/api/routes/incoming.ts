@@ -9,6 +9,9 @@ import type { IncomingConfig } from '../../../incoming/config';
 import { workflowIds } from '../../../workflows/ids';
 import { decideUpdate, incomingStatusQuery, routeUpdate, type IncomingStatus } from '../../../workflows/incoming-transfer.messages';
 import { FreeText } from '../../../lib/text';
+import { access } from '../auth/roles';
+import { principalOf } from '../auth/plugin';
+import type { Principal } from '../../../lib/principal';
 
 export interface IncomingRouteDeps {
   temporal: Client;
@@ -19,15 +22,15 @@ export interface IncomingRouteDeps {
 
 const Did = Type.String({ pattern: '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 512 });
 const TxId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) });
+// Who routes or decides is the authenticated caller, recorded in the workflow, the audit log and (for a decline) the
+// network's record; a body that still names an `actor` is refused with a 400 saying so.
 const RouteBody = Type.Object({
   subsidiaryDid: Did,
   reason: FreeText({ minLength: 1, maxLength: 1000 }),
-  actor: FreeText({ minLength: 1, maxLength: 200, description: 'who decides: an operator id or e-mail, recorded in the audit log' }),
 }, { additionalProperties: false });
 const DecisionBody = Type.Object({
   decision: Type.Union([Type.Literal('approve'), Type.Literal('decline')]),
   reason: FreeText({ minLength: 1, maxLength: 1000 }),
-  actor: FreeText({ minLength: 1, maxLength: 200 }),
 }, { additionalProperties: false });
 const Status = Type.Object({
   transactionId: Type.String(),
@@ -68,9 +71,12 @@ async function update<A>(deps: IncomingRouteDeps, id: string, def: typeof routeU
   }
 }
 
+const acting = (principal: Principal) => ({ principal, actor: principal.name });
+
 /** Operators' side of incoming transfers: their status, routing a transfer nobody owns, deciding a screening hit. */
 export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
   app.get('/v1/incoming-transfers/:id', {
+    config: { roles: access.read },
     schema: { tags: ['incoming transfers'], summary: 'Status and history of an incoming transfer', params: TxId, response: { 200: Status } },
   }, async (request) => {
     const { id } = request.params as Static<typeof TxId>;
@@ -83,6 +89,7 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
   });
 
   app.post('/v1/transfers/:id/route', {
+    config: { roles: access.compliance },
     schema: {
       tags: ['incoming transfers'],
       summary: 'Route an incoming transfer nobody owns to a subsidiary of the group',
@@ -92,22 +99,25 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
     const { id } = request.params as Static<typeof TxId>;
     const body = request.body as Static<typeof RouteBody>;
     if (!deps.subsidiaryDids.includes(body.subsidiaryDid)) throw new ValidationError('subsidiaryDid', 'is not a subsidiary of the group');
-    return update(deps, id, routeUpdate, body);
+    return update(deps, id, routeUpdate, { ...body, ...acting(principalOf(request)) });
   });
 
   app.post('/v1/transfers/:id/decision', {
+    config: { roles: access.compliance },
     schema: {
       tags: ['incoming transfers'],
       summary: 'Approve or decline an incoming transfer held for review (audited)',
+      description: 'Recorded under the authenticated caller (subject, name, roles, credential) in the workflow\'s history, the audit log and, for a decline, the reason sent to the network. A body with `actor` answers 400.',
       params: TxId, body: DecisionBody, response: { 200: Status },
     },
   }, async (request) => {
     const { id } = request.params as Static<typeof TxId>;
-    return update(deps, id, decideUpdate, request.body as Static<typeof DecisionBody>);
+    return update(deps, id, decideUpdate, { ...(request.body as Static<typeof DecisionBody>), ...acting(principalOf(request)) });
   });
 
   const AddressQuery = Type.Object({ asset: Type.Optional(FreeText({ maxLength: 64 })), address: FreeText({ minLength: 1, maxLength: 1024 }) });
   app.get('/webhooks/address/:vaspDid', {
+    config: { public: 'the network signs each address query with the webhook\'s secret' },
     schema: {
       tags: ['webhooks'],
       summary: 'Address webhook: does this subsidiary own the address? (signed by the network)',

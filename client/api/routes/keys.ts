@@ -1,7 +1,6 @@
 /**
- * Keys of the group's VASPs: rotation (a Temporal workflow per VASP), listing, import of an existing key, destruction
- * on request, and the agent's `GET /didkey/new`. Only `/didkey/new` ever answers a private key: it makes a fresh record
- * for the caller to publish and configure, and does not store it.
+ * Keys of the group's VASPs: rotation (a Temporal workflow per VASP), listing, import of an existing key, and
+ * destruction on request. No route answers a private key (the agent's `GET /didkey/new` is in agent.ts).
  */
 import {
   WithStartWorkflowOperation,
@@ -14,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import { loadConfig, type GroupConfig } from '../../../lib/config';
-import { createDidKeyRecord, type DidKeyRecord } from '../../../lib/crypto';
+import type { DidKeyRecord } from '../../../lib/crypto';
 import {
   ConfigError,
   ConflictError,
@@ -33,6 +32,8 @@ import { keyRotation } from '../../../workflows';
 import { workflowIds } from '../../../workflows/ids';
 import { keyRotationAcceptedUpdate, keyRotationStatusQuery, type KeyRotationStatus } from '../../../workflows/key-rotation.messages';
 import { FreeText } from '../../../lib/text';
+import { access } from '../auth/roles';
+import { principalOf } from '../auth/plugin';
 
 export interface KeyRouteDeps {
   temporal: Client;
@@ -48,7 +49,6 @@ const DID_PATTERN = '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$';
 const VaspParams = Type.Object({ vaspDID: Type.String({ pattern: DID_PATTERN, maxLength: 200 }) });
 const KeyParams = Type.Object({ vaspDID: Type.String({ pattern: DID_PATTERN, maxLength: 200 }), keyId: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }) });
 const Reason = FreeText({ minLength: 3, maxLength: 500, description: 'Why (audited), e.g. "suspected compromise"' });
-const RequestedBy = Type.Optional(FreeText({ minLength: 1, maxLength: 100, description: 'Who asks (audited); default "api"' }));
 
 const KeyInfoSchema = Type.Object({
   id: Type.String(),
@@ -61,22 +61,6 @@ const KeyInfoSchema = Type.Object({
   activatedAt: Type.Union([Type.String(), Type.Null()]),
   retiredAt: Type.Union([Type.String(), Type.Null()]),
   destroyedAt: Type.Union([Type.String(), Type.Null()]),
-});
-
-const PublicKeyEntry = {
-  type: Type.Literal('Ed25519'),
-  kid: Type.String(),
-  publicKeyHex: Type.String(),
-  meta: Type.Object({ algorithms: Type.Array(Type.String()) }),
-  kms: Type.Literal('local'),
-};
-/** The network's JsonDIDKey (interface.md, "Encryption key record"). */
-const JsonDidKey = Type.Object({
-  did: Type.String(),
-  controllerKeyId: Type.String(),
-  keys: Type.Array(Type.Object({ ...PublicKeyEntry, privateKeyHex: Type.String() }), { minItems: 1, maxItems: 1 }),
-  services: Type.Array(Type.Never()),
-  provider: Type.Literal('did:key'),
 });
 
 const RotationStarted = Type.Object({
@@ -103,15 +87,15 @@ const RotationState = Type.Object({
   error: Type.Optional(Type.Object({ type: Type.String(), message: Type.String() })),
 });
 
-const RotateBody = Type.Object({ reason: Reason, requestedBy: RequestedBy });
+// Who asks is the authenticated caller: a body naming someone (`requestedBy`) is refused as an unknown field.
+const RotateBody = Type.Object({ reason: Reason }, { additionalProperties: false });
 const ImportBody = Type.Object({
   reason: Reason,
-  requestedBy: RequestedBy,
   key: Type.Optional(Type.Unknown({ description: 'A JsonDIDKey record (from `keys create` or /didkey/new)' })),
   privateKeyHex: Type.Optional(FreeText({ maxLength: 256, description: "The agent's form: 128 hex, seed then public key" })),
   did: Type.Optional(FreeText({ maxLength: 128, description: 'With privateKeyHex: the did:key it must produce' })),
-});
-const DestroyBody = Type.Object({ reason: Reason, requestedBy: RequestedBy });
+}, { additionalProperties: false });
+const DestroyBody = Type.Object({ reason: Reason }, { additionalProperties: false });
 
 /** How long POST …/rotate waits for the workflow to confirm the VASP in the directory before answering anyway. */
 const ACCEPT_WAIT_MS = 15_000;
@@ -157,24 +141,9 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   };
 
   app.get(
-    '/didkey/new',
-    {
-      schema: {
-        tags: ['agent'],
-        summary: "A new Ed25519 key record (the agent's endpoint)",
-        description: 'Not stored: publish its `did` as `pii_didkey` and configure its `privateKeyHex` in `KEYS`, or import it with POST /v1/vasps/{vaspDID}/keys/import.',
-        response: { 200: JsonDidKey },
-      },
-    },
-    async (_request, reply) => {
-      reply.header('cache-control', 'no-store');
-      return createDidKeyRecord();
-    },
-  );
-
-  app.get(
     '/v1/vasps/:vaspDID/keys',
     {
+      config: { roles: access.read },
       schema: {
         tags, summary: "A VASP's keys: public parts and states, newest first", params: VaspParams,
         response: { 200: Type.Object({ vaspDID: Type.String(), keys: Type.Array(KeyInfoSchema) }) },
@@ -191,6 +160,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   app.post(
     '/v1/vasps/:vaspDID/keys/rotate',
     {
+      config: { roles: access.operate },
       schema: {
         tags,
         summary: "Rotate a VASP's key: create, publish as pii_didkey, confirm in the directory, activate",
@@ -200,13 +170,14 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
     },
     async (request, reply) => {
       const { vaspDID } = request.params as Static<typeof VaspParams>;
-      const { reason, requestedBy = 'api' } = request.body as Static<typeof RotateBody>;
+      const { reason } = request.body as Static<typeof RotateBody>;
+      const principal = principalOf(request);
       requireGroupVasp(vaspDID);
       const workflowId = workflowIds.keyRotation(vaspDID);
       const start = new WithStartWorkflowOperation(keyRotation, {
         workflowId,
         taskQueue: deps.taskQueue,
-        args: [{ vaspDid: vaspDID, reason, requestedBy }],
+        args: [{ vaspDid: vaspDID, reason, requestedBy: principal.name, principal }],
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
         typedSearchAttributes: [{ key: VaspDid, value: vaspDID }],
       });
@@ -225,7 +196,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       }
       // The with-start handle does not carry the run id: read it back (the run was just created, so it is the first).
       const { runId } = await handle.describe();
-      await insertAuditEntry(deps.pool, { actor: requestedBy, action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, runId } });
+      await insertAuditEntry(deps.pool, { actor: principal.name, action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, runId, principal } });
       let status: KeyRotationStatus | 'timeout';
       try {
         status = await Promise.race([accepted, timeout(ACCEPT_WAIT_MS)]);
@@ -246,6 +217,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   app.get(
     '/v1/vasps/:vaspDID/keys/rotation',
     {
+      config: { roles: access.read },
       schema: {
         tags, summary: 'The current or last key rotation of a VASP: step and operator-friendly status', params: VaspParams,
         response: { 200: RotationState },
@@ -275,6 +247,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   app.post(
     '/v1/vasps/:vaspDID/keys/import',
     {
+      config: { roles: access.admin },
       schema: {
         tags,
         summary: 'Import an existing key (a JsonDIDKey record, or the agent\'s privateKeyHex)',
@@ -295,7 +268,8 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       } else {
         throw new ValidationError('key', 'send either key (a JsonDIDKey record) or privateKeyHex (with an optional did), not both');
       }
-      const { key, outcome } = await keystore().importKey(vaspDID, record, { actor: body.requestedBy ?? 'api', reason: body.reason }, 'key');
+      const principal = principalOf(request);
+      const { key, outcome } = await keystore().importKey(vaspDID, record, { actor: principal.name, principal, reason: body.reason }, 'key');
       return reply.code(outcome === 'already-present' ? 200 : 201).send({ key, outcome });
     },
   );
@@ -303,6 +277,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   app.post(
     '/v1/vasps/:vaspDID/keys/:keyId/destroy',
     {
+      config: { roles: access.admin },
       schema: {
         tags,
         summary: 'Destroy a retired or pending key: its private part is wiped and data encrypted to it becomes unreadable',
@@ -311,8 +286,9 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
     },
     async (request) => {
       const { vaspDID, keyId } = request.params as Static<typeof KeyParams>;
-      const { reason, requestedBy = 'api' } = request.body as Static<typeof DestroyBody>;
-      return keystore().destroyKey(vaspDID, keyId, { actor: requestedBy, reason });
+      const { reason } = request.body as Static<typeof DestroyBody>;
+      const principal = principalOf(request);
+      return keystore().destroyKey(vaspDID, keyId, { actor: principal.name, principal, reason });
     },
   );
 }

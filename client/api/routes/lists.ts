@@ -21,6 +21,7 @@ import type { Logger } from '../../../lib/logger';
 import { loadConfig, type GroupConfig } from '../../../lib/config';
 import { rebuildTransferView } from '../../../transfer-view/rebuild';
 import { needTransfers } from '../../../outgoing/start';
+import { access } from '../auth/roles';
 
 const DID = Type.String({ pattern: '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 200 });
 const Timestamp = Type.String({ maxLength: 40, description: 'An ISO 8601 date or date-time, e.g. 2026-11-24 or 2026-11-24T10:00:00Z' });
@@ -164,6 +165,7 @@ export interface ListRouteDeps {
 
 export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
   app.get('/v1/transfers', {
+    config: { roles: access.read },
     schema: {
       tags: ['console'],
       summary: 'Transfers in both directions, filtered, newest (or oldest) first, a page at a time',
@@ -180,6 +182,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
   });
 
   app.get('/v1/transfers/list/:workflowId', {
+    config: { roles: access.read },
     schema: {
       tags: ['console'],
       summary: 'One transfer as the list shows it, by its workflow id (outgoing-<id> or incoming-<transaction id>)',
@@ -194,6 +197,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
   });
 
   app.get('/v1/address-book/runs', {
+    config: { roles: access.read },
     schema: {
       tags: ['console'],
       summary: 'Address-book reconciliation runs of every subsidiary (or one), newest (or oldest) first',
@@ -206,6 +210,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
   });
 
   app.get('/v1/audit-log', {
+    config: { roles: access.compliance },
     schema: {
       tags: ['console'],
       summary: 'The audit log, searched by actor, action (or prefix), subject and time, newest (or oldest) first',
@@ -218,6 +223,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
   });
 
   app.get('/v1/audit-log/export', {
+    config: { roles: access.compliance },
     schema: {
       tags: ['console'],
       summary: `The audit log rows matching the same filters as CSV (at, actor, action, subject, details as JSON), oldest first, at most ${AUDIT_EXPORT_MAX.toLocaleString('en')}`,
@@ -243,6 +249,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
   });
 
   app.get('/v1/key-rotations', {
+    config: { roles: access.read },
     schema: {
       tags: ['console'],
       summary: 'Key rotations of the group\'s VASPs (API, CLI and schedules), newest (or oldest) first',
@@ -255,6 +262,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
   });
 
   app.post('/v1/transfers/list/rebuild', {
+    config: { roles: access.operate },
     schema: {
       tags: ['console'],
       summary: 'Rebuild the transfer list from the network and the running workflows (fills gaps; newer rows stay)',

@@ -129,8 +129,9 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       summary: 'Notification webhook of the network (Svix-signed Transaction updates)',
       response: { 200: Ack },
     };
-    hooks.post('/webhooks/notification', { schema }, handler);
-    hooks.post('/webhooks/notification/:endpoint', { schema: { ...schema, params: Type.Object({ endpoint: Type.String() }) } }, handler);
+    const config = { public: 'the network signs each delivery (Svix) with the endpoint\'s secret' };
+    hooks.post('/webhooks/notification', { config, schema }, handler);
+    hooks.post('/webhooks/notification/:endpoint', { config, schema: { ...schema, params: Type.Object({ endpoint: Type.String() }) } }, handler);
   });
 }
 

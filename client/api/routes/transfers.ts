@@ -5,6 +5,7 @@ import { OutgoingTransferBody } from '../../../outgoing/request';
 import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../../outgoing/start';
 import { ValidationError } from '../../../lib/errors';
 import { initialState } from '../../../workflows/outgoing-transfer.messages';
+import { access } from '../auth/roles';
 
 
 const KEY = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -36,6 +37,7 @@ export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
   app.post(
     '/v1/transfers',
     {
+      config: { roles: access.operate },
       schema: {
         tags: ['transfers'],
         summary: 'Start an outgoing Travel Rule transfer',
@@ -67,6 +69,7 @@ export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
   app.get(
     '/v1/transfers/:id',
     {
+      config: { roles: access.read },
       schema: {
         tags: ['transfers'],
         summary: 'Status of an outgoing transfer and its history',
