@@ -13,6 +13,8 @@ import { Client, Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import pino from 'pino';
 import { buildApi } from '../client/api/server';
+import { createApiKey } from '../client/api/auth/api-keys';
+import { systemPrincipal } from '../lib/principal';
 import { ensureDatabase } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
@@ -51,6 +53,8 @@ async function main(): Promise<void> {
     });
     await api.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/v1/transfers`;
+    // Every request authenticates as a console user does: an API key of the viewer role (one indexed lookup).
+    const authorization = `Bearer ${(await createApiKey(pool, { name: 'bench-viewer', role: 'viewer' }, systemPrincipal('bench'))).key}`;
 
     const mixes: { name: string; query: () => Record<string, string>; pages?: number; freeText?: boolean }[] = [
       { name: 'no filter, newest first', query: () => ({}) },
@@ -75,7 +79,7 @@ async function main(): Promise<void> {
 
     const fetchPage = async (query: Record<string, string>) => {
       const t = performance.now();
-      const r = await fetch(`${base}?${new URLSearchParams({ limit: String(LIMIT), ...query })}`);
+      const r = await fetch(`${base}?${new URLSearchParams({ limit: String(LIMIT), ...query })}`, { headers: { authorization } });
       const body = (await r.json()) as { data: unknown[]; nextCursor: string | null };
       if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(body)}`);
       return { ms: performance.now() - t, body };

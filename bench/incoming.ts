@@ -72,10 +72,10 @@ async function main() {
     for (let i = 0; i < total; i += 500) {
       await Promise.all(baselineCsv.slice(i, i + 500).map((e) => sandbox('POST', '/address/registerCustomer', e)));
     }
-    const registerScenario = async (apiUrl: string, scenario: number) => {
+    const registerScenario = async (o: ApiWithWorkers, scenario: number) => {
       for (let i = 0; i < total; i += 1000) {
         const batch = Array.from({ length: Math.min(1000, total - i) }, (_, k) => ({ vaspDID: g.subB, asset: 'ETH', address: address(scenario, i + k), customerRef: `o${scenario}-${i + k}` }));
-        const r = await fetch(`${apiUrl}/v1/addresses`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ addresses: batch }) });
+        const r = await fetch(`${o.apiUrl}/v1/addresses`, { method: 'PUT', headers: o.headers('operator', { 'content-type': 'application/json' }), body: JSON.stringify({ addresses: batch }) });
         if (!r.ok) throw new Error(`registry upsert failed: ${r.status} ${await r.text()}`);
       }
     };
@@ -123,7 +123,7 @@ async function main() {
     const rss = () => Math.round(process.memoryUsage().rss / 1e6);
     process.stdout.write(`incoming transfers (${temporal.label}): ${total} per scenario at ${RATE}/s (${SECONDS} s), 2-core machine\n`);
     orch = await startOrch(options.workerCounts[0]!);
-    await registerScenario(orch.apiUrl, 2);
+    await registerScenario(orch, 2);
     const baseline = await run(1);
     const line = (name: string, xs: number[]) => `${name.padEnd(52)} p50 ${ms(quantile(xs, 0.5)).padStart(8)}   p99 ${ms(quantile(xs, 0.99)).padStart(8)}   max ${ms(Math.max(...xs)).padStart(8)}`;
     const cpuLine = (cpu: Record<string, number | undefined>) =>
@@ -136,7 +136,7 @@ async function main() {
       if (i > 0) {
         await orch.close();
         orch = await startOrch(workers);
-        await registerScenario(orch.apiUrl, 2 + i);
+        await registerScenario(orch, 2 + i);
       }
       const ours = await run(2 + i);
       const label = `${workers} worker process${workers > 1 ? 'es' : ''}`;

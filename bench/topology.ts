@@ -18,6 +18,8 @@ import { loadTransferConfig, type TransferConfig } from '../outgoing/config';
 import { createTransferContext, type TransferContext } from '../outgoing/context';
 import { loadIncomingConfig, type IncomingConfig } from '../incoming/config';
 import { buildApi } from '../client/api/server';
+import { createApiKey } from '../client/api/auth/api-keys';
+import { ROLES, systemPrincipal, type Role } from '../lib/principal';
 import { backendPids } from '../db/database-url';
 import { LocalKeyWrapper, openKeystore } from '../db/keystore';
 import { createPool } from '../db/pool';
@@ -133,6 +135,8 @@ export async function spawnSandbox(seed: Seed): Promise<{ pid?: number; url: str
 
 export interface ApiWithWorkers {
   apiUrl: string;
+  /** `Authorization` with an API key of the role (admin unless given), plus `extra` headers. */
+  headers(role?: Role, extra?: Record<string, string>): Record<string, string>;
   transfers: TransferContext;
   workerPids: (number | undefined)[];
   close(): Promise<void>;
@@ -183,10 +187,13 @@ export async function apiWithWorkerProcesses(opts: {
     keystore, group, transfers, incoming: { ...loadIncomingConfig({}), ...opts.incoming },
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
+  const keys = {} as Record<Role, string>;
+  for (const role of ROLES) keys[role] = (await createApiKey(pool, { name: `bench-${role}`, role }, systemPrincipal('bench'))).key;
   // Each worker is ready once it has taken a first workflow task: run connectivity checks until every one has.
   await Promise.all(Array.from({ length: opts.workers * 2 }, () => client.workflow.execute('connectivityCheck', { taskQueue, workflowId: `bench-ready-${randomUUID()}` })));
   return {
     apiUrl: `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`,
+    headers: (role = 'admin', extra = {}) => ({ authorization: `Bearer ${keys[role]}`, ...extra }),
     transfers,
     workerPids: workers.map((w) => w.pid),
     close: async () => {

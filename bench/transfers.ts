@@ -225,7 +225,7 @@ async function measure(temporal: BenchTemporal) {
 
   const viaApi = async (id: string) => {
     const r = await fetch(`${orch.apiUrl}/v1/transfers`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': id }, body: JSON.stringify(body()),
+      method: 'POST', headers: orch.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }), body: JSON.stringify(body()),
     });
     if (r.status !== 202) throw new Error(`POST /v1/transfers answered ${r.status}: ${await r.text()}`);
   };

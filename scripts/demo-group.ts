@@ -2,14 +2,35 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Seed } from '../sandbox/seed';
 import { ConfigError } from '../lib/errors';
+import { ROLES, type Role } from '../lib/principal';
 
 /** The demo VASP group `npm start` seeds into the sandbox, kept in `.data/demo.json` for scripts and second starts. */
 export interface DemoGroup {
   gateway: DemoVasp;
   subsidiaries: DemoVasp[];
   external: DemoVasp;
-  /** The sandbox seed generated from the above (users, roles and credentials included). */
+  /** The sandbox seed generated from the above (users, roles and credentials included, and `operatorClients`). */
   seed: Seed;
+  /** One person per role at the sandbox's identity provider (/oidc), whose tokens the orchestrator accepts. */
+  operatorClients: Record<Role, DemoOperatorClient>;
+  /** The development credentials of the last start, one per role: `Authorization: Bearer <token>`. */
+  operators?: Record<Role, DevCredential>;
+}
+
+export interface DemoOperatorClient {
+  name: string;
+  email: string;
+  subject: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface DevCredential {
+  token: string;
+  /** `oidc`: an access token of the sandbox's identity provider (expires); `api-key`: an API key of the orchestrator. */
+  kind: 'oidc' | 'api-key';
+  name: string;
+  expiresAt?: string;
 }
 
 export interface DemoVasp {
@@ -27,6 +48,20 @@ const PERMISSIONS = [
 function vasp(name: string, slug: string): DemoVasp {
   return { name, did: did(), credentials: { clientId: `${slug}-${randomBytes(8).toString('hex')}`, clientSecret: randomBytes(24).toString('base64url'), userDid: did() } };
 }
+
+const OPERATOR_NAMES: Record<Role, string> = {
+  viewer: 'Vic Viewer', operator: 'Olga Operator', compliance: 'Carla Compliance', admin: 'Adam Admin',
+};
+
+function createOperatorClients(): Record<Role, DemoOperatorClient> {
+  return Object.fromEntries(ROLES.map((role) => [role, {
+    name: OPERATOR_NAMES[role], email: `${role}@aurora.example`, subject: `aurora-${role}-${randomBytes(4).toString('hex')}`,
+    clientId: `aurora-${role}-${randomBytes(8).toString('hex')}`, clientSecret: randomBytes(24).toString('base64url'),
+  }])) as Record<Role, DemoOperatorClient>;
+}
+
+const operatorSeed = (clients: Record<Role, DemoOperatorClient>): Seed['operators'] =>
+  ROLES.map((role) => ({ ...clients[role], roles: [role] }));
 
 export function createDemoGroup(): DemoGroup {
   const gateway = vasp('Aurora Gateway', 'aurora-gw');
@@ -49,7 +84,9 @@ export function createDemoGroup(): DemoGroup {
       user(external, 'compliance@borealis.example'),
     ],
   };
-  return { gateway, subsidiaries, external, seed };
+  const operatorClients = createOperatorClients();
+  seed.operators = operatorSeed(operatorClients);
+  return { gateway, subsidiaries, external, seed, operatorClients };
 }
 
 /** Reuses `.data/demo.json` when present, so a second `npm start` keeps the same DIDs and credentials. */
@@ -58,6 +95,12 @@ export function loadOrCreateDemoGroup(file: string): { group: DemoGroup; created
     try {
       const group = JSON.parse(readFileSync(file, 'utf8')) as DemoGroup;
       if (!group.gateway?.did || !Array.isArray(group.subsidiaries) || !group.seed) throw new Error('missing gateway, subsidiaries or seed');
+      // A group made before operators signed in gets its identity provider's clients now.
+      if (!group.operatorClients) {
+        group.operatorClients = createOperatorClients();
+        group.seed.operators = operatorSeed(group.operatorClients);
+        writeFileSync(file, `${JSON.stringify(group, null, 2)}\n`, { mode: 0o600 });
+      }
       return { group, created: false };
     } catch (e) {
       throw new ConfigError(file, `is not a demo group file (${(e as Error).message})`, 'Delete it and run npm start again to create a new demo group');

@@ -83,7 +83,7 @@ export async function prepareDemoNetwork(sandboxUrl: string, apiUrl: string, gro
 }
 
 /** After the API is up: the registry, the network's address book for the first path, and the sample sanctions list. */
-export async function seedDemoData(sandboxUrl: string, apiUrl: string, databaseUrl: string, group: DemoGroup): Promise<void> {
+export async function seedDemoData(sandboxUrl: string, api: { url: string; token: string }, databaseUrl: string, group: DemoGroup): Promise<void> {
   const [first, second] = group.subsidiaries;
   const a = demoAddresses(group);
   const entries = [
@@ -92,7 +92,9 @@ export async function seedDemoData(sandboxUrl: string, apiUrl: string, databaseU
     { vaspDID: first!.did, asset: 'ETH', address: a.notification, customerRef: 'demo-carol' },
     { vaspDID: first!.did, asset: 'ETH', address: a.sanctioned, customerRef: 'demo-dave' },
   ];
-  const r = await fetch(`${apiUrl}/v1/addresses`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ addresses: entries }) });
+  const r = await fetch(`${api.url}/v1/addresses`, {
+    method: 'PUT', headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ addresses: entries }),
+  });
   if (!r.ok) throw new Error(`demo: registry upsert failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
   const gw = await token(sandboxUrl, group.gateway.credentials);
   await call(`${sandboxUrl}/address/registerCustomer`, gw, 'POST', entries[0]);

@@ -11,7 +11,11 @@ import { ensureDatabase } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { databaseUrlOn, resolveDatabaseServer, type DatabaseServer } from '../db/server';
 import { readSeedFile } from '../sandbox/seed';
-import { loadOrCreateDemoGroup, type DemoGroup } from './demo-group';
+import { loadOrCreateDemoGroup, type DemoGroup, type DevCredential } from './demo-group';
+import { devCredentials } from './dev-credentials';
+import { DEFAULT_OPERATOR_AUDIENCE } from '../sandbox/auth/operator-issuer';
+import { operatorIssuerUrl } from '../sandbox/server';
+import { ROLES, type Role } from '../lib/principal';
 import { demoKeys, prepareDemoNetwork, seedDemoData, sendDemoIncoming } from './demo-network';
 import { ensureTemporalCli } from './temporal-cli';
 import { initTemporalCluster, prepareTemporalCluster, prepareTemporalUi } from './cluster/temporal-cluster';
@@ -130,13 +134,13 @@ async function startCluster(config: PlatformConfig, serverUrl: string, logDir: s
   return { address: config.temporal.address, uiUrl };
 }
 
-function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: string; sandbox?: string }, workflowId: string) {
+function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: string; sandbox?: string }, workflowId: string, creds: Record<Role, DevCredential>) {
   const api = config.publicApiUrl;
   say('');
   say('travel-rule-orchestrator is running');
   say(`  Internal API   ${api}   (health ${api}/healthz)`);
   say(`  API docs       ${api}/docs`);
-  say(`  Console        ${api}/console   (the review queue; sign in with your name and role)`);
+  say(`  Console        ${api}/console   (the review queue; sign in with a token below)`);
   if (urls.ui) say(`  Temporal UI    ${urls.ui}/namespaces/${config.temporal.namespace}/workflows`);
   if (urls.sandbox) say(`  Sandbox        ${urls.sandbox}`);
   say('');
@@ -145,20 +149,24 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
   for (const s of group.subsidiaries) say(`  subsidiary    ${s.name.padEnd(20)} ${s.did}`);
   say(`  counterparty  ${group.external.name.padEnd(20)} ${group.external.did}`);
   say('');
+  const kind = creds.admin.kind === 'oidc' ? `access tokens of the sandbox's identity provider, valid until ${creds.admin.expiresAt}` : 'API keys';
+  say(`Development credentials (${kind}; also in .data/demo.json under operators), as Authorization: Bearer <token>:`);
+  for (const role of ROLES) say(`  ${role.padEnd(11)} ${creds[role].name.padEnd(17)} ${creds[role].token}`);
+  say('');
   say(`Demonstration workflow: ${workflowId}`);
   say(`Logs: ${config.dataDir}/logs/. Press Ctrl-C to stop.`);
 }
 
 /** Seeds the demo's registry and sanctions list, sends one incoming transfer per routing path, and waits for them. */
-async function runDemoTraffic(sandboxUrl: string, apiUrl: string, databaseUrl: string, group: DemoGroup) {
-  await seedDemoData(sandboxUrl, apiUrl, databaseUrl, group);
+async function runDemoTraffic(sandboxUrl: string, apiUrl: string, databaseUrl: string, group: DemoGroup, creds: Record<Role, DevCredential>) {
+  await seedDemoData(sandboxUrl, { url: apiUrl, token: creds.operator.token }, databaseUrl, group);
   const sent = await sendDemoIncoming(sandboxUrl, group);
   const names = new Map([group.gateway, ...group.subsidiaries].map((v) => [v.did, v.name]));
   return Promise.all(sent.map(async (d) => {
     let outcome = 'still running (see the Temporal UI)';
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && !stopping) {
-      const r = await fetch(`${apiUrl}/v1/incoming-transfers/${d.id}`);
+      const r = await fetch(`${apiUrl}/v1/incoming-transfers/${d.id}`, { headers: { authorization: `Bearer ${creds.viewer.token}` } });
       if (r.ok) {
         const s = (await r.json()) as { phase: string; networkStatus: string; subsidiaryDid?: string };
         const at = s.subsidiaryDid ? names.get(s.subsidiaryDid) ?? s.subsidiaryDid : 'the gateway';
@@ -228,6 +236,8 @@ async function main() {
     network = {
       AUTH_URL: sandboxUrl, BASE_URL: sandboxUrl, AUDIENCE: sandboxUrl, BASEURL_PII: `${sandboxUrl}/pii`, AUDIENCE_PII: `${sandboxUrl}/pii`,
       CLIENT_ID: group.gateway.credentials.clientId, CLIENT_SECRET: group.gateway.credentials.clientSecret,
+      // Operators sign in at the sandbox's identity provider unless another is configured.
+      ...(config.auth.oidc ? {} : { OPERATOR_AUTH_ISSUER: operatorIssuerUrl(sandboxUrl), OPERATOR_AUTH_AUDIENCE: DEFAULT_OPERATOR_AUDIENCE }),
     };
     say(`Sandbox: ${sandboxUrl}`);
     const keys = demoKeys(group);
@@ -242,15 +252,20 @@ async function main() {
   spawnProcess('api', tsxArgs('client/main.ts'), { ...common, ...network }, logDir);
   await waitFor('the internal API', httpOk(`${config.publicApiUrl}/healthz`), 120_000);
 
-  const started = (await (await fetch(`${config.publicApiUrl}/v1/checks/connectivity`, { method: 'POST' })).json()) as { workflowId: string };
+  const creds = await devCredentials({ sandboxUrl: config.auth.oidc ? undefined : sandboxUrl, databaseUrl, group });
+  group.operators = creds;
+  writeFileSync(resolve(dataDir, 'demo.json'), `${JSON.stringify(group, null, 2)}\n`, { mode: 0o600 });
+  const as = (role: Role) => ({ authorization: `Bearer ${creds[role].token}` });
+
+  const started = (await (await fetch(`${config.publicApiUrl}/v1/checks/connectivity`, { method: 'POST', headers: as('operator') })).json()) as { workflowId: string };
   await waitFor('the demonstration workflow', async () => {
-    const r = (await (await fetch(`${config.publicApiUrl}/v1/checks/connectivity/${started.workflowId}`)).json()) as { status: string };
+    const r = (await (await fetch(`${config.publicApiUrl}/v1/checks/connectivity/${started.workflowId}`, { headers: as('viewer') })).json()) as { status: string };
     if (r.status === 'FAILED' || r.status === 'TERMINATED') throw new Error(`demonstration workflow ${r.status}`);
     return r.status === 'COMPLETED';
   }, 120_000);
 
-  const demo = sandboxUrl ? await runDemoTraffic(sandboxUrl, config.publicApiUrl, databaseUrl, group) : [];
-  printBanner(config, group, { ui: temporal.uiUrl, sandbox: sandboxUrl }, started.workflowId);
+  const demo = sandboxUrl ? await runDemoTraffic(sandboxUrl, config.publicApiUrl, databaseUrl, group, creds) : [];
+  printBanner(config, group, { ui: temporal.uiUrl, sandbox: sandboxUrl }, started.workflowId, creds);
   if (demo.length) {
     say('Demo incoming transfers (filter by TransferStatus or SubsidiaryVaspDid in the Temporal UI):');
     for (const d of demo) say(`  ${d.label.padEnd(34)} incoming-${d.id}  ${d.outcome}`);

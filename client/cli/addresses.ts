@@ -7,6 +7,7 @@ import { stringify, type Stringifier } from 'csv-stringify';
 import { checkEntry, entryKey, type RegistryEntry } from '../../lib/address-book/entry';
 import type { ReconcileProgress, ReconcileReport } from '../../lib/address-book/reconcile-types';
 import { loadConfig } from '../../lib/config';
+import { apiTarget, authHeader, type ApiTarget } from './api-client';
 
 /** `tro addresses …`: import a CSV into the group's registry, reconcile a subsidiary's book at the network. */
 export function registerAddressCommands(program: Command): void {
@@ -20,8 +21,9 @@ export function registerAddressCommands(program: Command): void {
     .option('--errors <path>', 'where to write the rejected rows (default: <file>.rejected.csv)')
     .option('--batch <n>', 'entries per upsert request', (v) => Number(v), 5000)
     .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
-    .action(async (file: string, opts: { vasp?: string; errors?: string; batch: number; api?: string }) => {
-      const summary = await importAddresses({ file, vaspDid: opts.vasp, errorsPath: opts.errors, batchSize: opts.batch, apiUrl: apiUrl(opts.api) });
+    .option('--token <credential>', 'access token or API key for the API (default: API_TOKEN)')
+    .action(async (file: string, opts: { vasp?: string; errors?: string; batch: number; api?: string; token?: string }) => {
+      const summary = await importAddresses({ file, vaspDid: opts.vasp, errorsPath: opts.errors, batchSize: opts.batch, api: apiTarget(opts) });
       process.stdout.write(
         `${summary.rows} rows read: ${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged, ` +
           `${summary.rejected} rejected${summary.rejected ? ` (see ${summary.errorsPath})` : ''}\n`,
@@ -35,8 +37,9 @@ export function registerAddressCommands(program: Command): void {
     .option('--follow', 'follow the run with a progress bar until it ends')
     .option('--full', 'list the whole book at the network instead of starting from the last verified result')
     .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
-    .action(async (opts: { vasp: string; follow?: boolean; full?: boolean; api?: string }) => {
-      const base = apiUrl(opts.api);
+    .option('--token <credential>', 'access token or API key for the API (default: API_TOKEN)')
+    .action(async (opts: { vasp: string; follow?: boolean; full?: boolean; api?: string; token?: string }) => {
+      const base = apiTarget(opts);
       const started = await startReconcile(base, opts.vasp, opts.full ? 'full' : 'auto');
       process.stdout.write(`${started.already ? 'already running' : 'started'}: ${started.workflowId}\n`);
       if (!opts.follow) return;
@@ -51,13 +54,13 @@ export function registerAddressCommands(program: Command): void {
     .requiredOption('--vasp <did>', 'the subsidiary VASP')
     .option('--limit <n>', 'how many', (v) => Number(v), 5)
     .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
-    .action(async (opts: { vasp: string; limit: number; api?: string }) => {
-      const r = await api<{ reports: ReconcileReport[] }>(apiUrl(opts.api), 'GET', `/v1/address-book/${encodeURIComponent(opts.vasp)}/reports?limit=${opts.limit}`);
+    .option('--token <credential>', 'access token or API key for the API (default: API_TOKEN)')
+    .action(async (opts: { vasp: string; limit: number; api?: string; token?: string }) => {
+      const r = await api<{ reports: ReconcileReport[] }>(apiTarget(opts), 'GET', `/v1/address-book/${encodeURIComponent(opts.vasp)}/reports?limit=${opts.limit}`);
       for (const report of r.reports) process.stdout.write(`${formatReport(report)}\n`);
     });
 }
 
-const apiUrl = (given?: string) => (given ?? loadConfig().publicApiUrl).replace(/\/+$/, '');
 
 class ApiError extends Error {
   constructor(readonly status: number, readonly body: { error?: { message?: string; field?: string; index?: number; workflowId?: string } }) {
@@ -65,10 +68,10 @@ class ApiError extends Error {
   }
 }
 
-async function api<T>(base: string, method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${base}${path}`, {
+async function api<T>(target: ApiTarget, method: string, path: string, body?: unknown): Promise<T> {
+  const r = await fetch(`${target.url}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...authHeader(target), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await r.text();
@@ -82,7 +85,7 @@ export interface ImportOptions {
   vaspDid?: string;
   errorsPath?: string;
   batchSize?: number;
-  apiUrl: string;
+  api: ApiTarget;
   /** Show a progress bar (default: when stderr is a terminal). */
   progress?: boolean;
 }
@@ -155,7 +158,7 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
     batch = [];
     while (pending.length > 0) {
       try {
-        const r = await putWithRetry(opts.apiUrl, pending.map((p) => p.entry));
+        const r = await putWithRetry(opts.api, pending.map((p) => p.entry));
         summary.inserted += r.inserted;
         summary.updated += r.updated;
         summary.unchanged += r.unchanged;
@@ -222,7 +225,7 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
   return summary;
 }
 
-async function putWithRetry(base: string, entries: RegistryEntry[]) {
+async function putWithRetry(base: ApiTarget, entries: RegistryEntry[]) {
   for (let attempt = 1; ; attempt++) {
     try {
       return await api<{ inserted: number; updated: number; unchanged: number }>(base, 'PUT', '/v1/addresses', {
@@ -237,7 +240,7 @@ async function putWithRetry(base: string, entries: RegistryEntry[]) {
 }
 
 /** Starts a run; when one is already running for the VASP, returns that one (so `--follow` follows it). */
-export async function startReconcile(base: string, vaspDid: string, mode: 'auto' | 'full' = 'auto'): Promise<{ workflowId: string; already: boolean }> {
+export async function startReconcile(base: ApiTarget, vaspDid: string, mode: 'auto' | 'full' = 'auto'): Promise<{ workflowId: string; already: boolean }> {
   try {
     const r = await api<{ workflowId: string }>(base, 'POST', `/v1/address-book/${encodeURIComponent(vaspDid)}/reconcile`, { trigger: 'cli', mode });
     return { workflowId: r.workflowId, already: false };
@@ -249,7 +252,7 @@ export async function startReconcile(base: string, vaspDid: string, mode: 'auto'
 
 /** Polls the run's progress query through the API and draws it (when stderr is a terminal) until the run ends. */
 export async function followReconcile(
-  base: string,
+  base: ApiTarget,
   vaspDid: string,
   workflowId: string,
   opts: { intervalMs?: number; progress?: boolean; onProgress?: (p: ReconcileProgress) => void } = {},

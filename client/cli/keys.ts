@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { loadConfig } from '../../lib/config';
 import { createDidKeyRecord } from '../../lib/crypto';
+import { apiOptions, apiTarget, authHeader, type ApiTarget } from './api-client';
 
 /**
  * `tro keys …`: the network CLI's `keys:create` (prints a new JsonDIDKey, stores nothing), and the group's keys through
@@ -17,35 +17,31 @@ export function registerKeyCommands(program: Command): void {
       process.stdout.write(`${JSON.stringify(createDidKeyRecord(), null, 2)}\n`);
     });
 
-  keys
+  apiOptions(keys
     .command('list')
     .description("a VASP's keys and their states (public parts only)")
-    .argument('<vaspDID>', 'the VASP')
-    .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
+    .argument('<vaspDID>', 'the VASP'))
     .option('--json', 'print the API answer as JSON')
-    .action(async (vaspDid: string, opts: { api?: string; json?: boolean }) => {
-      const r = await api<{ keys: { id: string; did: string; state: string; createdAt: string }[] }>(opts.api, 'GET', `/v1/vasps/${encodeURIComponent(vaspDid)}/keys`);
+    .action(async (vaspDid: string, opts: { api?: string; token?: string; json?: boolean }) => {
+      const r = await api<{ keys: { id: string; did: string; state: string; createdAt: string }[] }>(apiTarget(opts), 'GET', `/v1/vasps/${encodeURIComponent(vaspDid)}/keys`);
       if (opts.json) return void process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
       for (const k of r.keys) process.stdout.write(`${k.state.padEnd(9)} ${k.id} ${k.did} ${k.createdAt}\n`);
     });
 
-  keys
+  apiOptions(keys
     .command('rotate')
-    .description("rotate a VASP's key: new key, published as pii_didkey, confirmed in the directory, then active")
+    .description("rotate a VASP's key: new key, published as pii_didkey, confirmed in the directory, then active (audited under the credential's name)")
     .argument('<vaspDID>', 'the VASP (the gateway or a subsidiary of the group)')
     .requiredOption('--reason <text>', 'why, for the audit log (e.g. "suspected compromise")')
-    .option('--by <name>', 'who asks, for the audit log')
-    .option('--follow', 'wait until the rotation ends and print its outcome')
-    .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
-    .action(async (vaspDid: string, opts: { reason: string; by?: string; follow?: boolean; api?: string }) => {
+    .option('--follow', 'wait until the rotation ends and print its outcome'))
+    .action(async (vaspDid: string, opts: { reason: string; follow?: boolean; api?: string; token?: string }) => {
       const path = `/v1/vasps/${encodeURIComponent(vaspDid)}/keys`;
-      const started = await api<{ workflowId: string; status: string }>(opts.api, 'POST', `${path}/rotate`, {
-        reason: opts.reason, ...(opts.by ? { requestedBy: opts.by } : {}),
-      });
+      const target = apiTarget(opts);
+      const started = await api<{ workflowId: string; status: string }>(target, 'POST', `${path}/rotate`, { reason: opts.reason });
       process.stdout.write(`started ${started.workflowId}: ${started.status}\n`);
       if (!opts.follow) return;
       for (;;) {
-        const r = await api<{ workflowStatus: string; step?: string; status?: string }>(opts.api, 'GET', `${path}/rotation`);
+        const r = await api<{ workflowStatus: string; step?: string; status?: string }>(target, 'GET', `${path}/rotation`);
         if (r.workflowStatus !== 'RUNNING' && r.step !== undefined) {
           process.stdout.write(`${r.workflowStatus}: ${r.status}\n`);
           if (r.workflowStatus !== 'COMPLETED') process.exitCode = 1;
@@ -55,14 +51,13 @@ export function registerKeyCommands(program: Command): void {
       }
     });
 
-  keys
+  apiOptions(keys
     .command('import')
-    .description('import a key record (the output of `keys create` or /didkey/new) for a VASP of the group')
+    .description('import a key record (the output of `keys create` or /didkey/new) for a VASP of the group (admin role)')
     .argument('<vaspDID>', 'the VASP')
     .requiredOption('--file <path>', 'the JsonDIDKey file')
-    .requiredOption('--reason <text>', 'why, for the audit log')
-    .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
-    .action(async (vaspDid: string, opts: { file: string; reason: string; api?: string }) => {
+    .requiredOption('--reason <text>', 'why, for the audit log'))
+    .action(async (vaspDid: string, opts: { file: string; reason: string; api?: string; token?: string }) => {
       let key: unknown;
       try {
         key = JSON.parse(readFileSync(opts.file, 'utf8'));
@@ -70,18 +65,17 @@ export function registerKeyCommands(program: Command): void {
         throw new Error(`${opts.file} is not a readable JSON file`);
       }
       const r = await api<{ outcome: string; key: { id: string; did: string; state: string } }>(
-        opts.api, 'POST', `/v1/vasps/${encodeURIComponent(vaspDid)}/keys/import`, { reason: opts.reason, key },
+        apiTarget(opts), 'POST', `/v1/vasps/${encodeURIComponent(vaspDid)}/keys/import`, { reason: opts.reason, key },
       );
       process.stdout.write(`${r.outcome}: ${r.key.id} ${r.key.did} (${r.key.state})\n`);
     });
 }
 
 /** Calls the internal API (every command that only needs the API uses it); an error answer becomes one line with its message (never a key: the API quotes none). */
-export async function api<T>(base: string | undefined, method: string, path: string, body?: unknown): Promise<T> {
-  const url = `${(base ?? loadConfig().publicApiUrl).replace(/\/+$/, '')}${path}`;
-  const r = await fetch(url, {
+export async function api<T>(target: ApiTarget, method: string, path: string, body?: unknown): Promise<T> {
+  const r = await fetch(`${target.url}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...authHeader(target), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const answer = (await r.json().catch(() => ({}))) as { error?: { message?: string } };

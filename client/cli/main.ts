@@ -3,6 +3,7 @@ import { registerKeyCommands } from './keys';
 import { registerAddressCommands } from './addresses';
 import { registerScreeningCommands } from './screening';
 import { registerConsoleCommands } from './console';
+import { registerApiKeyCommands } from './api-keys';
 
 /**
  * The project's CLI (`npm run cli -- <command>`). Each part adds its commands with one `register…(program)` call.
@@ -17,6 +18,7 @@ registerKeyCommands(program);
 registerAddressCommands(program);
 registerScreeningCommands(program);
 registerConsoleCommands(program);
+registerApiKeyCommands(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((e: Error) => {

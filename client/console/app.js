@@ -13,7 +13,8 @@ const QUEUE_REFRESH_MS = 3000;
 
 function loadSession() {
   try {
-    return JSON.parse(sessionStorage.getItem(SESSION_KEY) || 'null');
+    const session = JSON.parse(sessionStorage.getItem(SESSION_KEY) || 'null');
+    return session?.token && Array.isArray(session.roles) ? session : null;
   } catch {
     return null;
   }
@@ -21,7 +22,8 @@ function loadSession() {
 
 class ApiError extends Error {
   constructor(status, body) {
-    super(body?.error?.message || `HTTP ${status}`);
+    // The API's error shape, or the network's for the agent endpoints (/tx/info).
+    super(body?.error?.message || body?.err?.message || `HTTP ${status}`);
     this.status = status;
     this.body = body;
     this.field = body?.error?.field;
@@ -44,8 +46,11 @@ async function api(session, method, path, body) {
   return parsed;
 }
 
-const canDecide = (session) => ['compliance', 'admin'].includes(session?.role);
-const canOperate = (session) => ['operator', 'admin'].includes(session?.role);
+// What the API allows each role (client/api/auth/roles.ts); the API checks it again on every call.
+const hasRole = (session, roles) => (session?.roles || []).some((r) => roles.includes(r));
+const canDecide = (session) => hasRole(session, ['compliance', 'admin']);
+const canOperate = (session) => hasRole(session, ['operator', 'admin']);
+const rolesText = (session) => (session.roles.length ? session.roles.join(', ') : 'none');
 
 // ---------------------------------------------------------------------------------------------------------------
 // Small pieces
@@ -93,31 +98,32 @@ function errorText(e) {
 // ---------------------------------------------------------------------------------------------------------------
 // Sign-in
 
+// Who you are comes from the credential: the API answers the name and roles it authenticated (GET /v1/me), and
+// records that principal with every decision.
 function SignIn({ onSignedIn }) {
   const [token, setToken] = useState('');
-  const [name, setName] = useState('');
-  const [role, setRole] = useState('compliance');
   const [error, setError] = useState('');
-  const submit = (e) => {
+  const submit = async (e) => {
     e.preventDefault();
-    if (!name.trim()) return setError('Your name is required: it is recorded with every decision you make.');
-    const session = { token: token.trim() || undefined, name: name.trim(), role };
-    sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
-    onSignedIn(session);
+    if (!token.trim()) return setError('A token is required.');
+    try {
+      const me = await api({ token: token.trim() }, 'GET', '/v1/me');
+      const session = { token: token.trim(), name: me.name, roles: me.roles };
+      sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
+      onSignedIn(session);
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 401 ? `This token is not accepted: ${err.message}` : errorText(err));
+    }
   };
   return html`<main class="signin">
     <h2>Sign in to the Travel Rule console</h2>
-    <p class="muted">Paste a bearer token from your identity provider, or a development token (<code>npm start</code> writes
-      them to <code>.data/demo.json</code>), and say who you are.</p>
+    <p class="muted">Paste an access token from your identity provider or an API key; for development, <code>npm start</code>
+      prints one per role and writes them to <code>.data/demo.json</code>.</p>
     <form onSubmit=${submit}>
       <label>Bearer token
         <textarea id="token" value=${token} onInput=${(e) => setToken(e.currentTarget.value)} autocomplete="off" spellcheck="false"></textarea>
       </label>
       <div class="row" style="margin-top:.6rem">
-        <label>Your name<input id="name" value=${name} onInput=${(e) => setName(e.currentTarget.value)} required /></label>
-        <label>Role<select id="role" value=${role} onChange=${(e) => setRole(e.currentTarget.value)}>
-          ${['viewer', 'operator', 'compliance', 'admin'].map((r) => html`<option value=${r}>${r}</option>`)}
-        </select></label>
         <button class="primary" type="submit">Sign in</button>
       </div>
       <${Message}>${error}<//>
@@ -200,7 +206,7 @@ function DecisionForm({ session, view, onDone, onStale }) {
         return onStale(`Your decision was not sent: this page was out of date. The transfer changed since you opened it (now ${now.status}, ${now.phase}${now.decision ? `, decided by ${now.decision.actor}` : ''}); the page now shows its current state.`);
       }
       await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/decision`, {
-        decision: decision === 'accept' ? 'approve' : 'decline', reason: reason.trim(), actor: session.name,
+        decision: decision === 'accept' ? 'approve' : 'decline', reason: reason.trim(),
       });
       onDone(true);
     } catch (err) {
@@ -235,7 +241,7 @@ function RouteForm({ session, view, config, onDone }) {
     e.preventDefault();
     if (!reason.trim()) return setError('A reason is required.');
     try {
-      await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/route`, { subsidiaryDid: to, reason: reason.trim(), actor: session.name });
+      await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/route`, { subsidiaryDid: to, reason: reason.trim() });
       onDone(true);
     } catch (err) {
       setError(errorText(err));
@@ -322,7 +328,7 @@ function TransferPage({ session, config, workflowId }) {
           ${!view.decision && decisions.length === 0 ? html`<p class="muted">No decision by a person.</p>` : ''}
         </div>
         ${view.needsReview && canDecide(session) ? html`<${DecisionForm} session=${session} view=${view} onDone=${() => { setProblem(''); setNotice('Decision recorded.'); load(); }} onStale=${(text) => { setNotice(''); setProblem(text); load(); }} />` : ''}
-        ${view.needsReview && !canDecide(session) ? html`<p class="muted" id="no-decide">Your role (${session.role}) may read this transfer but not decide it.</p>` : ''}
+        ${view.needsReview && !canDecide(session) ? html`<p class="muted" id="no-decide">Your roles (${rolesText(session)}) may read this transfer but not decide it.</p>` : ''}
         ${view.needsRouting && canDecide(session) ? html`<${RouteForm} session=${session} view=${view} config=${config} onDone=${(ok) => { if (ok) setNotice('Routed.'); load(); }} />` : ''}
       </div>
       <div>
@@ -504,7 +510,7 @@ function Keys({ session, config }) {
     e.preventDefault();
     if (reason.trim().length < 3) return setMessage({ kind: 'error', text: 'Give a reason of 3 characters or more.' });
     try {
-      const r = await api(session, 'POST', `/v1/vasps/${encodeURIComponent(confirming)}/keys/rotate`, { reason: reason.trim(), requestedBy: session.name });
+      const r = await api(session, 'POST', `/v1/vasps/${encodeURIComponent(confirming)}/keys/rotate`, { reason: reason.trim() });
       setMessage({ kind: 'success', text: `Rotation started: ${r.status}` });
       setConfirming(null);
       setReason('');
@@ -616,8 +622,8 @@ function App() {
   const [error, setError] = useState('');
   const [page, arg] = useRoute();
   useEffect(() => {
-    fetch('/console/config.json').then((r) => r.json()).then(setConfig, (e) => setError(errorText(e)));
-  }, []);
+    if (session) api(session, 'GET', '/console/config.json').then(setConfig, (e) => setError(errorText(e)));
+  }, [session]);
   if (!session) return html`<${SignIn} onSignedIn=${setSession} />`;
   const signOut = () => {
     sessionStorage.removeItem(SESSION_KEY);
@@ -627,7 +633,7 @@ function App() {
     <header>
       <h1>Travel Rule console</h1>
       <nav aria-label="Pages">${PAGES.map(([id, label]) => html`<a href=${`#/${id}`} aria-current=${page === id ? 'page' : undefined}>${label}</a>`)}</nav>
-      <span class="who" id="who">Signed in as <strong>${session.name}</strong> · role <strong id="role">${session.role}</strong></span>
+      <span class="who" id="who">Signed in as <strong>${session.name}</strong> · roles <strong id="role">${rolesText(session)}</strong></span>
       <button type="button" onClick=${signOut}>Sign out</button>
     </header>
     <main>

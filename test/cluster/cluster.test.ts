@@ -93,7 +93,7 @@ describe('on the Temporal server on PostgreSQL, with two workers', () => {
   }
   const api = async (o: RunningOrchestrator, method: string, path: string, body?: unknown) => {
     const r = await fetch(`${o.apiUrl}${path}`, {
-      method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers: o.headers('admin', body === undefined ? {} : { 'content-type': 'application/json' }), body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, body: (await r.json()) as Json };
   };
@@ -103,7 +103,7 @@ describe('on the Temporal server on PostgreSQL, with two workers', () => {
   });
   const outgoing = (id: string, check: (s: TransferState) => boolean, timeoutMs = 60_000) =>
     eventually(async () => {
-      const r = await fetch(`${second.apiUrl}/v1/transfers/${id}`);
+      const r = await fetch(`${second.apiUrl}/v1/transfers/${id}`, { headers: second.headers('viewer') });
       if (r.status !== 200) return undefined;
       const s = (await r.json()) as TransferState;
       return check(s) ? s : undefined;
@@ -115,7 +115,7 @@ describe('on the Temporal server on PostgreSQL, with two workers', () => {
   it('outgoing: accepted through one API, read through the other, one transaction at the network', async () => {
     const id = randomUUID();
     const r = await fetch(`${first.apiUrl}/v1/transfers`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': id }, body: JSON.stringify(transfer()),
+      method: 'POST', headers: first.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }), body: JSON.stringify(transfer()),
     });
     expect(r.status).toBe(202);
     // The counterparty is simulated by the sandbox: it confirms and accepts on its own.
@@ -141,8 +141,8 @@ describe('on the Temporal server on PostgreSQL, with two workers', () => {
   it('reconciliation: the registry reaches the subsidiary’s address book at the network', async () => {
     const rows = Array.from({ length: 12 }, (_, i) => ({ vaspDID: g.subB, asset: 'ETH', address: evm(i, 'c1b7'), customerRef: `b-${i}` }));
     expect((await api(first, 'PUT', '/v1/addresses', { addresses: rows })).status).toBe(200);
-    const { workflowId } = await startReconcile(first.apiUrl, g.subB);
-    const report = await followReconcile(second.apiUrl, g.subB, workflowId, { intervalMs: 100, progress: false });
+    const { workflowId } = await startReconcile(first.target(), g.subB);
+    const report = await followReconcile(second.target(), g.subB, workflowId, { intervalMs: 100, progress: false });
     expect(report).toMatchObject({ status: 'succeeded', desired: 12, added: 12, removed: 0, rejected: 0 });
     const book = await networkBook(sb, g.subB);
     expect(new Map(rows.map((r) => [r.address, r.customerRef]))).toEqual(book);
@@ -156,14 +156,14 @@ describe('on the Temporal server on PostgreSQL, with two workers', () => {
       restarted = true;
     };
     const body = JSON.stringify(transfer());
-    const r = await fetch(`${first.apiUrl}/v1/transfers`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': id }, body });
+    const r = await fetch(`${first.apiUrl}/v1/transfers`, { method: 'POST', headers: first.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }), body });
     expect(r.status).toBe(202);
     const done = await outgoing(id, (s) => s.final, 120_000);
     expect(restarted).toBe(true);
     expect(done).toMatchObject({ status: 'ACCEPTED' });
     expect(await atNetwork(id)).toEqual([{ id: done.transactionId }]);
     // The same request again is the same transfer, not a second one.
-    const again = await fetch(`${second.apiUrl}/v1/transfers`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': id }, body });
+    const again = await fetch(`${second.apiUrl}/v1/transfers`, { method: 'POST', headers: second.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }), body });
     expect(again.status).toBeLessThan(300);
     expect(await atNetwork(id)).toHaveLength(1);
   });

@@ -8,6 +8,7 @@ import pino from 'pino';
 import { createActivities, type Activities } from '../../activities';
 import { NetworkClient } from '../../network/client';
 import { buildApi } from '../../client/api/server';
+import { buildAgentApi } from '../../client/api/agent-server';
 import { createPool } from '../../db/pool';
 import type { AddressBookConfig } from '../../lib/address-book/config';
 import type { GroupConfig, NetworkConfig } from '../../lib/config';
@@ -16,13 +17,18 @@ import { EncryptionCodec } from '../../lib/temporal/codec';
 import { parseCodecKeys } from '../../lib/temporal/codec-keys';
 import { createDataConverter } from '../../lib/temporal/data-converter';
 import type { SandboxConfig } from '../../sandbox/config';
-import { buildSandbox } from '../../sandbox/server';
+import { buildSandbox, operatorIssuerUrl } from '../../sandbox/server';
+import { DEFAULT_OPERATOR_AUDIENCE } from '../../sandbox/auth/operator-issuer';
 import { applySeed, type Seed } from '../../sandbox/seed';
 import { createWorker } from '../../workers/worker';
 import { loadTransferConfig, type TransferConfig } from '../../outgoing/config';
 import { createTransferContext, type TransferContext } from '../../outgoing/context';
 import { LocalKeyWrapper } from '../../db/keystore';
 import { loadIncomingConfig, type IncomingConfig } from '../../incoming/config';
+import type { OperatorAuthConfig } from '../../lib/auth/config';
+import { ROLES, systemPrincipal, type Role } from '../../lib/principal';
+import { createApiKey } from '../../client/api/auth/api-keys';
+import type { ApiTarget } from '../../client/cli/api-client';
 
 /** What global-setup.ts prepared for this run. */
 export function testEnv() {
@@ -93,6 +99,26 @@ export function addOutsiderVasp(seed: Seed, name = 'Third VASP') {
   return { did, user };
 }
 
+/** A client of the sandbox's operator identity provider (sandbox/auth/operator-issuer.ts), as a seed lists it. */
+export type OperatorClientSeed = NonNullable<Seed['operators']>[number];
+
+/** One operator client per role, with a person's name: add them to a seed as `seed.operators`. */
+export function operatorSeed(): Record<Role, OperatorClientSeed> {
+  const names: Record<Role, string> = { viewer: 'Vera Viewer', operator: 'Otto Operator', compliance: 'Maya Compliance', admin: 'Ada Admin' };
+  return Object.fromEntries(ROLES.map((role) => [role, {
+    clientId: `op-${role}-${randomSecret()}`, clientSecret: randomSecret(), subject: `user-${randomBytes(6).toString('hex')}`,
+    name: names[role], email: `${role}@operators.example`, roles: [role],
+  }])) as Record<Role, OperatorClientSeed>;
+}
+
+/** The orchestrator's authentication with the sandbox as its identity provider, as `npm start` sets it up. */
+export const sandboxOidc = (sb: { url: string }): OperatorAuthConfig => ({
+  oidc: {
+    issuer: operatorIssuerUrl(sb.url), audience: DEFAULT_OPERATOR_AUDIENCE, rolesClaim: 'roles', rolePrefix: '', algorithms: ['ES256'],
+    clockToleranceSeconds: 30,
+  },
+});
+
 export interface RunningSandbox {
   url: string;
   app: FastifyInstance;
@@ -100,6 +126,8 @@ export interface RunningSandbox {
   networkConfig(credentials: { clientId: string; clientSecret: string }): NetworkConfig;
   /** An access token for the credentials (API audience unless given), fetched once and reused. */
   token(credentials: { clientId: string; clientSecret: string }, audience?: string): Promise<string>;
+  /** A fresh access token of the operators' identity provider (/oidc/token) for an operator client of the seed. */
+  operatorToken(client: { clientId: string; clientSecret: string }, audience?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -137,6 +165,14 @@ export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig
       }
       return tokens.get(key)!;
     },
+    operatorToken: async (c, audience = DEFAULT_OPERATOR_AUDIENCE) => {
+      const r = await fetch(`${operatorIssuerUrl(url)}/token`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret, audience }).toString(),
+      });
+      if (!r.ok) throw new Error(`operator token request failed: ${r.status} ${await r.text()}`);
+      return ((await r.json()) as { access_token: string }).access_token;
+    },
     close: async () => {
       await app.close();
       await pool.end();
@@ -158,6 +194,15 @@ export interface RunningOrchestrator {
   transfers: TransferContext;
   /** Incoming transfers' settings the API uses (tests may add address-webhook secrets after registering). */
   incoming: IncomingConfig;
+  /** The agent-compatible endpoints without credentials, on their own loopback listener (client/api/agent-server.ts). */
+  agentUrl: string;
+  agent: FastifyInstance;
+  /** One API key per role, created for this orchestrator. */
+  apiKeys: Record<Role, string>;
+  /** `Authorization` for the role (admin, which may call every route, unless given), plus `extra` headers. */
+  headers(role?: Role, extra?: Record<string, string>): Record<string, string>;
+  /** The API as the CLI's functions take it, with the role's key. */
+  target(role?: Role): ApiTarget;
   close(): Promise<void>;
 }
 
@@ -178,6 +223,8 @@ export interface OrchestratorOptions {
   transfers?: Partial<TransferConfig>;
   /** Settings of incoming transfers over the defaults (INCOMING_*, SCREENING_*, ADDRESS_WEBHOOK_SECRETS). */
   incoming?: Partial<IncomingConfig>;
+  /** How the API authenticates (OPERATOR_AUTH_*); API keys work either way. */
+  auth?: OperatorAuthConfig;
 }
 
 export async function startOrchestrator(network: NetworkConfig, opts: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
@@ -218,23 +265,40 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
     await connection.close();
     if (!opts.pool) await pool.end();
   };
-  let api: FastifyInstance;
+  let api: FastifyInstance | undefined;
   let apiUrl: string;
+  let agent: FastifyInstance | undefined;
+  let agentUrl: string;
+  const apiKeys = {} as Record<Role, string>;
   try {
     api = await buildApi({
       temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: quietLogger(), corsOrigins: ['http://localhost:8233'],
-      keystore, group: opts.group, transfers, incoming,
+      keystore, group: opts.group, transfers, incoming, auth: opts.auth,
     });
     apiUrl = await listen(api);
+    agent = await buildAgentApi({ temporal: client, taskQueue, transfers, logger: quietLogger() });
+    agentUrl = await listen(agent);
+    // A test of a dead database starts an orchestrator too: it gets no keys, and headers() says why.
+    for (const role of ROLES) {
+      apiKeys[role] = await createApiKey(pool, { name: `test-${role}`, role }, systemPrincipal('test-harness')).then((k) => k.key, () => '');
+    }
   } catch (e) {
     // A worker left polling after a failed start would outlive the test server and flood the log.
+    await agent?.close();
+    await api?.close();
     await stopWorker();
     throw e;
   }
   return {
-    apiUrl, api, client, pool, worker, taskQueue, activities, keystore, transfers, incoming,
+    apiUrl, api: api!, agentUrl, agent: agent!, client, pool, worker, taskQueue, activities, keystore, transfers, incoming, apiKeys,
+    headers: (role = 'admin', extra = {}) => {
+      if (!apiKeys[role]) throw new Error('this orchestrator has no API keys: its database was unreachable when it started');
+      return { authorization: `Bearer ${apiKeys[role]}`, ...extra };
+    },
+    target: (role = 'admin') => ({ url: apiUrl, token: apiKeys[role] }),
     close: async () => {
-      await api.close();
+      await agent!.close();
+      await api!.close();
       await stopWorker();
     },
   };

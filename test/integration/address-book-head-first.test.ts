@@ -40,7 +40,7 @@ describe('address book: a first sync uploads its head while the rest of the diff
 
   const put = async (addresses: unknown[]) => {
     const r = await fetch(`${orch.apiUrl}/v1/addresses`, {
-      method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ addresses }),
+      method: 'PUT', headers: orch.headers('operator', { 'content-type': 'application/json' }), body: JSON.stringify({ addresses }),
     });
     expect(r.status).toBe(200);
   };
@@ -61,8 +61,8 @@ describe('address book: a first sync uploads its head while the rest of the diff
     return new Map(rows.map((r) => [r.na, r.customer_ref]));
   };
   const reconcile = async (vasp: string, o = orch) => {
-    const { workflowId } = await startReconcile(o.apiUrl, vasp);
-    const report = await followReconcile(o.apiUrl, vasp, workflowId, { intervalMs: 50, progress: false });
+    const { workflowId } = await startReconcile(o.target('operator'), vasp);
+    const report = await followReconcile(o.target('viewer'), vasp, workflowId, { intervalMs: 50, progress: false });
     return { report, workflowId };
   };
   /** Tagged entries on both sides of the head's end: `0m…` sorts before `0x…`, `rM…` after. */
@@ -174,7 +174,7 @@ describe('address book: a first sync uploads its head while the rest of the diff
       { asset: 'ETH', address: evm(6000, 'b8'), customerRef: 'new-in-rest', vaspDID: subH }, // new, in the rest's range
     ]);
     await fetch(`${orch.apiUrl}/v1/addresses`, {
-      method: 'DELETE', headers: { 'content-type': 'application/json' },
+      method: 'DELETE', headers: orch.headers('operator', { 'content-type': 'application/json' }),
       body: JSON.stringify({ addresses: [{ asset: 'ETH', address: headAddr(7) }, { asset: 'XRP', address: '0mb81:101' }, { asset: 'ETH', address: headAddr(250) }] }),
     });
 

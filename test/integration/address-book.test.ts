@@ -42,10 +42,11 @@ describe('address book: registry, reconciliation with the network, schedules', (
     await sandbox?.close();
   });
 
+  // Every orchestrator of the run shares the database, so the first one's API keys open all of them.
   const call = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown, base = orch.apiUrl) => {
     const r = await fetch(`${base}${path}`, {
       method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: orch.headers('admin', body === undefined ? {} : { 'content-type': 'application/json' }),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await r.text();
@@ -61,8 +62,8 @@ describe('address book: registry, reconciliation with the network, schedules', (
     )).rows;
 
   const reconcile = async (vasp: string, o = orch, onProgress?: (p: ReconcileProgress) => void): Promise<ReconcileReport> => {
-    const { workflowId } = await startReconcile(o.apiUrl, vasp);
-    return followReconcile(o.apiUrl, vasp, workflowId, { intervalMs: 50, progress: false, onProgress });
+    const { workflowId } = await startReconcile(o.target('operator'), vasp);
+    return followReconcile(o.target('viewer'), vasp, workflowId, { intervalMs: 50, progress: false, onProgress });
   };
   const put = (addresses: unknown[]) => call('PUT', '/v1/addresses', { addresses });
 
@@ -118,7 +119,7 @@ describe('address book: registry, reconciliation with the network, schedules', (
     lines.push(`ETH,${evm(3, 'a1')},again,`); // 127: duplicate of line 5
     writeFileSync(file, `${lines.join('\n')}\n`);
 
-    const summary = await importAddresses({ file, vaspDid: group.subA, apiUrl: orch.apiUrl, batchSize: 50, progress: false });
+    const summary = await importAddresses({ file, vaspDid: group.subA, api: orch.target('operator'), batchSize: 50, progress: false });
     expect(summary).toMatchObject({ rows: 126, inserted: 122, updated: 0, unchanged: 0, rejected: 4 });
     const report = readFileSync(summary.errorsPath, 'utf8').trim().split('\n');
     expect(report[0]).toBe('line,asset,address,customerRef,vaspDID,field,reason');
@@ -216,7 +217,7 @@ describe('address book: registry, reconciliation with the network, schedules', (
     // A full run on request (the nightly schedule's kind).
     const started = await call<{ workflowId: string }>('POST', `/v1/address-book/${group.subA}/reconcile`, { mode: 'full' });
     expect(started.status).toBe(202);
-    const full = await followReconcile(orch.apiUrl, group.subA, started.body.workflowId, { intervalMs: 50, progress: false });
+    const full = await followReconcile(orch.target(), group.subA, started.body.workflowId, { intervalMs: 50, progress: false });
     expect(full).toMatchObject({ status: 'succeeded', mode: 'full', method: 'none', desired: 119 });
     expect((await call<ErrorBody>('POST', `/v1/address-book/${group.subA}/reconcile`, { mode: 'sometimes' })).body.error.field).toBe('mode');
   });
@@ -261,7 +262,7 @@ describe('address book: registry, reconciliation with the network, schedules', (
     let second: RunningOrchestrator | undefined;
     let firstOpen = true;
     try {
-      const { workflowId } = await startReconcile(first.apiUrl, subC);
+      const { workflowId } = await startReconcile(first.target(), subC);
       // A second start while it runs is refused.
       const dup = await call<ErrorBody>('POST', `/v1/address-book/${subC}/reconcile`, undefined, first.apiUrl);
       expect(dup.status).toBe(409);
@@ -283,7 +284,7 @@ describe('address book: registry, reconciliation with the network, schedules', (
       expect(mid.find((m) => m.state === 'uploading')).toBeUndefined();
 
       second = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: groupConfig, addressBook: cfg, taskQueue: first.taskQueue });
-      const report = await followReconcile(second.apiUrl, subC, workflowId, { intervalMs: 100, progress: false });
+      const report = await followReconcile(second.target(), subC, workflowId, { intervalMs: 100, progress: false });
       expect(report).toMatchObject({ status: 'succeeded', added: 400, chunks: 10, rejected: 0 });
       const uploads = await uploadsAt(subC);
       const names = uploads.map((u) => u.file_name);

@@ -8,6 +8,8 @@ import { createDidKeyRecord } from '../../lib/crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { CHROMIUM_PATH } from '../../scripts/chromium';
 import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+import { createApiKey } from '../../client/api/auth/api-keys';
+import { systemPrincipal, type Role } from '../../lib/principal';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -33,9 +35,16 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     });
     return (await r.json()) as Json;
   };
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** An API key per person and role: the console and the audit log name its holder. */
+  const keys = new Map<string, string>();
+  const keyOf = async (name: string, role: Role) => {
+    if (!keys.has(`${name}|${role}`)) keys.set(`${name}|${role}`, (await createApiKey(orch.pool, { name, role }, systemPrincipal('console-test'))).key);
+    return keys.get(`${name}|${role}`)!;
+  };
+  const api = async (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => {
     const r = await fetch(`${orch.apiUrl}${path}`, {
-      method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, body: (await r.json()) as Json };
   };
@@ -51,10 +60,9 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
   const shot = async (page: Page, name: string) => {
     await page.screenshot({ path: join(ARTIFACTS, `${String(++step).padStart(2, '0')}-${name}.png`), fullPage: true });
   };
-  const signIn = async (page: Page, name: string, role: string) => {
+  const signIn = async (page: Page, name: string, role: Role) => {
     await page.goto(`${orch.apiUrl}/console`);
-    await page.fill('#name', name);
-    await page.selectOption('#role', role);
+    await page.fill('#token', await keyOf(name, role));
     await page.click('button[type=submit]');
     await page.waitForSelector('#who');
   };
@@ -131,7 +139,10 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     const atNetwork = await sandboxCall('GET', `/tx/info?id=${id}`);
     expect(atNetwork.status).toBe('DECLINED');
     const view = (await api('GET', `/v1/transfers/list/incoming-${id}`)).body;
-    expect(view).toMatchObject({ status: 'DECLINED', decision: { decision: 'decline', actor: 'Rita Reviewer' } });
+    expect(view).toMatchObject({
+      status: 'DECLINED',
+      decision: { decision: 'decline', actor: 'Rita Reviewer', principal: { kind: 'api-key', name: 'Rita Reviewer', roles: ['compliance'] } },
+    });
 
     // The decision is in the audit log, found by its subject.
     await page.goto(`${orch.apiUrl}/console#/audit`);
@@ -150,7 +161,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.goto(`${orch.apiUrl}/console#/transfer/incoming-${id}`);
     await page.waitForSelector('#decision-form');
     // Another reviewer decides while this page is open.
-    expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'approve', reason: 'known customer', actor: 'Other Reviewer' })).status).toBe(200);
+    expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'approve', reason: 'known customer' }, await keyOf('Other Reviewer', 'compliance'))).status).toBe(200);
     await page.check('input[value=decline]');
     await page.fill('#reason', 'decline from a stale page');
     await page.click('#decide');
@@ -167,7 +178,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     }, 30_000);
     expect(view).toMatchObject({ status: 'ACCEPTED', decision: { actor: 'Other Reviewer', decision: 'approve' } });
     // The API itself refuses a second decision.
-    const again = await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'again', actor: 'Rita Reviewer' });
+    const again = await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'again' }, await keyOf('Rita Reviewer', 'compliance'));
     expect(again.status).toBe(409);
     await page.close();
   });

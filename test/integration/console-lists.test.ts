@@ -33,7 +33,7 @@ describe('console lists: the transfer list the workflows keep current, address-b
   };
   const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const r = await fetch(`${orch.apiUrl}${path}`, {
-      method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      method, headers: orch.headers('admin', { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, body: (await r.json()) as Json };
@@ -97,9 +97,9 @@ describe('console lists: the transfer list the workflows keep current, address-b
     expect(queue.data.map((r) => r.id)).toContain(id);
     expect((await list({ needs: 'routing', q: id })).data).toEqual([]);
 
-    expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'confirmed match', actor: 'mlro@aurora' })).status).toBe(200);
+    expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'confirmed match' }, orch.headers('compliance'))).status).toBe(200);
     const done = await row(id, (r) => r.final);
-    expect(done).toMatchObject({ status: 'DECLINED', phase: 'completed', needsReview: false, decision: { decision: 'decline', actor: 'mlro@aurora', reason: 'confirmed match' } });
+    expect(done).toMatchObject({ status: 'DECLINED', phase: 'completed', needsReview: false, decision: { decision: 'decline', actor: 'test-compliance', reason: 'confirmed match', principal: { kind: 'api-key', name: 'test-compliance', roles: ['compliance'] } } });
     expect((await list({ needs: 'review', order: 'asc', subsidiary: g.subA })).data.map((r) => r.id)).not.toContain(id);
     expect((await list({ status: 'DECLINED', direction: 'incoming', q: id })).data.map((r) => r.id)).toEqual([id]);
   });
@@ -108,7 +108,7 @@ describe('console lists: the transfer list the workflows keep current, address-b
     const id = await send(evm(), ['Jane', 'Doe']);
     const waiting = await row(id, (r) => r.needsRouting, { needs: 'routing' });
     expect(waiting).toMatchObject({ phase: 'awaiting-route', subsidiaryDid: null, counterpartyDid: g.external, needsReview: false });
-    expect((await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 7', actor: 'ops@aurora' })).status).toBe(200);
+    expect((await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 7' })).status).toBe(200);
     expect(await row(id, (r) => r.final)).toMatchObject({ status: 'ACCEPTED', subsidiaryDid: g.subB, needsRouting: false });
   });
 
@@ -153,7 +153,7 @@ describe('console lists: the transfer list the workflows keep current, address-b
     expect(essentials(after)).toEqual(essentials(before));
     // The one still waiting comes back from its workflow, hits and all.
     expect(after.find((r) => r.id === held)).toMatchObject({ needsReview: true, phase: 'awaiting-review', hits: { nameHits: expect.arrayContaining([expect.objectContaining({ entNum: 900001 })]) } });
-    await api('POST', `/v1/transfers/${held}/decision`, { decision: 'approve', reason: 'different person', actor: 'mlro@aurora' });
+    await api('POST', `/v1/transfers/${held}/decision`, { decision: 'approve', reason: 'different person' });
     expect(await row(held, (r) => r.final)).toMatchObject({ status: 'ACCEPTED' });
   });
 
@@ -171,7 +171,7 @@ describe('console lists: the transfer list the workflows keep current, address-b
     expect([...first.data, ...second.data].map((r: Json) => r.action)).toEqual(['incoming.decline', 'incoming.route', 'key.rotation.requested']);
     expect(second.nextCursor).toBeNull();
 
-    const r = await fetch(`${orch.apiUrl}/v1/audit-log/export?${new URLSearchParams({ actor })}`);
+    const r = await fetch(`${orch.apiUrl}/v1/audit-log/export?${new URLSearchParams({ actor })}`, { headers: orch.headers('compliance') });
     expect(r.headers.get('content-type')).toContain('text/csv');
     const csv = await r.text();
     const lines = csv.trim().split('\n');
@@ -232,19 +232,19 @@ describe('console lists: the transfer list the workflows keep current, address-b
     await bad('direction=sideways', 'querystring.direction');
     await bad('needs=coffee', 'querystring.needs');
     await bad('subsidiary=acme', 'querystring.subsidiary');
-    await bad('colour=red', 'querystring');
+    await bad('colour=red', 'querystring.colour');
     expect((await api('GET', '/v1/address-book/runs?limit=0')).body.error).toMatchObject({ field: 'querystring.limit' });
     expect((await api('GET', '/v1/key-rotations?status=done')).body.error).toMatchObject({ field: 'querystring.status' });
   });
 
   it('key rotations and address-book runs are listed with their outcome', async () => {
-    const rotate = await api('POST', `/v1/vasps/${encodeURIComponent(g.subB)}/keys/rotate`, { reason: 'console list test', requestedBy: 'ops@aurora' });
+    const rotate = await api('POST', `/v1/vasps/${encodeURIComponent(g.subB)}/keys/rotate`, { reason: 'console list test' }, orch.headers('operator'));
     expect(rotate.status).toBe(202);
     const rotation = await eventually(async () => {
       const r = await api('GET', `/v1/key-rotations?vaspDID=${encodeURIComponent(g.subB)}`);
       return r.body.data.find((x: Json) => x.status === 'completed');
     }, 30_000);
-    expect(rotation).toMatchObject({ workflowId: rotate.body.workflowId, runId: rotate.body.runId, requestedBy: 'ops@aurora', reason: 'console list test', newDid: expect.stringMatching(/^did:key:/) });
+    expect(rotation).toMatchObject({ workflowId: rotate.body.workflowId, runId: rotate.body.runId, requestedBy: 'test-operator', reason: 'console list test', newDid: expect.stringMatching(/^did:key:/) });
 
     const started = await api('POST', `/v1/address-book/${encodeURIComponent(g.subA)}/reconcile`, {});
     expect(started.status).toBe(202);

@@ -34,7 +34,7 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
     return (await r.json()) as Json;
   };
   const status = async (id: string) => {
-    const r = await fetch(`${orch.apiUrl}/v1/incoming-transfers/${id}`);
+    const r = await fetch(`${orch.apiUrl}/v1/incoming-transfers/${id}`, { headers: orch.headers('viewer') });
     return r.status === 200 ? ((await r.json()) as IncomingStatus) : undefined;
   };
   const until = (id: string, check: (s: IncomingStatus) => boolean) =>
@@ -70,7 +70,7 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
   it('a transfer whose webhook never arrives is started by the scheduled sweep and decided; a second sweep starts nothing', async () => {
     const address = evm();
     const put = await fetch(`${orch.apiUrl}/v1/addresses`, {
-      method: 'PUT', headers: { 'content-type': 'application/json' },
+      method: 'PUT', headers: orch.headers('operator', { 'content-type': 'application/json' }),
       body: JSON.stringify({ addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: 'cust-sweep' }] }),
     });
     expect(put.status).toBe(200);

@@ -5,7 +5,12 @@ import { createDidKeyRecord } from '../../lib/crypto';
 import { loadSdnList } from '../../screening/load-sdn';
 import { webhookHeaders } from '../../lib/webhook-signature';
 import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
-import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+import {
+  eventually, groupSeed, operatorSeed, sandboxOidc, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox,
+} from '../harness/platform';
+import { payloadsIn } from '../harness/history';
+import { EncryptionCodec } from '../../lib/temporal/codec';
+import { defaultPayloadConverter } from '@temporalio/common';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -16,6 +21,8 @@ const evm = (_label: string) => `0x${randomBytes(20).toString('hex')}`;
 
 describe('incoming transfers at the gateway: routing, confirm, screening, review', () => {
   const g = groupSeed();
+  const operators = operatorSeed();
+  g.seed.operators = Object.values(operators);
   const gatewayKey = createDidKeyRecord();
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
@@ -28,9 +35,11 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     });
     return (await r.json()) as Json;
   };
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** The API as the admin's API key, or with the given bearer credential. */
+  const api = async (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => {
     const r = await fetch(`${orch.apiUrl}${path}`, {
-      method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, body: (await r.json()) as Json };
   };
@@ -56,6 +65,8 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
       agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
       incoming: { routeDeadline: '3s', routeGiveUpAfter: '1h', reviewDeadline: '3s', pollInterval: '2s', screeningThreshold: 0.85 },
+      // People sign in at the identity provider (the sandbox's, verified as a real one is); services use API keys.
+      auth: sandboxOidc(sb),
     });
     gwToken = await sb.token(g.gatewayUser);
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
@@ -105,22 +116,24 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const id = await send(unknownAddress);
     const waiting = await until(id, (s) => s.phase === 'awaiting-route');
     expect(waiting.networkStatus).toBe('SENT');
-    expect((await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.external, reason: 'x', actor: 'ops@aurora' })).body.error)
+    expect((await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.external, reason: 'x' })).body.error)
       .toMatchObject({ field: 'subsidiaryDid', rule: 'is not a subsidiary of the group' });
-    expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'approve', reason: 'x', actor: 'ops' })).status).toBe(409);
+    expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'approve', reason: 'x' })).status).toBe(409);
     expect((await until(id, (s) => s.escalated)).history.map((h) => h.event)).toContain('route-escalated');
-    const routed = await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 42', actor: 'ops@aurora' });
+    const routed = await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 42' });
     expect(routed.status).toBe(200);
     const done = await until(id, (s) => s.phase === 'completed');
     expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subB, routedBy: 'person' });
     const audit = await orch.pool.query('select actor, action, details from audit_log where subject = $1', [id]);
-    expect(audit.rows).toEqual([expect.objectContaining({ actor: 'ops@aurora', action: 'incoming.route' })]);
+    expect(audit.rows).toEqual([expect.objectContaining({
+      actor: 'test-admin', action: 'incoming.route', details: expect.objectContaining({ principal: expect.objectContaining({ kind: 'api-key', name: 'test-admin' }) }),
+    })]);
     // The address the person routed joins the registry, so reconciliation keeps it in the subsidiary's address book.
     const listed = await api('GET', `/v1/addresses?vaspDID=${encodeURIComponent(g.subB)}&customerRef=${encodeURIComponent(`routed:${id}`)}`);
     expect(listed.body.data).toEqual([expect.objectContaining({ address: unknownAddress, vaspDID: g.subB })]);
   });
 
-  it('a sanctions hit holds the transfer for review; approve accepts it, decline declines it, both audited', async () => {
+  it('a sanctions hit holds the transfer for review; approve accepts it, decline declines it, both audited under who decided', async () => {
     const a = evm('e5');
     const b = evm('e6');
     await register(g.subA, a);
@@ -134,12 +147,34 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
       expect(JSON.stringify(held)).not.toContain('1981-03-12');
       expect(JSON.stringify(held)).not.toContain('Example City');
     }
-    expect((await api('POST', `/v1/transfers/${approved}/decision`, { decision: 'approve', reason: 'false positive: different DOB', actor: 'mlro@aurora' })).status).toBe(200);
-    expect((await api('POST', `/v1/transfers/${declined}/decision`, { decision: 'decline', reason: 'confirmed match', actor: 'mlro@aurora' })).status).toBe(200);
+    // The compliance officer signs in at the identity provider; who decides comes from the token, never the body.
+    const mlro = await sb.operatorToken(operators.compliance);
+    const named = await api('POST', `/v1/transfers/${declined}/decision`, { decision: 'decline', reason: 'confirmed match', actor: 'someone-else' }, mlro);
+    expect(named).toMatchObject({ status: 400, body: { error: { field: 'actor', rule: expect.stringMatching(/authenticated caller/) } } });
+    expect((await api('POST', `/v1/transfers/${approved}/decision`, { decision: 'approve', reason: 'false positive: different DOB' }, await sb.operatorToken(operators.viewer))).status).toBe(403);
+    expect((await api('POST', `/v1/transfers/${approved}/decision`, { decision: 'approve', reason: 'false positive: different DOB' }, mlro)).status).toBe(200);
+    expect((await api('POST', `/v1/transfers/${declined}/decision`, { decision: 'decline', reason: 'confirmed match' }, mlro)).status).toBe(200);
     expect(await until(approved, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'ACCEPTED' });
-    expect(await until(declined, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'DECLINED' });
-    const audit = await orch.pool.query('select subject, action from audit_log where subject = any($1) order by subject', [[approved, declined]]);
+    const done = await until(declined, (s) => s.phase === 'completed');
+    expect(done).toMatchObject({ networkStatus: 'DECLINED' });
+
+    const jti = JSON.parse(Buffer.from(mlro.split('.')[1]!, 'base64url').toString()).jti as string;
+    const principal = { kind: 'oidc', subject: operators.compliance.subject, name: 'Maya Compliance', roles: ['compliance'], credentialId: jti };
+    // The workflow's state (its query) and its history: the update's input as recorded, decoded with the codec.
+    expect(done.decision).toMatchObject({ decision: 'decline', actor: 'Maya Compliance', principal });
+    expect(done.history.find((h) => h.event === 'decision')!.detail).toMatchObject({ principal });
+    const history = await orch.client.workflow.getHandle(`incoming-${declined}`).fetchHistory();
+    const accepted = history.events!.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes)!.workflowExecutionUpdateAcceptedEventAttributes!;
+    const [input] = await new EncryptionCodec(testEnv().keyring).decode(payloadsIn(accepted.acceptedRequest!.input!.args) as never);
+    expect(defaultPayloadConverter.fromPayload(input!)).toMatchObject({ decision: 'decline', principal });
+    // The network's record: the decline's reason names who declined, with role and credential.
+    const tx = await sandboxCall('GET', `/tx/info?id=${declined}`);
+    const decline = tx.actions.find((a: Json) => a.action === 'decline');
+    expect(decline.actionData).toBe(`confirmed match (declined by Maya Compliance (compliance; oidc ${operators.compliance.subject}; credential ${jti}))`);
+    // The audit rows.
+    const audit = await orch.pool.query('select subject, actor, action, details from audit_log where subject = any($1) order by subject', [[approved, declined]]);
     expect(audit.rows.map((r) => r.action).sort()).toEqual(['incoming.approve', 'incoming.decline']);
+    for (const row of audit.rows) expect(row).toMatchObject({ actor: 'Maya Compliance', details: { principal } });
   });
 
   it('a review nobody decides escalates after its deadline and still waits for a person', async () => {
@@ -148,7 +183,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const id = await send(address, ['Maria Fernanda', 'Silva']);
     const escalated = await until(id, (s) => s.escalated && s.phase === 'awaiting-review');
     expect(escalated.history.map((h) => h.event)).toContain('review-escalated');
-    await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'match', actor: 'mlro@aurora' });
+    await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'match' });
     expect(await until(id, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'DECLINED' });
   });
 
@@ -159,7 +194,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     await orch.keystore.importKey(g.gateway, rotated, { actor: 'test', reason: 'rotation' });
     const keys = await orch.keystore.loadKeyring(g.gateway);
     expect(keys!.dids).toEqual(expect.arrayContaining([gatewayKey.did, rotated.did]));
-    await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.subA, reason: 'ticket', actor: 'ops' });
+    await api('POST', `/v1/transfers/${id}/route`, { subsidiaryDid: g.subA, reason: 'ticket' });
     const held = await until(id, (s) => s.phase === 'awaiting-review');
     expect(held.screening).toMatchObject({ screenedNames: 1 });
     expect(held.screening!.nameHits[0]).toMatchObject({ entNum: 900001 });
@@ -188,7 +223,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(held.screening).toMatchObject({ screenedNames: 0, skipped: 'unreadable', unreadableReason: 'ValidationError: is not a valid field name' });
     expect(JSON.stringify(held)).not.toContain('Jane Doe');
     expect(JSON.stringify(held)).not.toContain('1981-03-12');
-    await api('POST', `/v1/transfers/${created.id}/decision`, { decision: 'decline', reason: 'unreadable personal data', actor: 'mlro@aurora' });
+    await api('POST', `/v1/transfers/${created.id}/decision`, { decision: 'decline', reason: 'unreadable personal data' });
     expect(await until(created.id, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'DECLINED' });
   });
 
@@ -212,7 +247,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const after = await until(held, (s) => s.history.filter((h) => h.event === 'network-update').length >= 2);
     expect(after).toMatchObject({ phase: 'awaiting-review', networkStatus: 'ACK' });
     // A webhook about a finished transfer does not start it again.
-    await api('POST', `/v1/transfers/${held}/decision`, { decision: 'approve', reason: 'different person', actor: 'mlro@aurora' });
+    await api('POST', `/v1/transfers/${held}/decision`, { decision: 'approve', reason: 'different person' });
     await until(held, (s) => s.phase === 'completed');
     // The query says completed while the workflow still reports its outcome; "late" means after it has closed.
     await orch.client.workflow.getHandle(`incoming-${held}`).result();
@@ -230,6 +265,6 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     });
     expect(forged.status).toBe(401);
     expect(await status('00000000-0000-4000-8000-000000000000')).toBeUndefined();
-    expect((await api('POST', '/v1/transfers/00000000-0000-4000-8000-000000000000/decision', { decision: 'approve', reason: 'x', actor: 'y' })).status).toBe(404);
+    expect((await api('POST', '/v1/transfers/00000000-0000-4000-8000-000000000000/decision', { decision: 'approve', reason: 'x' })).status).toBe(404);
   });
 });

@@ -18,6 +18,7 @@ import { VaspDid } from '../../lib/temporal/search-attributes';
 import { keyRotation } from '../../workflows';
 import { workflowIds } from '../../workflows/ids';
 import { keyRotationStatusQuery } from '../../workflows/key-rotation.messages';
+import type { Role } from '../../lib/principal';
 import {
   eventually, groupSeed, randomDid, startOrchestrator, startSandbox, testEnv,
   type RunningOrchestrator, type RunningSandbox,
@@ -68,9 +69,9 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     await sb?.close();
   });
 
-  const api = async (method: string, path: string, body?: unknown) => {
+  const api = async (method: string, path: string, body?: unknown, role: Role = 'admin') => {
     const r = await fetch(`${orch.apiUrl}${path}`, {
-      method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers: orch.headers(role, body === undefined ? {} : { 'content-type': 'application/json' }), body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, headers: r.headers, body: (await r.json()) as Json };
   };
@@ -121,12 +122,15 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     const counterparty = localDidKey(createDidKeyRecord(randomBytes(32)));
     const oldData = encryptPiiValue('Alice Example', counterparty, piiRecipients(counterparty, [subAOriginal.did]));
 
-    const started = await api('POST', `/v1/vasps/${enc(group.subA)}/keys/rotate`, { reason: 'suspected compromise', requestedBy: 'alice@ops' });
+    // Who asks is the caller the API authenticated, not a name in the body.
+    const named = await api('POST', `/v1/vasps/${enc(group.subA)}/keys/rotate`, { reason: 'suspected compromise', requestedBy: 'alice@ops' }, 'operator');
+    expect(named).toMatchObject({ status: 400, body: { error: { field: 'requestedBy' } } });
+    const started = await api('POST', `/v1/vasps/${enc(group.subA)}/keys/rotate`, { reason: 'suspected compromise' }, 'operator');
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({ workflowId: workflowIds.keyRotation(group.subA), vaspDID: group.subA });
     expect(started.body.step).not.toBe('verifying-vasp');
     const done = await finished(group.subA);
-    expect(done).toMatchObject({ workflowStatus: 'COMPLETED', step: 'completed', reason: 'suspected compromise', requestedBy: 'alice@ops', previousDid: subAOriginal.did });
+    expect(done).toMatchObject({ workflowStatus: 'COMPLETED', step: 'completed', reason: 'suspected compromise', requestedBy: 'test-operator', previousDid: subAOriginal.did });
     expect(done.status).toMatch(/^Rotated: did:key:z6Mk.* is active; did:key:.* is retired/);
 
     const keys = await keysOf(group.subA);
@@ -147,8 +151,9 @@ describe('key rotation: keystore, workflow, directory, API', () => {
       `select actor, action, details from audit_log where subject = $1 and action like 'key.%' order by id`, [group.subA],
     );
     const requested = audit.rows.find((r) => r.action === 'key.rotation.requested')!;
-    expect(requested).toMatchObject({ actor: 'alice@ops', details: { reason: 'suspected compromise', workflowId: workflowIds.keyRotation(group.subA) } });
-    expect(audit.rows.find((r) => r.action === 'key.activated')!.details).toMatchObject({ reason: 'suspected compromise', keyId: active.id });
+    const principal = { kind: 'api-key', name: 'test-operator', roles: ['operator'], credentialId: orch.apiKeys.operator.slice(0, 20) };
+    expect(requested).toMatchObject({ actor: 'test-operator', details: { reason: 'suspected compromise', workflowId: workflowIds.keyRotation(group.subA), principal } });
+    expect(audit.rows.find((r) => r.action === 'key.activated')!).toMatchObject({ actor: 'test-operator', details: { reason: 'suspected compromise', keyId: active.id, principal } });
 
     // The search attribute is set, so operators can filter the VASP's workflows in the UI.
     const description = await orch.client.workflow.getHandle(workflowIds.keyRotation(group.subA)).describe();
@@ -281,7 +286,7 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     });
     try {
       const r = await fetch(`${ghostOrch.apiUrl}/v1/vasps/${enc(ghost)}/keys/rotate`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'routine' }),
+        method: 'POST', headers: ghostOrch.headers('operator', { 'content-type': 'application/json' }), body: JSON.stringify({ reason: 'routine' }),
       });
       expect(r.status).toBe(404);
       const body = (await r.json()) as { error: Json };
@@ -373,9 +378,9 @@ describe('key rotation: keystore, workflow, directory, API', () => {
   });
 
   it('rotates, lists and imports keys from the CLI through the API', async () => {
-    const run = (...args: string[]) => runCli(registerKeyCommands, [...args, '--api', orch.apiUrl]);
+    const run = (...args: string[]) => runCli(registerKeyCommands, [...args, '--api', orch.apiUrl, '--token', orch.apiKeys.admin]);
     const before = (await keysOf(group.subA)).find((k) => k.state === 'active')!;
-    const rotated = await run('keys', 'rotate', group.subA, '--reason', 'quarterly review', '--by', 'cli-test', '--follow');
+    const rotated = await run('keys', 'rotate', group.subA, '--reason', 'quarterly review', '--follow');
     expect(rotated).toMatch(/^started key-rotation-did:ethr:.*\nCOMPLETED: Rotated: did:key:z6Mk/);
     const listed = await run('keys', 'list', group.subA);
     const active = (await keysOf(group.subA)).find((k) => k.state === 'active')!;

@@ -85,14 +85,14 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
   const post = (payload: unknown, key: string = randomUUID(), query = '') =>
     fetch(`${orch.apiUrl}/v1/transfers${query}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+      headers: orch.headers('operator', { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) }),
       body: JSON.stringify(payload),
     });
 
-  const state = async (id: string) => (await (await fetch(`${orch.apiUrl}/v1/transfers/${id}`)).json()) as TransferState;
+  const state = async (id: string) => (await (await fetch(`${orch.apiUrl}/v1/transfers/${id}`, { headers: orch.headers('viewer') })).json()) as TransferState;
   const until = (id: string, check: (s: TransferState) => boolean, timeoutMs = 20_000) =>
     eventually(async () => {
-      const r = await fetch(`${orch.apiUrl}/v1/transfers/${id}`);
+      const r = await fetch(`${orch.apiUrl}/v1/transfers/${id}`, { headers: orch.headers('viewer') });
       if (r.status !== 200) return undefined;
       const s = (await r.json()) as TransferState;
       return check(s) ? s : undefined;
@@ -129,7 +129,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     expect(recipientsOf(entries[0]!.value)).toEqual([originatorKey.did, externalKey.did]);
 
     // The originator reads it back decrypted through the agent-compatible endpoint.
-    const info = await fetch(`${orch.apiUrl}/tx/info?id=${sent.transactionId}&vaspDID=${group.subA}`);
+    const info = await fetch(`${orch.apiUrl}/tx/info?id=${sent.transactionId}&vaspDID=${group.subA}`, { headers: orch.headers('compliance') });
     expect(info.status).toBe(200);
     expect(((await info.json()) as NetworkTransaction).ivms101).toEqual({ originator: fixture.originator, beneficiary: fixture.beneficiary });
 
@@ -210,7 +210,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     const row = await orch.transfers.store.get(key);
     expect(row.pii!.recipients).toEqual([originatorKey.did]);
     // The originator can still read its own data.
-    const info = (await (await fetch(`${orch.apiUrl}/tx/info?id=${sent.transactionId}&vaspDID=${group.subA}`)).json()) as NetworkTransaction;
+    const info = (await (await fetch(`${orch.apiUrl}/tx/info?id=${sent.transactionId}&vaspDID=${group.subA}`, { headers: orch.headers('compliance') })).json()) as NetworkTransaction;
     expect(info.ivms101).toEqual({ originator: fixture.originator, beneficiary: fixture.beneficiary });
 
     const escrowCtx = { ...orch.transfers, config: { ...orch.transfers.config, noKeyMode: 'escrow' as const } };
@@ -255,7 +255,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
       const r = await post(payload, flag === 'no-key' ? '' : key);
       const answer = (await r.json()) as { error: { field: string; type: string } };
       expect([r.status, answer.error?.field, answer]).toEqual([400, expect.stringContaining(field), expect.anything()]);
-      expect((await fetch(`${orch.apiUrl}/v1/transfers/${key}`)).status).toBe(404);
+      expect((await fetch(`${orch.apiUrl}/v1/transfers/${key}`, { headers: orch.headers('viewer') })).status).toBe(404);
       expect(await transactionsWithRef(key)).toBe(0);
     }
     expect((await orch.pool.query(`select count(*)::int as n from outgoing_transfers where originator_vasp_did = $1`, [group.gateway])).rows[0].n).toBe(0);
@@ -401,11 +401,12 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     const handleResult = (key: string) => orch.client.workflow.getHandle(`outgoing-${key}`).result();
   });
 
+  // The agent's contract, no Authorization header, on the loopback agent listener; the main API's copies take tokens.
   describe('agent-compatible endpoints', () => {
     it('POST /tx/create goes through the workflow and answers the Transaction once created; a repeated transactionRef returns it', async () => {
       const ref = `agent-${randomUUID()}`;
       const payload = JSON.stringify(body({ transactionRef: ref }));
-      const send = () => fetch(`${orch.apiUrl}/tx/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload });
+      const send = () => fetch(`${orch.agentUrl}/tx/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload });
       const r = await send();
       expect(r.status).toBe(200);
       const tx = (await r.json()) as NetworkTransaction;
@@ -423,7 +424,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     it('forwards without encrypting when the originator\'s keys are not held here (hosted), and answers errors in the network\'s shape', async () => {
       const noKeys = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: { gatewayDid: group.gateway, subsidiaryDids: [group.subA, group.subB] } });
       try {
-        const r = await fetch(`${noKeys.apiUrl}/tx/create`, {
+        const r = await fetch(`${noKeys.agentUrl}/tx/create`, {
           method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body({ originatorVASPdid: group.subB })),
         });
         expect(r.status).toBe(200);
@@ -431,7 +432,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
         const mode = await sandbox.pool.query('select pii_mode from transactions where id = $1', [tx.id]);
         expect(mode.rows[0].pii_mode).toBe('hosted');
 
-        const bad = await fetch(`${noKeys.apiUrl}/tx/create`, {
+        const bad = await fetch(`${noKeys.agentUrl}/tx/create`, {
           method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body({ originatorVASPdid: group.gateway })),
         });
         expect(bad.status).toBe(400);
@@ -443,15 +444,15 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
 
     it('POST /tx/update encrypts plain IVMS101 like create; GET /tx/info without vaspDID decrypts with the party held here', async () => {
       const created = (await (
-        await fetch(`${orch.apiUrl}/tx/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()) })
+        await fetch(`${orch.agentUrl}/tx/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()) })
       ).json()) as NetworkTransaction;
       const changed = structuredClone(fixture.beneficiary) as { beneficiaryPersons: { naturalPerson: { name: { nameIdentifier: { primaryIdentifier: string }[] }[] } }[] };
       changed.beneficiaryPersons[0]!.naturalPerson.name[0]!.nameIdentifier[0]!.primaryIdentifier = 'Gardner';
-      const r = await fetch(`${orch.apiUrl}/tx/update`, {
+      const r = await fetch(`${orch.agentUrl}/tx/update`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: created.id, beneficiary: changed, txHash: '0xabc' }),
       });
       expect(r.status).toBe(200);
-      const info = (await (await fetch(`${orch.apiUrl}/tx/info?id=${created.id}`)).json()) as NetworkTransaction;
+      const info = (await (await fetch(`${orch.agentUrl}/tx/info?id=${created.id}`)).json()) as NetworkTransaction;
       expect(info.ivms101).toEqual({ originator: fixture.originator, beneficiary: changed });
       expect((await readAsCounterparty(created.id, externalKey)).record.beneficiary).toEqual(changed);
     });

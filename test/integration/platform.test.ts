@@ -24,12 +24,12 @@ describe('platform: worker, API, sandbox, encrypted history', () => {
   });
 
   it('runs the connectivity check through the real worker and stores no plaintext payload in history', async () => {
-    const started = await fetch(`${orch.apiUrl}/v1/checks/connectivity`, { method: 'POST' });
+    const started = await fetch(`${orch.apiUrl}/v1/checks/connectivity`, { method: 'POST', headers: orch.headers('operator') });
     expect(started.status).toBe(202);
     const { workflowId } = (await started.json()) as { workflowId: string };
 
     const done = await eventually(async () => {
-      const r = await fetch(`${orch.apiUrl}/v1/checks/connectivity/${workflowId}`);
+      const r = await fetch(`${orch.apiUrl}/v1/checks/connectivity/${workflowId}`, { headers: orch.headers('viewer') });
       const body = (await r.json()) as { status: string; result?: { userDid: string; vasps: string[] } };
       return body.status === 'COMPLETED' ? body : undefined;
     });
@@ -58,11 +58,19 @@ describe('platform: worker, API, sandbox, encrypted history', () => {
         metadata: Object.fromEntries(Object.entries(p.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
         data: Buffer.from(p.data!).toString('base64'),
       });
-      const decoded = await fetch(`${orch.apiUrl}/codec/decode`, {
+      const decode = (headers: Record<string, string>) => fetch(`${orch.apiUrl}/codec/decode`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', origin: 'http://localhost:8233', 'x-namespace': 'default' },
+        headers: { 'content-type': 'application/json', origin: 'http://localhost:8233', 'x-namespace': 'default', ...headers },
         body: JSON.stringify({ payloads: [toJson(stored)] }),
       });
+      // Decoding shows what history holds: compliance or admin only, and the UI's browser can read the refusal.
+      const anonymous = await decode({});
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+      expect((await decode(orch.headers('viewer'))).status).toBe(403);
+      expect((await decode(orch.headers('operator'))).status).toBe(403);
+      expect((await decode(orch.headers('admin'))).status).toBe(200);
+      const decoded = await decode(orch.headers('compliance'));
       expect(decoded.status).toBe(200);
       expect(decoded.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
       const { payloads: [plain] } = (await decoded.json()) as { payloads: { data: string }[] };
@@ -72,7 +80,7 @@ describe('platform: worker, API, sandbox, encrypted history', () => {
       const foreign = toJson(stored);
       foreign.metadata['encryption-key-id'] = Buffer.from('retired-key').toString('base64');
       const refused = await fetch(`${orch.apiUrl}/codec/decode`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payloads: [foreign] }),
+        method: 'POST', headers: orch.headers('compliance', { 'content-type': 'application/json' }), body: JSON.stringify({ payloads: [foreign] }),
       });
       expect(refused.status).toBe(400);
       expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/retired-key.*TEMPORAL_CODEC_KEYS/);
@@ -102,17 +110,41 @@ describe('platform: worker, API, sandbox, encrypted history', () => {
   });
 
   it('serves an OpenAPI document generated from the route schemas, and the docs page', async () => {
-    const doc = (await (await fetch(`${orch.apiUrl}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
+    type Operation = { security?: unknown; description?: string };
+    const doc = (await (await fetch(`${orch.apiUrl}/openapi.json`)).json()) as {
+      openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> };
+    };
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/healthz', '/codec/decode', '/v1/checks/connectivity']));
+    // Each route shows whether it takes the bearer scheme, and which roles.
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.paths['/v1/checks/connectivity']!.post).toMatchObject({ security: [{ bearerAuth: [] }], description: expect.stringMatching(/Roles: operator, admin\.$/) });
+    expect(doc.paths['/codec/decode']!.post!.description).toMatch(/Roles: compliance, admin\.$/);
+    expect(doc.paths['/healthz']!.get!.security).toEqual([]);
     expect((await fetch(`${orch.apiUrl}/docs`, { redirect: 'follow' })).status).toBe(200);
   });
 
   it('rejects a malformed codec request with a 400 naming the field', async () => {
     const r = await fetch(`${orch.apiUrl}/codec/decode`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payloads: 'x' }),
+      method: 'POST', headers: orch.headers('compliance', { 'content-type': 'application/json' }), body: JSON.stringify({ payloads: 'x' }),
     });
     expect(r.status).toBe(400);
     expect(((await r.json()) as { error: { field: string } }).error.field).toBe('payloads');
+  });
+
+  it('answers the codec\'s CORS preflight for the UI origin only, and no other route cross-origin', async () => {
+    const preflight = (path: string, origin: string) => fetch(`${orch.apiUrl}${path}`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,authorization-extras,content-type,x-namespace' },
+    });
+    const ui = await preflight('/codec/decode', 'http://localhost:8233');
+    expect(ui.status).toBe(204);
+    expect(ui.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+    expect(ui.headers.get('access-control-allow-headers')).toMatch(/authorization-extras/);
+    expect((await preflight('/codec/decode', 'https://evil.example')).headers.get('access-control-allow-origin')).toBeNull();
+    expect((await preflight('/v1/transfers', 'http://localhost:8233')).headers.get('access-control-allow-origin')).toBeNull();
+    const read = await fetch(`${orch.apiUrl}/v1/transfers`, { headers: orch.headers('viewer', { origin: 'http://localhost:8233' }) });
+    expect(read.status).toBe(200);
+    expect(read.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

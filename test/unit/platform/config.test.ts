@@ -99,3 +99,41 @@ describe('loadClusterConfig (npm run start:cluster)', () => {
     expect(() => loadClusterConfig({ TEMPORAL_ADDRESS: '127.0.0.1:40000' })).toThrow(/TEMPORAL_FRONTEND_MEMBERSHIP_PORT/);
   });
 });
+
+describe('loadConfig: operator authentication and the agent listener', () => {
+  it('accepts API keys only by default; OIDC with issuer and audience, asymmetric algorithms and a small clock skew', () => {
+    expect(loadConfig({}).auth).toEqual({});
+    expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'https://login.bank.example/realms/ops', OPERATOR_AUTH_AUDIENCE: 'tro', OPERATOR_AUTH_ROLES_CLAIM: 'realm_access.roles', API_TOKEN: 'tro_x' }).auth).toEqual({
+      apiToken: 'tro_x',
+      oidc: {
+        issuer: 'https://login.bank.example/realms/ops', audience: 'tro', rolesClaim: 'realm_access.roles', rolePrefix: '',
+        algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'], clockToleranceSeconds: 30,
+      },
+    });
+    expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'http://127.0.0.1:4000/oidc', OPERATOR_AUTH_AUDIENCE: 'a' }).auth.oidc?.issuer).toBe('http://127.0.0.1:4000/oidc');
+    // Compared with `iss` as it is: Auth0's issuers end with a slash.
+    expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'https://bank.eu.auth0.com/', OPERATOR_AUTH_AUDIENCE: 'a' }).auth.oidc?.issuer).toBe('https://bank.eu.auth0.com/');
+  });
+
+  it.each([
+    [{ OPERATOR_AUTH_ISSUER: 'https://idp.example' }, /^OPERATOR_AUTH_AUDIENCE: is unset while OPERATOR_AUTH_ISSUER is set/],
+    [{ OPERATOR_AUTH_AUDIENCE: 'a' }, /^OPERATOR_AUTH_ISSUER: is unset/],
+    [{ OPERATOR_AUTH_ISSUER: 'http://idp.example', OPERATOR_AUTH_AUDIENCE: 'a' }, /^OPERATOR_AUTH_ISSUER: "http:\/\/idp.example" is not an https URL/],
+    [{ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_AUTH_ALGORITHMS: 'RS256,HS256' }, /^OPERATOR_AUTH_ALGORITHMS: "HS256" is not an accepted/],
+    [{ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_AUTH_ALGORITHMS: 'none' }, /^OPERATOR_AUTH_ALGORITHMS: "none"/],
+    [{ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_AUTH_CLOCK_SKEW: '3600' }, /^OPERATOR_AUTH_CLOCK_SKEW:/],
+    [{ AGENT_PORT: '8080', AGENT_HOST: '0.0.0.0' }, /^AGENT_HOST: "0.0.0.0" is not a loopback address.*AGENT_ALLOW_REMOTE=1/],
+    [{ AGENT_PORT: '3000' }, /^AGENT_PORT: is the API's port 3000/],
+    [{ AGENT_PORT: 'x' }, /^AGENT_PORT: "x" is not a TCP port/],
+  ])('rejects %j with one ConfigError line', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('serves the agent endpoints on loopback only, unless AGENT_ALLOW_REMOTE=1 says otherwise', () => {
+    expect(loadConfig({}).agent).toEqual({ host: '127.0.0.1', allowRemote: false });
+    expect(loadConfig({ AGENT_PORT: '8080' }).agent).toEqual({ port: 8080, host: '127.0.0.1', allowRemote: false });
+    expect(loadConfig({ AGENT_PORT: '8080', AGENT_HOST: '::1' }).agent.host).toBe('::1');
+    expect(loadConfig({ AGENT_PORT: '8080', AGENT_HOST: '10.0.0.5', AGENT_ALLOW_REMOTE: '1' }).agent).toEqual({ port: 8080, host: '10.0.0.5', allowRemote: true });
+  });
+});
