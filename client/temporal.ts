@@ -6,6 +6,6 @@ import { createDataConverter } from '../lib/temporal/data-converter';
 
 /** The process's one Temporal Client, with the project's encrypting data converter. */
 export async function createTemporalClient(config: PlatformConfig, keyring: CodecKeyring): Promise<Client> {
-  const connection = await connectTemporal(Connection, config.temporal.address);
+  const connection = await connectTemporal(Connection, config.temporal);
   return new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(keyring) });
 }

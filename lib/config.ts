@@ -1,6 +1,7 @@
 import { ConfigError } from './errors';
 import { loadAddressBookConfig, type AddressBookConfig } from './address-book/config';
 import { loadRetentionConfig, type RetentionConfig } from './retention/config';
+import { loadTemporalConnectionConfig, type TemporalConnectionConfig } from './temporal/connection-config';
 import { loadAgentListenerConfig, loadOperatorAuthConfig, type AgentListenerConfig, type OperatorAuthConfig } from './auth/config';
 
 /**
@@ -24,12 +25,13 @@ export interface PlatformConfig {
   sandboxPort: number;
   dataDir: string;
   logLevel: string;
+  /** The Temporal frontend; TLS and API key as lib/temporal/connection-config.ts reads them (TEMPORAL_TLS_*, TEMPORAL_API_KEY). */
   temporal: {
     address: string;
     namespace: string;
     taskQueue: string;
     uiPort: number;
-  };
+  } & TemporalConnectionConfig;
   databaseUrl?: string;
   sandboxDatabaseUrl?: string;
   /** `TEMPORAL_CODEC_KEYS`, unparsed; see lib/temporal/codec-keys.ts. */
@@ -154,6 +156,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL', 'is not a postgres:// URL', 'Use the form postgres://user@host:5432/dbname');
   }
+  const temporalAddress = env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
   return {
     host,
     apiPort,
@@ -161,10 +164,11 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     dataDir: env.DATA_DIR || '.data',
     logLevel: env.LOG_LEVEL || 'info',
     temporal: {
-      address: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
+      address: temporalAddress,
       namespace: env.TEMPORAL_NAMESPACE || 'default',
       taskQueue: env.TEMPORAL_TASK_QUEUE || 'travel-rule',
       uiPort,
+      ...loadTemporalConnectionConfig(env, temporalAddress),
     },
     databaseUrl,
     sandboxDatabaseUrl: env.SANDBOX_DATABASE_URL || undefined,

@@ -83,7 +83,7 @@ const httpOk = (url: string) => async () => (await fetch(url)).ok;
 
 async function startDevServer(config: PlatformConfig, logDir: string): Promise<{ address: string; uiUrl?: string }> {
   if (process.env.TEMPORAL_ADDRESS) {
-    const connection = await connectTemporal(Connection, config.temporal.address);
+    const connection = await connectTemporal(Connection, config.temporal);
     await connection.close();
     say(`Temporal: using the server at ${config.temporal.address} (TEMPORAL_ADDRESS)`);
     return { address: config.temporal.address };

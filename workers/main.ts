@@ -27,7 +27,7 @@ runMain('worker', async (log) => {
   const pool = createPool(databaseUrl, 'orchestrator');
   const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
   const network = new NetworkClient(config.network);
-  const connection = await connectTemporal(NativeConnection, config.temporal.address);
+  const connection = await connectTemporal(NativeConnection, config.temporal);
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,

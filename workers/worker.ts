@@ -16,7 +16,11 @@ export interface WorkerDeps {
 
 export const workflowsPath = require.resolve('../workflows');
 
-/** The project's worker: its workflows, the given activities, and the encrypting data converter. */
+/**
+ * The project's worker: its workflows, the given activities, and the encrypting data converter, which refuses
+ * plaintext payloads: a workflow started or signalled without the codec fails its workflow task (retried by the
+ * server, visible in the UI) and runs nothing with that input.
+ */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   return Worker.create({
     connection: deps.connection,
@@ -24,7 +28,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     ...(deps.workflowBundlePath ? { workflowBundle: { codePath: deps.workflowBundlePath } } : { workflowsPath }),
     activities: deps.activities,
-    dataConverter: createDataConverter(deps.keyring),
+    dataConverter: createDataConverter(deps.keyring, { refuseUnencrypted: true }),
     ...deps.options,
   });
 }

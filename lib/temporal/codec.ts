@@ -26,10 +26,23 @@ export interface CodecKeyring {
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const fromUtf8 = (b: Uint8Array) => new TextDecoder().decode(b);
 
+export interface CodecOptions {
+  /**
+   * Refuse payloads this codec did not encrypt instead of passing them through: what a worker needs, since anyone who
+   * can reach the Temporal server could otherwise start a workflow (or signal one) with plaintext input of their
+   * choosing. Search attributes and headers never reach the codec (Temporal reads them itself), so they stay plain.
+   * The API's codec endpoint leaves it off: the UI asks it to decode whatever history holds.
+   */
+  refuseUnencrypted?: boolean;
+}
+
+/** The message of the refusal, which the worker's failed workflow task carries. */
+export const UNENCRYPTED_REFUSED = 'refused a payload not encrypted by the project\'s codec (binary/encrypted): start workflows and send signals through a client with the codec (TEMPORAL_CODEC_KEYS)';
+
 export class EncryptionCodec implements PayloadCodec {
   private readonly currentKey: Buffer;
 
-  constructor(private readonly keyring: CodecKeyring) {
+  constructor(private readonly keyring: CodecKeyring, private readonly options: CodecOptions = {}) {
     const current = keyring.keys.get(keyring.currentKeyId);
     if (!current) throw new ValueError(`codec key ${keyring.currentKeyId} is not in the keyring`);
     this.currentKey = current;
@@ -54,7 +67,10 @@ export class EncryptionCodec implements PayloadCodec {
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => {
       const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
-      if (!encoding || fromUtf8(encoding) !== ENCRYPTED_ENCODING) return payload;
+      if (!encoding || fromUtf8(encoding) !== ENCRYPTED_ENCODING) {
+        if (this.options.refuseUnencrypted) throw new ValueError(`${UNENCRYPTED_REFUSED}; its encoding is ${encoding ? `"${fromUtf8(encoding).slice(0, 40)}"` : 'unset'}`);
+        return payload;
+      }
       const keyIdBytes = payload.metadata?.[METADATA_ENCRYPTION_KEY_ID];
       if (!keyIdBytes) throw new ValueError('encrypted payload has no encryption-key-id');
       const keyId = fromUtf8(keyIdBytes);

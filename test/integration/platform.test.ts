@@ -2,7 +2,8 @@ import { payloadsIn } from '../harness/history';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { createPool } from '../../db/pool';
-import { ENCRYPTED_ENCODING } from '../../lib/temporal/codec';
+import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../lib/temporal/codec';
+import { retentionSweep } from '../../workflows';
 import {
   eventually, groupSeed, startOrchestrator, startSandbox, testEnv,
   type RunningOrchestrator, type RunningSandbox,
@@ -87,6 +88,34 @@ describe('platform: worker, API, sandbox, encrypted history', () => {
     } finally {
       await raw.connection.close();
     }
+  });
+
+  it('the worker refuses a workflow started with plaintext input: no activity runs with it; the codec client\'s runs', async () => {
+    // Anyone who reaches the Temporal server can start workflows; without the codec its input arrives in plaintext.
+    const raw = new Client({ connection: await Connection.connect({ address: testEnv().temporalAddress }) });
+    const input = { webhookDays: 3650, transferPiiDays: 3650 };
+    const workflowId = `plaintext-retention-${Date.now()}`;
+    try {
+      const handle = await raw.workflow.start('retentionSweep', { taskQueue: orch.taskQueue, workflowId, args: [input] });
+      const failed = await eventually(async () => {
+        const events = (await handle.fetchHistory()).events ?? [];
+        return events.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes ?? undefined;
+      });
+      // The refusal is in history, encrypted like every failure message the worker writes.
+      const [attributes] = await new EncryptionCodec(testEnv().keyring).decode([failed.failure!.encodedAttributes!]);
+      expect(JSON.parse(Buffer.from(attributes!.data!).toString()).message).toMatch(/refused a payload not encrypted by the project's codec.*json\/plain/);
+      // The workflow stays open on its failed task, retried by the server and refused each time; it schedules nothing.
+      await new Promise((r) => setTimeout(r, 1500));
+      const events = (await handle.fetchHistory()).events ?? [];
+      expect(events.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+      expect(events.some((e) => e.workflowExecutionCompletedEventAttributes || e.workflowExecutionFailedEventAttributes)).toBe(false);
+      await handle.terminate('test: plaintext input refused');
+    } finally {
+      await raw.connection.close();
+    }
+    // The same input through the project's client (the codec) runs the sweep.
+    const result = await orch.client.workflow.execute(retentionSweep, { taskQueue: orch.taskQueue, workflowId: `${workflowId}-codec`, args: [input] });
+    expect(result).toMatchObject({ webhooksDeleted: expect.any(Number), transferRequestsErased: expect.any(Number) });
   });
 
   it('reports health 200 with both dependencies up, 503 naming the database when it is down', async () => {

@@ -79,3 +79,21 @@ describe('parseCodecKeys', () => {
     }
   });
 });
+
+describe('EncryptionCodec with refuseUnencrypted (the workers\' codec)', () => {
+  const keyring = { currentKeyId: 'k1', keys: new Map([['k1', randomBytes(32)]]) };
+  const strict = new EncryptionCodec(keyring, { refuseUnencrypted: true });
+  const lenient = new EncryptionCodec(keyring);
+  const plain = defaultPayloadConverter.toPayload({ webhookDays: 0, transferPiiDays: 0 });
+
+  it('refuses a plaintext payload, naming its encoding, where the lenient codec passes it through', async () => {
+    await expect(strict.decode([plain])).rejects.toThrow(/refused a payload not encrypted by the project's codec.*"json\/plain"/);
+    await expect(lenient.decode([plain])).resolves.toEqual([plain]);
+    await expect(strict.decode([{ metadata: {}, data: new Uint8Array() }])).rejects.toThrow(/encoding is unset/);
+  });
+
+  it('still decodes what the codec encrypted', async () => {
+    const enc = await lenient.encode([plain]);
+    expect(defaultPayloadConverter.fromPayload((await strict.decode(enc))[0]!)).toEqual({ webhookDays: 0, transferPiiDays: 0 });
+  });
+});
