@@ -10,6 +10,8 @@ export interface SandboxConfig {
   piiUrl: string;
   /** Seed file with VASPs, nesting, users and credentials (the operator's part). */
   seedFile?: string;
+  /** SANDBOX_FAULTS=1: `PUT /sandbox/faults` may switch network faults on (sandbox/faults). */
+  faults?: boolean;
 }
 
 export function loadSandboxConfig(env: Record<string, string | undefined> = process.env): SandboxConfig {
@@ -21,6 +23,7 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     publicUrl,
     piiUrl: `${publicUrl}/pii`,
     seedFile: env.SANDBOX_SEED || undefined,
+    faults: env.SANDBOX_FAULTS === '1',
     // SANDBOX_UPLOAD_DIR, SANDBOX_UPLOAD_MAX_BYTES, SANDBOX_UPLOAD_URL_TTL_SECONDS, SANDBOX_ADDRESS_BATCH_SIZE
     addressBook: addressBookOptionsFromEnv(env),
   };

@@ -15,6 +15,7 @@ import { webhookPublicRoutes, webhookRoutes } from './webhooks';
 import { counterpartyRoutes } from './counterparties';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
+import { Faults, faultRoutes } from './faults';
 import { nestedRoutingPublicRoutes, nestedRoutingRoutes } from './nested-routing';
 
 export interface SandboxDeps {
@@ -56,7 +57,10 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     reply.code(404).send({ err: { name: 'NotFoundError', code: 404, message: `${request.method} ${request.url} not found` } }),
   );
 
-  const ctx: SandboxContext = { pool: deps.pool, config: deps.config, tokens, logger: deps.logger };
+  const faults = new Faults(deps.config.faults === true);
+  const ctx: SandboxContext = { pool: deps.pool, config: deps.config, tokens, logger: deps.logger, faults };
+  // First, so its hooks run before every route's (and the auth guards').
+  faultRoutes(app, faults);
 
   app.get('/healthz', async () => ({ ok: true }));
   tokenRoute(app, { pool: deps.pool, tokens, audiences: [deps.config.publicUrl, deps.config.piiUrl] });

@@ -40,6 +40,31 @@ interface Row {
   behaviours: Record<string, Behaviour>;
 }
 
+/**
+ * The keyRotation fault: the simulated counterparty publishes a new did:key as its pii_didkey, keeping the earlier
+ * one for data already encrypted to it. Nothing happens for a VASP that is not simulated here.
+ */
+export async function rotateSimulatedKey(pool: Pool, vaspDid: string): Promise<boolean> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const key = createDidKeyRecord();
+    const { rowCount } = await client.query(
+      `update sim_counterparties set previous_keys = previous_keys || jsonb_build_array(jsonb_build_object('did', did_key, 'privateKeyHex', private_key_hex)),
+         did_key = $2, private_key_hex = $3, updated_at = now() where vasp_did = $1`,
+      [vaspDid, key.did, key.keys[0].privateKeyHex],
+    );
+    if (rowCount) await addFieldValues(client, vaspDid, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID_FOR_SIMULATION);
+    await client.query('commit');
+    return !!rowCount;
+  } catch (e) {
+    await client.query('rollback').catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
 export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
   const transactions = transactionService(ctx);
   transactions.onChange(onTransactionChange);

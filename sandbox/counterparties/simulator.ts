@@ -40,6 +40,7 @@ interface Task {
 interface Sim {
   did_key: string;
   private_key_hex: string;
+  previous_keys?: { did: string; privateKeyHex: string }[];
   default_behaviour: unknown;
   behaviours: Record<string, unknown>;
 }
@@ -93,7 +94,7 @@ export class CounterpartySimulator {
 
   private async sim(vaspDid: string): Promise<Sim | undefined> {
     const { rows } = await this.pool.query<Sim>(
-      'select did_key, private_key_hex, default_behaviour, behaviours from sim_counterparties where vasp_did = $1',
+      'select did_key, private_key_hex, previous_keys, default_behaviour, behaviours from sim_counterparties where vasp_did = $1',
       [vaspDid],
     );
     return rows[0];
@@ -149,14 +150,16 @@ export class CounterpartySimulator {
         if (!item) throw new Error(`${l.key}: the personal-data service gave no item for this CID`);
         return { key: l.key, value: item.value };
       });
-      const record: DidKeyRecord = {
-        did: sim.did_key, controllerKeyId: sim.private_key_hex.slice(64), services: [], provider: 'did:key',
+      const record = (did: string, privateKeyHex: string): DidKeyRecord => ({
+        did, controllerKeyId: privateKeyHex.slice(64), services: [], provider: 'did:key',
         keys: [{
-          type: 'Ed25519', kid: sim.private_key_hex.slice(64), publicKeyHex: sim.private_key_hex.slice(64),
-          meta: { algorithms: ['Ed25519', 'EdDSA'] }, kms: 'local', privateKeyHex: sim.private_key_hex,
+          type: 'Ed25519', kid: privateKeyHex.slice(64), publicKeyHex: privateKeyHex.slice(64),
+          meta: { algorithms: ['Ed25519', 'EdDSA'] }, kms: 'local', privateKeyHex,
         }],
-      };
-      const { record: plain } = decryptIvms101(entries, Keyring.from([record]));
+      });
+      // The current key, and any it rotated away from (data encrypted before the rotation is still its to read).
+      const keys = [record(sim.did_key, sim.private_key_hex), ...(sim.previous_keys ?? []).map((k) => record(k.did, k.privateKeyHex))];
+      const { record: plain } = decryptIvms101(entries, Keyring.from(keys));
       return { mode: 'end-to-end', decrypted: true, fields: flattenIvms101(plain).length };
     } catch (e) {
       return { mode: 'end-to-end', decrypted: false, fields: 0, error: (e as Error).message };

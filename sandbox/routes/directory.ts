@@ -23,6 +23,7 @@ import {
   type ListQuery,
   type VaspSettings,
 } from '../directory/profiles';
+import { rotateSimulatedKey } from '../counterparties';
 
 const Did = Type.String({ pattern: '^did:[a-zA-Z0-9]*:.*$' });
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
@@ -114,7 +115,15 @@ export function requireMember(access: Access, vaspDid: string): void {
 export async function directoryPublicRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
   const preHandler = optionalBearer(ctx);
 
-  app.get('/tf/simple/vasps/:vaspDID', { preHandler, schema: { params: VaspParams, querystring: Type.Object({ fields: Type.Optional(Type.String({ maxLength: 2000 })) }) } }, async (request) => {
+  // The keyRotation fault (sandbox/faults): a simulated counterparty rotates its key once this lookup is answered,
+  // i.e. between the originator's lookup and its encryption.
+  const onResponse = async (request: FastifyRequest) => {
+    if (!ctx.faults.keyRotationOn()) return;
+    const { vaspDID } = request.params as { vaspDID: string };
+    const { rows } = await ctx.pool.query('select 1 from sim_counterparties where vasp_did = $1', [vaspDID]);
+    if (rows[0] && ctx.faults.rotateKey()) await rotateSimulatedKey(ctx.pool, vaspDID).catch((e: unknown) => ctx.logger.warn({ err: e }, 'keyRotation fault failed'));
+  };
+  app.get('/tf/simple/vasps/:vaspDID', { preHandler, onResponse, schema: { params: VaspParams, querystring: Type.Object({ fields: Type.Optional(Type.String({ maxLength: 2000 })) }) } }, async (request) => {
     const { vaspDID } = request.params as Static<typeof VaspParams>;
     const { fields } = request.query as { fields?: string };
     const view = await simpleVasp(ctx.pool, vaspDID, requestedFields(fields));

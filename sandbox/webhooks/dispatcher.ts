@@ -13,6 +13,7 @@ import { BackgroundLoop } from '../background-loop';
 import type { Pool } from 'pg';
 import type { Logger } from '../../lib/logger';
 import { webhookHeaders } from '../../lib/webhook-signature';
+import type { Faults } from '../faults';
 
 export interface DispatcherOptions {
   pollMs: number;
@@ -53,6 +54,7 @@ export class WebhookDispatcher {
     private readonly pool: Pool,
     private readonly logger: Logger,
     private readonly opts: DispatcherOptions = DEFAULT_DISPATCHER_OPTIONS,
+    private readonly faults?: Faults,
   ) {
     this.loop = new BackgroundLoop('webhook delivery round', opts.pollMs, () => this.tick(), logger);
   }
@@ -80,7 +82,22 @@ export class WebhookDispatcher {
          (select secret from webhooks w where w.vasp_did = d.vasp_did) as secret`,
       [this.opts.batch, LEASE_SECONDS],
     );
-    await Promise.all(rows.map((row) => this.attempt(row)));
+    await Promise.all(rows.map((row) => (this.heldBack(row) ? undefined : this.attempt(row))));
+  }
+
+  /** Deliveries already considered for the late/reorder faults (each first attempt is, once). */
+  private readonly considered = new Set<string>();
+
+  /** The late/reorder faults: a first attempt put off for a while, so later deliveries overtake it. */
+  private heldBack(row: Due): boolean {
+    if (!this.faults || row.attempts > 0 || this.considered.has(row.id)) return false;
+    this.considered.add(row.id);
+    if (this.considered.size > 100_000) this.considered.clear();
+    const delay = this.faults.webhookDelayMs();
+    if (delay <= 0) return false;
+    void this.pool.query('update webhook_deliveries set next_attempt_at = now() + make_interval(secs => $2) where id = $1', [row.id, delay / 1000])
+      .catch((e: unknown) => this.logger.warn({ err: e }, 'could not hold back a webhook delivery'));
+    return true;
   }
 
   private async attempt(row: Due): Promise<void> {
@@ -92,20 +109,13 @@ export class WebhookDispatcher {
     let status: number | null = null;
     let error: string | null = null;
     try {
-      const response = await fetch(row.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'travel-rule-sandbox-webhooks/1', ...webhookHeaders(row.secret, row.message_id, row.body) },
-        body: row.body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
-      });
-      status = response.status;
-      await response.arrayBuffer().catch(() => undefined);
+      status = await this.send(row);
     } catch (e) {
       error = (e as Error).name === 'TimeoutError' ? 'timeout' : `network error: ${(e as Error).message}`;
     }
     if (status !== null && status >= 200 && status < 300) {
       await this.finish(row.id, 'delivered', status, null, attempts);
+      if (this.faults?.duplicateWebhook()) await this.send(row).catch(() => undefined);
     } else if ((status !== null && !retryable(status)) || attempts >= this.opts.maxAttempts) {
       await this.finish(row.id, 'failed', status, error ?? `HTTP ${status}`, attempts);
     } else {
@@ -116,6 +126,18 @@ export class WebhookDispatcher {
         [row.id, attempts, status, error ?? `HTTP ${status}`, delay / 1000],
       );
     }
+  }
+
+  private async send(row: Due): Promise<number> {
+    const response = await fetch(row.url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'travel-rule-sandbox-webhooks/1', ...webhookHeaders(row.secret!, row.message_id, row.body) },
+      body: row.body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(this.opts.timeoutMs),
+    });
+    await response.arrayBuffer().catch(() => undefined);
+    return response.status;
   }
 
   private async finish(id: string, state: string, status: number | null, error: string | null, attempts?: number): Promise<void> {

@@ -99,7 +99,7 @@ export async function readDeliveries(pool: Pool, vaspDid: string | undefined, tr
 
 /** The delivery loop (started and stopped with the server) and the sandbox's window onto the outbox. */
 export async function webhookPublicRoutes(app: FastifyInstance, ctx: SandboxContext, opts: Partial<DispatcherOptions> = {}): Promise<void> {
-  const dispatcher = new WebhookDispatcher(ctx.pool, ctx.logger, { ...DEFAULT_DISPATCHER_OPTIONS, ...opts });
+  const dispatcher = new WebhookDispatcher(ctx.pool, ctx.logger, { ...DEFAULT_DISPATCHER_OPTIONS, ...opts }, ctx.faults);
   await app.register(async (scope) => {
     scope.addHook('onReady', async () => dispatcher.start());
     scope.addHook('onClose', async () => dispatcher.stop());

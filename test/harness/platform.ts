@@ -132,7 +132,7 @@ export interface RunningSandbox {
 }
 
 /** The sandbox on a free port, over real HTTP, against the run's database. */
-export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig, 'addressBook'>> = {}): Promise<RunningSandbox> {
+export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig, 'addressBook' | 'faults'>> = {}): Promise<RunningSandbox> {
   const { databaseUrl } = testEnv();
   const pool = createPool(databaseUrl, 'sandbox');
   await applySeed(pool, seed);
