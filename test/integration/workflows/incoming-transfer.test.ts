@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { IncomingTxSummary } from '../../../activities/incoming-transfers';
+import { describePrincipal } from '../../../lib/auth/describe';
+import type { Principal } from '../../../lib/principal';
+import { incomingTransfer, type IncomingTransferInput } from '../../../workflows/incoming-transfer';
+import { decideUpdate, incomingStatusQuery, type ScreeningOutcome } from '../../../workflows/incoming-transfer.messages';
+import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type HistoryTimer, type StubCall, type Stubs } from '../../harness/workflow-env';
+
+/**
+ * The incoming transfer's waits for a person, with stubbed activities: a screening hit holds the transfer for review,
+ * the review deadline escalates it (and it keeps waiting), the decision answers the network; a transfer nobody's
+ * registry owns waits to be routed, escalates, and is rejected at the network when nobody routes it.
+ */
+describe('incoming transfer workflow: review escalation and routing deadlines', () => {
+  let env: TestWorkflowEnvironment;
+  beforeAll(async () => {
+    env = await workflowTestEnvironment();
+  });
+  afterAll(() => env?.teardown());
+
+  const gateway = 'did:ethr:0x3333333333333333333333333333333333333333';
+  const subsidiary = 'did:ethr:0x4444444444444444444444444444444444444444';
+  const counterparty = 'did:ethr:0x5555555555555555555555555555555555555555';
+  const REVIEW_MS = 2000;
+  const officer: Principal = { kind: 'oidc', subject: 'user-42', name: 'Maya Compliance', roles: ['compliance'], credentialId: 'jti-1' };
+
+  const input = (transactionId: string, over: Partial<IncomingTransferInput> = {}): IncomingTransferInput => ({
+    transactionId, gatewayDid: gateway, subsidiaryDids: [subsidiary],
+    routeDeadline: '1 hour', routeGiveUpAfter: '1 day', reviewDeadline: REVIEW_MS, pollInterval: '10 minutes', screeningThreshold: 0.9, ...over,
+  });
+  const tx = (id: string, over: Partial<IncomingTxSummary> = {}): IncomingTxSummary => ({
+    id, status: 'SENT', asset: 'ETH', destination: '0xdestination', originatorVaspDid: counterparty, beneficiaryVaspDid: subsidiary,
+    amount: '1', createdAt: '2026-11-25T10:00:00.000Z', ...over,
+  });
+  const hit: ScreeningOutcome = { screenedNames: 2, nameHits: [{ list: 'SDN', entNum: 7, matchedName: 'FICTIONAL PERSON', score: 0.97 }], addressHits: [] };
+
+  /** The network side of a transfer addressed to a subsidiary, whose originator is a screening hit. */
+  const flagged = (over: Stubs = {}): Stubs => ({
+    getIncomingTransaction: async (id) => tx(id),
+    confirmIncomingTransaction: async (id) => tx(id, { status: 'ACK' }),
+    screenIncomingTransfer: async () => hit,
+    acceptIncomingTransaction: async (id) => tx(id, { status: 'ACCEPTED' }),
+    declineIncomingTransaction: async ({ transactionId }) => tx(transactionId, { status: 'DECLINED' }),
+    recordAudit: async () => undefined,
+    recordTransferView: async () => undefined,
+    reportIncomingOutcome: async () => undefined,
+    ...over,
+  });
+  const outcomes = (calls: StubCall[]) => callsOf(calls, 'reportIncomingOutcome').map((c) => (c.args[0] as { outcome: string }).outcome);
+  const until = async (check: () => boolean) => {
+    const deadline = Date.now() + 20_000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error('condition not met within 20 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  it('a hit not decided within the review deadline is escalated, keeps waiting, and the late decision is carried out', async () => {
+    // Screening waits until the test has tried to decide too early, so that attempt surely finds no review.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const { worker, taskQueue, calls } = await stubWorker(env, flagged({ screenIncomingTransfer: async () => released.then(() => hit) }));
+    const id = `tx-${randomBytes(4).toString('hex')}`;
+    const decision = { decision: 'decline' as const, reason: 'confirmed match', actor: officer.name, principal: officer };
+    const { result, events, rejected, escalatedAt, decidedAt } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id)] });
+      // No decision is taken before the transfer is under review.
+      const rejected = await handle.executeUpdate(decideUpdate, { args: [decision] }).then(() => undefined, (e: Error) => e);
+      release();
+      await until(() => outcomes(calls).includes('review-escalated'));
+      const escalatedAt = Date.now();
+      const waiting = await handle.query(incomingStatusQuery);
+      expect(waiting).toMatchObject({ phase: 'awaiting-review', escalated: true });
+      const decidedAt = Date.now();
+      await handle.executeUpdate(decideUpdate, { args: [decision] });
+      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [], rejected, escalatedAt, decidedAt };
+    });
+
+    expect(rejected).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((rejected as WorkflowUpdateFailedError).cause?.message).toMatch(/^transfer is not under review/);
+    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'DECLINED', escalated: true, subsidiaryDid: subsidiary, routedBy: 'network' });
+    expect(result.history.map((h) => h.event)).toEqual(expect.arrayContaining(['phase:awaiting-review', 'review-escalated', 'decision', 'phase:deciding', 'finished:declined']));
+
+    // One review timer of the configured length: it fired (the escalation), and the decision came after it.
+    const timers = timersOf(events);
+    expect(timers).toHaveLength(1);
+    const [review] = timers as [HistoryTimer];
+    expect(review.durationMs).toBe(REVIEW_MS);
+    expect(review.firedAt! - review.startedAt).toBeGreaterThanOrEqual(REVIEW_MS - 5);
+    const screened = callsOf(calls, 'screenIncomingTransfer')[0]!;
+    expect(screened.args).toEqual([{ transactionId: id, subsidiaryDid: subsidiary, gatewayDid: gateway, threshold: 0.9 }]);
+    expect(escalatedAt - screened.at).toBeGreaterThanOrEqual(REVIEW_MS - 50);
+
+    // The escalation is told to the internal systems once; the decision is audited and sent with who took it.
+    expect(outcomes(calls)).toEqual(['review-escalated', 'declined']);
+    expect(callsOf(calls, 'reportIncomingOutcome')[0]!.args[0]).toEqual({ transactionId: id, outcome: 'review-escalated', networkStatus: 'ACK', subsidiaryDid: subsidiary });
+    expect(callsOf(calls, 'recordAudit').map((c) => c.args[0])).toEqual([{
+      actor: officer.name, action: 'incoming.decline', subject: id,
+      details: { reason: 'confirmed match', nameHits: 1, addressHits: 0, principal: officer },
+    }]);
+    const declined = callsOf(calls, 'declineIncomingTransaction');
+    expect(declined.map((c) => c.args[0])).toEqual([{ transactionId: id, reason: `confirmed match (declined by ${describePrincipal(officer)})` }]);
+    expect(declined[0]!.at).toBeGreaterThanOrEqual(decidedAt);
+    expect(callsOf(calls, 'acceptIncomingTransaction')).toHaveLength(0);
+    // Routed by the network itself: no redirect.
+    expect(callsOf(calls, 'confirmIncomingTransaction').map((c) => c.args)).toEqual([[id]]);
+  });
+
+  it('a decision before the review deadline cancels the escalation', async () => {
+    const { worker, taskQueue, calls } = await stubWorker(env, flagged());
+    const id = `tx-${randomBytes(4).toString('hex')}`;
+    const { result, events } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id, { reviewDeadline: '1 hour' })] });
+      await until(() => callsOf(calls, 'screenIncomingTransfer').length > 0);
+      // The update's validator refuses it until the workflow is under review: retry until it is.
+      for (;;) {
+        const r = await handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', reason: 'false positive', actor: officer.name, principal: officer }] })
+          .then(() => true, () => false);
+        if (r) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
+    });
+    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED', escalated: false });
+    expect(outcomes(calls)).toEqual(['accepted']);
+    expect(callsOf(calls, 'acceptIncomingTransaction').map((c) => c.args)).toEqual([[id]]);
+    expect(callsOf(calls, 'declineIncomingTransaction')).toHaveLength(0);
+    const timers = timersOf(events);
+    expect(timers.map((t) => [t.durationMs, t.cancelled, t.firedAt])).toEqual([[3_600_000, true, undefined]]);
+  });
+
+  it('a transfer nobody owns waits to be routed, escalates at the route deadline, and is rejected when nobody routes it', async () => {
+    const stubs = flagged({
+      getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),
+      findAddressOwner: async () => null,
+      rejectIncomingTransaction: async ({ transactionId }) => tx(transactionId, { status: 'REJECTED' }),
+    });
+    const { worker, taskQueue, calls } = await stubWorker(env, stubs);
+    const id = `tx-${randomBytes(4).toString('hex')}`;
+    const { result, events } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(incomingTransfer, {
+        taskQueue, workflowId: `incoming-${id}`, args: [input(id, { routeDeadline: 1000, routeGiveUpAfter: 1500 })],
+      });
+      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
+    });
+    expect(result).toMatchObject({ phase: 'rejected', networkStatus: 'REJECTED', escalated: true });
+    expect(callsOf(calls, 'findAddressOwner').map((c) => c.args)).toEqual([[{ asset: 'ETH', address: '0xdestination', subsidiaryDids: [subsidiary] }]]);
+    expect(outcomes(calls)).toEqual(['route-escalated', 'rejected']);
+    const rejectCalls = callsOf(calls, 'rejectIncomingTransaction');
+    expect(rejectCalls.map((c) => c.args[0])).toEqual([{ transactionId: id, reason: 'destination address is not owned by any VASP of the group' }]);
+    const timers = timersOf(events);
+    expect(timers.map((t) => t.durationMs)).toEqual([1000, 1500]);
+    expect(timers.every((t) => t.firedAt !== undefined && t.firedAt - t.startedAt >= t.durationMs - 5)).toBe(true);
+    // Rejected only after both waits: never routed, never screened.
+    expect(rejectCalls[0]!.at - callsOf(calls, 'findAddressOwner')[0]!.at).toBeGreaterThanOrEqual(2500 - 50);
+    expect(callsOf(calls, 'redirectIncomingTransaction')).toHaveLength(0);
+    expect(callsOf(calls, 'screenIncomingTransfer')).toHaveLength(0);
+  });
+});

@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { CreatedTransaction, TransferPlan } from '../../../activities/outgoing-transfers';
+import { outgoingTransfer, type OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
+import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
+import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
+
+/**
+ * The outgoing transfer's wait for the counterparty's answer, with stubbed activities: the poll interval and the answer
+ * deadline are timers, and at the deadline the transaction is withdrawn at the network.
+ */
+describe('outgoing transfer workflow: poll interval, answer deadline, expiry', () => {
+  let env: TestWorkflowEnvironment;
+  beforeAll(async () => {
+    env = await workflowTestEnvironment();
+  });
+  afterAll(() => env?.teardown());
+
+  const POLL_MS = 1000;
+  const DEADLINE_MS = 3000;
+  const originator = 'did:ethr:0x1111111111111111111111111111111111111111';
+  const beneficiary = 'did:ethr:0x2222222222222222222222222222222222222222';
+
+  const input = (over: Partial<OutgoingTransferInput> = {}): OutgoingTransferInput => ({
+    id: `ref-${randomBytes(4).toString('hex')}`, originatorVaspDid: originator, beneficiaryVaspDid: beneficiary,
+    asset: 'ETH', amount: '1', answerDeadlineMs: DEADLINE_MS, pollIntervalMs: POLL_MS, report: true, ...over,
+  });
+  const plan: TransferPlan = { originatorVaspDid: originator, beneficiaryVaspDid: beneficiary, beneficiaryResolvedBy: 'request', mode: 'end-to-end', recipients: [] };
+  const created: CreatedTransaction = { id: 'tx-1', status: 'SENT', beneficiaryVaspDid: beneficiary, transaction: { id: 'tx-1' } as CreatedTransaction['transaction'] };
+
+  /** A counterparty that never answers: every poll says SENT. */
+  const silent = (over: Stubs = {}): Stubs => ({
+    prepareOutgoingTransfer: async () => ({ plan, piiFields: 3 }),
+    createOutgoingTransaction: async () => created,
+    fetchOutgoingStatus: async () => ({ status: 'SENT' }),
+    cancelOutgoingTransaction: async () => ({ status: 'CANCELLED', cancelled: true }),
+    recordTransferView: async () => undefined,
+    reportTransferStatus: async () => ({ delivered: true }),
+    ...over,
+  });
+
+  it('polls every interval, and at the deadline cancels the transaction at the network and ends EXPIRED', async () => {
+    const { worker, taskQueue, calls } = await stubWorker(env, silent());
+    const args = input();
+    const { state, events } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      const state = await handle.result();
+      return { state, events: (await handle.fetchHistory()).events ?? [] };
+    });
+
+    expect(state.status).toBe('EXPIRED');
+    expect(state.final).toBe(true);
+    expect(state.history.map((h) => h.status)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'EXPIRED']);
+    expect(state.history.at(-1)!.source).toBe('deadline: cancelled at the network');
+
+    // The wait is one timer per poll interval, the last one cut to what is left of the deadline (how many fit depends
+    // on how long the steps before took: the deadline counts from the workflow task that created the transaction).
+    const timers = timersOf(events);
+    expect(timers.length).toBeGreaterThanOrEqual(2);
+    expect(timers.length).toBeLessThanOrEqual(3);
+    expect(timers.slice(0, -1).every((t) => t.durationMs === POLL_MS)).toBe(true);
+    const last = timers.at(-1)!;
+    expect(last.durationMs).toBeLessThanOrEqual(POLL_MS);
+    expect(timers.reduce((sum, t) => sum + t.durationMs, 0)).toBeLessThanOrEqual(DEADLINE_MS);
+    for (const t of timers) expect(t.firedAt! - t.startedAt).toBeGreaterThanOrEqual(t.durationMs - 5);
+
+    // A poll after each timer but the last, then the cancellation once the deadline has passed, then the report.
+    expect(callsOf(calls, 'prepareOutgoingTransfer').map((c) => c.args)).toEqual([[{ id: args.id }]]);
+    expect(callsOf(calls, 'createOutgoingTransaction').map((c) => c.args)).toEqual([[{ id: args.id, plan }]]);
+    expect(callsOf(calls, 'fetchOutgoingStatus').map((c) => c.args)).toEqual(timers.slice(1).map(() => [{ transactionId: 'tx-1' }]));
+    const cancel = callsOf(calls, 'cancelOutgoingTransaction');
+    expect(cancel.map((c) => c.args)).toEqual([[{ transactionId: 'tx-1', reason: 'no answer from the beneficiary VASP before the deadline' }]]);
+    const preparedAt = callsOf(calls, 'prepareOutgoingTransfer')[0]!.at;
+    expect(cancel[0]!.at - preparedAt).toBeGreaterThanOrEqual(DEADLINE_MS - 100);
+    expect(cancel[0]!.at - preparedAt).toBeLessThan(DEADLINE_MS + 2000);
+    expect(cancel[0]!.at).toBeGreaterThanOrEqual(last.firedAt! - 5);
+    const reports = callsOf(calls, 'reportTransferStatus');
+    expect(reports).toHaveLength(1);
+    expect(reports[0]!.args[0]).toMatchObject({ id: args.id, status: 'EXPIRED', transactionId: 'tx-1', originatorVaspDid: originator, beneficiaryVaspDid: beneficiary, mode: 'end-to-end' });
+    expect(calls.at(-1)!.name).toBe('reportTransferStatus');
+    // The console's list saw every status, the last one EXPIRED.
+    const views = callsOf(calls, 'recordTransferView').map((c) => c.args[0] as { status: string });
+    expect(views.map((v) => v.status)).toEqual(['PREPARED', 'SENT', 'EXPIRED']);
+  });
+
+  it('an answer that beats the cancellation is the outcome', async () => {
+    const { worker, taskQueue, calls } = await stubWorker(env, silent({ cancelOutgoingTransaction: async () => ({ status: 'ACCEPTED', cancelled: false }) }));
+    const args = input();
+    const state = await worker.runUntil(env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }));
+    expect(state.status).toBe('ACCEPTED');
+    expect(state.history.at(-1)).toMatchObject({ status: 'ACCEPTED', source: 'network' });
+    expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(1);
+    expect(callsOf(calls, 'reportTransferStatus')[0]!.args[0]).toMatchObject({ status: 'ACCEPTED' });
+  });
+
+  it('a network that refuses the cancellation still ends the transfer EXPIRED, saying the transaction may be open', async () => {
+    const refuse = async () => {
+      throw ApplicationFailure.create({ type: 'UpstreamError', message: 'the network refused', nonRetryable: true });
+    };
+    const { worker, taskQueue, calls } = await stubWorker(env, silent({ cancelOutgoingTransaction: refuse }));
+    const args = input();
+    const state = await worker.runUntil(env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }));
+    expect(state.status).toBe('EXPIRED');
+    expect(state.history.at(-1)!.source).toMatch(/^deadline: not cancelled at the network .*may still be open/);
+    expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(1);
+    expect(callsOf(calls, 'reportTransferStatus')[0]!.args[0]).toMatchObject({ status: 'EXPIRED' });
+  });
+
+  it('a final answer by webhook before the deadline ends the wait at once: no poll, no cancellation', async () => {
+    const { worker, taskQueue, calls } = await stubWorker(env, silent());
+    const args = input({ pollIntervalMs: 60_000, answerDeadlineMs: 600_000 });
+    const started = Date.now();
+    const { state, events } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      // Sent once the transaction exists: an update for another transaction is ignored, this one ends the transfer.
+      while (callsOf(calls, 'createOutgoingTransaction').length === 0) await new Promise((r) => setTimeout(r, 20));
+      await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-other', status: 'DECLINED', source: 'webhook' });
+      await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status: 'ACCEPTED', source: 'webhook', webhookId: 'wh-1' });
+      return { state: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
+    });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(state.status).toBe('ACCEPTED');
+    expect(state.history.at(-1)).toMatchObject({ status: 'ACCEPTED', source: 'webhook' });
+    expect(callsOf(calls, 'fetchOutgoingStatus')).toHaveLength(0);
+    expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(0);
+    const timers = timersOf(events);
+    expect(timers[0]).toMatchObject({ durationMs: 60_000, cancelled: true });
+    expect(timers.every((t) => t.firedAt === undefined)).toBe(true);
+  });
+});
