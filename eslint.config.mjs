@@ -11,7 +11,7 @@ const nodeBuiltins = [
  * The layers of the repository (README, Layout): each folder imports only from the folders listed for it. A rule per
  * folder and depth, since a top-level folder is `../x` from `db/a.ts` and `../../x` from `db/keystore/a.ts`.
  */
-const domain = ['outgoing', 'incoming', 'address-book', 'screening', 'retention', 'transfer-view', 'callback'];
+const domain = ['outgoing', 'incoming', 'address-book', 'screening', 'retention', 'audit', 'transfer-view', 'callback'];
 const layers = {
   lib: { only: [], why: 'lib/ is shared by all and imports nothing above it' },
   db: { only: ['lib'], why: 'db/ holds the SQL over lib/ only' },

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import { insertAuditEntry, type AuditEntry } from '../db/audit-log';
+import { recordAuditEntry, type AuditEntry } from '../db/audit-log';
+import { activityIdempotencyKey } from '../lib/temporal/heartbeat';
 import { findRegistryOwner } from '../db/registry-owner';
 import type { NetworkClient } from '../network/client';
 import { postTransferOutcome } from '../callback/transfer-outcome';
@@ -69,8 +70,9 @@ export function incomingActivities(deps: IncomingDeps) {
       return recordRoutedAddress(deps.pool, input);
     },
 
+    /** Appends to the audit chain; a retry (or a replay of the local activity) finds its row instead of adding one. */
     async recordAudit(input: AuditEntry): Promise<void> {
-      await insertAuditEntry(deps.pool, input);
+      await recordAuditEntry(deps.pool, input, { idempotencyKey: activityIdempotencyKey() });
     },
 
     /** Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person. */

@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { Principal, Role } from '../lib/principal';
 import { NotFoundError } from '../lib/errors';
 import { withTransaction } from './transaction';
-import { insertAuditEntry } from './audit-log';
+import { appendAuditEntry } from './audit-log';
 
 /** An API key as lists show it: never its hash. */
 export interface ApiKeyInfo {
@@ -47,7 +47,7 @@ const toInfo = (r: Row): ApiKeyInfo => ({
 });
 
 async function audit(db: PoolClient, principal: Principal, action: string, key: ApiKeyInfo): Promise<void> {
-  await insertAuditEntry(db, { actor: principal.name, action, subject: key.prefix, details: { principal, apiKey: { id: key.id, name: key.name, role: key.role } } });
+  await appendAuditEntry(db, { actor: principal.name, action, subject: key.prefix, details: { principal, apiKey: { id: key.id, name: key.name, role: key.role } } });
 }
 
 /** Stores a new key (its hash only) and audits its creation, in one transaction. */

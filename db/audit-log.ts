@@ -2,6 +2,8 @@ import type { Pool, PoolClient } from 'pg';
 import type { CursorKey } from '../lib/listing/cursor';
 import { exactTimestamp, keyset, type ListOrder } from './listing';
 import type { Page } from './transfer-view';
+import { withTransaction } from './transaction';
+import { auditRowHash, chainOf, GENESIS_HASH, type AuditChainRow, type ChainHead } from '../lib/audit/chain';
 
 /** One row of the audit log as the console searches and exports it. */
 export interface AuditRow {
@@ -11,6 +13,11 @@ export interface AuditRow {
   action: string;
   subject: string;
   details: unknown;
+  /** The row's place in its hash chain (lib/audit/chain.ts). */
+  chain: string;
+  seq: number;
+  prevHash: string;
+  hash: string;
 }
 
 export interface AuditFilter {
@@ -39,8 +46,10 @@ export async function listAuditLog(pool: Pool, filter: AuditFilter, page: { limi
   const ks = keyset(params, 'at', 'id::text', page.order, page.cursor);
   if (ks.where) where.push(ks.where);
   params.push(page.limit + 1);
-  const { rows } = await pool.query<{ id: string; at: Date; actor: string; action: string; subject: string; details: unknown; cursor_at: string }>(
-    `select id::text as id, at, actor, action, subject, details, ${exactTimestamp('at')} as cursor_at from audit_log
+  const { rows } = await pool.query<{
+    id: string; at: Date; actor: string; action: string; subject: string; details: unknown; chain: string; seq: string; prev_hash: string; hash: string; cursor_at: string;
+  }>(
+    `select id::text as id, at, actor, action, subject, details, chain, seq, prev_hash, hash, ${exactTimestamp('at')} as cursor_at from audit_log
       ${where.length ? `where ${where.join(' and ')}` : ''} ${ks.orderBy} limit $${params.length}`,
     params,
   );
@@ -48,7 +57,10 @@ export async function listAuditLog(pool: Pool, filter: AuditFilter, page: { limi
   const shown = rows.slice(0, page.limit);
   const last = shown[shown.length - 1];
   return {
-    rows: shown.map((r) => ({ id: r.id, at: r.at.toISOString(), actor: r.actor, action: r.action, subject: r.subject, details: r.details })),
+    rows: shown.map((r) => ({
+      id: r.id, at: r.at.toISOString(), actor: r.actor, action: r.action, subject: r.subject, details: r.details,
+      chain: r.chain, seq: Number(r.seq), prevHash: r.prev_hash, hash: r.hash,
+    })),
     ...(more && last ? { next: { at: last.cursor_at, id: last.id } } : {}),
   };
 }
@@ -61,9 +73,91 @@ export interface AuditEntry {
   details: Record<string, unknown>;
 }
 
-/** Appends an entry to the audit log (inside the caller's transaction when given a client). */
-export async function insertAuditEntry(db: Pick<Pool | PoolClient, 'query'>, entry: AuditEntry): Promise<void> {
-  await db.query('insert into audit_log (actor, action, subject, details) values ($1, $2, $3, $4)', [
-    entry.actor, entry.action, entry.subject, JSON.stringify(entry.details),
-  ]);
+export interface AppendOptions {
+  /**
+   * Names the write (an activity's workflow run and activity id): an append whose key is already in the log returns
+   * that row instead, so a retried activity neither duplicates nor forks the chain.
+   */
+  idempotencyKey?: string;
+}
+
+const AT_TEXT = exactTimestamp('clock_timestamp()');
+const CHAIN_COLUMNS = `id::text as id, chain, seq, ${exactTimestamp('at')} as at, actor, action, subject, details, prev_hash, hash`;
+
+interface ChainRowRecord {
+  id: string; chain: string; seq: string; at: string; actor: string; action: string; subject: string; details: unknown; prev_hash: string; hash: string;
+}
+const toChainRow = (r: ChainRowRecord): AuditChainRow => ({
+  id: r.id, chain: r.chain, seq: Number(r.seq), at: r.at, actor: r.actor, action: r.action, subject: r.subject,
+  details: r.details, prevHash: r.prev_hash, hash: r.hash,
+});
+
+/**
+ * Appends an entry to its chain inside the caller's transaction (`tx` must be in one: the chain's head stays locked
+ * until it commits, which serialises appends to the chain across processes; append last, so the lock is held briefly).
+ * The row commits or rolls back with the change it records.
+ */
+export async function appendAuditEntry(tx: PoolClient, entry: AuditEntry, opts: AppendOptions = {}): Promise<AuditChainRow> {
+  const chain = chainOf(entry.action);
+  let head = await tx.query<{ seq: string; hash: string }>('select seq, hash from audit_chain_heads where chain = $1 for update', [chain]);
+  if (!head.rows[0]) {
+    await tx.query('insert into audit_chain_heads (chain, seq, hash) values ($1, 0, $2) on conflict (chain) do nothing', [chain, GENESIS_HASH]);
+    head = await tx.query('select seq, hash from audit_chain_heads where chain = $1 for update', [chain]);
+  }
+  const now = await tx.query<{ at: string; existing: ChainRowRecord | null }>(
+    `select ${AT_TEXT} as at, (select row_to_json(r) from (select ${CHAIN_COLUMNS} from audit_log where idempotency_key = $1) r) as existing`,
+    [opts.idempotencyKey ?? null],
+  );
+  if (now.rows[0]!.existing) return toChainRow(now.rows[0]!.existing);
+  // The details as the database will give them back (JSON, no undefined), so the hash verifies on reading.
+  const details = JSON.parse(JSON.stringify(entry.details)) as unknown;
+  const fields = {
+    chain, seq: Number(head.rows[0]!.seq) + 1, at: now.rows[0]!.at, actor: entry.actor, action: entry.action, subject: entry.subject,
+    details, prevHash: head.rows[0]!.hash,
+  };
+  const hash = auditRowHash(fields);
+  const { rows } = await tx.query<{ id: string }>(
+    `with ins as (
+       insert into audit_log (chain, seq, at, actor, action, subject, details, prev_hash, hash, idempotency_key)
+       values ($1, $2, $3::timestamptz, $4, $5, $6, $7, $8, $9, $10) returning id
+     ), moved as (update audit_chain_heads set seq = $2, hash = $9, updated_at = now() where chain = $1)
+     select id::text as id from ins`,
+    [chain, fields.seq, fields.at, entry.actor, entry.action, entry.subject, JSON.stringify(details), fields.prevHash, hash, opts.idempotencyKey ?? null],
+  );
+  return { id: rows[0]!.id, ...fields, hash };
+}
+
+/** Appends an entry in a transaction of its own, for records of something that changed no row of ours. */
+export async function recordAuditEntry(pool: Pool, entry: AuditEntry, opts: AppendOptions = {}): Promise<AuditChainRow> {
+  return withTransaction(pool, (tx) => appendAuditEntry(tx, entry, opts));
+}
+
+/** Every chain's recorded head. */
+export async function auditChainHeads(db: Pick<Pool | PoolClient, 'query'>): Promise<ChainHead[]> {
+  const { rows } = await db.query<{ chain: string; seq: string; hash: string }>('select chain, seq, hash from audit_chain_heads order by chain');
+  return rows.map((r) => ({ chain: r.chain, seq: Number(r.seq), hash: r.hash }));
+}
+
+/**
+ * The chained rows, chain by chain in seq order, read in batches (the log may hold millions), optionally only those
+ * whose time is in [from, to). Give a client in a REPEATABLE READ transaction for one consistent view.
+ */
+export async function* readAuditChain(
+  db: Pick<Pool | PoolClient, 'query'>, range: { from?: Date; to?: Date } = {}, batch = 5000,
+): AsyncGenerator<AuditChainRow> {
+  let after: { chain: string; seq: string } | undefined;
+  for (;;) {
+    const params: unknown[] = [range.from ?? null, range.to ?? null, batch];
+    const { rows } = await db.query<ChainRowRecord>(
+      `select ${CHAIN_COLUMNS} from audit_log
+        where ($1::timestamptz is null or at >= $1) and ($2::timestamptz is null or at < $2)
+          ${after ? 'and (chain, seq) > ($4, $5::bigint)' : ''}
+        order by chain, seq limit $3`,
+      after ? [...params, after.chain, after.seq] : params,
+    );
+    for (const r of rows) yield toChainRow(r);
+    if (rows.length < batch) return;
+    const last = rows[rows.length - 1]!;
+    after = { chain: last.chain, seq: last.seq };
+  }
 }

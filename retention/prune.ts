@@ -7,8 +7,8 @@
 import type { Pool } from 'pg';
 import { ValidationError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { activityWorkflowId, cancelled, heartbeat } from '../lib/temporal/heartbeat';
-import { insertAuditEntry } from '../db/audit-log';
+import { activityIdempotencyKey, activityWorkflowId, cancelled, heartbeat } from '../lib/temporal/heartbeat';
+import { recordAuditEntry } from '../db/audit-log';
 import { deleteWebhookIdsBefore, eraseTransferRequestsBefore, retentionCutoffs } from '../db/retention';
 
 export interface PruneInput {
@@ -65,10 +65,11 @@ export async function pruneExpiredRecords(
     webhooksDeleted, transferRequestsErased, webhookCutoff: cut.webhook.toISOString(), transferCutoff: cut.transfer.toISOString(),
   };
   const workflowId = activityWorkflowId();
-  await insertAuditEntry(deps.pool, {
+  // A retried activity finds the row its earlier attempt wrote instead of adding one.
+  await recordAuditEntry(deps.pool, {
     actor: 'retention-sweep', action: 'retention.sweep', subject: 'retention',
     details: { ...result, webhookDays, transferPiiDays, ...(workflowId ? { workflowId } : {}) },
-  });
+  }, { idempotencyKey: activityIdempotencyKey() });
   deps.logger?.info({ ...result }, 'retention sweep done');
   return result;
 }

@@ -4,6 +4,7 @@ import { registerAddressCommands } from './addresses';
 import { registerScreeningCommands } from './screening';
 import { registerConsoleCommands } from './console';
 import { registerApiKeyCommands } from './api-keys';
+import { registerAuditCommands } from './audit';
 
 /**
  * The project's CLI (`npm run cli -- <command>`). Each part adds its commands with one `register…(program)` call.
@@ -19,6 +20,7 @@ registerAddressCommands(program);
 registerScreeningCommands(program);
 registerConsoleCommands(program);
 registerApiKeyCommands(program);
+registerAuditCommands(program);
 
 if (require.main === module) {
   program.parseAsync(process.argv).catch((e: Error) => {

@@ -15,7 +15,8 @@ import { ConflictError, CryptoError, NotFoundError, ValidationError } from '../.
 import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../../lib/keystore/key-wrapper';
 import { assertVaspDid, type AuditContext, type ImportOutcome, type KeyInfo, type KeySource, type KeyState } from '../../lib/keystore/records';
 import { withTransaction } from '../transaction';
-import { insertAuditEntry } from '../audit-log';
+import { appendAuditEntry, recordAuditEntry, type AuditEntry } from '../audit-log';
+import { activityIdempotencyKey } from '../../lib/temporal/heartbeat';
 
 interface KeyRow {
   id: string;
@@ -192,9 +193,12 @@ export class Keystore {
     });
   }
 
-  /** Records an outcome that changes no key (a failed rotation, a refused request) in the audit log. */
+  /**
+   * Records an outcome that changes no key (a failed rotation, a refused request) in the audit log; called from an
+   * activity, a retry finds the row its earlier attempt wrote.
+   */
   async recordAudit(audit: AuditContext, action: string, vaspDid: string, details: Record<string, unknown>): Promise<void> {
-    await this.audit(this.pool, audit, action, vaspDid, details);
+    await recordAuditEntry(this.pool, auditEntry(audit, action, vaspDid, details), { idempotencyKey: activityIdempotencyKey() });
   }
 
   /**
@@ -259,28 +263,27 @@ export class Keystore {
     return row;
   }
 
-  private async audit(
-    db: Pool | PoolClient,
-    audit: AuditContext,
-    action: string,
-    vaspDid: string,
-    details: Record<string, unknown>,
-  ): Promise<void> {
-    await insertAuditEntry(db, {
-      actor: audit.actor,
-      action,
-      subject: vaspDid,
-      details: {
-        ...details, ...(audit.reason ? { reason: audit.reason } : {}), ...(audit.workflowId ? { workflowId: audit.workflowId } : {}),
-        ...(audit.principal ? { principal: audit.principal } : {}),
-      },
-    });
+  /** Appends to the audit chain in the key change's own transaction. */
+  private async audit(tx: PoolClient, audit: AuditContext, action: string, vaspDid: string, details: Record<string, unknown>): Promise<void> {
+    await appendAuditEntry(tx, auditEntry(audit, action, vaspDid, details));
   }
 
   /** One transaction holding the VASP's advisory lock, so its state changes never interleave. */
   private transaction<T>(vaspDid: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
     return withTransaction(this.pool, work, `tro.vasp_keys:${vaspDid}`);
   }
+}
+
+function auditEntry(audit: AuditContext, action: string, vaspDid: string, details: Record<string, unknown>): AuditEntry {
+  return {
+    actor: audit.actor,
+    action,
+    subject: vaspDid,
+    details: {
+      ...details, ...(audit.reason ? { reason: audit.reason } : {}), ...(audit.workflowId ? { workflowId: audit.workflowId } : {}),
+      ...(audit.principal ? { principal: audit.principal } : {}),
+    },
+  };
 }
 
 /** The VASP's keys, newest first, without private parts. Needs no master key (the API lists keys with it). */

@@ -27,6 +27,16 @@ export function activityWorkflowId(): string | undefined {
   return current()?.info.workflowExecution?.workflowId;
 }
 
+/**
+ * Names the running activity's attempt-independent identity (workflow id, run id, activity id), so a write it makes can
+ * be found again by a retry of the same activity; undefined outside an activity.
+ */
+export function activityIdempotencyKey(): string | undefined {
+  const info = current()?.info;
+  if (!info?.workflowExecution) return undefined;
+  return `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}/${info.activityId}`;
+}
+
 /** Heartbeats every 10 s while `fn` runs: one long SQL statement (a diff over millions of rows) is not a dead worker. */
 export async function withHeartbeat<T>(what: string, fn: () => Promise<T>): Promise<T> {
   const timer = setInterval(() => heartbeat({ [what]: 'in progress' }), 10_000);

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadSdnList } from '../../screening/load-sdn';
+import { recordAuditEntry } from '../../db/audit-log';
 import { writeTransferView } from '../../db/transfer-view';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
@@ -161,7 +162,7 @@ describe('console lists: the transfer list the workflows keep current, address-b
     const subject = `audit-test-${randomUUID()}`;
     const actor = `auditor-${randomUUID()}`;
     for (const action of ['incoming.decline', 'incoming.route', 'key.rotation.requested']) {
-      await orch.pool.query('insert into audit_log (actor, action, subject, details) values ($1, $2, $3, $4)', [actor, action, subject, JSON.stringify({ reason: `why, "quoted", ${action}` })]);
+      await recordAuditEntry(orch.pool, { actor, action, subject, details: { reason: `why, "quoted", ${action}` } });
     }
     const search = async (query: Record<string, string>) => (await api('GET', `/v1/audit-log?${new URLSearchParams(query)}`)).body;
     expect((await search({ actor })).data.map((r: Json) => r.action)).toEqual(['key.rotation.requested', 'incoming.route', 'incoming.decline']);
@@ -175,9 +176,10 @@ describe('console lists: the transfer list the workflows keep current, address-b
     expect(r.headers.get('content-type')).toContain('text/csv');
     const csv = await r.text();
     const lines = csv.trim().split('\n');
-    expect(lines[0]).toBe('id,at,actor,action,subject,details');
+    expect(lines[0]).toBe('id,at,actor,action,subject,details,chain,seq,prevHash,hash');
     expect(lines).toHaveLength(4);
-    expect(lines[1]).toContain(`${actor},incoming.decline,${subject},"{""reason"":""why, \\""quoted\\"", incoming.decline""}"`);
+    expect(lines[1]).toContain(`${actor},incoming.decline,${subject},"{""reason"":""why, \\""quoted\\"", incoming.decline""}",incoming,`);
+    expect(lines[1]).toMatch(/,incoming,\d+,[0-9a-f]{64},[0-9a-f]{64}$/);
     expect((await api('GET', '/v1/audit-log?from=last-week')).body.error).toMatchObject({ field: 'querystring.from' });
     expect((await api('GET', '/v1/audit-log?action=Incoming%20Decline')).body.error).toMatchObject({ field: 'querystring.action' });
   });

@@ -25,7 +25,7 @@ import {
   type AppError,
 } from '../../../lib/errors';
 import { listKeys, recordFromPrivateKeyHex, type Keystore } from '../../../db/keystore';
-import { insertAuditEntry } from '../../../db/audit-log';
+import { recordAuditEntry } from '../../../db/audit-log';
 import { parseDidKeyRecord } from '../../../lib/crypto';
 import { VaspDid } from '../../../lib/temporal/search-attributes';
 import { keyRotation } from '../../../workflows';
@@ -196,7 +196,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       }
       // The with-start handle does not carry the run id: read it back (the run was just created, so it is the first).
       const { runId } = await handle.describe();
-      await insertAuditEntry(deps.pool, { actor: principal.name, action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, runId, principal } });
+      await recordAuditEntry(deps.pool, { actor: principal.name, action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, runId, principal } });
       let status: KeyRotationStatus | 'timeout';
       try {
         status = await Promise.race([accepted, timeout(ACCEPT_WAIT_MS)]);

@@ -103,6 +103,10 @@ const AuditQuery = Type.Object({
 }, { additionalProperties: false });
 const AuditRowSchema = Type.Object({
   id: Type.String(), at: Type.String(), actor: Type.String(), action: Type.String(), subject: Type.String(), details: Type.Unknown(),
+  chain: Type.String({ description: 'the hash chain the row belongs to (the action\'s first segment)' }),
+  seq: Type.Integer({ description: 'its place in the chain, from 1' }),
+  prevHash: Type.String({ description: 'the previous row\'s hash (SHA-256, hex); 64 zeros for the first' }),
+  hash: Type.String({ description: 'SHA-256 over the row and prevHash; `npm run cli -- audit verify` checks the chain' }),
 });
 /** Rows one CSV export holds at most; a narrower filter exports the rest. */
 export const AUDIT_EXPORT_MAX = 100_000;
@@ -226,17 +230,17 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
     config: { roles: access.compliance },
     schema: {
       tags: ['console'],
-      summary: `The audit log rows matching the same filters as CSV (at, actor, action, subject, details as JSON), oldest first, at most ${AUDIT_EXPORT_MAX.toLocaleString('en')}`,
+      summary: `The audit log rows matching the same filters as CSV (at, actor, action, subject, details as JSON, chain, seq, prevHash, hash), oldest first, at most ${AUDIT_EXPORT_MAX.toLocaleString('en')}`,
       querystring: Type.Object({ ...AuditQuery.properties, limit: Type.Optional(Type.Never()), cursor: Type.Optional(Type.Never()), order: Type.Optional(Type.Never()) }, { additionalProperties: false }),
     },
   }, async (request, reply) => {
     const filter = auditFilter(request.query as Static<typeof AuditQuery>);
-    const lines: string[] = [stringify([['id', 'at', 'actor', 'action', 'subject', 'details']])];
+    const lines: string[] = [stringify([['id', 'at', 'actor', 'action', 'subject', 'details', 'chain', 'seq', 'prevHash', 'hash']])];
     let cursor: CursorKey | undefined;
     let rows = 0;
     do {
       const p = await listAuditLog(deps.pool, filter, { limit: Math.min(1000, AUDIT_EXPORT_MAX - rows), order: 'asc', cursor });
-      lines.push(stringify(p.rows.map((r) => [r.id, r.at, r.actor, r.action, r.subject, JSON.stringify(r.details)])));
+      lines.push(stringify(p.rows.map((r) => [r.id, r.at, r.actor, r.action, r.subject, JSON.stringify(r.details), r.chain, r.seq, r.prevHash, r.hash])));
       rows += p.rows.length;
       cursor = p.next;
     } while (cursor && rows < AUDIT_EXPORT_MAX);
