@@ -10,6 +10,7 @@ import { addFieldValues, simpleVasp } from '../directory/profiles';
 import { badRequest, notFound } from '../errors';
 import { OPERATOR_DID_FOR_SIMULATION } from './operator';
 import { transactionService } from '../transactions';
+import { isUuid } from '../transactions/model';
 import { DEFAULT_BEHAVIOUR, parseBehaviour, type Behaviour } from './behaviours';
 import { CounterpartySimulator, onTransactionChange } from './simulator';
 
@@ -160,7 +161,7 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
 
     scope.get('/sandbox/counterparties/:vaspDID/received/:txId', async (request) => {
       const { vaspDID, txId } = request.params as { vaspDID: string; txId: string };
-      if (!/^[0-9a-f-]{36}$/i.test(txId)) throw invalid('txId: must be a transaction id (UUID)');
+      if (!isUuid(txId)) throw invalid('txId: must be a transaction id (UUID)');
       const { rows } = await ctx.pool.query<{ mode: string; decrypted: boolean; fields: number; error: string | null; received_at: Date }>(
         'select mode, decrypted, fields, error, received_at from sim_counterparty_received where vasp_did = $1 and transaction_id = $2',
         [vaspDID, txId],

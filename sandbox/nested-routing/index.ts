@@ -21,6 +21,7 @@ import { simpleVasp } from '../directory/profiles';
 import { badRequest, notFound } from '../errors';
 import { putEntries } from '../pii-store/store';
 import { actorOf, requireParty, transactionService } from '../transactions';
+import { isUuid } from '../transactions/model';
 import { invalidStatus } from '../transactions/service';
 import { NestedRouter } from './router';
 
@@ -36,6 +37,7 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
   api.post('/tx/redirect', async (request) => {
     const { id, to } = request.query as { id?: string; to?: string };
     if (!id) throw badRequest('NotabeneTransactionValidationError', 'List of missing fields: id');
+    if (!isUuid(id)) throw badRequest('NotabeneTransactionValidationError', 'id: must be a transaction id (UUID)');
     if (!to || !DID.test(to)) throw badRequest('NotabeneTransactionValidationError', 'to: must be the DID of a subsidiary VASP');
     const actor = actorOf(accessOf(request));
     const row = await transactions.load(ctx.pool, id);

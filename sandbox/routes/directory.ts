@@ -54,8 +54,11 @@ const SettingsBody = Type.Object({
 
 const VaspParams = Type.Object({ vaspDID: Did });
 
+/** Beyond this the offset (page × per_page) overflows PostgreSQL's bigint; no directory has that many pages. */
+const MAX_PAGE = 1_000_000;
+
 const ListQuerySchema = Type.Object({
-  page: Type.Optional(Type.Integer({ minimum: 0 })),
+  page: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_PAGE })),
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   order: Type.Optional(Type.String({ pattern: '^([ A-Za-z]+(:(ASC|DESC))?(:NULLS (FIRST|LAST))?(,?))+$' })),
   q: Type.Optional(Type.String({ maxLength: 200 })),
@@ -74,18 +77,22 @@ function requestedFields(raw: string | undefined): string[] {
   return [...new Set(names)];
 }
 
+/** `column[:ASC|DESC][:NULLS FIRST|LAST]`, comma-separated, parsed by splitting. */
 function parseOrder(raw: string | undefined): ListQuery['order'] {
-  const terms = (raw ?? 'name:ASC').split(',').map((s) => s.trim()).filter(Boolean);
+  const value = raw ?? 'name:ASC';
+  const terms = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (terms.length === 0) throw badRequest('ValidationError', 'order: names no field');
   return terms.map((term) => {
-    const [column = '', direction = 'ASC', nulls] = term.split(':').map((s) => s.trim());
-    if (!(column in ORDERABLE)) {
+    const [column = '', direction = 'ASC', nulls, ...rest] = term.split(':').map((s) => s.trim());
+    // Own properties only: `constructor` or `__proto__` are "in" every object.
+    if (!Object.hasOwn(ORDERABLE, column)) {
       throw badRequest('ValidationError', `order: cannot order by "${column.slice(0, 50)}"; use ${Object.keys(ORDERABLE).join(', ')}`);
     }
-    return {
-      column,
-      direction: direction === 'DESC' ? 'DESC' : 'ASC',
-      ...(nulls ? { nulls: nulls.endsWith('FIRST') ? ('FIRST' as const) : ('LAST' as const) } : {}),
-    };
+    if (direction !== 'ASC' && direction !== 'DESC') throw badRequest('ValidationError', `order: ${column}: the direction must be ASC or DESC`);
+    if ((nulls !== undefined && nulls !== 'NULLS FIRST' && nulls !== 'NULLS LAST') || rest.length) {
+      throw badRequest('ValidationError', `order: ${column}: after the direction only NULLS FIRST or NULLS LAST may follow`);
+    }
+    return { column, direction, ...(nulls ? { nulls: nulls === 'NULLS FIRST' ? ('FIRST' as const) : ('LAST' as const) } : {}) };
   });
 }
 

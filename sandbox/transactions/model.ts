@@ -94,10 +94,25 @@ function asset(v: unknown): { value: unknown; text: string; symbol: string } {
   throw validationError('transactionAsset: must be an asset symbol, {caip19} or {coingeckoId, network}');
 }
 
+/** IVMS101 nests about eight levels; the cap keeps every later walk (ours, JSON.stringify, jsonb) off the stack limit. */
+const MAX_DEPTH = 32;
+
+/** Refuses a value nested deeper than MAX_DEPTH, without recursion (the value itself may be 100,000 levels deep). */
+function checkDepth(v: unknown, field: string): void {
+  const stack: [unknown, number][] = [[v, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > MAX_DEPTH) throw validationError(`${field}: must not nest deeper than ${MAX_DEPTH} levels`);
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+}
+
 /** A `pii` tree: an object whose leaves are all non-empty strings. */
 function piiTree(v: unknown, field: string): Record<string, unknown> | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw validationError(`${field}: must be an object (PII_IVMS)`);
+  checkDepth(v, field);
   const walk = (node: unknown, path: string): void => {
     if (typeof node === 'string') return;
     if (Array.isArray(node)) return node.forEach((c, i) => (c === null || c === undefined ? undefined : walk(c, `${path}[${i}]`)));
@@ -120,6 +135,7 @@ const optionalObject = (body: Record<string, unknown>, field: string): unknown =
   const v = body[field];
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw validationError(`${field}: must be an object`);
+  checkDepth(v, field);
   return v;
 };
 

@@ -20,6 +20,7 @@ import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
 import { badRequest, forbidden, notFound } from '../errors';
 import { transactionService } from '../transactions';
+import { isUuid } from '../transactions/model';
 import { DEFAULT_DISPATCHER_OPTIONS, WebhookDispatcher, type DispatcherOptions } from './dispatcher';
 import { enqueueTransactionUpdated } from './outbox';
 
@@ -107,7 +108,7 @@ export async function webhookPublicRoutes(app: FastifyInstance, ctx: SandboxCont
       const q = request.query as Record<string, unknown>;
       const vasp = typeof q.vaspDID === 'string' && q.vaspDID ? q.vaspDID : undefined;
       const tx = typeof q.transactionId === 'string' && q.transactionId ? q.transactionId : undefined;
-      if (tx !== undefined && !/^[0-9a-f-]{36}$/i.test(tx)) throw invalid('transactionId: must be a UUID');
+      if (tx !== undefined && !isUuid(tx)) throw invalid('transactionId: must be a UUID');
       return { deliveries: await readDeliveries(ctx.pool, vasp, tx) };
     });
   });
