@@ -29,10 +29,12 @@ export interface AddressBookActivityDeps {
  */
 export function addressBookActivities(deps: AddressBookActivityDeps) {
   let cfg: AddressBookConfig | undefined = deps.addressBook;
+  // Reconciliation can wait: it takes from the group's network budget only above the reserve.
+  const network = deps.network.at('low');
   const run = <I extends { runId: string }, R>(step: (d: AddressBookDeps, input: I) => Promise<R>) => async (input: I): Promise<R> => {
     assertRunId(input?.runId);
     cfg ??= loadConfig().addressBook;
-    return step({ pool: deps.pool, network: deps.network, logger: deps.logger, settings: cfg }, input);
+    return step({ pool: deps.pool, network, logger: deps.logger, settings: cfg }, input);
   };
   return {
     /** Records the run and takes the VASP's run lock (see address-book/run.ts). */

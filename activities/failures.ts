@@ -1,10 +1,11 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { isAppError } from '../lib/errors';
+import { isAppError, RateLimitedError } from '../lib/errors';
 
 /**
  * Turns the project's typed errors into Temporal failures carrying the same retry decision: a ValidationError stops
- * retries at once, an UpstreamUnavailableError is retried with the activity's backoff. Anything else is unexpected and
- * left to Temporal's default (retry).
+ * retries at once, an UpstreamUnavailableError is retried with the activity's backoff, a RateLimitedError no sooner
+ * than the network's block ends (a retry inside it would only wait in the budget or meet another 429). Anything else
+ * is unexpected and left to Temporal's default (retry).
  */
 export function toActivityFailure(e: unknown): unknown {
   if (!isAppError(e)) return e;
@@ -13,6 +14,7 @@ export function toActivityFailure(e: unknown): unknown {
     message: e.message,
     nonRetryable: !e.retryable,
     details: [e.details],
+    ...(e instanceof RateLimitedError && e.retryAfterMs > 0 && { nextRetryDelay: e.retryAfterMs }),
   });
 }
 

@@ -31,8 +31,9 @@ export interface IncomingDeps {
 /** The incoming transfer's steps: routing, the group's answers at the network, screening, audit and the callback. */
 export function incomingActivities(deps: IncomingDeps) {
   return {
-    async getIncomingTransaction(transactionId: string): Promise<IncomingTxSummary> {
-      return summary(await incomingTx(deps.network, transactionId));
+    /** `poll`: the wait's fallback for lost webhooks, low priority in the group's network budget. */
+    async getIncomingTransaction(transactionId: string, how?: { poll?: boolean }): Promise<IncomingTxSummary> {
+      return summary(await incomingTx(how?.poll ? deps.network.at('low') : deps.network, transactionId));
     },
 
     async findAddressOwner(input: { asset: string; address: string; subsidiaryDids: string[] }): Promise<string | null> {
@@ -87,7 +88,7 @@ export function incomingActivities(deps: IncomingDeps) {
 export function incomingSweepActivities(deps: { network: NetworkClient }) {
   return {
     async listUnansweredIncoming(query: UnansweredIncomingQuery): Promise<string[]> {
-      return listUnansweredIncoming(deps.network, query);
+      return listUnansweredIncoming(deps.network.at('low'), query);
     },
   };
 }

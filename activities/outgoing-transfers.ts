@@ -47,9 +47,10 @@ export function transferActivities(ctx: TransferContext | undefined) {
       };
     },
 
-    /** The fallback when webhooks are lost: the transaction's current status. */
+    /** The fallback when webhooks are lost: the transaction's current status (a poll: low priority in the budget). */
     async fetchOutgoingStatus(input: { transactionId: string }): Promise<{ status: string }> {
-      const tx = await transactionInfo(need(), input.transactionId);
+      const c = need();
+      const tx = await transactionInfo({ ...c, network: c.network.at('low') }, input.transactionId);
       return { status: tx.status ?? 'UNKNOWN' };
     },
 

@@ -10,6 +10,8 @@ import { loadTransferConfig } from '../outgoing/config';
 import { openTransferContext } from '../outgoing/context';
 import { assertRetentionOutlastsTransfers } from '../lib/retention/config';
 import { NetworkClient } from '../network/client';
+import { createRateBudget } from '../network/rate-budget';
+import { networkBudgetStore } from '../db/network-budget';
 import { openKeystore } from '../db/keystore';
 import { ensureAddressBookSchedules } from './address-book-schedules';
 import { buildApi } from './api/server';
@@ -36,7 +38,10 @@ runMain('api', async (log) => {
   log.info({ schedule: await ensureRetentionSchedule(temporal, config) }, 'retention schedule ensured');
   log.info({ schedule: await ensureIncomingSweepSchedule(temporal, { group: config.group, taskQueue: config.temporal.taskQueue }, loadIncomingConfig()) }, 'incoming sweep schedule ensured');
   const transfers = openTransferContext({
-    pool, network: config.network && new NetworkClient(config.network), keystore, masterKey: config.keystoreMasterKey,
+    pool, keystore,
+    network: config.network && new NetworkClient(config.network, {
+      budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
+    }), masterKey: config.keystoreMasterKey,
     dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel), config: loadTransferConfig(),
   });
   const app = await buildApi({

@@ -19,6 +19,28 @@ export interface NetworkConfig {
   clientSecret: string;
 }
 
+/**
+ * The group's one budget of calls to the network, shared by every worker and API process through PostgreSQL
+ * (network/rate-budget.ts, db/network-budget.ts). The network allows `limit` calls per `windowMs` per credential and
+ * blocks every endpoint for a while after a 429.
+ */
+export interface NetworkBudgetConfig {
+  /** NETWORK_RATE_LIMIT=off: no budget, every call goes straight out (a 429 is still honoured and retried). */
+  enabled: boolean;
+  /** Calls per window per credential, as the network counts them (NETWORK_RATE_LIMIT, default 6000). */
+  limit: number;
+  /** NETWORK_RATE_WINDOW, default 300s. */
+  windowMs: number;
+  /** Calls that may leave at once after a quiet spell (NETWORK_RATE_BURST, default limit / 20). */
+  burst: number;
+  /** Tokens only high-priority calls may take: low-priority calls wait while the bucket holds this many or fewer (NETWORK_RATE_RESERVE, default burst / 2). */
+  reserve: number;
+  /** Longest a call waits for the budget before failing with a retryable RateLimitedError (NETWORK_RATE_MAX_WAIT, default 10s). */
+  maxWaitMs: number;
+  /** The block assumed after a 429 that names no Retry-After (NETWORK_RATE_LOCKOUT, default 10s: the network's rule). */
+  lockoutMs: number;
+}
+
 export interface PlatformConfig {
   host: string;
   apiPort: number;
@@ -38,6 +60,8 @@ export interface PlatformConfig {
   codecKeys?: string;
   /** The network the orchestrator talks to (the embedded sandbox by default). */
   network?: NetworkConfig;
+  /** The budget every call to the network takes from (NETWORK_RATE_*). */
+  networkBudget: NetworkBudgetConfig;
   /** The agent's `KEYS` variable, unparsed: a JSON array of {vaspDID, privateKeyHex}. */
   agentKeys?: string;
   /** URL of the internal API as the Temporal UI's browser reaches it (for the codec endpoint). */
@@ -148,6 +172,45 @@ function network(env: Env): NetworkConfig | undefined {
   };
 }
 
+const RATE_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+function rateDuration(env: Env, name: string, fallback: string, minMs: number): number {
+  const raw = (env[name] || fallback).trim();
+  const m = /^(\d{1,9})(ms|s|m|h)$/.exec(raw);
+  const ms = m ? Number(m[1]) * RATE_UNITS[m[2]!]! : NaN;
+  if (!(ms >= minMs)) {
+    throw new ConfigError(name, `"${raw}" is not a duration of at least ${minMs} ms`, `Set ${name} to a number with a unit ms, s, m or h (default ${fallback})`);
+  }
+  return ms;
+}
+
+function count(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `"${raw}" is not a whole number from ${min} to ${max}`, `Set ${name} to a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+export const DEFAULT_NETWORK_RATE_LIMIT = 6000;
+
+export function loadNetworkBudgetConfig(env: Env = process.env): NetworkBudgetConfig {
+  const off = (env.NETWORK_RATE_LIMIT || '').trim() === 'off';
+  const limit = off ? DEFAULT_NETWORK_RATE_LIMIT : count(env, 'NETWORK_RATE_LIMIT', DEFAULT_NETWORK_RATE_LIMIT, 2, 1_000_000_000);
+  const burst = count(env, 'NETWORK_RATE_BURST', Math.max(1, Math.floor(limit / 20)), 1, limit - 1);
+  return {
+    enabled: !off,
+    limit,
+    windowMs: rateDuration(env, 'NETWORK_RATE_WINDOW', '300s', 1000),
+    burst,
+    reserve: count(env, 'NETWORK_RATE_RESERVE', Math.floor(burst / 2), 0, burst - 1),
+    maxWaitMs: rateDuration(env, 'NETWORK_RATE_MAX_WAIT', '10s', 0),
+    lockoutMs: rateDuration(env, 'NETWORK_RATE_LOCKOUT', '10s', 1000),
+  };
+}
+
 export function loadConfig(env: Env = process.env): PlatformConfig {
   const host = env.HOST || '127.0.0.1';
   const apiPort = port(env, 'PORT', 3000);
@@ -174,6 +237,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     sandboxDatabaseUrl: env.SANDBOX_DATABASE_URL || undefined,
     codecKeys: env.TEMPORAL_CODEC_KEYS || undefined,
     network: network(env),
+    networkBudget: loadNetworkBudgetConfig(env),
     agentKeys: env.KEYS || undefined,
     publicApiUrl: url(env, 'PUBLIC_API_URL') ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
     uiOrigin: url(env, 'TEMPORAL_UI_ORIGIN') ?? `http://localhost:${uiPort}`,

@@ -93,6 +93,20 @@ export class UpstreamUnavailableError extends AppError {
   readonly retryable = true;
 }
 
+/**
+ * The network's rate limit: its 429 (every endpoint blocked for a while), or the group's shared budget
+ * (network/rate-budget.ts) unable to let a call through within its bound. Retried after `details.retryAfterMs`.
+ */
+export class RateLimitedError extends UpstreamUnavailableError {
+  constructor(message: string, details: ErrorDetails & { retryAfterMs: number }) {
+    super(message, details);
+  }
+
+  get retryAfterMs(): number {
+    return Number(this.details.retryAfterMs);
+  }
+}
+
 /** Start-up configuration is wrong. Printed as one line naming the setting and the fix. */
 export class ConfigError extends AppError {
   readonly httpStatus = 500;

@@ -1,14 +1,18 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import ky, { HTTPError, type KyInstance, type Options } from 'ky';
 import type { NetworkConfig } from '../lib/config';
 import {
   AuthenticationError,
   ForbiddenError,
   InFlightError,
+  isAppError,
   NotFoundError,
+  RateLimitedError,
   UpstreamRejectedError,
   UpstreamUnavailableError,
   type AppError,
 } from '../lib/errors';
+import type { CallPriority, RateBudget } from './rate-budget';
 
 interface CachedToken {
   value: string;
@@ -18,23 +22,66 @@ interface CachedToken {
 /** Renew a token this long before it expires, so a request never leaves with a token that dies in flight. */
 const TOKEN_MARGIN_MS = 5 * 60_000;
 
+/** The network's block after a 429 when its answer names none (network-api-facts.md §10: every endpoint for 10 s). */
+export const DEFAULT_LOCKOUT_MS = 10_000;
+
+/** The priority of the `call` a request is made in; the request hooks read it. */
+const callPriority = new AsyncLocalStorage<CallPriority>();
+
+export interface NetworkClientOptions {
+  /** The group's shared budget (network/rate-budget.ts); without one, calls leave unthrottled. */
+  budget?: RateBudget;
+  now?: () => number;
+}
+
 /**
  * The network's HTTP API as the orchestrator uses it: client-credentials tokens per audience (API and personal-data
  * service), cached until shortly before they expire and renewed once on a 401. Retries are Temporal's job, so ky never
  * retries; every failure becomes one of the project's typed errors, keeping the network's error name and message.
+ *
+ * Every request to the API and the personal-data service takes a call from the group's budget first (in the request
+ * hook, so nothing made through `api` or `pii` bypasses it), at the priority of the view it is made through (`at`);
+ * a 429 blocks every process for the network's Retry-After and fails as a retryable RateLimitedError.
  */
 export class NetworkClient {
   private readonly tokens = new Map<string, CachedToken>();
   private readonly pending = new Map<string, Promise<string>>();
   readonly api: KyInstance;
   readonly pii: KyInstance;
+  readonly budget?: RateBudget;
+  /** The priority of calls made through this client; `at` makes a view with another. */
+  readonly priority: CallPriority = 'high';
+  private readonly now: () => number;
 
   constructor(
     readonly config: NetworkConfig,
-    private readonly now: () => number = Date.now,
+    options: NetworkClientOptions = {},
   ) {
+    this.budget = options.budget;
+    this.now = options.now ?? Date.now;
     this.api = this.authenticated(config.baseUrl, config.audience);
     this.pii = this.authenticated(config.baseUrlPii, config.audiencePii, { headers: { 'X-Notabene-SDK': 'pii-sdk' } });
+  }
+
+  /**
+   * The same client (tokens, budget, request hooks) whose calls take from the budget at `priority`: low-priority callers
+   * (address book, polls, sweeps) wait at the reserve so that answering and creating transfers never do.
+   */
+  at(priority: CallPriority): NetworkClient {
+    if (priority === this.priority) return this;
+    const view = Object.create(this) as NetworkClient;
+    Object.defineProperty(view, 'priority', { value: priority });
+    return view;
+  }
+
+  private async takeBudget(request: Request): Promise<void> {
+    await this.budget?.take(callPriority.getStore() ?? 'high', `${request.method} ${new URL(request.url).pathname}`);
+  }
+
+  /** A 429: every process of the group waits out the network's block (Retry-After, else the network's 10 s). */
+  private async noteRateLimited(response: Response): Promise<void> {
+    if (response.status !== 429) return;
+    await this.budget?.lockedOut(retryAfterMs(response, this.budget.config.lockoutMs, this.now()));
   }
 
   private authenticated(prefixUrl: string, audience: string, extra: Options = {}): KyInstance {
@@ -47,17 +94,23 @@ export class NetworkClient {
         beforeRequest: [
           async (request) => {
             request.headers.set('Authorization', `Bearer ${await this.token(audience)}`);
+            // After the token, so that the time between the take and the network's count stays short.
+            await this.takeBudget(request);
           },
         ],
         afterResponse: [
           async (request, options, response) => {
+            await this.noteRateLimited(response);
             // A token revoked or signed with a rotated key: fetch a fresh one and try exactly once more.
             if (response.status !== 401 || request.headers.get('x-token-renewed')) return response;
             this.tokens.delete(audience);
             const retry = new Request(request, { headers: new Headers(request.headers) });
             retry.headers.set('Authorization', `Bearer ${await this.token(audience)}`);
             retry.headers.set('x-token-renewed', '1');
-            return ky(retry, { ...options, retry: 0, hooks: {} });
+            await this.takeBudget(retry);
+            const again = await ky(retry, { ...options, retry: 0, hooks: {}, throwHttpErrors: false });
+            await this.noteRateLimited(again);
+            return again;
           },
         ],
       },
@@ -97,13 +150,15 @@ export class NetworkClient {
     }
   }
 
-  /** Runs a request and maps any failure onto the project's errors. */
-  async call<T>(what: string, request: () => Promise<T>): Promise<T> {
-    try {
-      return await request();
-    } catch (e) {
-      throw await toNetworkError(e, what);
-    }
+  /** Runs a request at this client's priority and maps any failure onto the project's errors. */
+  call<T>(what: string, request: () => Promise<T>): Promise<T> {
+    return callPriority.run(this.priority, async () => {
+      try {
+        return await request();
+      } catch (e) {
+        throw await toNetworkError(e, what, this.budget?.config.lockoutMs);
+      }
+    });
   }
 }
 
@@ -123,7 +178,17 @@ async function describe(response: Response): Promise<{ name?: string; message: s
   return { message: text.slice(0, 200) || response.statusText };
 }
 
-export async function toNetworkError(e: unknown, what: string): Promise<AppError> {
+/** The block a 429 announces: Retry-After in seconds or as an HTTP date, else `fallbackMs`. */
+export function retryAfterMs(response: Response, fallbackMs: number, now = Date.now()): number {
+  const raw = response.headers.get('retry-after')?.trim();
+  if (raw && /^\d+$/.test(raw)) return Number(raw) * 1000;
+  const at = raw ? Date.parse(raw) : NaN;
+  return Number.isNaN(at) ? fallbackMs : Math.max(0, at - now);
+}
+
+export async function toNetworkError(e: unknown, what: string, lockoutMs = DEFAULT_LOCKOUT_MS): Promise<AppError> {
+  // The budget's own refusal (a RateLimitedError from the request hook) is already typed.
+  if (isAppError(e)) return e;
   if (e instanceof HTTPError) {
     const status = e.response.status;
     const { name, message } = await describe(e.response);
@@ -133,6 +198,7 @@ export async function toNetworkError(e: unknown, what: string): Promise<AppError
     if (status === 403) return new ForbiddenError(text, details);
     if (status === 404) return new NotFoundError(text, details);
     if (status === 409) return new InFlightError(text, details);
+    if (status === 429) return new RateLimitedError(text, { ...details, retryAfterMs: retryAfterMs(e.response, lockoutMs) });
     if (status === 408 || status === 429 || status >= 500) return new UpstreamUnavailableError(text, details);
     return new UpstreamRejectedError(text, details);
   }

@@ -1,3 +1,4 @@
+import { RateLimitedError } from '../lib/errors';
 import type { NetworkClient } from './client';
 
 /** The network's Transaction object (network-api-facts.md §1); only the fields this system reads are typed. */
@@ -33,6 +34,8 @@ export async function txAction<T extends { status?: string }>(
   try {
     return { tx: await network.call(what, send), acted: true };
   } catch (e) {
+    // Rate-limited, the action did not happen; asking now would only meet the same block.
+    if (e instanceof RateLimitedError) throw e;
     const current = await txInfo<T>(network, id);
     if (current.status !== undefined && settled.has(current.status)) return { tx: current, acted: false };
     throw e;

@@ -1,5 +1,6 @@
 import { loadConfig } from '../lib/config';
 import { addressBookOptionsFromEnv } from './address-book/options';
+import { rateLimitFromEnv } from './rate-limit';
 
 export interface SandboxConfig {
   host: string;
@@ -26,5 +27,7 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     faults: env.SANDBOX_FAULTS === '1',
     // SANDBOX_UPLOAD_DIR, SANDBOX_UPLOAD_MAX_BYTES, SANDBOX_UPLOAD_URL_TTL_SECONDS, SANDBOX_ADDRESS_BATCH_SIZE
     addressBook: addressBookOptionsFromEnv(env),
+    // SANDBOX_RATE_LIMIT, SANDBOX_RATE_WINDOW, SANDBOX_RATE_LOCKOUT: the network's quota unless set otherwise.
+    rateLimit: rateLimitFromEnv(env),
   };
 }

@@ -7,6 +7,8 @@ export class NetworkError extends Error {
     readonly status: number,
     override readonly name: string,
     message: string,
+    /** Response headers the error carries (Retry-After on a 429). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }

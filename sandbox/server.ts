@@ -17,6 +17,7 @@ import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
 import { Faults, faultRoutes } from './faults';
 import { nestedRoutingPublicRoutes, nestedRoutingRoutes } from './nested-routing';
+import { RateLimiter, rateLimitRoutes } from './rate-limit';
 
 export interface SandboxDeps {
   pool: Pool;
@@ -37,6 +38,8 @@ export const operatorIssuerUrl = (publicUrl: string) => `${publicUrl}/oidc`;
 export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 10 * 1024 * 1024 });
   const tokens = await TokenService.open(deps.pool, deps.config.publicUrl);
+  // One count per credential over the API and the personal-data service, as the network's quota.
+  const limiter = new RateLimiter(deps.config.rateLimit);
 
   // Auth0 accepts form-encoded token requests as well as JSON.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
@@ -44,7 +47,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   });
 
   app.setErrorHandler((error: FastifyError | NetworkError, request, reply) => {
-    if (error instanceof NetworkError) return reply.code(error.status).send(error.toBody());
+    if (error instanceof NetworkError) return reply.code(error.status).headers(error.headers).send(error.toBody());
     if ((error as FastifyError).validation) {
       return reply.code(400).send({ err: { name: 'ValidationError', code: 400, message: error.message } });
     }
@@ -73,10 +76,11 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   await webhookPublicRoutes(app, ctx);
   await counterpartyRoutes(app, ctx);
   await nestedRoutingPublicRoutes(app, ctx);
+  rateLimitRoutes(app, limiter);
 
   // The network's API: bearer tokens for the API audience. Each part adds one line.
   await app.register(async (api) => {
-    api.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.publicUrl));
+    api.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.publicUrl, limiter));
     viewerRoute(api, { pool: deps.pool, issuer: OPERATOR_DID });
     addressBookRoutes(api, ctx);
     directoryRoutes(api, ctx);
@@ -88,7 +92,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   // The personal-data service: bearer tokens for the PII audience. Each part adds one line.
   await app.register(
     async (pii) => {
-      pii.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.piiUrl));
+      pii.addHook('preHandler', bearerGuard(deps.pool, tokens, deps.config.piiUrl, limiter));
       await escrowRoutes(pii, ctx);
       piiRoutes(pii, ctx);
     },

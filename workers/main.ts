@@ -3,6 +3,8 @@ import { createActivities } from '../activities';
 import { loadTransferConfig } from '../outgoing/config';
 import { openTransferContext } from '../outgoing/context';
 import { NetworkClient } from '../network/client';
+import { createRateBudget } from '../network/rate-budget';
+import { networkBudgetStore } from '../db/network-budget';
 import { loadConfig } from '../lib/config';
 import { ConfigError } from '../lib/errors';
 import { openKeystore } from '../db/keystore';
@@ -26,7 +28,9 @@ runMain('worker', async (log) => {
   await migrate(databaseUrl, 'orchestrator');
   const pool = createPool(databaseUrl, 'orchestrator');
   const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
-  const network = new NetworkClient(config.network);
+  const network = new NetworkClient(config.network, {
+    budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
+  });
   const connection = await connectTemporal(NativeConnection, config.temporal);
   const worker = await createWorker({
     connection,

@@ -167,7 +167,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     while (!done()) {
       updatedSince = false;
       if (await condition(() => done() || updatedSince, input.pollInterval)) continue;
-      const tx = await network.getIncomingTransaction(input.transactionId);
+      const tx = await network.getIncomingTransaction(input.transactionId, { poll: true });
       observe(tx.status, tx.beneficiaryVaspDid);
     }
   };

@@ -11,7 +11,9 @@ import { buildApi } from '../../client/api/server';
 import { buildAgentApi } from '../../client/api/agent-server';
 import { createPool } from '../../db/pool';
 import type { AddressBookConfig } from '../../lib/address-book/config';
-import type { GroupConfig, NetworkConfig } from '../../lib/config';
+import type { GroupConfig, NetworkBudgetConfig, NetworkConfig } from '../../lib/config';
+import { createRateBudget } from '../../network/rate-budget';
+import { networkBudgetStore } from '../../db/network-budget';
 import { openKeystore, type Keystore } from '../../db/keystore';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { parseCodecKeys } from '../../lib/temporal/codec-keys';
@@ -132,7 +134,8 @@ export interface RunningSandbox {
 }
 
 /** The sandbox on a free port, over real HTTP, against the run's database. */
-export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig, 'addressBook' | 'faults'>> = {}): Promise<RunningSandbox> {
+/** No rate limit unless `extra.rateLimit` sets one (or a test sets it at run time through PUT /sandbox/rate-limit). */
+export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig, 'addressBook' | 'faults' | 'rateLimit'>> = {}): Promise<RunningSandbox> {
   const { databaseUrl } = testEnv();
   const pool = createPool(databaseUrl, 'sandbox');
   await applySeed(pool, seed);
@@ -215,6 +218,8 @@ export interface OrchestratorOptions {
   addressBook?: AddressBookConfig;
   /** Replaces the network client built from `network` (tests that need to slow or observe calls). */
   networkClient?: NetworkClient;
+  /** The group's network budget (NETWORK_RATE_*), kept in the orchestrator's database; none by default. */
+  networkBudget?: NetworkBudgetConfig;
   /** `KEYSTORE_MASTER_KEY` (base64 of 32 bytes); default: a random key for this orchestrator. */
   keystoreMasterKey?: string;
   /** The agent's `KEYS`, imported at start as the worker does. */
@@ -244,7 +249,9 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   const connection = await Connection.connect({ address: env.temporalAddress });
   const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
-  const networkClient = opts.networkClient ?? new NetworkClient(network);
+  const networkClient = opts.networkClient ?? new NetworkClient(network, {
+    budget: opts.networkBudget && createRateBudget(networkBudgetStore(pool), opts.networkBudget, network.clientId),
+  });
   const incoming: IncomingConfig = { ...loadIncomingConfig({}), ...opts.incoming, addressWebhookSecrets: { ...opts.incoming?.addressWebhookSecrets } };
   const transfers = createTransferContext({
     pool, network: networkClient, keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
