@@ -3,6 +3,7 @@
  * (network-api-facts.md §1–2, notabene-v1-openapi.yaml `Transaction`, `TransactionCreateRequest`,
  * `TransactionUpdateRequest`). Validation answers 400 `NotabeneTransactionValidationError` whose message names the field.
  */
+import { createHash } from 'node:crypto';
 import { validateBeneficiary, validateOriginator } from '../../lib/ivms101';
 import { badRequest } from '../errors';
 import type { TransactionStatus } from './states';
@@ -164,6 +165,19 @@ export interface CreateRequest {
   beneficiaryProof?: unknown;
   blockchainTransactionTimestamp?: string;
 }
+
+/** JSON with object keys sorted, so that two requests that mean the same serialise the same. */
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((c) => (c === undefined ? 'null' : stableJson(c))).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const entries = Object.entries(v).filter(([, c]) => c !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, c]) => `${JSON.stringify(k)}:${stableJson(c)}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** What a repeat of a create under the same transactionRef must match: the parsed request, whatever its key order. */
+export const requestHash = (req: CreateRequest): string => createHash('sha256').update(stableJson(req)).digest('hex');
 
 const REQUIRED = ['transactionAsset', 'transactionAmount', 'originatorVASPdid', 'transactionBlockchainInfo'] as const;
 

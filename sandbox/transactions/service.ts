@@ -19,6 +19,7 @@ import {
   isUuid,
   parseCreateRequest,
   parseUpdateRequest,
+  requestHash,
   validationError,
   type Transaction,
   type TransactionAction,
@@ -96,7 +97,7 @@ export class TransactionService {
     }
 
     if (req.transactionRef !== undefined) {
-      const existing = await this.claimRef(originator, req.transactionRef);
+      const existing = await this.claimRef(originator, req.transactionRef, requestHash(req));
       if (existing) return existing;
     }
     try {
@@ -114,23 +115,31 @@ export class TransactionService {
   }
 
   /**
-   * Claims `ref` for this request. Returns the finished transaction when an earlier request completed it; throws 409
-   * while another request holds the claim; returns undefined when this request now owns it.
+   * Claims `ref` for this request. Returns the finished transaction when an earlier request with the same body completed
+   * it; throws 422 when the earlier request had another body (a reused reference, never a retry); throws 409 while
+   * another request holds the claim; returns undefined when this request now owns it.
    */
-  private async claimRef(originator: string, ref: string): Promise<Transaction | undefined> {
+  private async claimRef(originator: string, ref: string, hash: string): Promise<Transaction | undefined> {
     const claimed = await this.pool.query(
-      `insert into transaction_ref_claims (originator_vasp_did, transaction_ref) values ($1, $2)
-       on conflict (originator_vasp_did, transaction_ref) do update set claimed_at = now()
+      `insert into transaction_ref_claims (originator_vasp_did, transaction_ref, request_hash) values ($1, $2, $4)
+       on conflict (originator_vasp_did, transaction_ref) do update set claimed_at = now(), request_hash = excluded.request_hash
          where transaction_ref_claims.transaction_id is null
            and transaction_ref_claims.claimed_at < now() - make_interval(secs => $3)
        returning 1`,
-      [originator, ref, STALE_CLAIM_SECONDS],
+      [originator, ref, STALE_CLAIM_SECONDS, hash],
     );
     if (claimed.rowCount) return undefined;
-    const { rows } = await this.pool.query<{ transaction_id: string | null }>(
-      'select transaction_id from transaction_ref_claims where originator_vasp_did = $1 and transaction_ref = $2',
+    const { rows } = await this.pool.query<{ transaction_id: string | null; request_hash: string | null }>(
+      'select transaction_id, request_hash from transaction_ref_claims where originator_vasp_did = $1 and transaction_ref = $2',
       [originator, ref],
     );
+    if (rows[0]?.request_hash && rows[0].request_hash !== hash) {
+      throw new NetworkError(
+        422,
+        'NotabeneTransactionValidationError',
+        `transactionRef: ${ref} was already used for a transaction with different fields; a retry must repeat the same request, a new transaction needs a new transactionRef`,
+      );
+    }
     const id = rows[0]?.transaction_id;
     if (id) {
       const row = await this.load(this.pool, id);

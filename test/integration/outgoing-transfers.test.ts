@@ -6,6 +6,7 @@ import { NetworkClient } from '../../network/client';
 import { planTransfer } from '../../outgoing/plan';
 import type { NetworkTransaction } from '../../network/transactions';
 import { startOutgoingTransfer } from '../../outgoing/start';
+import { runTransferDirect } from '../../outgoing/transaction';
 import { createDidKeyRecord, Keyring, type DidKeyRecord } from '../../lib/crypto';
 import { decryptIvms101, flattenIvms101 } from '../../lib/ivms101';
 import { webhookHeaders } from '../../lib/webhook-signature';
@@ -146,12 +147,11 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     expect(report).toMatchObject({ id: key, status: 'ACCEPTED', transactionId: sent.transactionId, mode: 'end-to-end' });
   });
 
-  it('keeps the network\'s transaction unique: a transactionRef already created answers the existing transaction, which the transfer adopts', async () => {
+  it('keeps the network\'s transaction unique: a transactionRef already created with the same request answers the existing transaction, which the transfer adopts; another request under it fails the transfer at once (issue 15, item 14)', async () => {
     const key = randomUUID();
     const payload = body();
-    // As if a previous attempt's tx/create had reached the network before the worker died.
-    const { originator: _o, beneficiary: _b, ...plain } = payload;
-    const existing = await orch.transfers.network.api.post('tx/create', { json: { ...plain, transactionRef: key } }).json<NetworkTransaction>();
+    // As if a previous attempt had stored the personal data and created the transaction before the worker died.
+    const existing = await runTransferDirect(orch.transfers, key, { body: payload as never, source: 'api', hybrid: false });
     expect((await post(payload, key)).status).toBe(202);
     const s = await until(key, (t) => !!t.transactionId);
     expect(s.transactionId).toBe(existing.id);
@@ -159,6 +159,16 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     // Search attributes for operators: status, originating subsidiary, asset.
     const { searchAttributes } = await orch.client.workflow.getHandle(`outgoing-${key}`).describe();
     expect(searchAttributes).toMatchObject({ SubsidiaryVaspDid: [group.subA], Asset: ['ETH'], TransferStatus: [s.status] });
+
+    // The reference taken by a different transaction: the network refuses (422), for good, and nothing is created.
+    const taken = randomUUID();
+    const { originator: _o, beneficiary: _b, ...plain } = payload;
+    await orch.transfers.network.api.post('tx/create', { json: { ...plain, transactionRef: taken } }).json();
+    expect((await post(payload, taken)).status).toBe(202);
+    const failed = await until(taken, (t) => t.final);
+    expect(failed).toMatchObject({ status: 'FAILED', error: { type: 'UpstreamRejectedError' } });
+    expect(failed.error!.message).toMatch(/422.*transactionRef/);
+    expect(await transactionsWithRef(taken)).toBe(1);
   });
 
   it('resolves the beneficiary VASP from the destination address\'s owner when none is named', async () => {

@@ -105,7 +105,7 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
     expect(other.body.err.name).toBe('UserDIDNotAdminforVASPError');
   });
 
-  it('is idempotent on transactionRef: 409 while the first request is in flight, the same transaction afterwards', async () => {
+  it('is idempotent on transactionRef: 409 while the first request is in flight, the same transaction afterwards; 422 for another body (issue 15, item 14)', async () => {
     const ref = `ref-${randomSecret()}`;
     const body = createBody({ transactionRef: ref });
     // Hold the transactions table so the first request stops after claiming the reference.
@@ -123,15 +123,25 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
       const second = await call('POST', '/tx/create', body);
       expect(second.status).toBe(409);
       expect(second.body.err.code).toBe(409);
+      // Another body under a claimed reference is refused at once, in flight or not.
+      const otherInFlight = await call('POST', '/tx/create', { ...body, transactionAmount: '5' });
+      expect(otherInFlight.status).toBe(422);
     } finally {
       await blocker.query('commit');
       blocker.release();
     }
     const done = await first;
     expect(done.status).toBe(200);
-    const again = await call('POST', '/tx/create', { ...body, transactionAmount: '5' });
+    // The same request again (its keys in another order) answers the transaction it made.
+    const again = await call('POST', '/tx/create', Object.fromEntries(Object.entries(body).reverse()));
     expect(again.status).toBe(200);
     expect(again.body).toEqual(done.body);
+    for (const other of [{ transactionAmount: '5' }, { beneficiaryVASPdid: group.subB }, { transactionBlockchainInfo: { origin: '0xorigin', destination: '0xelsewhere' } }]) {
+      const refused = await call('POST', '/tx/create', { ...body, ...other });
+      expect(refused.status).toBe(422);
+      expect(refused.body.err).toMatchObject({ name: 'NotabeneTransactionValidationError', code: 422 });
+      expect(refused.body.err.message).toMatch(/^transactionRef: /);
+    }
     const listed = await call('GET', `/tx/list?vaspDID=${group.subA}&transactionRef=${ref}`);
     expect(listed.body.paginateInfo.totalItems).toBe(1);
     // A failed create releases the reference: the corrected request goes through.
