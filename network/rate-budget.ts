@@ -42,7 +42,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * The group's one budget of calls to the network for one credential, shared by every process through the store. A
  * call takes a token before it leaves; when none is free (or a 429's block is in force) it sleeps until one should be,
  * and gives up with a retryable RateLimitedError past `maxWaitMs`, so an activity fails over to Temporal's retry
- * instead of outliving its timeout.
+ * instead of outliving its timeout. Low-priority calls leave the reserve to high ones for the first half of that wait.
  */
 export class RateBudget {
   private readonly shape: { capacity: number; ratePerSecond: number };
@@ -58,15 +58,20 @@ export class RateBudget {
   }
 
   async take(priority: CallPriority, what: string): Promise<void> {
-    const floor = priority === 'high' ? 0 : this.config.reserve;
-    const deadline = this.now() + this.config.maxWaitMs;
+    const start = this.now();
+    const deadline = start + this.config.maxWaitMs;
+    // A low-priority call that has waited half its bound competes as a high one: while answering and creating
+    // transfers use the whole refill, reconciliation and polls still get a share instead of failing for good.
+    const promoteAt = priority === 'high' ? start : start + this.config.maxWaitMs / 2;
     for (;;) {
+      const floor = this.now() >= promoteAt ? 0 : this.config.reserve;
       const r = await this.store.take({ credential: this.credential, ...this.shape, floor });
       if (r.granted) return;
       const blockedMs = r.blockedUntil ? r.blockedUntil.getTime() - r.at.getTime() : 0;
       const refillMs = ((floor + 1 - r.tokens) / this.shape.ratePerSecond) * 1000;
       // Waiters that wake together would all miss but one: spread them over a fraction of the wait.
-      const waitMs = Math.max(blockedMs, refillMs, 1) * (1 + Math.random() * 0.25);
+      let waitMs = Math.max(blockedMs, refillMs, 1) * (1 + Math.random() * 0.25);
+      if (floor > 0) waitMs = Math.min(waitMs, Math.max(1, promoteAt - this.now()));
       if (this.now() + waitMs > deadline) {
         throw new RateLimitedError(
           `${what}: the group's network budget has no free call for ${Math.ceil(waitMs)} ms (${priority} priority${blockedMs > 0 ? ', the network blocked us after a 429' : ''})`,

@@ -80,6 +80,24 @@ describe("the group's network budget", () => {
     expect(slept[0]).toBeGreaterThanOrEqual(1799);
     expect(slept[0]).toBeLessThanOrEqual(1800 * 1.25 + 1);
 
+    // A low call that waited half the bound takes at the floor of high ones.
+    const seen: number[] = [];
+    now = 0;
+    const aging = new RateBudget({
+      take: async (q) => {
+        seen.push(q.floor);
+        return { granted: q.floor === 0, tokens: 0.2, blockedUntil: null, at: new Date(now) };
+      },
+      lockout: async () => undefined,
+    }, config, 'client', () => now, async (ms) => {
+      now += ms;
+    });
+    await aging.take('low', 'GET /v1/addresses');
+    expect(seen[0]).toBe(1);
+    expect(seen.at(-1)).toBe(0);
+    expect(now).toBeGreaterThanOrEqual(2500);
+    expect(now).toBeLessThan(5000);
+
     const blocked = new RateBudget({
       take: async () => ({ granted: false, tokens: 5, blockedUntil: new Date(now + 8000), at: new Date(now) }),
       lockout: async () => undefined,
