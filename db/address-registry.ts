@@ -1,6 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
 import { ConflictError } from '../lib/errors';
 import { networkAddress, type RegistryEntry } from '../lib/address-book/entry';
+import type { Principal } from '../lib/principal';
+import { appendAuditEntry } from './audit-log';
 import { withTransaction } from './transaction';
 
 type Db = Pick<Pool | PoolClient, 'query'>;
@@ -29,11 +31,13 @@ const inTransaction = <T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): P
  * Inserts or updates validated entries, all or nothing. An entry whose (asset, address, tag) belongs to another
  * subsidiary is a conflict (an address has one owner): nothing is written and the error names the entry's index.
  * Only a real change (a new customerRef) moves `updated_at` and `change_seq` (the table's trigger does it).
+ * With `by`, the import is audited (counts and VASPs, not the addresses) in the same transaction.
  */
 export async function upsertEntries(
   pool: Pool,
   entries: readonly RegistryEntry[],
   field = 'addresses',
+  by?: Principal,
 ): Promise<{ inserted: number; updated: number; unchanged: number }> {
   if (entries.length === 0) return { inserted: 0, updated: 0, unchanged: 0 };
   return inTransaction(pool, async (client) => {
@@ -73,14 +77,20 @@ export async function upsertEntries(
     }
     const inserted = rows.filter((r) => r.inserted).length;
     const updated = rows.filter((r) => !r.inserted && r.changed).length;
-    return { inserted, updated, unchanged: rows.length - inserted - updated };
+    const result = { inserted, updated, unchanged: rows.length - inserted - updated };
+    if (by) await auditRegistryWrite(client, by, 'address-book.import', entries, result);
+    return result;
   });
 }
 
-/** Deletes entries by key; returns how many existed. Each deletion leaves a tombstone for the runs (trigger). */
+/**
+ * Deletes entries by key; returns how many existed. Each deletion leaves a tombstone for the runs (trigger). With `by`,
+ * audited in the same transaction.
+ */
 export async function deleteEntries(
   pool: Pool,
   keys: readonly { asset: string; address: string; tag: string }[],
+  by?: Principal,
 ): Promise<{ deleted: number; notFound: number[] }> {
   if (keys.length === 0) return { deleted: 0, notFound: [] };
   return inTransaction(pool, async (client) => {
@@ -92,7 +102,20 @@ export async function deleteEntries(
       [keys.map((k) => k.asset), keys.map((k) => k.address), keys.map((k) => k.tag)],
     );
     const found = new Set(rows.map((r) => Number(r.ord) - 1));
-    return { deleted: found.size, notFound: keys.map((_, i) => i).filter((i) => !found.has(i)) };
+    const result = { deleted: found.size, notFound: keys.map((_, i) => i).filter((i) => !found.has(i)) };
+    if (by) await auditRegistryWrite(client, by, 'address-book.delete', keys, { deleted: result.deleted, notFound: result.notFound.length });
+    return result;
+  });
+}
+
+/** The registry write's audit row: who, how many, for which VASPs; the addresses stay in the registry's own rows. */
+async function auditRegistryWrite(
+  tx: PoolClient, by: Principal, action: string, entries: readonly { asset: string; vaspDID?: string }[], counts: Record<string, number>,
+): Promise<void> {
+  const vaspDids = [...new Set(entries.flatMap((e) => (e.vaspDID ? [e.vaspDID] : [])))].sort();
+  const assets = [...new Set(entries.map((e) => e.asset))].sort();
+  await appendAuditEntry(tx, {
+    actor: by.name, action, subject: 'address-registry', details: { entries: entries.length, ...counts, ...(vaspDids.length ? { vaspDids } : {}), assets, principal: by },
   });
 }
 

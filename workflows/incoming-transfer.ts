@@ -89,6 +89,13 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
   let updatedSince = false;
   // Histories recorded before the console's transfer list existed replay without its writes.
   const writesView = patched('console-transfer-view');
+  // Histories recorded before automatic decisions were audited replay without those rows.
+  const auditsAutomatic = patched('audit-automatic-decisions');
+  /** An automatic decision's row in the audit chain, under the rule that took it. */
+  const auditSystem = async (component: 'routing' | 'screening', action: string, details: Record<string, unknown>) => {
+    if (!auditsAutomatic) return;
+    await network.recordAudit({ actor: `system:${component}`, action, subject: input.transactionId, details: { ...details, principal: systemPrincipal(component) } });
+  };
   const facts: IncomingFacts = { workflowId: workflowInfo().workflowId, createdAt: workflowInfo().startTime.toISOString() };
   /** Tells the console's list where the transfer stands now. */
   const publish = async () => {
@@ -199,6 +206,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     if (owner) {
       state.subsidiaryDid = owner;
       state.routedBy = 'registry';
+      await auditSystem('routing', 'incoming.route.auto', { subsidiaryDid: owner, by: 'registry' });
     } else {
       enter('awaiting-route');
       upsertSearchAttributes([{ key: NeedsReview, value: true }]);
@@ -208,10 +216,12 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
       if (!(await condition(routed, input.routeDeadline))) {
         state.escalated = true;
         record('route-escalated');
+        await auditSystem('routing', 'incoming.route.escalated', { waited: input.routeDeadline });
         waitFor(input.routeGiveUpAfter);
         await publish();
         await notify.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'route-escalated', networkStatus: state.networkStatus, subsidiaryDid: null });
         if (!(await condition(routed, input.routeGiveUpAfter))) {
+          await auditSystem('routing', 'incoming.reject', { reason: 'destination address is not owned by any VASP of the group', waited: input.routeGiveUpAfter });
           await network.rejectIncomingTransaction({ transactionId: input.transactionId, reason: 'destination address is not owned by any VASP of the group' });
           state.networkStatus = 'REJECTED';
           upsertSearchAttributes([{ key: TransferStatus, value: 'REJECTED' }]);
@@ -265,6 +275,21 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
   const hit = state.screening.nameHits.length > 0 || state.screening.addressHits.length > 0 || (state.screening.skipped === 'undecryptable' || state.screening.skipped === 'unreadable');
 
   let decision: DecisionRequest = { decision: 'approve', reason: 'no screening hit', actor: 'system:screening', principal: systemPrincipal('screening') };
+  const screened = {
+    screenedNames: state.screening.screenedNames, nameHits: state.screening.nameHits.length, addressHits: state.screening.addressHits.length,
+    ...(state.screening.skipped ? { skipped: state.screening.skipped } : {}),
+  };
+  // The lists' entries that matched, never the customer's data.
+  if (hit) {
+    await auditSystem('screening', 'incoming.screening.hit', {
+      ...screened,
+      entries: [
+        ...state.screening.nameHits.map((h) => ({ list: h.list, entNum: h.entNum, score: h.score })),
+        ...state.screening.addressHits.map((h) => ({ list: h.list, entNum: h.entNum, asset: h.asset })),
+      ],
+    });
+  }
+  else await auditSystem('screening', 'incoming.approve', { reason: decision.reason, ...screened });
   if (hit) {
     enter('awaiting-review');
     upsertSearchAttributes([{ key: NeedsReview, value: true }]);
@@ -274,6 +299,7 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
     if (!(await condition(decided, input.reviewDeadline))) {
       state.escalated = true;
       record('review-escalated');
+      await auditSystem('screening', 'incoming.review.escalated', { waited: input.reviewDeadline });
       await publish();
       await notify.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'review-escalated', networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid! });
       await condition(decided);

@@ -140,6 +140,14 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
   it('a real run (a sanctioned transfer declined by a compliance officer, a key rotation) leaves the chain intact, with the principal in it', async () => {
     const address = `0x${randomBytes(20).toString('hex')}`;
     expect((await api('PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: 'c-1' }] })).status).toBe(200);
+    // The import is audited with its write; a refused one (the address is subA's) writes neither.
+    const imports = async () => (await pool.query(`select actor, details from audit_log where chain = 'address-book' order by seq`)).rows;
+    expect(await imports()).toEqual([{
+      actor: 'test-admin',
+      details: { entries: 1, inserted: 1, updated: 0, unchanged: 0, vaspDids: [g.subA], assets: ['ETH'], principal: expect.objectContaining({ kind: 'api-key', name: 'test-admin' }) },
+    }]);
+    expect((await api('PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subB, asset: 'ETH', address, customerRef: 'c-2' }] })).status).toBe(409);
+    expect(await imports()).toHaveLength(1);
     const id = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: address, originatorName: ['Ivan', 'Petrov'] })).id;
     const status = async () => {
       const r = await api('GET', `/v1/incoming-transfers/${id}`);
@@ -156,6 +164,11 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
       return r.rowCount ? true : undefined;
     }, 60_000, 200);
 
+    // The automatic decisions before the person's, in the order taken.
+    const rows = await pool.query('select actor, action from audit_log where subject = $1 order by seq', [id]);
+    expect(rows.rows.map((r) => [r.actor, r.action])).toEqual([
+      ['system:routing', 'incoming.route.auto'], ['system:screening', 'incoming.screening.hit'], ['Maya Compliance', 'incoming.decline'],
+    ]);
     const decline = await pool.query('select chain, seq, actor, details, prev_hash, hash from audit_log where subject = $1 and action = $2', [id, 'incoming.decline']);
     expect(decline.rows[0]).toMatchObject({ chain: 'incoming', actor: 'Maya Compliance', details: { principal: { kind: 'oidc', name: 'Maya Compliance', roles: ['compliance'] } } });
     expect(decline.rows[0].hash).toMatch(/^[0-9a-f]{64}$/);

@@ -124,10 +124,14 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(routed.status).toBe(200);
     const done = await until(id, (s) => s.phase === 'completed');
     expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subB, routedBy: 'person' });
-    const audit = await orch.pool.query('select actor, action, details from audit_log where subject = $1', [id]);
-    expect(audit.rows).toEqual([expect.objectContaining({
-      actor: 'test-admin', action: 'incoming.route', details: expect.objectContaining({ principal: expect.objectContaining({ kind: 'api-key', name: 'test-admin' }) }),
-    })]);
+    const audit = await orch.pool.query('select actor, action, details from audit_log where subject = $1 order by seq', [id]);
+    expect(audit.rows).toEqual([
+      expect.objectContaining({ actor: 'system:routing', action: 'incoming.route.escalated', details: expect.objectContaining({ principal: expect.objectContaining({ kind: 'system' }) }) }),
+      expect.objectContaining({
+        actor: 'test-admin', action: 'incoming.route', details: expect.objectContaining({ principal: expect.objectContaining({ kind: 'api-key', name: 'test-admin' }) }),
+      }),
+      expect.objectContaining({ actor: 'system:screening', action: 'incoming.approve', details: expect.objectContaining({ reason: 'no screening hit', nameHits: 0 }) }),
+    ]);
     // The address the person routed joins the registry, so reconciliation keeps it in the subsidiary's address book.
     const listed = await api('GET', `/v1/addresses?vaspDID=${encodeURIComponent(g.subB)}&customerRef=${encodeURIComponent(`routed:${id}`)}`);
     expect(listed.body.data).toEqual([expect.objectContaining({ address: unknownAddress, vaspDID: g.subB })]);
@@ -172,9 +176,14 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const decline = tx.actions.find((a: Json) => a.action === 'decline');
     expect(decline.actionData).toBe(`confirmed match (declined by Maya Compliance (compliance; oidc ${operators.compliance.subject}; credential ${jti}))`);
     // The audit rows.
-    const audit = await orch.pool.query('select subject, actor, action, details from audit_log where subject = any($1) order by subject', [[approved, declined]]);
-    expect(audit.rows.map((r) => r.action).sort()).toEqual(['incoming.approve', 'incoming.decline']);
-    for (const row of audit.rows) expect(row).toMatchObject({ actor: 'Maya Compliance', details: { principal } });
+    const audit = await orch.pool.query('select subject, actor, action, details from audit_log where subject = any($1) order by seq', [[approved, declined]]);
+    const decided = audit.rows.filter((r) => r.action === 'incoming.approve' || r.action === 'incoming.decline');
+    expect(decided.map((r) => r.action).sort()).toEqual(['incoming.approve', 'incoming.decline']);
+    for (const row of decided) expect(row).toMatchObject({ actor: 'Maya Compliance', details: { principal } });
+    // Before them, the registry's routing and the screening hit, automatic decisions under their rules.
+    expect(audit.rows.filter((r) => r.subject === declined).map((r) => [r.actor, r.action])).toEqual([
+      ['system:routing', 'incoming.route.auto'], ['system:screening', 'incoming.screening.hit'], ['Maya Compliance', 'incoming.decline'],
+    ]);
   });
 
   it('a review nobody decides escalates after its deadline and still waits for a person', async () => {

@@ -12,6 +12,7 @@ import { addressBookProgressQuery } from '../../../workflows/address-book-reconc
 import { workflowIds } from '../../../workflows/ids';
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
+import { principalOf } from '../auth/plugin';
 
 /** Entries per PUT or DELETE request. The CLI import sends batches well below this. */
 export const MAX_BATCH = 10_000;
@@ -112,7 +113,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
         seen.set(key, i);
         entries.push(checked.value);
       });
-      return upsertEntries(deps.pool, entries);
+      return upsertEntries(deps.pool, entries, 'addresses', principalOf(request));
     },
   );
 
@@ -139,7 +140,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
         if (!checked.ok) throw new ValidationError(`addresses[${i}].${checked.problem.field}`, checked.problem.rule, { index: i });
         return checked.value;
       });
-      return deleteEntries(deps.pool, keys);
+      return deleteEntries(deps.pool, keys, principalOf(request));
     },
   );
 

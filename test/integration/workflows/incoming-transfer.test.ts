@@ -3,7 +3,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { IncomingTxSummary } from '../../../activities/incoming-transfers';
 import { describePrincipal } from '../../../lib/auth/describe';
-import type { Principal } from '../../../lib/principal';
+import { systemPrincipal, type Principal } from '../../../lib/principal';
 import { incomingTransfer, type IncomingTransferInput } from '../../../workflows/incoming-transfer';
 import { decideUpdate, incomingStatusQuery, type ScreeningOutcome } from '../../../workflows/incoming-transfer.messages';
 import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type HistoryTimer, type StubCall, type Stubs } from '../../harness/workflow-env';
@@ -93,10 +93,17 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(screened.args).toEqual([{ transactionId: id, subsidiaryDid: subsidiary, gatewayDid: gateway, threshold: 0.9 }]);
     expect(escalatedAt - screened.at).toBeGreaterThanOrEqual(REVIEW_MS - 50);
 
-    // The escalation is told to the internal systems once; the decision is audited and sent with who took it.
+    // The escalation is told to the internal systems once; the hit and the escalation are audited under the screening
+    // rule, the decision under who took it, and sent with them.
     expect(outcomes(calls)).toEqual(['review-escalated', 'declined']);
     expect(callsOf(calls, 'reportIncomingOutcome')[0]!.args[0]).toEqual({ transactionId: id, outcome: 'review-escalated', networkStatus: 'ACK', subsidiaryDid: subsidiary });
+    const screening = systemPrincipal('screening');
     expect(callsOf(calls, 'recordAudit').map((c) => c.args[0])).toEqual([{
+      actor: 'system:screening', action: 'incoming.screening.hit', subject: id,
+      details: { screenedNames: 2, nameHits: 1, addressHits: 0, entries: [{ list: 'SDN', entNum: 7, score: 0.97 }], principal: screening },
+    }, {
+      actor: 'system:screening', action: 'incoming.review.escalated', subject: id, details: { waited: REVIEW_MS, principal: screening },
+    }, {
       actor: officer.name, action: 'incoming.decline', subject: id,
       details: { reason: 'confirmed match', nameHits: 1, addressHits: 0, principal: officer },
     }]);
@@ -157,5 +164,15 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(rejectCalls[0]!.at - callsOf(calls, 'findAddressOwner')[0]!.at).toBeGreaterThanOrEqual(2500 - 50);
     expect(callsOf(calls, 'redirectIncomingTransaction')).toHaveLength(0);
     expect(callsOf(calls, 'screenIncomingTransfer')).toHaveLength(0);
+    // The escalation and the rejection are automatic decisions, audited under the routing rule.
+    const routing = systemPrincipal('routing');
+    expect(callsOf(calls, 'recordAudit').map((c) => c.args[0])).toEqual([
+      { actor: 'system:routing', action: 'incoming.route.escalated', subject: id, details: { waited: 1000, principal: routing } },
+      {
+        actor: 'system:routing', action: 'incoming.reject', subject: id,
+        details: { reason: 'destination address is not owned by any VASP of the group', waited: 1500, principal: routing },
+      },
+    ]);
+    expect(callsOf(calls, 'recordAudit')[1]!.at).toBeLessThanOrEqual(rejectCalls[0]!.at);
   });
 });
