@@ -84,7 +84,14 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   /** Updates that arrived before the transaction id was known (a webhook may beat the create activity's result). */
   const early: TransactionUpdate[] = [];
 
+  /** The answer deadline, once the transaction exists; a CANCELLED heard after it is the deadline's own cancellation. */
+  let deadline = Infinity;
   const advance = (status: string, source: string) => {
+    // The network's CANCELLED webhook can reach the workflow before the cancel call's answer, even in the activation
+    // where the deadline's timer fires (signals are handled first): it still means the transfer expired.
+    if (status === 'CANCELLED' && !state.final && Date.now() >= deadline && patched('expiry-owns-cancelled')) {
+      [status, source] = ['EXPIRED', `deadline: cancelled at the network (${source})`];
+    }
     if (state.final || status === state.status) return;
     state.status = status;
     state.history.push({ status, at: new Date().toISOString(), source });
@@ -140,7 +147,7 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   for (const update of early.splice(0)) if (update.transactionId === created.id) advance(update.status, update.source);
   await publish();
 
-  const deadline = Date.now() + input.answerDeadlineMs;
+  deadline = Date.now() + input.answerDeadlineMs;
   while (!state.final) {
     const remaining = deadline - Date.now();
     if (remaining <= 0) {

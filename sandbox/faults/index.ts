@@ -13,9 +13,13 @@
  *   handler runs; `routes` overrides the share per route, keyed `<METHOD> <path as registered>` or `<path>`
  *   (e.g. `"POST /tx/create"`, `"/pii/put"`).
  * - `rateLimit: {share, retryAfterSeconds?}`: 429 with `Retry-After` (10 s by default, the network's block), before the handler.
- * - `latency: {share, ms}`: the request waits `ms` before it is handled.
- * - `dropAfterCommit: {share, methods?}`: the handler runs (and commits) and then the connection is destroyed instead
- *   of answered, so the caller cannot know whether it happened; `methods` limits it (default: POST, PUT, PATCH, DELETE).
+ * - `latency: {share, ms, afterHandler?, routes?}`: the request waits `ms` before it is handled, or with
+ *   `afterHandler: true` its answer waits `ms` after the handler committed (the change is visible, and its webhooks
+ *   go out, before the caller hears back).
+ * - `dropAfterCommit: {share, methods?, routes?}`: the handler runs (and commits) and then the connection is destroyed
+ *   instead of answered, so the caller cannot know whether it happened; `methods` limits it (default: POST, PUT,
+ *   PATCH, DELETE).
+ * `routes` (a list, keyed like `errors.routes`) limits a fault to those routes.
  * - `webhooks: {duplicate?, reorder?, late?: {share, ms}, reorderMaxMs?}`: a delivered notification is sent a second
  *   time (same `webhook-id`, as at-least-once delivery does); a share is held back a random 0–`reorderMaxMs`
  *   (3 s) so later ones overtake it; a share is held back `ms`.
@@ -30,8 +34,8 @@ import { NetworkError, badRequest } from '../errors';
 export interface FaultConfig {
   errors?: { share: number; status?: number; routes?: Record<string, number> };
   rateLimit?: { share: number; retryAfterSeconds?: number };
-  latency?: { share: number; ms: number };
-  dropAfterCommit?: { share: number; methods?: string[] };
+  latency?: { share: number; ms: number; afterHandler?: boolean; routes?: string[] };
+  dropAfterCommit?: { share: number; methods?: string[]; routes?: string[] };
   webhooks?: { duplicate?: number; reorder?: number; reorderMaxMs?: number; late?: { share: number; ms: number } };
   keyRotation?: { share: number };
 }
@@ -53,6 +57,11 @@ function ms(v: unknown, field: string, max = 600_000): number {
 function only(v: Record<string, unknown>, field: string, keys: string[]): void {
   const extra = Object.keys(v).find((k) => !keys.includes(k));
   if (extra) throw invalid(`${field}.${extra}: unknown (one of ${keys.join(', ')})`);
+}
+function routeList(v: unknown, field: string): string[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || v.some((r) => typeof r !== 'string' || r.length === 0 || r.length > 200)) throw invalid(`${field}: must be a list of routes`);
+  return v as string[];
 }
 function part(body: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
   const v = body[key];
@@ -87,15 +96,19 @@ export function parseFaultConfig(body: unknown): FaultConfig {
   }
   const latency = part(body, 'latency');
   if (latency) {
-    only(latency, 'latency', ['share', 'ms']);
-    config.latency = { share: share(latency.share, 'latency.share'), ms: ms(latency.ms, 'latency.ms', 120_000) };
+    only(latency, 'latency', ['share', 'ms', 'afterHandler', 'routes']);
+    if (latency.afterHandler !== undefined && typeof latency.afterHandler !== 'boolean') throw invalid('latency.afterHandler: must be a boolean');
+    config.latency = {
+      share: share(latency.share, 'latency.share'), ms: ms(latency.ms, 'latency.ms', 120_000), afterHandler: latency.afterHandler === true,
+      routes: routeList(latency.routes, 'latency.routes'),
+    };
   }
   const drop = part(body, 'dropAfterCommit');
   if (drop) {
-    only(drop, 'dropAfterCommit', ['share', 'methods']);
+    only(drop, 'dropAfterCommit', ['share', 'methods', 'routes']);
     const methods = drop.methods ?? ['POST', 'PUT', 'PATCH', 'DELETE'];
     if (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || !/^[A-Z]{3,7}$/.test(m))) throw invalid('dropAfterCommit.methods: must be a list of HTTP methods');
-    config.dropAfterCommit = { share: share(drop.share, 'dropAfterCommit.share'), methods: methods as string[] };
+    config.dropAfterCommit = { share: share(drop.share, 'dropAfterCommit.share'), methods: methods as string[], routes: routeList(drop.routes, 'dropAfterCommit.routes') };
   }
   const hooks = part(body, 'webhooks');
   if (hooks) {
@@ -153,15 +166,19 @@ export class Faults {
   async beforeHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (EXEMPT.test(request.url)) return;
     const { latency, rateLimit, errors, dropAfterCommit } = this.config;
-    if (latency && this.hit('latency', latency.share)) await sleep(latency.ms);
+    const path = request.url.split('?')[0]!;
+    const route = request.routeOptions.url ?? path;
+    const on = (routes: string[] | undefined) => !routes || routes.some((r) => r === `${request.method} ${route}` || r === route || r === path);
+    if (latency && on(latency.routes) && this.hit('latency', latency.share)) {
+      if (latency.afterHandler) delayed.set(request, latency.ms);
+      else await sleep(latency.ms);
+    }
     if (rateLimit && this.hit('rateLimit', rateLimit.share)) {
       const e = new NetworkError(429, 'TooManyRequestsError', 'rate limit exceeded (sandbox fault)');
       void reply.code(429).header('retry-after', String(rateLimit.retryAfterSeconds ?? 10)).send(e.toBody());
       return;
     }
     if (errors) {
-      const path = request.url.split('?')[0]!;
-      const route = request.routeOptions.url ?? path;
       const p = errors.routes?.[`${request.method} ${route}`] ?? errors.routes?.[route] ?? errors.routes?.[path] ?? errors.share;
       if (this.hit('errors', p)) {
         const status = errors.status ?? 503;
@@ -169,13 +186,18 @@ export class Faults {
         return;
       }
     }
-    if (dropAfterCommit && (dropAfterCommit.methods ?? []).includes(request.method) && this.hit('dropAfterCommit', dropAfterCommit.share)) {
+    if (dropAfterCommit && (dropAfterCommit.methods ?? []).includes(request.method) && on(dropAfterCommit.routes) && this.hit('dropAfterCommit', dropAfterCommit.share)) {
       dropped.add(request);
     }
   }
 
-  /** After the handler: the connection of a request chosen for dropAfterCommit is destroyed instead of answered. */
-  onSend(request: FastifyRequest): void {
+  /** After the handler: an answer held back (latency afterHandler), or the connection destroyed (dropAfterCommit). */
+  async onSend(request: FastifyRequest): Promise<void> {
+    const wait = delayed.get(request);
+    if (wait !== undefined) {
+      delayed.delete(request);
+      await sleep(wait);
+    }
     if (!dropped.delete(request)) return;
     request.raw.socket?.destroy();
   }
@@ -205,6 +227,7 @@ export class Faults {
 }
 
 const dropped = new WeakSet<FastifyRequest>();
+const delayed = new WeakMap<FastifyRequest, number>();
 
 /** The hooks on every route and the `/sandbox/faults` window. */
 export function faultRoutes(app: FastifyInstance, faults: Faults): void {
@@ -213,7 +236,7 @@ export function faultRoutes(app: FastifyInstance, faults: Faults): void {
     if (reply.sent) return reply;
   });
   app.addHook('onSend', async (request, _reply, payload) => {
-    faults.onSend(request);
+    await faults.onSend(request);
     return payload;
   });
   const refuse = () => new NetworkError(403, 'ForbiddenError', 'fault injection is off: start the sandbox with SANDBOX_FAULTS=1');
