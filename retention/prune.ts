@@ -6,6 +6,7 @@
  */
 import type { Pool } from 'pg';
 import { ValidationError } from '../lib/errors';
+import { systemPrincipal } from '../lib/principal';
 import type { Logger } from '../lib/logger';
 import { activityIdempotencyKey, activityWorkflowId, cancelled, heartbeat } from '../lib/temporal/heartbeat';
 import { recordAuditEntry } from '../db/audit-log';
@@ -47,7 +48,7 @@ async function inBatches(what: string, batchRows: number, batch: () => Promise<n
 /**
  * Deletes webhook delivery ids older than `webhookDays` and erases (crypto-shreds) the sealed requests of outgoing
  * transfers created more than `transferPiiDays` ago. Idempotent: a retry or a second run finds nothing left to do.
- * Writes one audit_log row with the counts.
+ * Audits each batch of erasures with its transaction, and the sweep's counts in one row at the end.
  */
 export async function pruneExpiredRecords(
   deps: { pool: Pool; logger?: Logger; batchRows?: number },
@@ -60,11 +61,12 @@ export async function pruneExpiredRecords(
   // being chased.
   const cut = await retentionCutoffs(deps.pool, webhookDays, transferPiiDays);
   const webhooksDeleted = await inBatches('webhooksDeleted', batchRows, () => deleteWebhookIdsBefore(deps.pool, cut.webhook, batchRows));
-  const transferRequestsErased = await inBatches('transferRequestsErased', batchRows, () => eraseTransferRequestsBefore(deps.pool, cut.transfer, batchRows));
+  const workflowId = activityWorkflowId();
+  const by = { actor: 'retention-sweep', details: { transferPiiDays, principal: systemPrincipal('retention-sweep'), ...(workflowId ? { workflowId } : {}) } };
+  const transferRequestsErased = await inBatches('transferRequestsErased', batchRows, () => eraseTransferRequestsBefore(deps.pool, cut.transfer, batchRows, by));
   const result: PruneResult = {
     webhooksDeleted, transferRequestsErased, webhookCutoff: cut.webhook.toISOString(), transferCutoff: cut.transfer.toISOString(),
   };
-  const workflowId = activityWorkflowId();
   // A retried activity finds the row its earlier attempt wrote instead of adding one.
   await recordAuditEntry(deps.pool, {
     actor: 'retention-sweep', action: 'retention.sweep', subject: 'retention',

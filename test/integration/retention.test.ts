@@ -85,6 +85,12 @@ describe('data retention: nightly sweep of webhook ids and transfer personal dat
     );
     expect(audit.rows).toEqual([{ actor: 'retention-sweep', details: expect.objectContaining({ ...first, ...DAYS }) }]);
     expect(JSON.stringify(audit.rows)).not.toMatch(/Old Person/);
+    // The erasure itself is audited with its batch, naming the transfers.
+    const erased = await orch.pool.query(
+      `select actor, details from audit_log where action = 'retention.erase' and details->'transferIds' ? $1`, [`${tag}-old`],
+    );
+    expect(erased.rows).toEqual([{ actor: 'retention-sweep', details: expect.objectContaining({ transferPiiDays: DAYS.transferPiiDays, workflowId: `retention-test-${tag}-1` }) }]);
+    expect(JSON.stringify(erased.rows)).not.toMatch(/Old Person/);
 
     const second = await sweep('2');
     expect(second).toMatchObject({ webhooksDeleted: 0, transferRequestsErased: 0 });
