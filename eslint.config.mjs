@@ -53,6 +53,18 @@ export default tseslint.config(
   },
   ...layerRules,
   {
+    // One configuration: the environment is read once at start (lib/config.ts; the sandbox's own sandbox/config.ts) and
+    // the sections are passed in. Scripts, tests and benchmarks set up processes and may read it.
+    files: ['**/*.ts'],
+    ignores: ['lib/config.ts', 'sandbox/config.ts', 'scripts/**', 'test/**', 'bench/**'],
+    rules: {
+      'no-restricted-properties': ['error', {
+        object: 'process', property: 'env',
+        message: 'Read settings in lib/config.ts (or sandbox/config.ts) and pass the section in (README, Environment variables).',
+      }],
+    },
+  },
+  {
     // Workflows are replayed deterministically inside Temporal's sandbox: they orchestrate, they never do I/O.
     // Activities may be imported for their types only (proxyActivities<Activities>).
     files: ['workflows/**/*.ts'],

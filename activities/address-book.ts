@@ -1,5 +1,4 @@
 import type { Pool } from 'pg';
-import { loadConfig } from '../lib/config';
 import type { AddressBookConfig } from '../lib/address-book/config';
 import type { DeltaSummary, ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger } from '../lib/address-book/reconcile-types';
 import type { Logger } from '../lib/logger';
@@ -18,8 +17,8 @@ export interface AddressBookActivityDeps {
   pool: Pool;
   network: NetworkClient;
   logger: Logger;
-  /** The worker's settings; read from the environment when absent. */
-  addressBook?: AddressBookConfig;
+  /** The worker's settings (lib/config.ts, `addressBook`). */
+  addressBook: AddressBookConfig;
 }
 
 /**
@@ -28,12 +27,11 @@ export interface AddressBookActivityDeps {
  * statement runs, with a ValidationError (not retried).
  */
 export function addressBookActivities(deps: AddressBookActivityDeps) {
-  let cfg: AddressBookConfig | undefined = deps.addressBook;
+  const cfg = deps.addressBook;
   // Reconciliation can wait: it takes from the group's network budget only above the reserve.
   const network = deps.network.at('low');
   const run = <I extends { runId: string }, R>(step: (d: AddressBookDeps, input: I) => Promise<R>) => async (input: I): Promise<R> => {
     assertRunId(input?.runId);
-    cfg ??= loadConfig().addressBook;
     return step({ pool: deps.pool, network, logger: deps.logger, settings: cfg }, input);
   };
   return {

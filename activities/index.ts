@@ -20,8 +20,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** The VASPs' own keys (db/keystore): activities hand out key ids and public keys only. */
   keystore: Keystore;
-  /** Address-book reconciliation settings; read from the environment when absent (tests pass their own). */
-  addressBook?: AddressBookConfig;
+  /** Address-book reconciliation settings (lib/config.ts, `addressBook`). */
+  addressBook: AddressBookConfig;
   /** Outgoing transfers (keystore, sealed request store, settings); outgoing/context.ts. */
   transfers?: TransferContext;
 }

@@ -20,7 +20,7 @@ import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { resolveDatabaseServer } from '../db/server';
 import { fillSyntheticTransfers } from '../db/transfer-view-synthetic';
-import { loadIncomingConfig } from '../incoming/config';
+import { loadIncomingConfig } from '../lib/incoming/config';
 import { quantile } from './stats';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
 
     api = await buildApi({
       temporal, pool, codec: { encode: async (p) => p, decode: async (p) => p }, taskQueue: 'bench', logger: pino({ level: 'warn' }),
-      corsOrigins: [], group: { gatewayDid: 'did:ethr:0xgateway', subsidiaryDids: data.subsidiaries }, incoming: loadIncomingConfig({}),
+      corsOrigins: [], group: { gatewayDid: 'did:ethr:0xgateway', subsidiaryDids: data.subsidiaries }, incoming: loadIncomingConfig({}), webhooks: { notification: {}, address: {} },
     });
     await api.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/v1/transfers`;

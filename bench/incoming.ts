@@ -61,7 +61,7 @@ async function main() {
         transfers: {}, incoming: { pollInterval: '30s' }, workers, masterKey,
       });
       const hook = await sandbox('POST', '/webhook', { vaspDID: g.gateway, url: `${o.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
-      o.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+      o.webhooks.notification[g.gateway] = hook.secret as string;
       return o;
     };
 

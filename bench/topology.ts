@@ -14,9 +14,10 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
 import { NetworkClient } from '../network/client';
-import { loadTransferConfig, type TransferConfig } from '../outgoing/config';
+import { loadTransferConfig, type TransferConfig } from '../lib/transfers/config';
 import { createTransferContext, type TransferContext } from '../outgoing/context';
-import { loadIncomingConfig, type IncomingConfig } from '../incoming/config';
+import { loadIncomingConfig, type IncomingConfig } from '../lib/incoming/config';
+import type { WebhookConfig } from '../lib/webhooks/config';
 import { buildApi } from '../client/api/server';
 import { createApiKey } from '../client/api/auth/api-keys';
 import { ROLES, systemPrincipal, type Role } from '../lib/principal';
@@ -142,6 +143,8 @@ export interface ApiWithWorkers {
   /** `Authorization` with an API key of the role (admin unless given), plus `extra` headers. */
   headers(role?: Role, extra?: Record<string, string>): Record<string, string>;
   transfers: TransferContext;
+  /** The webhooks' secrets the API checks (a bench adds an endpoint's secret once it has registered it). */
+  webhooks: WebhookConfig;
   workerPids: (number | undefined)[];
   close(): Promise<void>;
 }
@@ -153,6 +156,7 @@ export async function apiWithWorkerProcesses(opts: {
   agentKeys: string;
   transfers: Partial<TransferConfig>;
   incoming?: Partial<IncomingConfig>;
+  webhooks?: Pick<WebhookConfig, 'notification'>;
   workers: number;
   /** The keystore's master key: the same for every start on one database (the agent's keys are stored under it). */
   masterKey: string;
@@ -186,9 +190,10 @@ export async function apiWithWorkerProcesses(opts: {
   });
   const connection = await Connection.connect({ address: env.temporalAddress });
   const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
+  const webhooks: WebhookConfig = { notification: { ...opts.webhooks?.notification }, address: {} };
   const api = await buildApi({
     temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: pino({ level: 'silent' }), corsOrigins: [],
-    keystore, group, transfers, incoming: { ...loadIncomingConfig({}), ...opts.incoming },
+    keystore, group, transfers, incoming: { ...loadIncomingConfig({}), ...opts.incoming }, webhooks,
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const keys = {} as Record<Role, string>;
@@ -199,6 +204,7 @@ export async function apiWithWorkerProcesses(opts: {
     apiUrl: `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`,
     headers: (role = 'admin', extra = {}) => ({ authorization: `Bearer ${keys[role]}`, ...extra }),
     transfers,
+    webhooks,
     workerPids: workers.map((w) => w.pid),
     close: async () => {
       await api.close();

@@ -119,15 +119,15 @@ async function measure(temporal: BenchTemporal) {
   const agentKeys = JSON.stringify([{ vaspDID: group.subA, privateKeyHex: originatorKey.keys[0].privateKeyHex }]);
   const transferSettings = {
     callbackUrl: `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback`,
-    webhookSecrets: { [group.subA]: SECRET },
     pollIntervalMs: 10 * 60_000,
     answerDeadlineMs: 60 * 60_000,
   };
+  const webhooks = { notification: { [group.subA]: SECRET } };
   const masterKey = randomBytes(32).toString('base64');
   // The workers run in their own processes (`npm run worker`), as deployed, unless BENCH_WORKER=inline.
   const startOrch = async (workers: number): Promise<ApiWithWorkers> => process.env.BENCH_WORKER === 'inline'
-    ? { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings })), workerPids: [] }
-    : apiWithWorkerProcesses({ network: sandbox.networkConfig(group.gatewayUser), group: group2, agentKeys, transfers: transferSettings, workers, masterKey });
+    ? { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings, webhooks })), workerPids: [] }
+    : apiWithWorkerProcesses({ network: sandbox.networkConfig(group.gatewayUser), group: group2, agentKeys, transfers: transferSettings, webhooks, workers, masterKey });
   let orch = await startOrch(options.workerCounts[0]!);
 
   // The counterparty: reads its inbox, confirms and accepts, and the network tells the originator by webhook.

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { IncomingConfig } from '../incoming/config';
+import type { IncomingConfig } from '../lib/incoming/config';
 import type { GroupConfig } from '../lib/config';
 import { incomingSweep } from '../workflows';
 import { workflowIds } from '../workflows/ids';

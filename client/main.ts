@@ -6,7 +6,6 @@ import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
-import { loadTransferConfig } from '../outgoing/config';
 import { openTransferContext } from '../outgoing/context';
 import { assertRetentionOutlastsTransfers } from '../lib/retention/config';
 import { NetworkClient } from '../network/client';
@@ -20,12 +19,11 @@ import { isLoopbackHost } from '../lib/loopback';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
-import { loadIncomingConfig } from '../incoming/config';
 import { createTemporalClient } from './temporal';
 
 runMain('api', async (log) => {
   const config = loadConfig();
-  assertRetentionOutlastsTransfers(config.retention, loadTransferConfig().answerDeadlineMs);
+  assertRetentionOutlastsTransfers(config.retention, config.transfers.answerDeadlineMs);
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
   await assertReachable(databaseUrl);
@@ -36,13 +34,13 @@ runMain('api', async (log) => {
   log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
   log.info({ schedules: await ensureAddressBookSchedules(temporal, config) }, 'address-book schedules ensured');
   log.info({ schedule: await ensureRetentionSchedule(temporal, config) }, 'retention schedule ensured');
-  log.info({ schedule: await ensureIncomingSweepSchedule(temporal, { group: config.group, taskQueue: config.temporal.taskQueue }, loadIncomingConfig()) }, 'incoming sweep schedule ensured');
+  log.info({ schedule: await ensureIncomingSweepSchedule(temporal, { group: config.group, taskQueue: config.temporal.taskQueue }, config.incoming) }, 'incoming sweep schedule ensured');
   const transfers = openTransferContext({
     pool, keystore,
     network: config.network && new NetworkClient(config.network, {
       budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
     }), masterKey: config.keystoreMasterKey,
-    dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel), config: loadTransferConfig(),
+    dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel), config: config.transfers,
   });
   const app = await buildApi({
     temporal,
@@ -52,6 +50,9 @@ runMain('api', async (log) => {
     logger: createLogger('api', config.logLevel),
     corsOrigins: [config.uiOrigin, config.uiOrigin.replace('localhost', '127.0.0.1')],
     auth: config.auth,
+    group: config.group,
+    incoming: config.incoming,
+    webhooks: config.webhooks,
     transfers,
     keystore,
     console: { temporalUiUrl: config.uiOrigin, namespace: config.temporal.namespace },

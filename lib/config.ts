@@ -3,10 +3,16 @@ import { loadAddressBookConfig, type AddressBookConfig } from './address-book/co
 import { loadRetentionConfig, type RetentionConfig } from './retention/config';
 import { loadTemporalConnectionConfig, type TemporalConnectionConfig } from './temporal/connection-config';
 import { loadAgentListenerConfig, loadOperatorAuthConfig, type AgentListenerConfig, type OperatorAuthConfig } from './auth/config';
+import { loadTransferConfig, type TransferConfig } from './transfers/config';
+import { loadIncomingConfig, type IncomingConfig } from './incoming/config';
+import { loadWebhookConfig, type WebhookConfig } from './webhooks/config';
+import { durationSetting, httpUrlSetting, type Env } from './config-values';
 
 /**
  * Every setting the processes read from the environment, parsed once and validated at start-up. A bad value stops the
- * process with one ConfigError line that names the variable and the fix; nothing reads process.env elsewhere.
+ * process with one ConfigError line that names the variable and the fix. Each process entry point (client/main.ts,
+ * workers/main.ts, sandbox/main.ts via sandbox/config.ts, the CLI) loads it once and passes the sections on; nothing
+ * else reads process.env (eslint.config.mjs enforces it outside scripts/, test/ and bench/).
  */
 export interface NetworkConfig {
   /** Base of the OAuth server; tokens are requested at `${authUrl}/oauth/token`. */
@@ -77,6 +83,12 @@ export interface PlatformConfig {
   keyRotationPeriodMs?: number;
   /** The nightly data-retention sweep (lib/retention/config.ts). */
   retention: RetentionConfig;
+  /** Outgoing transfers: deadlines, polling, the no-key mode, the callback (lib/transfers/config.ts). */
+  transfers: TransferConfig;
+  /** Incoming transfers: deadlines, polling, screening, the sweep (lib/incoming/config.ts). */
+  incoming: IncomingConfig;
+  /** Signing secrets of the network's webhooks (lib/webhooks/config.ts). */
+  webhooks: WebhookConfig;
   /** How callers of the internal API authenticate: OIDC tokens and API keys (lib/auth/config.ts). */
   auth: OperatorAuthConfig;
   /** The agent-compatible endpoints without credentials, on a loopback listener of their own (lib/auth/config.ts). */
@@ -104,25 +116,13 @@ function group(env: Env): GroupConfig {
   return { gatewayDid, subsidiaryDids };
 }
 
-type Env = Record<string, string | undefined>;
-
-const DURATION_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 export const DEFAULT_KEY_ROTATION_PERIOD = '90d';
 
-/** `KEY_ROTATION_PERIOD`: `<n>s|m|h|d` (at least one minute), or `off` for no scheduled rotation. */
+/** `KEY_ROTATION_PERIOD`: a duration of at least one minute, or `off` (or 0) for no scheduled rotation. */
 function keyRotationPeriodMs(env: Env): number {
-  const raw = (env.KEY_ROTATION_PERIOD || DEFAULT_KEY_ROTATION_PERIOD).trim();
+  const raw = (env.KEY_ROTATION_PERIOD ?? '').trim();
   if (raw === 'off' || raw === '0') return 0;
-  const m = /^(\d{1,9})([smhd])$/.exec(raw);
-  const ms = m ? Number(m[1]) * DURATION_UNITS[m[2]!]! : NaN;
-  if (!(ms >= 60_000)) {
-    throw new ConfigError(
-      'KEY_ROTATION_PERIOD',
-      `"${raw}" is not a period of at least one minute`,
-      `Set it to a number with a unit s, m, h or d (e.g. ${DEFAULT_KEY_ROTATION_PERIOD}), or to off to disable scheduled rotation`,
-    );
-  }
-  return ms;
+  return durationSetting(env, 'KEY_ROTATION_PERIOD', DEFAULT_KEY_ROTATION_PERIOD, 60_000).ms;
 }
 
 function port(env: Env, name: string, fallback: number): number {
@@ -135,17 +135,7 @@ function port(env: Env, name: string, fallback: number): number {
   return n;
 }
 
-function url(env: Env, name: string): string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  try {
-    const u = new URL(raw);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-  } catch {
-    throw new ConfigError(name, `"${raw}" is not an http(s) URL`, `Set ${name} to a URL such as https://api.example.com`);
-  }
-  return raw.replace(/\/+$/, '');
-}
+const url = (env: Env, name: string) => httpUrlSetting(env, name);
 
 function network(env: Env): NetworkConfig | undefined {
   const names = ['CLIENT_ID', 'CLIENT_SECRET', 'AUTH_URL', 'BASE_URL'] as const;
@@ -225,7 +215,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     apiPort,
     sandboxPort: port(env, 'SANDBOX_PORT', 4000),
     dataDir: env.DATA_DIR || '.data',
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: startupSettings(env).logLevel,
     temporal: {
       address: temporalAddress,
       namespace: env.TEMPORAL_NAMESPACE || 'default',
@@ -246,9 +236,20 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     keystoreMasterKey: env.KEYSTORE_MASTER_KEY || undefined,
     keyRotationPeriodMs: keyRotationPeriodMs(env),
     retention: loadRetentionConfig(env),
+    transfers: loadTransferConfig(env),
+    incoming: loadIncomingConfig(env),
+    webhooks: loadWebhookConfig(env),
     auth: loadOperatorAuthConfig(env),
     agent: loadAgentListenerConfig(env, apiPort),
   };
+}
+
+/**
+ * What lib/run-main.ts needs before (and even without) a valid configuration: its own log level (LOG_LEVEL) and
+ * whether a process that fails to start prints the error's stack (DEBUG_STARTUP).
+ */
+export function startupSettings(env: Env = process.env): { logLevel: string; debug: boolean } {
+  return { logLevel: env.LOG_LEVEL || 'info', debug: Boolean(env.DEBUG_STARTUP) };
 }
 
 /**

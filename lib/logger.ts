@@ -12,7 +12,8 @@ export const REDACTED_PATHS = [
   'ivms101', '*.ivms101', 'originator', '*.originator', 'beneficiary', '*.beneficiary', 'pii', '*.pii',
 ];
 
-export function createLogger(name: string, level = process.env.LOG_LEVEL || 'info'): Logger {
+/** `level` is the config's `logLevel` (LOG_LEVEL). */
+export function createLogger(name: string, level = 'info'): Logger {
   return pino({ name, level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } });
 }
 

@@ -1,3 +1,4 @@
+import { startupSettings } from './config';
 import { ConfigError } from './errors';
 import { createLogger, type Logger } from './logger';
 
@@ -6,7 +7,8 @@ import { createLogger, type Logger } from './logger';
  * trace; SIGINT/SIGTERM run the returned shutdown once.
  */
 export function runMain(name: string, start: (log: Logger) => Promise<() => Promise<void>>): void {
-  const log = createLogger(name);
+  const startup = startupSettings();
+  const log = createLogger(name, startup.logLevel);
   start(log).then(
     (shutdown) => {
       let stopping = false;
@@ -30,7 +32,7 @@ export function runMain(name: string, start: (log: Logger) => Promise<() => Prom
         process.stderr.write(`${name}: configuration error: ${e.message}\n`);
       } else {
         process.stderr.write(`${name}: failed to start: ${(e as Error)?.message ?? String(e)}\n`);
-        if (process.env.DEBUG_STARTUP) process.stderr.write(`${(e as Error)?.stack}\n`);
+        if (startup.debug) process.stderr.write(`${(e as Error)?.stack}\n`);
       }
       process.exit(1);
     },

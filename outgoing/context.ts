@@ -10,7 +10,7 @@ import type { Logger } from '../lib/logger';
 import { keyWrapperFromConfig, type Keystore, type KeyWrapper } from '../db/keystore';
 import { TransferStore } from '../db/outgoing-transfers';
 import type { NetworkClient } from '../network/client';
-import type { TransferConfig } from './config';
+import type { TransferConfig } from '../lib/transfers/config';
 import type { OutgoingRequest } from './request';
 
 export interface TransferContext {

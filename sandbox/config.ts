@@ -13,8 +13,13 @@ export interface SandboxConfig {
   seedFile?: string;
   /** SANDBOX_FAULTS=1: `PUT /sandbox/faults` may switch network faults on (sandbox/faults). */
   faults?: boolean;
+  /** The sandbox's database (SANDBOX_DATABASE_URL, else DATABASE_URL); sandbox/main.ts only. */
+  databaseUrl?: string;
+  /** LOG_LEVEL; sandbox/main.ts only. */
+  logLevel?: string;
 }
 
+/** The sandbox's settings, read once by sandbox/main.ts (the sandbox's counterpart of lib/config.ts). */
 export function loadSandboxConfig(env: Record<string, string | undefined> = process.env): SandboxConfig {
   const base = loadConfig(env);
   const publicUrl = (env.SANDBOX_PUBLIC_URL || `http://127.0.0.1:${base.sandboxPort}`).replace(/\/+$/, '');
@@ -25,6 +30,8 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     piiUrl: `${publicUrl}/pii`,
     seedFile: env.SANDBOX_SEED || undefined,
     faults: env.SANDBOX_FAULTS === '1',
+    databaseUrl: base.sandboxDatabaseUrl ?? base.databaseUrl,
+    logLevel: base.logLevel,
     // SANDBOX_UPLOAD_DIR, SANDBOX_UPLOAD_MAX_BYTES, SANDBOX_UPLOAD_URL_TTL_SECONDS, SANDBOX_ADDRESS_BATCH_SIZE
     addressBook: addressBookOptionsFromEnv(env),
     // SANDBOX_RATE_LIMIT, SANDBOX_RATE_WINDOW, SANDBOX_RATE_LOCKOUT: the network's quota unless set otherwise.

@@ -1,6 +1,5 @@
 import { loadSandboxConfig } from './config';
 import { createLogger } from '../lib/logger';
-import { loadConfig } from '../lib/config';
 import { createPool } from '../db/pool';
 import { migrate } from '../db/migrate';
 import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
@@ -10,15 +9,14 @@ import { runMain } from '../lib/run-main';
 
 runMain('sandbox', async (log) => {
   const config = loadSandboxConfig();
-  const base = loadConfig();
-  const databaseUrl = base.sandboxDatabaseUrl ?? base.databaseUrl ?? DEFAULT_DATABASE_URL;
+  const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
   const seed = config.seedFile ? readSeedFile(config.seedFile) : undefined;
   await assertReachable(databaseUrl);
   const applied = await migrate(databaseUrl, 'sandbox');
   if (applied.length) log.info({ applied }, 'sandbox migrations applied');
   const pool = createPool(databaseUrl, 'sandbox');
   if (seed) await applySeed(pool, seed);
-  const app = await buildSandbox({ pool, config, logger: createLogger('sandbox', base.logLevel) });
+  const app = await buildSandbox({ pool, config, logger: createLogger('sandbox', config.logLevel) });
   await app.listen({ host: config.host, port: config.port });
   log.info(`sandbox listening on ${config.publicUrl}`);
   return async () => {

@@ -1,6 +1,5 @@
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { loadTransferConfig } from '../outgoing/config';
 import { openTransferContext } from '../outgoing/context';
 import { NetworkClient } from '../network/client';
 import { createRateBudget } from '../network/rate-budget';
@@ -38,10 +37,10 @@ runMain('worker', async (log) => {
     taskQueue: config.temporal.taskQueue,
     keyring,
     activities: createActivities({
-      pool, network, logger: createLogger('activities', config.logLevel), keystore,
+      pool, network, logger: createLogger('activities', config.logLevel), keystore, addressBook: config.addressBook,
       transfers: openTransferContext({
         pool, network, keystore, masterKey: config.keystoreMasterKey, dataDir: config.dataDir, group: config.group,
-        logger: createLogger('transfers', config.logLevel), config: loadTransferConfig(),
+        logger: createLogger('transfers', config.logLevel), config: config.transfers,
       }),
     }),
   });

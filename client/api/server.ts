@@ -20,8 +20,8 @@ import { keyRoutes } from './routes/keys';
 import { incomingRoutes } from './routes/incoming';
 import { listRoutes } from './routes/lists';
 import { consoleRoutes, type ConsoleSettings } from './routes/console';
-import { loadIncomingConfig, type IncomingConfig } from '../../incoming/config';
-import { loadConfig } from '../../lib/config';
+import type { IncomingConfig } from '../../lib/incoming/config';
+import type { WebhookConfig } from '../../lib/webhooks/config';
 import type { OperatorAuthConfig } from '../../lib/auth/config';
 import { createAuthenticator } from './auth/authenticator';
 import { BEARER_SCHEME, installAuth, type AuthFailure } from './auth/plugin';
@@ -41,12 +41,14 @@ export interface ApiDeps {
   onAuthFailure?: (failure: AuthFailure) => void;
   /** The VASPs' keys (db/keystore), for importing keys; client/main.ts opens it. */
   keystore?: Keystore;
-  /** The VASP group; read from the environment when absent (tests pass their own). */
-  group?: GroupConfig;
+  /** The VASP group the system runs for. */
+  group: GroupConfig;
   /** Outgoing transfers, the agent endpoints and the notification webhook (outgoing/); absent: they answer 500. */
   transfers?: TransferContext;
-  /** Incoming transfers' settings (deadlines, screening threshold, address-webhook secrets); from the environment when absent. */
-  incoming?: IncomingConfig;
+  /** Incoming transfers' settings (deadlines, polling, screening threshold). */
+  incoming: IncomingConfig;
+  /** The signing secrets of the network's webhooks (notification and address webhooks). */
+  webhooks: WebhookConfig;
   /** The console's link to the Temporal UI; defaults to the development UI. */
   console?: ConsoleSettings;
 }
@@ -101,8 +103,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   consoleRoutes(app, deps);
   apiKeyRoutes(app, deps);
   incomingRoutes(app, {
-    temporal: deps.temporal, pool: deps.pool, incoming: deps.incoming ?? loadIncomingConfig(),
-    subsidiaryDids: (deps.group ?? loadConfig().group).subsidiaryDids,
+    temporal: deps.temporal, pool: deps.pool, incoming: deps.incoming, webhooks: deps.webhooks, subsidiaryDids: deps.group.subsidiaryDids,
   });
   return app;
 }

@@ -42,11 +42,12 @@ export function registerScreeningCommands(program: Command): void {
     .description('screen a name or an address as the incoming workflow would (for tuning SCREENING_NAME_THRESHOLD)')
     .option('--name <name>')
     .option('--address <address>')
-    .option('--threshold <n>', 'similarity from 0 to 1', (v) => Number(v), Number(process.env.SCREENING_NAME_THRESHOLD ?? 0.85))
-    .action(async (opts: { name?: string; address?: string; threshold: number }) => {
+    .option('--threshold <n>', 'similarity from 0 to 1 (default: SCREENING_NAME_THRESHOLD, 0.85)', (v) => Number(v))
+    .action(async (opts: { name?: string; address?: string; threshold?: number }) => {
       if (!opts.name && !opts.address) throw new Error('give --name or --address');
+      const threshold = opts.threshold ?? loadConfig().incoming.screeningThreshold;
       const hits = await withPool(async (pool) => [
-        ...(opts.name ? await screenName(pool, opts.name, opts.threshold) : []),
+        ...(opts.name ? await screenName(pool, opts.name, threshold) : []),
         ...(opts.address ? await screenAddress(pool, opts.address) : []),
       ]);
       process.stdout.write(hits.length ? `${JSON.stringify(hits, null, 2)}\n` : 'no hit\n');

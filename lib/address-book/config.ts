@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors';
+import { cronSetting, intSetting, timezoneSetting, type Env } from '../config-values';
 
 /** The network's limit on one address CSV: "up to 100 MB" (interface.md, Limits). Decimal, so below 100 MiB too. */
 export const NETWORK_MAX_UPLOAD_BYTES = 100_000_000;
@@ -39,53 +40,26 @@ export interface AddressBookConfig {
   maxStoredRejections: number;
 }
 
-type Env = Record<string, string | undefined>;
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(name, `"${raw}" is not a whole number from ${min} to ${max}`, `Set ${name} within that range or unset it (default ${fallback})`);
-  }
-  return n;
-}
-
-const CRON_FIELD = /^[\d*/,\-A-Za-z?LW#]+$/;
-
 export function loadAddressBookConfig(env: Env): AddressBookConfig {
-  const rawCron = (env.ADDRESS_BOOK_CRON ?? '30 2 * * *').trim();
-  let cron: string | undefined;
-  if (rawCron && rawCron !== 'off') {
-    const fields = rawCron.split(/\s+/);
-    if ((fields.length !== 5 && !rawCron.startsWith('@')) || !fields.every((f) => CRON_FIELD.test(f))) {
-      throw new ConfigError('ADDRESS_BOOK_CRON', `"${rawCron}" is not a five-field cron expression`, 'Use e.g. "30 2 * * *" (02:30 every night), or off');
-    }
-    cron = rawCron;
-  }
-  const timezone = (env.ADDRESS_BOOK_TIMEZONE || 'UTC').trim();
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: timezone });
-  } catch {
-    throw new ConfigError('ADDRESS_BOOK_TIMEZONE', `"${timezone}" is not an IANA time zone`, 'Use e.g. UTC or Europe/Zurich');
-  }
+  const cron = cronSetting(env, 'ADDRESS_BOOK_CRON', '30 2 * * *', '02:30 every night');
+  const timezone = timezoneSetting(env, 'ADDRESS_BOOK_TIMEZONE');
   const verify = (env.ADDRESS_BOOK_VERIFY || 'count').trim();
   if (verify !== 'count' && verify !== 'listing') {
     throw new ConfigError('ADDRESS_BOOK_VERIFY', `"${verify}" is neither count nor listing`, 'Set it to count (default) or listing');
   }
   return {
-    chunkRows: int(env, 'ADDRESS_BOOK_CHUNK_ROWS', 50_000, 1, 10_000_000),
-    chunkMaxBytes: int(env, 'ADDRESS_BOOK_CHUNK_MAX_BYTES', NETWORK_MAX_UPLOAD_BYTES, 1024, NETWORK_MAX_UPLOAD_BYTES),
-    headChunks: int(env, 'ADDRESS_BOOK_HEAD_CHUNKS', 3, 0, 1000),
-    registerThreshold: int(env, 'ADDRESS_BOOK_REGISTER_THRESHOLD', 100, 0, 100_000),
-    registerConcurrency: int(env, 'ADDRESS_BOOK_REGISTER_CONCURRENCY', 4, 1, 64),
+    chunkRows: intSetting(env, 'ADDRESS_BOOK_CHUNK_ROWS', 50_000, 1, 10_000_000),
+    chunkMaxBytes: intSetting(env, 'ADDRESS_BOOK_CHUNK_MAX_BYTES', NETWORK_MAX_UPLOAD_BYTES, 1024, NETWORK_MAX_UPLOAD_BYTES),
+    headChunks: intSetting(env, 'ADDRESS_BOOK_HEAD_CHUNKS', 3, 0, 1000),
+    registerThreshold: intSetting(env, 'ADDRESS_BOOK_REGISTER_THRESHOLD', 100, 0, 100_000),
+    registerConcurrency: intSetting(env, 'ADDRESS_BOOK_REGISTER_CONCURRENCY', 4, 1, 64),
     cron,
     timezone,
-    processingTimeoutMs: int(env, 'ADDRESS_BOOK_PROCESSING_TIMEOUT_S', 3600, 1, 7 * 86_400) * 1000,
-    pollIntervalMs: int(env, 'ADDRESS_BOOK_POLL_INTERVAL_MS', 2000, 10, 600_000),
-    settleMs: int(env, 'ADDRESS_BOOK_SETTLE_S', 300, 1, 86_400) * 1000,
-    chunksPerExecution: int(env, 'ADDRESS_BOOK_CHUNKS_PER_EXECUTION', 20, 1, 10_000),
+    processingTimeoutMs: intSetting(env, 'ADDRESS_BOOK_PROCESSING_TIMEOUT_S', 3600, 1, 7 * 86_400) * 1000,
+    pollIntervalMs: intSetting(env, 'ADDRESS_BOOK_POLL_INTERVAL_MS', 2000, 10, 600_000),
+    settleMs: intSetting(env, 'ADDRESS_BOOK_SETTLE_S', 300, 1, 86_400) * 1000,
+    chunksPerExecution: intSetting(env, 'ADDRESS_BOOK_CHUNKS_PER_EXECUTION', 20, 1, 10_000),
     verify,
-    maxStoredRejections: int(env, 'ADDRESS_BOOK_MAX_STORED_REJECTIONS', 10_000, 0, 10_000_000),
+    maxStoredRejections: intSetting(env, 'ADDRESS_BOOK_MAX_STORED_REJECTIONS', 10_000, 0, 10_000_000),
   };
 }

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors';
+import { cronSetting, intSetting, timezoneSetting, type Env } from '../config-values';
 
 /** Settings of the nightly data-retention sweep (environment variables in parentheses). */
 export interface RetentionConfig {
@@ -14,45 +15,17 @@ export interface RetentionConfig {
   transferPiiDays: number;
 }
 
-type Env = Record<string, string | undefined>;
-
 // An hour past the address book's nightly run (02:30), so the two heavy jobs do not share the database's quiet hour.
 const DEFAULT_CRON = '30 3 * * *';
-const CRON_FIELD = /^[\d*/,\-A-Za-z?LW#]+$/;
 // Some hundred years: larger values are a typo, and the interval arithmetic must stay well inside timestamptz.
 const MAX_DAYS = 36_500;
 
-function days(env: Env, name: string, fallback: number): number {
-  const raw = (env[name] ?? '').trim();
-  if (raw === '') return fallback;
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_DAYS) {
-    throw new ConfigError(name, `"${raw}" is not a whole number of days from 1 to ${MAX_DAYS}`, `Set ${name} to a number of days or unset it (default ${fallback})`);
-  }
-  return n;
-}
-
 export function loadRetentionConfig(env: Env): RetentionConfig {
-  const rawCron = (env.RETENTION_CRON ?? DEFAULT_CRON).trim() || DEFAULT_CRON;
-  let cron: string | undefined;
-  if (rawCron !== 'off') {
-    const fields = rawCron.split(/\s+/);
-    if ((fields.length !== 5 && !rawCron.startsWith('@')) || !fields.every((f) => CRON_FIELD.test(f))) {
-      throw new ConfigError('RETENTION_CRON', `"${rawCron}" is not a five-field cron expression`, `Use e.g. "${DEFAULT_CRON}" (03:30 every night), or off`);
-    }
-    cron = rawCron;
-  }
-  const timezone = (env.RETENTION_TIMEZONE || 'UTC').trim();
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: timezone });
-  } catch {
-    throw new ConfigError('RETENTION_TIMEZONE', `"${timezone}" is not an IANA time zone`, 'Use e.g. UTC or Europe/Zurich');
-  }
   return {
-    cron,
-    timezone,
-    webhookDays: days(env, 'RETENTION_WEBHOOK_DAYS', 30),
-    transferPiiDays: days(env, 'RETENTION_TRANSFER_PII_DAYS', 1825),
+    cron: cronSetting(env, 'RETENTION_CRON', DEFAULT_CRON, '03:30 every night'),
+    timezone: timezoneSetting(env, 'RETENTION_TIMEZONE'),
+    webhookDays: intSetting(env, 'RETENTION_WEBHOOK_DAYS', 30, 1, MAX_DAYS, 'days'),
+    transferPiiDays: intSetting(env, 'RETENTION_TRANSFER_PII_DAYS', 1825, 1, MAX_DAYS, 'days'),
   };
 }
 

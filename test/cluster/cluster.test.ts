@@ -76,7 +76,7 @@ describe('on the Temporal server on PostgreSQL, with two workers', () => {
     // The external VASP is simulated by the sandbox: it sends incoming transfers and answers outgoing ones by itself.
     await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${first.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
-    first.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+    first.webhooks.notification[g.gateway] = hook.secret as string;
   });
   afterAll(async () => {
     await second?.close();

@@ -23,10 +23,12 @@ import { buildSandbox, operatorIssuerUrl } from '../../sandbox/server';
 import { DEFAULT_OPERATOR_AUDIENCE } from '../../sandbox/auth/operator-issuer';
 import { applySeed, type Seed } from '../../sandbox/seed';
 import { createWorker } from '../../workers/worker';
-import { loadTransferConfig, type TransferConfig } from '../../outgoing/config';
+import { loadTransferConfig, type TransferConfig } from '../../lib/transfers/config';
 import { createTransferContext, type TransferContext } from '../../outgoing/context';
 import { LocalKeyWrapper } from '../../db/keystore';
-import { loadIncomingConfig, type IncomingConfig } from '../../incoming/config';
+import { loadIncomingConfig, type IncomingConfig } from '../../lib/incoming/config';
+import type { WebhookConfig } from '../../lib/webhooks/config';
+import { loadAddressBookConfig } from '../../lib/address-book/config';
 import type { OperatorAuthConfig } from '../../lib/auth/config';
 import { ROLES, systemPrincipal, type Role } from '../../lib/principal';
 import { createApiKey } from '../../client/api/auth/api-keys';
@@ -195,8 +197,10 @@ export interface RunningOrchestrator {
   keystore: Keystore;
   /** Outgoing transfers' context, shared by the worker's activities and the API. */
   transfers: TransferContext;
-  /** Incoming transfers' settings the API uses (tests may add address-webhook secrets after registering). */
+  /** Incoming transfers' settings the API uses. */
   incoming: IncomingConfig;
+  /** The webhooks' signing secrets the API checks (tests add an endpoint's secret once they have registered it). */
+  webhooks: WebhookConfig;
   /** The agent-compatible endpoints without credentials, on their own loopback listener (client/api/agent-server.ts). */
   agentUrl: string;
   agent: FastifyInstance;
@@ -224,10 +228,12 @@ export interface OrchestratorOptions {
   keystoreMasterKey?: string;
   /** The agent's `KEYS`, imported at start as the worker does. */
   agentKeys?: string;
-  /** Settings of outgoing transfers over the defaults (TRANSFER_* and NOTIFICATION_WEBHOOK_* variables). */
+  /** Settings of outgoing transfers over the defaults (TRANSFER_* variables). */
   transfers?: Partial<TransferConfig>;
-  /** Settings of incoming transfers over the defaults (INCOMING_*, SCREENING_*, ADDRESS_WEBHOOK_SECRETS). */
+  /** Settings of incoming transfers over the defaults (INCOMING_*, SCREENING_*). */
   incoming?: Partial<IncomingConfig>;
+  /** Webhook secrets (NOTIFICATION_WEBHOOK_SECRET(S), ADDRESS_WEBHOOK_SECRETS); none by default. */
+  webhooks?: Partial<WebhookConfig>;
   /** How the API authenticates (OPERATOR_AUTH_*); API keys work either way. */
   auth?: OperatorAuthConfig;
 }
@@ -252,13 +258,15 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   const networkClient = opts.networkClient ?? new NetworkClient(network, {
     budget: opts.networkBudget && createRateBudget(networkBudgetStore(pool), opts.networkBudget, network.clientId),
   });
-  const incoming: IncomingConfig = { ...loadIncomingConfig({}), ...opts.incoming, addressWebhookSecrets: { ...opts.incoming?.addressWebhookSecrets } };
+  const incoming: IncomingConfig = { ...loadIncomingConfig({}), ...opts.incoming };
+  const webhooks: WebhookConfig = { ...opts.webhooks, notification: { ...opts.webhooks?.notification }, address: { ...opts.webhooks?.address } };
+  const group = opts.group ?? { subsidiaryDids: [] };
   const transfers = createTransferContext({
     pool, network: networkClient, keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
-    config: { ...loadTransferConfig({}), ...opts.transfers }, group: opts.group ?? { subsidiaryDids: [] }, logger: quietLogger(),
+    config: { ...loadTransferConfig({}), ...opts.transfers }, group, logger: quietLogger(),
   });
   const activities = createActivities({
-    pool, network: networkClient, logger: quietLogger(), addressBook: opts.addressBook, keystore, transfers,
+    pool, network: networkClient, logger: quietLogger(), addressBook: opts.addressBook ?? loadAddressBookConfig({}), keystore, transfers,
   });
   const worker = await createWorker({
     connection: nativeConnection, namespace: 'default', taskQueue, keyring: env.keyring, activities,
@@ -280,7 +288,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   try {
     api = await buildApi({
       temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: quietLogger(), corsOrigins: ['http://localhost:8233'],
-      keystore, group: opts.group, transfers, incoming, auth: opts.auth,
+      keystore, group, transfers, incoming, webhooks, auth: opts.auth,
     });
     apiUrl = await listen(api);
     agent = await buildAgentApi({ temporal: client, taskQueue, transfers, logger: quietLogger() });
@@ -297,7 +305,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
     throw e;
   }
   return {
-    apiUrl, api: api!, agentUrl, agent: agent!, client, pool, worker, taskQueue, activities, keystore, transfers, incoming, apiKeys,
+    apiUrl, api: api!, agentUrl, agent: agent!, client, pool, worker, taskQueue, activities, keystore, transfers, incoming, webhooks, apiKeys,
     headers: (role = 'admin', extra = {}) => {
       if (!apiKeys[role]) throw new Error('this orchestrator has no API keys: its database was unreachable when it started');
       return { authorization: `Bearer ${apiKeys[role]}`, ...extra };

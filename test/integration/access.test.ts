@@ -173,7 +173,7 @@ describe('access: every route of the API × every role and bad credential, again
     expect(failures).toEqual([]);
     // The public ones answer without a credential (the webhooks refuse what is not signed by the network).
     for (const path of ['/healthz', '/openapi.json', '/console', '/console/app.js', '/docs/json']) expect((await call('GET', path)).status).toBe(200);
-    orch.transfers.config.webhookSecrets.none = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    orch.webhooks.notification.none = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     expect((await call('POST', '/webhooks/notification/none')).status).toBe(401);
   });
 

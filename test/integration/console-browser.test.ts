@@ -80,7 +80,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
     await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
-    orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+    orch.webhooks.notification[g.gateway] = hook.secret as string;
     await loadSdnList(orch.pool, { list: 'console-browser', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });
     profile = mkdtempSync(join(tmpdir(), 'tro-chromium-'));
     // A fresh profile per run (playwright passes it as --user-data-dir).

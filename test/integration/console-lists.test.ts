@@ -66,7 +66,7 @@ describe('console lists: the transfer list the workflows keep current, address-b
       method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ default: 'accept' }),
     });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
-    orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+    orch.webhooks.notification[g.gateway] = hook.secret as string;
     await loadSdnList(orch.pool, { list: 'console-test', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });
   });
   afterAll(async () => {

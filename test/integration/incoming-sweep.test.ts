@@ -77,9 +77,8 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
     const id = await send(address);
     expect(await status(id)).toBeUndefined();
 
-    expect(await ensureIncomingSweepSchedule(orch.client, { group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] }, taskQueue: orch.taskQueue }, {
-      ...incoming, addressWebhookSecrets: {},
-    })).toBe('created');
+    expect(await ensureIncomingSweepSchedule(orch.client, { group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] }, taskQueue: orch.taskQueue }, incoming))
+      .toBe('created');
     await orch.client.schedule.getHandle(workflowIds.incomingSweepSchedule).trigger();
     await until(id, () => true);
 
@@ -100,7 +99,7 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
 
   it('a claim left "processing" by a crash before the hand-over is taken again by the redelivery; a fresh claim is not', async () => {
     const secret = 'whsec_' + randomBytes(32).toString('base64');
-    orch.transfers.config.webhookSecrets[g.gateway] = secret;
+    orch.webhooks.notification[g.gateway] = secret;
     const id = await send(evm());
     const tx = { id, status: 'SENT', originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway };
     await orch.pool.query(

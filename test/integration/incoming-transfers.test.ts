@@ -72,9 +72,9 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
     await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
-    orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+    orch.webhooks.notification[g.gateway] = hook.secret as string;
     const addressHook = await sandboxCall('POST', `/integrations/${g.subB}/address-query-webhook`, { url: `${orch.apiUrl}/webhooks/address/${g.subB}`, params: '?' });
-    orch.incoming.addressWebhookSecrets[g.subB] = addressHook.secret as string;
+    orch.webhooks.address[g.subB] = addressHook.secret as string;
     await loadSdnList(orch.pool, { list: 'incoming-test', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });
   });
   afterAll(async () => {
@@ -240,7 +240,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const deliver = async (webhookId: string, tx: Record<string, unknown>) => {
       const body = JSON.stringify({ message: 'notification.transactionUpdated', payload: { transaction: tx }, version: '1' });
       const r = await fetch(`${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`, {
-        method: 'POST', headers: { 'content-type': 'application/json', ...webhookHeaders(orch.transfers.config.webhookSecrets[g.gateway]!, webhookId, body) }, body,
+        method: 'POST', headers: { 'content-type': 'application/json', ...webhookHeaders(orch.webhooks.notification[g.gateway]!, webhookId, body) }, body,
       });
       expect(r.status).toBe(200);
       return (await r.json()) as { duplicate: boolean; outcome?: string };

@@ -62,8 +62,8 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
         pollIntervalMs: 300,
         answerDeadlineMs: 60_000,
         callbackUrl: `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`,
-        webhookSecrets: { [group.subA]: WEBHOOK_SECRET },
       },
+      webhooks: { notification: { [group.subA]: WEBHOOK_SECRET } },
     });
   });
   afterAll(async () => {
@@ -340,7 +340,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     const registered = await orch.transfers.network.api
       .post('webhook', { json: { vaspDID: group.subA, url: `${orch.apiUrl}/webhooks/notification/${endpoint}` } })
       .json<{ secret: string }>();
-    orch.transfers.config.webhookSecrets[endpoint] = registered.secret;
+    orch.webhooks.notification[endpoint] = registered.secret;
     try {
       const key = randomUUID();
       const slowCtx = { ...orch.transfers, config: { ...orch.transfers.config, pollIntervalMs: 600_000 } };

@@ -5,7 +5,7 @@ import { Type, type Static } from 'typebox';
 import { checkEntry, checkKey, entryKey, normalizeAsset, type RegistryEntry } from '../../../lib/address-book/entry';
 import { closeAbandonedRun, finishedRuns, runningRunWithWorkflow, runRejections } from '../../../db/address-book-runs';
 import { deleteEntries, listEntries, upsertEntries } from '../../../db/address-registry';
-import { loadConfig, type GroupConfig } from '../../../lib/config';
+import type { GroupConfig } from '../../../lib/config';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
 import { addressBookReconcile } from '../../../workflows';
 import { addressBookProgressQuery } from '../../../workflows/address-book-reconcile';
@@ -75,9 +75,8 @@ const Report = Type.Object(
  * The group's address registry (PUT/DELETE/GET /v1/addresses) and the reconciliation of each subsidiary's book at the
  * network (/v1/address-book/:vaspDID/…).
  */
-export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client; pool: Pool; taskQueue: string; group?: GroupConfig }) {
-  let group = deps.group;
-  const subsidiaries = () => new Set((group ??= loadConfig().group).subsidiaryDids);
+export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client; pool: Pool; taskQueue: string; group: GroupConfig }) {
+  const subsidiaries = () => new Set(deps.group.subsidiaryDids);
   const assertSubsidiary = (vaspDID: string) => {
     if (!subsidiaries().has(vaspDID)) throw new ValidationError('vaspDID', 'must be a subsidiary VASP of the group (SUBSIDIARY_VASP_DIDS)');
   };

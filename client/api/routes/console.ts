@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { loadConfig, type GroupConfig } from '../../../lib/config';
+import type { GroupConfig } from '../../../lib/config';
 import { access } from '../auth/roles';
 
 export interface ConsoleSettings {
@@ -25,7 +25,7 @@ const FILES: Record<string, { path: string; type: string }> = {
   'vendor/htm.mjs': { path: join(require.resolve('htm'), '..', 'htm.mjs'), type: 'text/javascript; charset=utf-8' },
 };
 
-export function consoleRoutes(app: FastifyInstance, deps: { group?: GroupConfig; console?: ConsoleSettings }) {
+export function consoleRoutes(app: FastifyInstance, deps: { group: GroupConfig; console?: ConsoleSettings }) {
   const cache = new Map<string, Buffer>();
   const file = (name: string) => {
     let body = cache.get(name);
@@ -55,7 +55,7 @@ export function consoleRoutes(app: FastifyInstance, deps: { group?: GroupConfig;
       },
     },
   }, async () => {
-    const group = deps.group ?? loadConfig().group;
+    const group = deps.group;
     const settings = deps.console ?? { temporalUiUrl: 'http://localhost:8233', namespace: 'default' };
     return { gatewayDid: group.gatewayDid ?? null, subsidiaryDids: group.subsidiaryDids, ...settings };
   });

@@ -5,7 +5,8 @@ import { Type, type Static } from 'typebox';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
 import { ADDRESS_SIGNATURE_HEADER, verifyAddressQuery } from '../../../lib/address-webhook-signature';
 import { findRegistryOwner } from '../../../db/registry-owner';
-import type { IncomingConfig } from '../../../incoming/config';
+import type { IncomingConfig } from '../../../lib/incoming/config';
+import type { WebhookConfig } from '../../../lib/webhooks/config';
 import { workflowIds } from '../../../workflows/ids';
 import { decideUpdate, incomingStatusQuery, routeUpdate, type IncomingStatus } from '../../../workflows/incoming-transfer.messages';
 import { FreeText } from '../../../lib/text';
@@ -17,6 +18,7 @@ export interface IncomingRouteDeps {
   temporal: Client;
   pool: Pool;
   incoming: IncomingConfig;
+  webhooks: WebhookConfig;
   subsidiaryDids: string[];
 }
 
@@ -127,7 +129,7 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
     },
   }, async (request) => {
     const { vaspDid } = request.params as { vaspDid: string };
-    const secret = deps.incoming.addressWebhookSecrets[vaspDid];
+    const secret = deps.webhooks.address[vaspDid];
     if (!secret || !deps.subsidiaryDids.includes(vaspDid)) throw new NotFoundError(`no address webhook for ${vaspDid}`);
     const signature = request.headers[ADDRESS_SIGNATURE_HEADER];
     if (!verifyAddressQuery(secret, 'GET', request.url, typeof signature === 'string' ? signature : undefined)) {

@@ -12,7 +12,7 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowIdCon
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
-import { loadConfig, type GroupConfig } from '../../../lib/config';
+import type { GroupConfig } from '../../../lib/config';
 import type { DidKeyRecord } from '../../../lib/crypto';
 import {
   ConfigError,
@@ -41,8 +41,8 @@ export interface KeyRouteDeps {
   taskQueue: string;
   /** Needed to import keys; the API process opens it at start (client/main.ts). */
   keystore?: Keystore;
-  /** The VASPs this system runs for; keys are managed for these only. Read from the environment when absent. */
-  group?: GroupConfig;
+  /** The VASPs this system runs for; keys are managed for these only. */
+  group: GroupConfig;
 }
 
 const DID_PATTERN = '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$';
@@ -126,8 +126,7 @@ function fromWorkflowFailure(e: WorkflowUpdateFailedError, vaspDid: string): App
 const timeout = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
 
 export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
-  let group = deps.group;
-  const inGroup = (vaspDid: string) => groupDids((group ??= loadConfig().group)).includes(vaspDid);
+  const inGroup = (vaspDid: string) => groupDids(deps.group).includes(vaspDid);
   const requireGroupVasp = (vaspDid: string) => {
     if (!inGroup(vaspDid)) {
       throw new NotFoundError(`VASP ${vaspDid} is not part of this system's group`, {

@@ -18,7 +18,7 @@ import { NotFoundError, ValidationError } from '../../../lib/errors';
 import { decodeCursor, encodeCursor, type CursorKey } from '../../../lib/listing/cursor';
 import { FreeText } from '../../../lib/text';
 import type { Logger } from '../../../lib/logger';
-import { loadConfig, type GroupConfig } from '../../../lib/config';
+import type { GroupConfig } from '../../../lib/config';
 import { rebuildTransferView } from '../../../transfer-view/rebuild';
 import { needTransfers } from '../../../outgoing/start';
 import { access } from '../auth/roles';
@@ -163,7 +163,7 @@ export interface ListRouteDeps {
   pool: Pool;
   temporal: Client;
   logger: Logger;
-  group?: GroupConfig;
+  group: GroupConfig;
   transfers?: TransferContext;
 }
 
@@ -275,6 +275,6 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
     },
   }, async () => {
     const ctx = needTransfers(deps);
-    return rebuildTransferView({ pool: deps.pool, network: ctx.network, temporal: deps.temporal, group: deps.group ?? loadConfig().group, logger: deps.logger });
+    return rebuildTransferView({ pool: deps.pool, network: ctx.network, temporal: deps.temporal, group: deps.group, logger: deps.logger });
   });
 }

@@ -11,17 +11,20 @@ import { workflowIds } from '../../../workflows/ids';
 import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
 import { transactionUpdatedSignal as incomingUpdatedSignal } from '../../../workflows/incoming-transfer.messages';
 import { incomingTransfer } from '../../../workflows';
-import { loadConfig, type GroupConfig } from '../../../lib/config';
+import type { GroupConfig } from '../../../lib/config';
 import { isIncomingToGroup } from '../../../lib/group';
-import { loadIncomingConfig, type IncomingConfig } from '../../../incoming/config';
+import type { IncomingConfig } from '../../../lib/incoming/config';
+import type { WebhookConfig } from '../../../lib/webhooks/config';
 import { needTransfers } from '../../../outgoing/start';
 
 export interface WebhookRouteDeps {
   temporal: Client;
   transfers?: TransferContext;
   /** With a gateway configured, messages to the group start (or signal) their incoming-transfer workflow. */
-  group?: GroupConfig;
-  incoming?: IncomingConfig;
+  group: GroupConfig;
+  incoming: IncomingConfig;
+  /** The notification webhook's signing secrets. */
+  webhooks: WebhookConfig;
   taskQueue?: string;
 }
 
@@ -51,13 +54,13 @@ function transactionOf(body: unknown): { message?: string; tx: NetworkTransactio
 }
 
 /** The secrets a delivery may be signed with: its endpoint's, else every configured one. */
-function secretsFor(ctx: TransferContext, endpoint: string | undefined): string[] {
-  const { webhookSecrets, webhookDefaultSecret } = ctx.config;
+function secretsFor(webhooks: WebhookConfig, endpoint: string | undefined): string[] {
+  const { notification, notificationDefault } = webhooks;
   if (endpoint !== undefined) {
-    const own = webhookSecrets[endpoint] ?? webhookDefaultSecret;
+    const own = notification[endpoint] ?? notificationDefault;
     return own ? [own] : [];
   }
-  return [...Object.values(webhookSecrets), ...(webhookDefaultSecret ? [webhookDefaultSecret] : [])];
+  return [...Object.values(notification), ...(notificationDefault ? [notificationDefault] : [])];
 }
 
 function verified(secrets: string[], headers: FastifyRequest['headers'], raw: string): boolean {
@@ -94,7 +97,7 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       const ctx = needTransfers(deps);
       const endpoint = (request.params as { endpoint?: string }).endpoint;
       const raw = (request as FastifyRequest & { rawBody?: string }).rawBody ?? '';
-      const secrets = secretsFor(ctx, endpoint);
+      const secrets = secretsFor(deps.webhooks, endpoint);
       // Our own misconfiguration, not the sender's fault: a 5xx makes the network deliver again once it is fixed.
       if (secrets.length === 0) {
         throw new ConfigError('NOTIFICATION_WEBHOOK_SECRETS', 'no signing secret is configured for this endpoint', 'Add the endpoint\'s secret');
@@ -141,10 +144,10 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
  * business id makes duplicates and races between the gateway's and the subsidiaries' webhooks harmless.
  */
 async function deliverIncoming(deps: WebhookRouteDeps, tx: NetworkTransaction): Promise<Outcome> {
-  const group = deps.group ?? loadConfig().group;
+  const group = deps.group;
   const gateway = group.gatewayDid;
   if (!gateway || !deps.taskQueue || !isIncomingToGroup(group, tx)) return 'not-ours';
-  const incoming = deps.incoming ?? loadIncomingConfig();
+  const incoming = deps.incoming;
   try {
     await startOrSignal(deps, tx, gateway, group, incoming);
   } catch (e) {

@@ -62,6 +62,41 @@ describe('loadConfig: data retention', () => {
   });
 });
 
+describe('loadConfig: one configuration, with every section', () => {
+  it('has the transfers, incoming and webhooks sections with their defaults', () => {
+    const c = loadConfig({});
+    expect(c.transfers).toEqual({ answerDeadlineMs: 86_400_000, pollIntervalMs: 300_000, noKeyMode: 'originator-only', callbackUrl: undefined, directoryCacheMs: 60_000 });
+    expect(c.incoming).toEqual({
+      routeDeadline: '1h', routeGiveUpAfter: '24h', reviewDeadline: '4h', pollInterval: '5m', screeningThreshold: 0.85, sweepInterval: '10m', sweepMinAge: '2m',
+    });
+    expect(c.webhooks).toEqual({ notification: {}, address: {} });
+  });
+
+  it('reads every duration with one syntax (ms, s, m, h, d), each with its own floor', () => {
+    const c = loadConfig({
+      TRANSFER_ANSWER_DEADLINE: '90m', TRANSFER_DIRECTORY_CACHE: '0', INCOMING_POLL_INTERVAL: '1500ms', INCOMING_SWEEP_INTERVAL: 'off',
+      INCOMING_SWEEP_MIN_AGE: '0s', KEY_ROTATION_PERIOD: '2d',
+    });
+    expect(c.transfers).toMatchObject({ answerDeadlineMs: 5_400_000, directoryCacheMs: 0 });
+    expect(c.incoming).toMatchObject({ pollInterval: '1500ms', sweepInterval: null, sweepMinAge: '0s' });
+    expect(c.keyRotationPeriodMs).toBe(2 * 86_400_000);
+  });
+
+  it.each([
+    [{ TRANSFER_POLL_INTERVAL: '50ms' }, /^TRANSFER_POLL_INTERVAL: "50ms" is not a duration of at least 100 ms/],
+    [{ INCOMING_ROUTE_DEADLINE: '0h' }, /^INCOMING_ROUTE_DEADLINE: "0h" is not a duration above zero/],
+    [{ INCOMING_REVIEW_DEADLINE: '4 hours' }, /^INCOMING_REVIEW_DEADLINE:/],
+    [{ KEY_ROTATION_PERIOD: '30s' }, /^KEY_ROTATION_PERIOD: "30s" is not a duration of at least 60000 ms/],
+    [{ ADDRESS_BOOK_CRON: '* * *' }, /^ADDRESS_BOOK_CRON: "\* \* \*" is not a five-field cron expression/],
+    [{ ADDRESS_BOOK_TIMEZONE: 'Mars/Olympus' }, /^ADDRESS_BOOK_TIMEZONE:/],
+    [{ ADDRESS_WEBHOOK_SECRETS: '{"did:ethr:0x1":"short"}' }, /^ADDRESS_WEBHOOK_SECRETS: the secret of "did:ethr:0x1" is not a signing secret of at least 16 bytes/],
+    [{ SCREENING_NAME_THRESHOLD: '2' }, /^SCREENING_NAME_THRESHOLD:/],
+  ])('rejects %j with one ConfigError naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
 describe('assertRetentionOutlastsTransfers', () => {
   it('refuses a retention shorter than the answer deadline plus a day, naming the setting', () => {
     const day = 86_400_000;

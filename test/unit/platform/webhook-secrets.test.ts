@@ -1,13 +1,13 @@
-import { loadTransferConfig } from '../../../outgoing/config';
+import { loadWebhookConfig } from '../../../lib/webhooks/config';
 import { ConfigError } from '../../../lib/errors';
 import { generateWebhookSecret } from '../../../lib/webhook-signature';
 
-/** A secret shorter than verification needs used to pass start-up and then fail every webhook (issue 15, item 14). */
-describe('webhook signing secrets are checked at start-up', () => {
+/** A secret shorter than verification needs used to pass start-up and then fail every webhook. */
+describe('webhook signing secrets are checked at start-up, one rule for both webhooks', () => {
   const refused = (env: Record<string, string>, setting: string) => {
     let error: unknown;
     try {
-      loadTransferConfig(env);
+      loadWebhookConfig(env);
     } catch (e) {
       error = e;
     }
@@ -25,10 +25,18 @@ describe('webhook signing secrets are checked at start-up', () => {
     refused({ NOTIFICATION_WEBHOOK_SECRET: 'whsec_abcdefgh' }, 'NOTIFICATION_WEBHOOK_SECRET');
   });
 
+  it('refuses an address-webhook secret of fewer than 16 bytes, and anything but a JSON object', () => {
+    refused({ ADDRESS_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': 'fifteen-chars!!' }) }, 'ADDRESS_WEBHOOK_SECRETS');
+    expect(() => loadWebhookConfig({ ADDRESS_WEBHOOK_SECRETS: '["x"]' })).toThrow(/^ADDRESS_WEBHOOK_SECRETS: is not a JSON object/);
+    expect(() => loadWebhookConfig({ NOTIFICATION_WEBHOOK_SECRETS: '{' })).toThrow(/^NOTIFICATION_WEBHOOK_SECRETS: is not valid JSON/);
+  });
+
   it('accepts the secrets the network issues', () => {
     const secret = generateWebhookSecret();
-    const config = loadTransferConfig({ NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': secret }), NOTIFICATION_WEBHOOK_SECRET: secret });
-    expect(config.webhookSecrets['did:ethr:0xabc']).toBe(secret);
-    expect(config.webhookDefaultSecret).toBe(secret);
+    const config = loadWebhookConfig({
+      NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': secret }), NOTIFICATION_WEBHOOK_SECRET: secret,
+      ADDRESS_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': 'sixteen-chars!!!' }),
+    });
+    expect(config).toEqual({ notification: { 'did:ethr:0xabc': secret }, notificationDefault: secret, address: { 'did:ethr:0xabc': 'sixteen-chars!!!' } });
   });
 });
