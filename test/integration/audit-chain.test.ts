@@ -109,7 +109,7 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     await sandboxCall('POST', '/tf/vasps/update', { did: g.subA, fields: [{ fieldName: 'pii_didkey', values: [{ value: subAKey.did }] }] });
     await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
-    orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+    orch.webhooks.notification[g.gateway] = hook.secret as string;
     await loadSdnList(pool, { list: 'audit-test', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });
   });
   afterAll(async () => {
