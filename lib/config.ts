@@ -6,7 +6,7 @@ import { loadAgentListenerConfig, loadOperatorAuthConfig, type AgentListenerConf
 import { loadTransferConfig, type TransferConfig } from './transfers/config';
 import { loadIncomingConfig, type IncomingConfig } from './incoming/config';
 import { loadWebhookConfig, type WebhookConfig } from './webhooks/config';
-import { durationSetting, httpUrlSetting, type Env } from './config-values';
+import { durationSetting, httpUrlSetting, intSetting, type Env } from './config-values';
 
 /**
  * Every setting the processes read from the environment, parsed once and validated at start-up. A bad value stops the
@@ -162,42 +162,21 @@ function network(env: Env): NetworkConfig | undefined {
   };
 }
 
-const RATE_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-function rateDuration(env: Env, name: string, fallback: string, minMs: number): number {
-  const raw = (env[name] || fallback).trim();
-  const m = /^(\d{1,9})(ms|s|m|h)$/.exec(raw);
-  const ms = m ? Number(m[1]) * RATE_UNITS[m[2]!]! : NaN;
-  if (!(ms >= minMs)) {
-    throw new ConfigError(name, `"${raw}" is not a duration of at least ${minMs} ms`, `Set ${name} to a number with a unit ms, s, m or h (default ${fallback})`);
-  }
-  return ms;
-}
-
-function count(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new ConfigError(name, `"${raw}" is not a whole number from ${min} to ${max}`, `Set ${name} to a whole number from ${min} to ${max}`);
-  }
-  return n;
-}
 
 export const DEFAULT_NETWORK_RATE_LIMIT = 6000;
 
 export function loadNetworkBudgetConfig(env: Env = process.env): NetworkBudgetConfig {
   const off = (env.NETWORK_RATE_LIMIT || '').trim() === 'off';
-  const limit = off ? DEFAULT_NETWORK_RATE_LIMIT : count(env, 'NETWORK_RATE_LIMIT', DEFAULT_NETWORK_RATE_LIMIT, 2, 1_000_000_000);
-  const burst = count(env, 'NETWORK_RATE_BURST', Math.max(1, Math.floor(limit / 20)), 1, limit - 1);
+  const limit = off ? DEFAULT_NETWORK_RATE_LIMIT : intSetting(env, 'NETWORK_RATE_LIMIT', DEFAULT_NETWORK_RATE_LIMIT, 2, 1_000_000_000);
+  const burst = intSetting(env, 'NETWORK_RATE_BURST', Math.max(1, Math.floor(limit / 20)), 1, limit - 1);
   return {
     enabled: !off,
     limit,
-    windowMs: rateDuration(env, 'NETWORK_RATE_WINDOW', '300s', 1000),
+    windowMs: durationSetting(env, 'NETWORK_RATE_WINDOW', '300s', 1000).ms,
     burst,
-    reserve: count(env, 'NETWORK_RATE_RESERVE', Math.floor(burst / 2), 0, burst - 1),
-    maxWaitMs: rateDuration(env, 'NETWORK_RATE_MAX_WAIT', '10s', 0),
-    lockoutMs: rateDuration(env, 'NETWORK_RATE_LOCKOUT', '10s', 1000),
+    reserve: intSetting(env, 'NETWORK_RATE_RESERVE', Math.floor(burst / 2), 0, burst - 1),
+    maxWaitMs: durationSetting(env, 'NETWORK_RATE_MAX_WAIT', '10s', 0).ms,
+    lockoutMs: durationSetting(env, 'NETWORK_RATE_LOCKOUT', '10s', 1000).ms,
   };
 }
 

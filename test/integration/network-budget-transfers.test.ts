@@ -58,7 +58,7 @@ async function startGroup(budget: NetworkBudgetConfig | undefined) {
   await gw('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
   await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
   const hook = await gw('POST', '/webhook', { vaspDID: g.gateway, url: `${first.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
-  first.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+  first.webhooks.notification[g.gateway] = hook.secret as string;
   // From here on the gateway's credential has the low quota; the counts start at zero.
   const r = await fetch(`${sb.url}/sandbox/rate-limit`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...QUOTA, reset: true }) });
   expect(r.status).toBe(200);
