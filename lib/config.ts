@@ -162,7 +162,6 @@ function network(env: Env): NetworkConfig | undefined {
   };
 }
 
-
 export const DEFAULT_NETWORK_RATE_LIMIT = 6000;
 
 export function loadNetworkBudgetConfig(env: Env = process.env): NetworkBudgetConfig {
