@@ -27,13 +27,13 @@ describe('outgoing transfers: the deadline\'s own cancellation, reported by webh
     orch = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
       group: { gatewayDid: group.gateway, subsidiaryDids: [group.subA, group.subB] },
       agentKeys: JSON.stringify([{ vaspDID: group.subA, privateKeyHex: createDidKeyRecord().keys[0].privateKeyHex }]),
-      transfers: { pollIntervalMs: 600_000, answerDeadlineMs: 60_000, webhookSecrets: {} },
+      transfers: { pollIntervalMs: 600_000, answerDeadlineMs: 60_000 },
     });
     const endpoint = 'race-suba';
     const registered = await orch.transfers.network.api
       .post('webhook', { json: { vaspDID: group.subA, url: `${orch.apiUrl}/webhooks/notification/${endpoint}` } })
       .json<{ secret: string }>();
-    orch.transfers.config.webhookSecrets[endpoint] = registered.secret;
+    orch.webhooks.notification[endpoint] = registered.secret;
   });
   afterAll(async () => {
     await orch?.close();
