@@ -3,9 +3,14 @@ import { ConfigError } from '../lib/errors';
 
 export const DEFAULT_DATABASE = 'travel_rule';
 export const LOCAL_SERVER_URL = 'postgres://postgres@127.0.0.1:5432';
+/**
+ * Connection timeouts of the set-up connections. Generous: on a loaded machine (CI on 2 cores, several test runs at
+ * once) a process's event loop stalls for seconds while it compiles modules, and the timer then fires first.
+ */
+const CONNECT_TIMEOUT_MS = 30_000;
 
 /** True when a Postgres server answers at the URL (any database). */
-export async function answers(url: string, timeoutMs = 2000): Promise<boolean> {
+export async function answers(url: string, timeoutMs = 10_000): Promise<boolean> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
   try {
     await client.connect();
@@ -24,7 +29,7 @@ export async function ensureDatabase(url: string): Promise<void> {
   const name = decodeURIComponent(target.pathname.replace(/^\//, '')) || DEFAULT_DATABASE;
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
+  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   try {
     await client.connect();
   } catch (e) {
@@ -44,7 +49,7 @@ export async function ensureDatabase(url: string): Promise<void> {
 
 /** Fails with one clear line when the configured database does not answer. */
 export async function assertReachable(url: string): Promise<void> {
-  if (!(await answers(url, 5000))) {
+  if (!(await answers(url))) {
     const u = new URL(url);
     throw new ConfigError(
       'DATABASE_URL',
@@ -58,7 +63,7 @@ export async function assertReachable(url: string): Promise<void> {
 export const DEFAULT_DATABASE_URL = `${LOCAL_SERVER_URL}/${DEFAULT_DATABASE}`;
 
 async function onServer<T>(serverUrl: string, run: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: `${serverUrl}/postgres`, connectionTimeoutMillis: 5000 });
+  const client = new Client({ connectionString: `${serverUrl}/postgres`, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   await client.connect();
   try {
     return await run(client);
