@@ -44,6 +44,16 @@ export const SeedSchema = Type.Object({
       roles: Type.Array(Type.String({ minLength: 1 })),
     }),
   )),
+  /**
+   * Applications that sign those operators in interactively (authorization code with PKCE, no secret), each with
+   * the redirect URIs a code may be sent to; a loopback URI matches on any port (RFC 8252, 7.3).
+   */
+  operatorApps: Type.Optional(Type.Array(
+    Type.Object({
+      clientId: Type.String({ minLength: 3 }),
+      redirectUris: Type.Array(Type.String({ pattern: '^https?://[^\\s]+$' }), { minItems: 1 }),
+    }),
+  )),
 });
 export type Seed = Static<typeof SeedSchema>;
 
@@ -128,6 +138,13 @@ export async function applySeed(pool: Pool, seed: Seed): Promise<void> {
          on conflict (client_id) do update set secret_sha256 = excluded.secret_sha256, subject = excluded.subject,
            name = excluded.name, email = excluded.email, roles = excluded.roles`,
         [o.clientId, sha256(o.clientSecret), o.subject ?? o.clientId, o.name, o.email ?? null, o.roles],
+      );
+    }
+    for (const a of seed.operatorApps ?? []) {
+      await client.query(
+        `insert into operator_apps (client_id, redirect_uris) values ($1, $2)
+         on conflict (client_id) do update set redirect_uris = excluded.redirect_uris`,
+        [a.clientId, a.redirectUris],
       );
     }
     await client.query('commit');

@@ -21,6 +21,9 @@ import { ensureTemporalCli } from './temporal-cli';
 import { initTemporalCluster, prepareTemporalCluster, prepareTemporalUi } from './cluster/temporal-cluster';
 import { connectTemporal } from '../lib/temporal/connect';
 
+/** The console's client id at the sandbox's identity provider. */
+const DEMO_CONSOLE_CLIENT_ID = 'travel-rule-console';
+
 /**
  * `npm start`: Postgres, Temporal (dev server with a file database), the sandbox, the worker and the API, a seeded
  * demo VASP group, one demonstration workflow, then the URLs. Each process logs to `.data/logs/<name>.log`; Ctrl-C
@@ -140,7 +143,7 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
   say('travel-rule-orchestrator is running');
   say(`  Internal API   ${api}   (health ${api}/healthz)`);
   say(`  API docs       ${api}/docs`);
-  say(`  Console        ${api}/console   (the review queue; sign in with a token below)`);
+  say(`  Console        ${api}/console   (the review queue)`);
   if (urls.ui) say(`  Temporal UI    ${urls.ui}/namespaces/${config.temporal.namespace}/workflows`);
   if (urls.sandbox) say(`  Sandbox        ${urls.sandbox}`);
   say('');
@@ -152,6 +155,13 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
   const kind = creds.admin.kind === 'oidc' ? `access tokens of the sandbox's identity provider, valid until ${creds.admin.expiresAt}` : 'API keys';
   say(`Development credentials (${kind}; also in .data/demo.json under operators), as Authorization: Bearer <token>:`);
   for (const role of ROLES) say(`  ${role.padEnd(11)} ${creds[role].name.padEnd(17)} ${creds[role].token}`);
+  say('');
+  if (creds.admin.kind === 'oidc') {
+    say('Console sign-in at the sandbox\'s identity provider ("Sign in with your identity provider"), email and password:');
+    for (const role of ROLES) say(`  ${role.padEnd(11)} ${(group.operatorClients[role].email ?? group.operatorClients[role].clientId).padEnd(26)} ${group.operatorClients[role].clientSecret}`);
+  } else {
+    say('Console sign-in: paste one of the credentials above.');
+  }
   say('');
   say(`Demonstration workflow: ${workflowId}`);
   say(`Logs: ${config.dataDir}/logs/. Press Ctrl-C to stop.`);
@@ -216,6 +226,8 @@ async function main() {
 
   const { group, created } = loadOrCreateDemoGroup(resolve(dataDir, 'demo.json'));
   const seedFile = resolve(dataDir, 'sandbox-seed.json');
+  // The console signs people in at the sandbox's identity provider: its redirect URI is the API's own address.
+  group.seed.operatorApps = [{ clientId: DEMO_CONSOLE_CLIENT_ID, redirectUris: [...new Set(['http://127.0.0.1/console/', `${config.publicApiUrl}/console/`])] }];
   writeFileSync(seedFile, JSON.stringify(group.seed, null, 2), { mode: 0o600 });
   readSeedFile(seedFile);
   say(`Demo group: ${created ? 'created' : 'reused'} .data/demo.json`);
@@ -237,7 +249,10 @@ async function main() {
       AUTH_URL: sandboxUrl, BASE_URL: sandboxUrl, AUDIENCE: sandboxUrl, BASEURL_PII: `${sandboxUrl}/pii`, AUDIENCE_PII: `${sandboxUrl}/pii`,
       CLIENT_ID: group.gateway.credentials.clientId, CLIENT_SECRET: group.gateway.credentials.clientSecret,
       // Operators sign in at the sandbox's identity provider unless another is configured.
-      ...(config.auth.oidc ? {} : { OPERATOR_AUTH_ISSUER: operatorIssuerUrl(sandboxUrl), OPERATOR_AUTH_AUDIENCE: DEFAULT_OPERATOR_AUDIENCE }),
+      ...(config.auth.oidc ? {} : {
+        OPERATOR_AUTH_ISSUER: operatorIssuerUrl(sandboxUrl), OPERATOR_AUTH_AUDIENCE: DEFAULT_OPERATOR_AUDIENCE,
+        OPERATOR_CONSOLE_CLIENT_ID: DEMO_CONSOLE_CLIENT_ID,
+      }),
     };
     say(`Sandbox: ${sandboxUrl}`);
     const keys = demoKeys(group);

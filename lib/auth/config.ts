@@ -24,6 +24,11 @@ export interface OidcConfig {
   algorithms: string[];
   /** Leeway on `exp` and `nbf` (OPERATOR_AUTH_CLOCK_SKEW, seconds, default 30). */
   clockToleranceSeconds: number;
+  /**
+   * The console's client id at the provider (OPERATOR_CONSOLE_CLIENT_ID): a public client of the authorization code
+   * flow with PKCE whose redirect URI is the console's address. Unset: the console accepts pasted tokens only.
+   */
+  consoleClientId?: string;
 }
 
 /** The agent-compatible endpoints without Authorization, on a listener of their own (AGENT_PORT unset: none). */
@@ -86,10 +91,14 @@ function loadOidcConfig(env: Env): { oidc?: OidcConfig } {
   if (!(skew >= 0 && skew <= MAX_CLOCK_SKEW_SECONDS)) {
     throw new ConfigError('OPERATOR_AUTH_CLOCK_SKEW', `"${skewRaw}" is not a number of seconds from 0 to ${MAX_CLOCK_SKEW_SECONDS}`, 'Set a small leeway such as 30, or unset it');
   }
+  const consoleClientId = env.OPERATOR_CONSOLE_CLIENT_ID?.trim();
+  if (consoleClientId !== undefined && consoleClientId !== '' && !/^[\x21-\x7e]{1,256}$/.test(consoleClientId)) {
+    throw new ConfigError('OPERATOR_CONSOLE_CLIENT_ID', 'is not a client id (1 to 256 printable characters, no spaces)', 'Set it to the console\'s client id at the provider, or unset it');
+  }
   return {
     oidc: {
       issuer: issuerUrl(issuer), audience, rolesClaim, rolePrefix: env.OPERATOR_AUTH_ROLE_PREFIX?.trim() ?? '', algorithms,
-      clockToleranceSeconds: skew,
+      clockToleranceSeconds: skew, ...(consoleClientId ? { consoleClientId } : {}),
     },
   };
 }

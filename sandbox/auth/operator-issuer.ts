@@ -46,10 +46,13 @@ export class OperatorIssuer {
       issuer: this.issuer,
       jwks_uri: `${this.issuer}/jwks`,
       token_endpoint: `${this.issuer}/token`,
-      grant_types_supported: ['client_credentials'],
-      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_endpoint: `${this.issuer}/authorize`,
+      grant_types_supported: ['client_credentials', 'authorization_code'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
       id_token_signing_alg_values_supported: [ALG],
-      response_types_supported: ['token'],
+      response_types_supported: ['code'],
       subject_types_supported: ['public'],
       claims_supported: ['sub', 'iss', 'aud', 'exp', 'nbf', 'iat', 'jti', 'name', 'email', 'roles'],
     };
@@ -59,12 +62,12 @@ export class OperatorIssuer {
     return { keys: [this.publicJwk] };
   }
 
-  /** An access token for a client: its subject, name and roles, for `audience`. */
-  issue(client: OperatorClient, audience: string): Promise<string> {
+  /** An access token for an operator: its subject, name and roles, for `audience`, obtained by `authorizedParty`. */
+  issue(client: OperatorClient, audience: string, authorizedParty = client.clientId): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     return this.sign({
       iss: this.issuer, sub: client.subject, aud: audience, iat: now, nbf: now, exp: now + OPERATOR_TOKEN_TTL_SECONDS,
-      jti: randomUUID(), azp: client.clientId, name: client.name, ...(client.email ? { email: client.email } : {}), roles: client.roles,
+      jti: randomUUID(), azp: authorizedParty, name: client.name, ...(client.email ? { email: client.email } : {}), roles: client.roles,
     });
   }
 
@@ -72,6 +75,22 @@ export class OperatorIssuer {
   sign(claims: JWTPayload): Promise<string> {
     return new SignJWT(claims).setProtectedHeader({ alg: ALG, typ: 'JWT', kid: this.publicJwk.kid }).sign(this.privateKey);
   }
+}
+
+/**
+ * An operator signing in on the provider's page: the client's id or email as the name and its secret as the password,
+ * checked in constant time; undefined when either is wrong.
+ */
+export async function authenticateOperator(pool: Pool, username: string, password: string): Promise<OperatorClient | undefined> {
+  const { rows } = await pool.query<{ client_id: string }>(
+    'select client_id from operator_clients where client_id = $1 or lower(email) = lower($1) order by client_id limit 5',
+    [username],
+  );
+  for (const r of rows.length ? rows : [{ client_id: '' }]) {
+    const found = await authenticateOperatorClient(pool, r.client_id, password);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** Looks a client up and checks its secret in constant time; undefined when either is wrong. */

@@ -36,6 +36,7 @@ const POLICY: Record<string, Role[] | typeof PUBLIC> = {
   'GET /console/vendor/hooks.mjs': PUBLIC,
   'GET /console/vendor/htm.mjs': PUBLIC,
   'GET /console/config.json': read,
+  'GET /console/sign-in.json': PUBLIC,
   'GET /v1/me': read,
   'POST /v1/checks/connectivity': operate,
   'GET /v1/checks/connectivity/:workflowId': read,
