@@ -4,6 +4,8 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { ValidationError } from '../lib/errors';
+import type { Principal } from '../lib/principal';
+import { appendAuditEntry } from './audit-log';
 import { normalizeName } from '../lib/screening/normalize';
 import { networkAsset, type SdnAlias, type SdnEntry } from '../lib/screening/sdn-csv';
 
@@ -44,11 +46,12 @@ async function insertNames(client: PoolClient, rows: unknown[][]): Promise<void>
 
 /**
  * Replaces a sanctions list with the entries (and aliases) given, streaming, in one transaction: screening never sees
- * half a list, and a source that throws midway (a malformed row) changes nothing.
+ * half a list, and a source that throws midway (a malformed row) changes nothing. The load is audited, as
+ * `screening.list.load` by `opts.by`, in the same transaction.
  */
 export async function replaceSanctionsList(
   pool: Pool,
-  opts: { list: string; source: string },
+  opts: { list: string; source: string; by: Principal },
   entries: AsyncIterable<SdnEntry>,
   aliases?: AsyncIterable<SdnAlias & { line: number }>,
 ): Promise<LoadResult> {
@@ -96,6 +99,7 @@ export async function replaceSanctionsList(
     await client.query('update sanctions_lists set entries = $2, aliases = $3, addresses = $4 where name = $1', [
       opts.list, result.entries, result.aliases, result.addresses,
     ]);
+    await appendAuditEntry(client, { actor: opts.by.name, action: 'screening.list.load', subject: opts.list, details: { ...result, source: opts.source, principal: opts.by } });
     await client.query('commit');
     return result;
   } catch (e) {

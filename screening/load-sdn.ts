@@ -6,6 +6,7 @@ import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
 import type { Pool } from 'pg';
 import { ValidationError } from '../lib/errors';
+import { systemPrincipal, type Principal } from '../lib/principal';
 import { parseAltRow, parseSdnRow, type SdnAlias, type SdnEntry } from '../lib/screening/sdn-csv';
 import { replaceSanctionsList, type LoadResult } from '../db/sanctions';
 
@@ -46,8 +47,10 @@ async function* altEntries(path: string): AsyncGenerator<SdnAlias & { line: numb
 
 /**
  * Replaces a sanctions list with the content of an sdn.csv (and optionally alt.csv) file, streaming, in one
- * transaction: screening never sees half a list, and a file with a malformed row changes nothing.
+ * transaction: screening never sees half a list, and a file with a malformed row changes nothing. Audited under `by`
+ * (default: the loader itself, for the demo's and the tests' seeding).
  */
-export async function loadSdnList(pool: Pool, opts: { list: string; sdnPath: string; altPath?: string }): Promise<LoadResult> {
-  return replaceSanctionsList(pool, { list: opts.list, source: opts.sdnPath }, sdnEntries(opts.sdnPath), opts.altPath ? altEntries(opts.altPath) : undefined);
+export async function loadSdnList(pool: Pool, opts: { list: string; sdnPath: string; altPath?: string; by?: Principal }): Promise<LoadResult> {
+  const by = opts.by ?? systemPrincipal('sanctions-loader');
+  return replaceSanctionsList(pool, { list: opts.list, source: opts.sdnPath, by }, sdnEntries(opts.sdnPath), opts.altPath ? altEntries(opts.altPath) : undefined);
 }

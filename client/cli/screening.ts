@@ -1,4 +1,6 @@
+import { userInfo } from 'node:os';
 import type { Command } from 'commander';
+import { systemPrincipal } from '../../lib/principal';
 import { loadConfig } from '../../lib/config';
 import { DEFAULT_DATABASE_URL } from '../../db/database-url';
 import { createPool } from '../../db/pool';
@@ -26,7 +28,8 @@ export function registerScreeningCommands(program: Command): void {
     .option('--alt <altCsv>', "alternate names in OFAC's alt.csv format")
     .option('--list <name>', 'name of the list', 'OFAC-SDN')
     .action(async (sdnCsv: string, opts: { alt?: string; list: string }) => {
-      const result = await withPool((pool) => loadSdnList(pool, { list: opts.list, sdnPath: sdnCsv, altPath: opts.alt }));
+      const by = systemPrincipal(`cli:${userInfo().username}`);
+      const result = await withPool((pool) => loadSdnList(pool, { list: opts.list, sdnPath: sdnCsv, altPath: opts.alt, by }));
       process.stdout.write(`${result.list}: ${result.entries} entries, ${result.aliases} aliases, ${result.addresses} digital-currency addresses\n`);
     });
 

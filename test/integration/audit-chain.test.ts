@@ -174,6 +174,17 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     expect(decline.rows[0].hash).toMatch(/^[0-9a-f]{64}$/);
     const keyRows = await pool.query(`select action from audit_log where subject = $1 and chain = 'key' order by seq`, [g.subA]);
     expect(keyRows.rows.map((r) => r.action)).toEqual(expect.arrayContaining(['key.imported', 'key.rotation.requested', 'key.created', 'key.retired', 'key.activated']));
+    // Loading a sanctions list and starting a reconciliation are audited too.
+    const loaded = await pool.query(`select actor, subject, details from audit_log where action = 'screening.list.load'`);
+    expect(loaded.rows).toEqual([{ actor: 'sanctions-loader', subject: 'audit-test', details: expect.objectContaining({ list: 'audit-test', entries: expect.any(Number), principal: expect.objectContaining({ kind: 'system' }) }) }]);
+    const reconcile = await api('POST', `/v1/address-book/${encodeURIComponent(g.subA)}/reconcile`, {}, orch.apiKeys.operator);
+    expect(reconcile.status).toBe(202);
+    const requested = await pool.query(`select actor, details from audit_log where action = 'address-book.reconcile.requested' and subject = $1`, [g.subA]);
+    expect(requested.rows).toEqual([{ actor: 'test-operator', details: expect.objectContaining({ workflowId: reconcile.body.workflowId, principal: expect.objectContaining({ name: 'test-operator' }) }) }]);
+    await eventually(async () => {
+      const r = await api('GET', `/v1/address-book/${encodeURIComponent(g.subA)}/reconcile/${reconcile.body.workflowId}`);
+      return r.body.status !== 'RUNNING' ? true : undefined;
+    }, 60_000, 200);
     expect(await audit('verify')).toMatch(/^audit chain intact in the database/m);
 
     // The console's search shows the chain fields.

@@ -13,6 +13,7 @@ import { workflowIds } from '../../../workflows/ids';
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
+import { recordAuditEntry } from '../../../db/audit-log';
 
 /** Entries per PUT or DELETE request. The CLI import sends batches well below this. */
 export const MAX_BATCH = 10_000;
@@ -212,6 +213,11 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
           taskQueue: deps.taskQueue,
           workflowId: workflowIds.addressBookReconcile(vaspDID),
           args: [{ vaspDid: vaspDID, trigger, mode }],
+        });
+        const principal = principalOf(request);
+        await recordAuditEntry(deps.pool, {
+          actor: principal.name, action: 'address-book.reconcile.requested', subject: vaspDID,
+          details: { trigger, mode, workflowId: handle.workflowId, runId: handle.firstExecutionRunId, principal },
         });
         return reply.code(202).send({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
       } catch (e) {
