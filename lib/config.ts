@@ -41,7 +41,7 @@ export interface NetworkBudgetConfig {
   burst: number;
   /** Tokens only high-priority calls may take: low-priority calls wait while the bucket holds this many or fewer (NETWORK_RATE_RESERVE, default burst / 2). */
   reserve: number;
-  /** Longest a call waits for the budget before failing with a retryable RateLimitedError (NETWORK_RATE_MAX_WAIT, default 10s). */
+  /** Longest a call waits for the budget before failing with a retryable RateLimitedError (NETWORK_RATE_MAX_WAIT, default 15s: more than the network's 10 s block, which a call then waits out instead of spending an activity attempt, and less than the 20-30 s timeouts of the activities that call the network). */
   maxWaitMs: number;
   /** The block assumed after a 429 that names no Retry-After (NETWORK_RATE_LOCKOUT, default 10s: the network's rule). */
   lockoutMs: number;
@@ -174,7 +174,7 @@ export function loadNetworkBudgetConfig(env: Env = process.env): NetworkBudgetCo
     windowMs: durationSetting(env, 'NETWORK_RATE_WINDOW', '300s', 1000).ms,
     burst,
     reserve: intSetting(env, 'NETWORK_RATE_RESERVE', Math.floor(burst / 2), 0, burst - 1),
-    maxWaitMs: durationSetting(env, 'NETWORK_RATE_MAX_WAIT', '10s', 0).ms,
+    maxWaitMs: durationSetting(env, 'NETWORK_RATE_MAX_WAIT', '15s', 0).ms,
     lockoutMs: durationSetting(env, 'NETWORK_RATE_LOCKOUT', '10s', 1000).ms,
   };
 }

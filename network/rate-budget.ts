@@ -69,8 +69,9 @@ export class RateBudget {
       if (r.granted) return;
       const blockedMs = r.blockedUntil ? r.blockedUntil.getTime() - r.at.getTime() : 0;
       const refillMs = ((floor + 1 - r.tokens) / this.shape.ratePerSecond) * 1000;
-      // Waiters that wake together would all miss but one: spread them over a fraction of the wait.
-      let waitMs = Math.max(blockedMs, refillMs, 1) * (1 + Math.random() * 0.25);
+      // Waiters that wake together would all miss but one: spread them over a fraction of the wait (of a block's end,
+      // a quarter second, so that a block as long as the bound is still waited out).
+      let waitMs = Math.max(blockedMs > 0 ? blockedMs + Math.random() * 250 : 0, refillMs * (1 + Math.random() * 0.25), 1);
       if (floor > 0) waitMs = Math.min(waitMs, Math.max(1, promoteAt - this.now()));
       if (this.now() + waitMs > deadline) {
         throw new RateLimitedError(

@@ -20,9 +20,10 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 describe('the network rate budget', () => {
   const g = groupSeed();
   let sb: RunningSandbox;
-  const pools: Pool[] = [];
+  // Few connections, closed after each test: the database server is shared with every other run on the machine.
+  let pools: Pool[] = [];
   const pool = () => {
-    const p = createPool(testEnv().databaseUrl, 'orchestrator', { max: 4 });
+    const p = createPool(testEnv().databaseUrl, 'orchestrator', { max: 3 });
     pools.push(p);
     return p;
   };
@@ -30,10 +31,11 @@ describe('the network rate budget', () => {
   beforeAll(async () => {
     sb = await startSandbox(g.seed);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await Promise.all(pools.map((p) => p.end()));
-    await sb?.close();
+    pools = [];
   });
+  afterAll(async () => sb?.close());
 
   const limit = async (body: unknown): Promise<Json> => {
     const r = await fetch(`${sb.url}/sandbox/rate-limit`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -41,7 +41,7 @@ describe("the sandbox's rate limit (the network's rule)", () => {
 describe("the group's network budget", () => {
   it('reads NETWORK_RATE_* with the network\'s limit by default, and refuses a reserve the burst cannot hold', () => {
     expect(loadNetworkBudgetConfig({})).toEqual({
-      enabled: true, limit: 6000, windowMs: 300_000, burst: 300, reserve: 150, maxWaitMs: 10_000, lockoutMs: 10_000,
+      enabled: true, limit: 6000, windowMs: 300_000, burst: 300, reserve: 150, maxWaitMs: 15_000, lockoutMs: 10_000,
     });
     expect(loadNetworkBudgetConfig({ NETWORK_RATE_LIMIT: 'off' }).enabled).toBe(false);
     expect(() => loadNetworkBudgetConfig({ NETWORK_RATE_BURST: '20', NETWORK_RATE_RESERVE: '20' })).toThrow(/NETWORK_RATE_RESERVE/);
@@ -97,6 +97,26 @@ describe("the group's network budget", () => {
     expect(seen.at(-1)).toBe(0);
     expect(now).toBeGreaterThanOrEqual(2500);
     expect(now).toBeLessThan(5000);
+
+    // A block shorter than the bound is waited out in the call: no attempt of the activity is spent on it.
+    now = 0;
+    let blockedOnce = true;
+    const waited: number[] = [];
+    const short = new RateBudget({
+      take: async () => {
+        const r = blockedOnce ? { granted: false, tokens: 0, blockedUntil: new Date(now + 4000) } : { granted: true, tokens: 0, blockedUntil: null };
+        blockedOnce = false;
+        return { ...r, at: new Date(now) };
+      },
+      lockout: async () => undefined,
+    }, config, 'client', () => now, async (ms) => {
+      waited.push(ms);
+      now += ms;
+    });
+    await short.take('high', 'POST /tx/confirm');
+    expect(waited).toHaveLength(1);
+    expect(waited[0]).toBeGreaterThanOrEqual(4000);
+    expect(waited[0]).toBeLessThanOrEqual(4250);
 
     const blocked = new RateBudget({
       take: async () => ({ granted: false, tokens: 5, blockedUntil: new Date(now + 8000), at: new Date(now) }),
