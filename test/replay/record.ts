@@ -1,0 +1,212 @@
+/**
+ * Records the histories the replay test (test/replay/replay.test.ts) replays: every workflow type of the worker, run
+ * once against the real stack (Temporal dev server, PostgreSQL, the sandbox over HTTP, the project's worker and API,
+ * as the integration harness starts them), written to test/fixtures/histories/. Run it when a workflow changes in a way
+ * that running histories may not replay (then add a patch and keep the old fixtures): `npm run record:histories`.
+ *
+ * Payloads are encrypted with the fixtures' public codec key (test/replay/fixtures.ts); the data is synthetic and
+ * every history is checked for personal data and key material before it is written.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { NetworkClient } from '../../network/client';
+import { createDidKeyRecord } from '../../lib/crypto';
+import { loadSdnList } from '../../screening/load-sdn';
+import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
+import { followReconcile, startReconcile } from '../../client/cli/addresses';
+import { connectivityCheck, incomingSweep, retentionSweep, scheduledKeyRotation } from '../../workflows';
+import { workflowIds } from '../../workflows/ids';
+import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
+import type { TransferState } from '../../workflows/outgoing-transfer.messages';
+import globalSetup from '../harness/global-setup';
+import globalTeardown from '../harness/global-teardown';
+import { addressBookTestSettings, evm } from '../harness/address-book';
+import { eventually, groupSeed, randomDid, startOrchestrator, startSandbox } from '../harness/platform';
+import { assertNoSecrets, FIXTURE_CODEC_KEYS, HISTORIES_DIR, historyToFixture } from './fixtures';
+
+const ivms = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'pii-sdk', 'ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
+const SANCTIONS = resolve(__dirname, '../../data/sanctions');
+const log = (line: string) => process.stderr.write(`[record] ${line}\n`);
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Every run of a workflow id, oldest first (continue-as-new chains included), each as `<name>[.<n>].json`. */
+async function save(client: Client, name: string, workflowId: string, secrets: string[]): Promise<void> {
+  const runs: { runId: string; json: unknown }[] = [];
+  let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
+  while (runId) {
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    await assertNoSecrets(history, secrets);
+    runs.unshift({ runId, json: historyToFixture(history) });
+    runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  }
+  runs.forEach((r, i) => {
+    const file = join(HISTORIES_DIR, `${name}${runs.length > 1 ? `.${i + 1}` : ''}.json`);
+    writeFileSync(file, `${JSON.stringify(r.json, null, 1)}\n`);
+    log(`${file} (${workflowId} ${r.runId})`);
+  });
+}
+
+async function record(): Promise<void> {
+  mkdirSync(HISTORIES_DIR, { recursive: true });
+  const g = groupSeed();
+  const originatorKey = createDidKeyRecord();
+  const gatewayKey = createDidKeyRecord();
+  const externalKey = createDidKeyRecord();
+  // A subsidiary of its own for the address book, whose book at the network starts empty (a first sync).
+  const subC = randomDid();
+  g.seed.vasps.push({ did: subC, name: 'Subsidiary C', parentDid: g.gateway });
+  const subsidiaryDids = [g.subA, g.subB, subC];
+  const incoming = { routeDeadline: '2s', routeGiveUpAfter: '1h', reviewDeadline: '2s', pollInterval: '2s', screeningThreshold: 0.85, sweepInterval: '1h', sweepMinAge: '0s' };
+  const sb = await startSandbox(g.seed);
+  const orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+    group: { gatewayDid: g.gateway, subsidiaryDids },
+    agentKeys: JSON.stringify([
+      { vaspDID: g.subA, privateKeyHex: originatorKey.keys[0].privateKeyHex },
+      { vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex },
+    ]),
+    transfers: { pollIntervalMs: 500, answerDeadlineMs: 60_000 },
+    incoming,
+    addressBook: addressBookTestSettings({ chunkRows: 20, chunksPerExecution: 2 }),
+  });
+  const secrets = [originatorKey, gatewayKey, externalKey].map((k) => k.keys[0].privateKeyHex);
+  const { client } = orch;
+  try {
+    const gwToken = await sb.token(g.gatewayUser);
+    const sandboxCall = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(`${sb.url}${path}`, {
+        method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return (await r.json()) as Json;
+    };
+    const api = async (method: string, path: string, body?: unknown, role: 'operator' | 'compliance' | 'admin' = 'admin', extra: Record<string, string> = {}) => {
+      const r = await fetch(`${orch.apiUrl}${path}`, {
+        method, headers: orch.headers(role, { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...extra }),
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await r.text();
+      return { status: r.status, body: (text ? JSON.parse(text) : undefined) as Json };
+    };
+    const register = async (vaspDID: string, addresses: string[]) => {
+      const r = await api('PUT', '/v1/addresses', { addresses: addresses.map((address, i) => ({ vaspDID, asset: 'ETH', address, customerRef: `cust-${i}` })) });
+      if (r.status !== 200) throw new Error(`PUT /v1/addresses: ${r.status} ${JSON.stringify(r.body)}`);
+    };
+    const incomingStatus = (id: string, check: (s: IncomingStatus) => boolean) => eventually(async () => {
+      const r = await api('GET', `/v1/incoming-transfers/${id}`);
+      return r.status === 200 && check(r.body as IncomingStatus) ? (r.body as IncomingStatus) : undefined;
+    }, 60_000, 200);
+    const outgoingStatus = (id: string, check: (s: TransferState) => boolean) => eventually(async () => {
+      const r = await api('GET', `/v1/transfers/${id}`);
+      return r.status === 200 && check(r.body as TransferState) ? (r.body as TransferState) : undefined;
+    }, 60_000, 200);
+    const randomEvm = () => `0x${randomBytes(20).toString('hex')}`;
+
+    // The network side: the counterparty's and the gateway's keys published.
+    const external = new NetworkClient(sb.networkConfig(g.externalUser));
+    await external.api.post('tf/vasps/update', { json: { did: g.external, fields: [{ fieldName: 'pii_didkey', values: [{ value: externalKey.did }] }] } }).json();
+    await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
+    // Outgoing, before the sandbox answers for the counterparty: it confirms and accepts by hand (found by polling).
+    const post = (id: string) => api('POST', '/v1/transfers', {
+      transactionAsset: 'ETH', transactionAmount: '1000000000000000000', originatorVASPdid: g.subA, beneficiaryVASPdid: g.external,
+      transactionBlockchainInfo: { destination: randomEvm() }, originator: ivms.originator, beneficiary: ivms.beneficiary,
+    }, 'operator', { 'idempotency-key': id });
+    const accepted = randomUUID();
+    if ((await post(accepted)).status !== 202) throw new Error('POST /v1/transfers refused');
+    const sent = await outgoingStatus(accepted, (s) => s.status === 'SENT' && !!s.transactionId);
+    await external.api.post('tx/confirm', { searchParams: { id: sent.transactionId! } }).json();
+    await external.api.post('tx/accept', { searchParams: { id: sent.transactionId! } }).json();
+    await outgoingStatus(accepted, (s) => s.final);
+    await save(client, 'outgoing-transfer-accepted', workflowIds.outgoingTransfer(accepted), secrets);
+
+    // Outgoing: nobody answers before the deadline; the transaction is cancelled at the network.
+    orch.transfers.config.answerDeadlineMs = 2000;
+    const expired = randomUUID();
+    if ((await post(expired)).status !== 202) throw new Error('POST /v1/transfers refused');
+    const ended = await outgoingStatus(expired, (s) => s.final);
+    if (ended.status !== 'EXPIRED') throw new Error(`the transfer meant to expire ended ${ended.status}`);
+    await save(client, 'outgoing-transfer-expired', workflowIds.outgoingTransfer(expired), secrets);
+
+    // From here on the sandbox plays the counterparty that sends transfers to the gateway.
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await loadSdnList(orch.pool, { list: 'replay-fixtures', sdnPath: `${SANCTIONS}/sdn-sample.csv`, altPath: `${SANCTIONS}/alt-sample.csv` });
+
+    // Incoming, before the gateway's webhook exists: only the sweep can start it (a child workflow), registry-routed.
+    const swept = randomEvm();
+    await register(g.subA, [swept]);
+    const sweptId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: swept })).id;
+    await client.workflow.execute(incomingSweep, {
+      taskQueue: orch.taskQueue, workflowId: 'incoming-sweep-replay',
+      args: [{ transfer: { gatewayDid: g.gateway, subsidiaryDids, ...incoming }, minAge: '0s', limit: 100 }],
+    });
+    await save(client, 'incoming-sweep', 'incoming-sweep-replay', secrets);
+    await incomingStatus(sweptId, (s) => s.phase === 'completed');
+    await save(client, 'incoming-transfer-registry-accepted', workflowIds.incomingTransfer(sweptId), secrets);
+
+    const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
+    orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+
+    // Incoming: a sanctions hit held for review, escalated at the review deadline, declined by a compliance officer.
+    const flagged = randomEvm();
+    await register(g.subA, [flagged]);
+    const flaggedId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: flagged, originatorName: ['Vanya', 'Petrov'] })).id;
+    await incomingStatus(flaggedId, (s) => s.phase === 'awaiting-review' && s.escalated);
+    const decided = await api('POST', `/v1/transfers/${flaggedId}/decision`, { decision: 'decline', reason: 'confirmed match' }, 'compliance');
+    if (decided.status !== 200) throw new Error(`decision: ${decided.status} ${JSON.stringify(decided.body)}`);
+    await incomingStatus(flaggedId, (s) => s.phase === 'completed');
+    await save(client, 'incoming-transfer-review-escalated-declined', workflowIds.incomingTransfer(flaggedId), secrets);
+
+    // Incoming: nobody owns the address; a person routes it after the route deadline escalated it.
+    const unowned = randomEvm();
+    const unownedId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: unowned })).id;
+    await incomingStatus(unownedId, (s) => s.phase === 'awaiting-route' && s.escalated);
+    const routed = await api('POST', `/v1/transfers/${unownedId}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 42' }, 'compliance');
+    if (routed.status !== 200) throw new Error(`route: ${routed.status} ${JSON.stringify(routed.body)}`);
+    await incomingStatus(unownedId, (s) => s.phase === 'completed');
+    await save(client, 'incoming-transfer-routed-by-person', workflowIds.incomingTransfer(unownedId), secrets);
+
+    // Key rotation through the API, and the scheduled one (a child workflow under the per-VASP id).
+    const rotated = await api('POST', `/v1/vasps/${encodeURIComponent(g.subA)}/keys/rotate`, { reason: 'replay fixture' }, 'operator');
+    if (rotated.status !== 202 && rotated.status !== 200) throw new Error(`rotate: ${rotated.status} ${JSON.stringify(rotated.body)}`);
+    await client.workflow.getHandle(workflowIds.keyRotation(g.subA)).result();
+    await save(client, 'key-rotation', workflowIds.keyRotation(g.subA), secrets);
+    await client.workflow.execute(scheduledKeyRotation, { taskQueue: orch.taskQueue, workflowId: workflowIds.scheduledKeyRotation(g.subB), args: [{ vaspDid: g.subB }] });
+    await save(client, 'scheduled-key-rotation', workflowIds.scheduledKeyRotation(g.subB), secrets);
+    await save(client, 'key-rotation-scheduled-child', workflowIds.keyRotation(g.subB), secrets);
+    // Address book: a first full sync by upload (head first, continued as new), then a small delta registered.
+    await register(subC, Array.from({ length: 60 }, (_, i) => evm(i, 'fe')));
+    const first = await startReconcile(orch.target('operator'), subC, 'full');
+    await followReconcile(orch.target('operator'), subC, first.workflowId, { intervalMs: 200, progress: false });
+    await save(client, 'address-book-first-sync', first.workflowId, secrets);
+    await register(subC, [evm(100, 'fe'), evm(101, 'fe')]);
+    const second = await startReconcile(orch.target('operator'), subC, 'auto');
+    await followReconcile(orch.target('operator'), subC, second.workflowId, { intervalMs: 200, progress: false });
+    await save(client, 'address-book-delta', second.workflowId, secrets);
+
+    // Retention and the connectivity check.
+    await client.workflow.execute(retentionSweep, { taskQueue: orch.taskQueue, workflowId: 'retention-replay', args: [{ webhookDays: 30, transferPiiDays: 365 }] });
+    await save(client, 'retention-sweep', 'retention-replay', secrets);
+    await client.workflow.execute(connectivityCheck, { taskQueue: orch.taskQueue, workflowId: 'connectivity-check-replay' });
+    await save(client, 'connectivity-check', 'connectivity-check-replay', secrets);
+  } finally {
+    await orch.close();
+    await sb.close();
+  }
+}
+
+async function main(): Promise<void> {
+  await globalSetup();
+  // After the setup, which drew a random key for the run: the fixtures' own key instead.
+  process.env.TEST_CODEC_KEYS = FIXTURE_CODEC_KEYS;
+  try {
+    await record();
+  } finally {
+    await globalTeardown();
+  }
+}
+
+main().then(() => process.exit(0), (e: Error) => {
+  process.stderr.write(`${e.stack ?? e.message}\n`);
+  process.exit(1);
+});
