@@ -39,21 +39,46 @@ describe('replay: recorded histories of every workflow type replay through today
     expect([...new Set(histories.map(workflowTypes))].sort()).toEqual([...registered].sort());
   });
 
-  it('pins every patched() branch: each patch id is in a recorded history, so removing the patch fails the replay', async () => {
+  /**
+   * Fixtures recorded before a patch existed, by patch id: they replay through the patch's old branch, so dropping that
+   * branch fails the replay. Patches older than the fixtures have none (see the commit that added this table).
+   */
+  const RECORDED_BEFORE: Record<string, string[]> = {
+    'audit-automatic-decisions': [
+      'incoming-transfer-registry-accepted.before-audit-automatic-decisions.json',
+      'incoming-transfer-review-escalated-declined.before-audit-automatic-decisions.json',
+      'incoming-transfer-routed-by-person.before-audit-automatic-decisions.json',
+    ],
+  };
+
+  /** The patch ids each fixture recorded (core's patch markers, decoded with the fixtures' codec). */
+  const patchesOf = async ({ history }: RecordedHistory) => {
+    const codec = new EncryptionCodec(fixtureKeyring());
+    const ids: string[] = [];
+    for (const e of history.events ?? []) {
+      const marker = e.markerRecordedEventAttributes;
+      if (marker?.markerName !== 'core_patch') continue;
+      const [payload] = await codec.decode(marker.details!['patch-data']!.payloads! as never);
+      ids.push((JSON.parse(Buffer.from(payload!.data!).toString()) as { id: string }).id);
+    }
+    return ids;
+  };
+
+  it('pins every patched() branch: each patch id is recorded after the patch, and before it where a fixture predates it', async () => {
     const dir = join(__dirname, '../../../workflows');
     const patchIds = new Set(readdirSync(dir).flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/patched\('([^']+)'\)/g)].map((m) => m[1]!)));
     expect(patchIds.size).toBeGreaterThan(0);
-    const codec = new EncryptionCodec(fixtureKeyring());
-    const recorded = new Set<string>();
-    for (const { history } of histories) {
-      for (const e of history.events ?? []) {
-        const marker = e.markerRecordedEventAttributes;
-        if (marker?.markerName !== 'core_patch') continue;
-        const [payload] = await codec.decode(marker.details!['patch-data']!.payloads! as never);
-        recorded.add((JSON.parse(Buffer.from(payload!.data!).toString()) as { id: string }).id);
+    const recorded = new Map<string, string[]>();
+    for (const h of histories) recorded.set(h.file, await patchesOf(h));
+    const after = new Set([...recorded.values()].flat());
+    expect([...patchIds].filter((id) => !after.has(id))).toEqual([]);
+    for (const [id, files] of Object.entries(RECORDED_BEFORE)) {
+      expect(patchIds.has(id)).toBe(true);
+      for (const file of files) {
+        expect(recorded.has(file)).toBe(true);
+        expect(recorded.get(file)).not.toContain(id);
       }
     }
-    expect([...patchIds].filter((id) => !recorded.has(id))).toEqual([]);
   });
 
   it('the fixtures hold no personal data and no key material, even decoded', async () => {
