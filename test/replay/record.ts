@@ -6,11 +6,19 @@
  *
  * Payloads are encrypted with the fixtures' public codec key (test/replay/fixtures.ts); the data is synthetic and
  * every history is checked for personal data and key material before it is written.
+ *
+ * Arguments: the fixtures to record (default: all), and `--workflows-at=<git rev>`
+ * with `--suffix=<.name>` to record with the workflow code of an older commit, today's activities around it: the
+ * histories a patch's old branch must keep replaying (e.g. `--workflows-at=0e636f9^ --suffix=.before-expiry-owns-cancelled`).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { createDataConverter } from '../../lib/temporal/data-converter';
 import { NetworkClient } from '../../network/client';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { loadSdnList } from '../../screening/load-sdn';
@@ -19,11 +27,11 @@ import { followReconcile, startReconcile } from '../../client/cli/addresses';
 import { connectivityCheck, incomingSweep, retentionSweep, scheduledKeyRotation } from '../../workflows';
 import { workflowIds } from '../../workflows/ids';
 import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
-import type { TransferState } from '../../workflows/outgoing-transfer.messages';
+import { transactionUpdatedSignal, type TransferState } from '../../workflows/outgoing-transfer.messages';
 import globalSetup from '../harness/global-setup';
 import globalTeardown from '../harness/global-teardown';
 import { addressBookTestSettings, evm } from '../harness/address-book';
-import { eventually, groupSeed, randomDid, startOrchestrator, startSandbox } from '../harness/platform';
+import { eventually, groupSeed, randomDid, startOrchestrator, startSandbox, testEnv } from '../harness/platform';
 import { assertNoSecrets, FIXTURE_CODEC_KEYS, HISTORIES_DIR, historyToFixture } from './fixtures';
 
 const ivms = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'pii-sdk', 'ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
@@ -31,8 +39,16 @@ const SANCTIONS = resolve(__dirname, '../../data/sanctions');
 const log = (line: string) => process.stderr.write(`[record] ${line}\n`);
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** Every run of a workflow id, oldest first (continue-as-new chains included), each as `<name>[.<n>].json`. */
+const args = process.argv.slice(2);
+const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const wanted = new Set(args.filter((a) => !a.startsWith('--')));
+const suffix = option('suffix') ?? '';
+/** Whether to run a scenario: each is run only for the fixtures asked for (an older revision may not run the others). */
+const want = (...names: string[]) => wanted.size === 0 || names.some((n) => wanted.has(n));
+
+/** Every run of a workflow id, oldest first (continue-as-new chains included), each as `<name>[.<n>]<suffix>.json`. */
 async function save(client: Client, name: string, workflowId: string, secrets: string[]): Promise<void> {
+  if (wanted.size > 0 && !wanted.has(name)) return;
   const runs: { runId: string; json: unknown }[] = [];
   let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
   while (runId) {
@@ -42,7 +58,7 @@ async function save(client: Client, name: string, workflowId: string, secrets: s
     runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
   }
   runs.forEach((r, i) => {
-    const file = join(HISTORIES_DIR, `${name}${runs.length > 1 ? `.${i + 1}` : ''}.json`);
+    const file = join(HISTORIES_DIR, `${name}${runs.length > 1 ? `.${i + 1}` : ''}${suffix}.json`);
     writeFileSync(file, `${JSON.stringify(r.json, null, 1)}\n`);
     log(`${file} (${workflowId} ${r.runId})`);
   });
@@ -60,7 +76,7 @@ async function record(): Promise<void> {
   const subsidiaryDids = [g.subA, g.subB, subC];
   const incoming = { routeDeadline: '2s', routeGiveUpAfter: '1h', reviewDeadline: '2s', pollInterval: '2s', screeningThreshold: 0.85, sweepInterval: '1h', sweepMinAge: '0s' };
   const sb = await startSandbox(g.seed);
-  const orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+  const options = {
     group: { gatewayDid: g.gateway, subsidiaryDids },
     agentKeys: JSON.stringify([
       { vaspDID: g.subA, privateKeyHex: originatorKey.keys[0].privateKeyHex },
@@ -69,7 +85,9 @@ async function record(): Promise<void> {
     transfers: { pollIntervalMs: 500, answerDeadlineMs: 60_000 },
     incoming,
     addressBook: addressBookTestSettings({ chunkRows: 20, chunksPerExecution: 2 }),
-  });
+  };
+  const orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), options);
+  let closed = false;
   const secrets = [originatorKey, gatewayKey, externalKey].map((k) => k.keys[0].privateKeyHex);
   const { client } = orch;
   try {
@@ -112,96 +130,160 @@ async function record(): Promise<void> {
       transactionAsset: 'ETH', transactionAmount: '1000000000000000000', originatorVASPdid: g.subA, beneficiaryVASPdid: g.external,
       transactionBlockchainInfo: { destination: randomEvm() }, originator: ivms.originator, beneficiary: ivms.beneficiary,
     }, 'operator', { 'idempotency-key': id });
-    const accepted = randomUUID();
-    if ((await post(accepted)).status !== 202) throw new Error('POST /v1/transfers refused');
-    const sent = await outgoingStatus(accepted, (s) => s.status === 'SENT' && !!s.transactionId);
-    await external.api.post('tx/confirm', { searchParams: { id: sent.transactionId! } }).json();
-    await external.api.post('tx/accept', { searchParams: { id: sent.transactionId! } }).json();
-    await outgoingStatus(accepted, (s) => s.final);
-    await save(client, 'outgoing-transfer-accepted', workflowIds.outgoingTransfer(accepted), secrets);
+    if (want('outgoing-transfer-accepted')) {
+      const accepted = randomUUID();
+      if ((await post(accepted)).status !== 202) throw new Error('POST /v1/transfers refused');
+      const sent = await outgoingStatus(accepted, (s) => s.status === 'SENT' && !!s.transactionId);
+      await external.api.post('tx/confirm', { searchParams: { id: sent.transactionId! } }).json();
+      await external.api.post('tx/accept', { searchParams: { id: sent.transactionId! } }).json();
+      await outgoingStatus(accepted, (s) => s.final);
+      await save(client, 'outgoing-transfer-accepted', workflowIds.outgoingTransfer(accepted), secrets);
+    }
 
     // Outgoing: nobody answers before the deadline; the transaction is cancelled at the network.
-    orch.transfers.config.answerDeadlineMs = 2000;
-    const expired = randomUUID();
-    if ((await post(expired)).status !== 202) throw new Error('POST /v1/transfers refused');
-    const ended = await outgoingStatus(expired, (s) => s.final);
-    if (ended.status !== 'EXPIRED') throw new Error(`the transfer meant to expire ended ${ended.status}`);
-    await save(client, 'outgoing-transfer-expired', workflowIds.outgoingTransfer(expired), secrets);
+    if (want('outgoing-transfer-expired')) {
+      orch.transfers.config.answerDeadlineMs = 2000;
+      const expired = randomUUID();
+      if ((await post(expired)).status !== 202) throw new Error('POST /v1/transfers refused');
+      const ended = await outgoingStatus(expired, (s) => s.final);
+      if (ended.status !== 'EXPIRED') throw new Error(`the transfer meant to expire ended ${ended.status}`);
+      await save(client, 'outgoing-transfer-expired', workflowIds.outgoingTransfer(expired), secrets);
+    }
 
     // From here on the sandbox plays the counterparty that sends transfers to the gateway.
     await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
     await loadSdnList(orch.pool, { list: 'replay-fixtures', sdnPath: `${SANCTIONS}/sdn-sample.csv`, altPath: `${SANCTIONS}/alt-sample.csv` });
 
     // Incoming, before the gateway's webhook exists: only the sweep can start it (a child workflow), registry-routed.
-    const swept = randomEvm();
-    await register(g.subA, [swept]);
-    const sweptId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: swept })).id;
-    await client.workflow.execute(incomingSweep, {
-      taskQueue: orch.taskQueue, workflowId: 'incoming-sweep-replay',
-      args: [{ transfer: { gatewayDid: g.gateway, subsidiaryDids, ...incoming }, minAge: '0s', limit: 100 }],
-    });
-    await save(client, 'incoming-sweep', 'incoming-sweep-replay', secrets);
-    await incomingStatus(sweptId, (s) => s.phase === 'completed');
-    await save(client, 'incoming-transfer-registry-accepted', workflowIds.incomingTransfer(sweptId), secrets);
+    if (want('incoming-sweep', 'incoming-transfer-registry-accepted')) {
+      const swept = randomEvm();
+      await register(g.subA, [swept]);
+      const sweptId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: swept })).id;
+      await client.workflow.execute(incomingSweep, {
+        taskQueue: orch.taskQueue, workflowId: 'incoming-sweep-replay',
+        args: [{ transfer: { gatewayDid: g.gateway, subsidiaryDids, ...incoming }, minAge: '0s', limit: 100 }],
+      });
+      await save(client, 'incoming-sweep', 'incoming-sweep-replay', secrets);
+      await incomingStatus(sweptId, (s) => s.phase === 'completed');
+      await save(client, 'incoming-transfer-registry-accepted', workflowIds.incomingTransfer(sweptId), secrets);
+    }
 
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
     orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
 
     // Incoming: a sanctions hit held for review, escalated at the review deadline, declined by a compliance officer.
-    const flagged = randomEvm();
-    await register(g.subA, [flagged]);
-    const flaggedId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: flagged, originatorName: ['Vanya', 'Petrov'] })).id;
-    await incomingStatus(flaggedId, (s) => s.phase === 'awaiting-review' && s.escalated);
-    const decided = await api('POST', `/v1/transfers/${flaggedId}/decision`, { decision: 'decline', reason: 'confirmed match' }, 'compliance');
-    if (decided.status !== 200) throw new Error(`decision: ${decided.status} ${JSON.stringify(decided.body)}`);
-    await incomingStatus(flaggedId, (s) => s.phase === 'completed');
-    await save(client, 'incoming-transfer-review-escalated-declined', workflowIds.incomingTransfer(flaggedId), secrets);
+    if (want('incoming-transfer-review-escalated-declined')) {
+      const flagged = randomEvm();
+      await register(g.subA, [flagged]);
+      const flaggedId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: flagged, originatorName: ['Vanya', 'Petrov'] })).id;
+      await incomingStatus(flaggedId, (s) => s.phase === 'awaiting-review' && s.escalated);
+      const decided = await api('POST', `/v1/transfers/${flaggedId}/decision`, { decision: 'decline', reason: 'confirmed match' }, 'compliance');
+      if (decided.status !== 200) throw new Error(`decision: ${decided.status} ${JSON.stringify(decided.body)}`);
+      await incomingStatus(flaggedId, (s) => s.phase === 'completed');
+      await save(client, 'incoming-transfer-review-escalated-declined', workflowIds.incomingTransfer(flaggedId), secrets);
+    }
 
     // Incoming: nobody owns the address; a person routes it after the route deadline escalated it.
-    const unowned = randomEvm();
-    const unownedId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: unowned })).id;
-    await incomingStatus(unownedId, (s) => s.phase === 'awaiting-route' && s.escalated);
-    const routed = await api('POST', `/v1/transfers/${unownedId}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 42' }, 'compliance');
-    if (routed.status !== 200) throw new Error(`route: ${routed.status} ${JSON.stringify(routed.body)}`);
-    await incomingStatus(unownedId, (s) => s.phase === 'completed');
-    await save(client, 'incoming-transfer-routed-by-person', workflowIds.incomingTransfer(unownedId), secrets);
+    if (want('incoming-transfer-routed-by-person')) {
+      const unowned = randomEvm();
+      const unownedId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: unowned })).id;
+      await incomingStatus(unownedId, (s) => s.phase === 'awaiting-route' && s.escalated);
+      const routed = await api('POST', `/v1/transfers/${unownedId}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 42' }, 'compliance');
+      if (routed.status !== 200) throw new Error(`route: ${routed.status} ${JSON.stringify(routed.body)}`);
+      await incomingStatus(unownedId, (s) => s.phase === 'completed');
+      await save(client, 'incoming-transfer-routed-by-person', workflowIds.incomingTransfer(unownedId), secrets);
+    }
 
     // Key rotation through the API, and the scheduled one (a child workflow under the per-VASP id).
-    const rotated = await api('POST', `/v1/vasps/${encodeURIComponent(g.subA)}/keys/rotate`, { reason: 'replay fixture' }, 'operator');
-    if (rotated.status !== 202 && rotated.status !== 200) throw new Error(`rotate: ${rotated.status} ${JSON.stringify(rotated.body)}`);
-    await client.workflow.getHandle(workflowIds.keyRotation(g.subA)).result();
-    await save(client, 'key-rotation', workflowIds.keyRotation(g.subA), secrets);
-    await client.workflow.execute(scheduledKeyRotation, { taskQueue: orch.taskQueue, workflowId: workflowIds.scheduledKeyRotation(g.subB), args: [{ vaspDid: g.subB }] });
-    await save(client, 'scheduled-key-rotation', workflowIds.scheduledKeyRotation(g.subB), secrets);
-    await save(client, 'key-rotation-scheduled-child', workflowIds.keyRotation(g.subB), secrets);
+    if (want('key-rotation', 'scheduled-key-rotation', 'key-rotation-scheduled-child')) {
+      const rotated = await api('POST', `/v1/vasps/${encodeURIComponent(g.subA)}/keys/rotate`, { reason: 'replay fixture' }, 'operator');
+      if (rotated.status !== 202 && rotated.status !== 200) throw new Error(`rotate: ${rotated.status} ${JSON.stringify(rotated.body)}`);
+      await client.workflow.getHandle(workflowIds.keyRotation(g.subA)).result();
+      await save(client, 'key-rotation', workflowIds.keyRotation(g.subA), secrets);
+      await client.workflow.execute(scheduledKeyRotation, { taskQueue: orch.taskQueue, workflowId: workflowIds.scheduledKeyRotation(g.subB), args: [{ vaspDid: g.subB }] });
+      await save(client, 'scheduled-key-rotation', workflowIds.scheduledKeyRotation(g.subB), secrets);
+      await save(client, 'key-rotation-scheduled-child', workflowIds.keyRotation(g.subB), secrets);
+    }
     // Address book: a first full sync by upload (head first, continued as new), then a small delta registered.
-    await register(subC, Array.from({ length: 60 }, (_, i) => evm(i, 'fe')));
-    const first = await startReconcile(orch.target('operator'), subC, 'full');
-    await followReconcile(orch.target('operator'), subC, first.workflowId, { intervalMs: 200, progress: false });
-    await save(client, 'address-book-first-sync', first.workflowId, secrets);
-    await register(subC, [evm(100, 'fe'), evm(101, 'fe')]);
-    const second = await startReconcile(orch.target('operator'), subC, 'auto');
-    await followReconcile(orch.target('operator'), subC, second.workflowId, { intervalMs: 200, progress: false });
-    await save(client, 'address-book-delta', second.workflowId, secrets);
+    if (want('address-book-first-sync', 'address-book-delta')) {
+      await register(subC, Array.from({ length: 60 }, (_, i) => evm(i, 'fe')));
+      const first = await startReconcile(orch.target('operator'), subC, 'full');
+      await followReconcile(orch.target('operator'), subC, first.workflowId, { intervalMs: 200, progress: false });
+      await save(client, 'address-book-first-sync', first.workflowId, secrets);
+      await register(subC, [evm(100, 'fe'), evm(101, 'fe')]);
+      const second = await startReconcile(orch.target('operator'), subC, 'auto');
+      await followReconcile(orch.target('operator'), subC, second.workflowId, { intervalMs: 200, progress: false });
+      await save(client, 'address-book-delta', second.workflowId, secrets);
+    }
 
     // Retention and the connectivity check.
-    await client.workflow.execute(retentionSweep, { taskQueue: orch.taskQueue, workflowId: 'retention-replay', args: [{ webhookDays: 30, transferPiiDays: 365 }] });
-    await save(client, 'retention-sweep', 'retention-replay', secrets);
-    await client.workflow.execute(connectivityCheck, { taskQueue: orch.taskQueue, workflowId: 'connectivity-check-replay' });
-    await save(client, 'connectivity-check', 'connectivity-check-replay', secrets);
+    if (want('retention-sweep', 'connectivity-check')) {
+      await client.workflow.execute(retentionSweep, { taskQueue: orch.taskQueue, workflowId: 'retention-replay', args: [{ webhookDays: 30, transferPiiDays: 365 }] });
+      await save(client, 'retention-sweep', 'retention-replay', secrets);
+      await client.workflow.execute(connectivityCheck, { taskQueue: orch.taskQueue, workflowId: 'connectivity-check-replay' });
+      await save(client, 'connectivity-check', 'connectivity-check-replay', secrets);
+    }
+
+    // Outgoing: the deadline passes while no worker runs, and the network's CANCELLED webhook is there first; the next
+    // worker hears both in one activation, the signal first (expiry-owns-cancelled).
+    if (want('outgoing-transfer-cancelled-after-deadline')) {
+      orch.transfers.config.answerDeadlineMs = 3000;
+      const late = randomUUID();
+      if ((await post(late)).status !== 202) throw new Error('POST /v1/transfers refused');
+      const lateSent = await outgoingStatus(late, (s) => !!s.transactionId);
+      await orch.close();
+      closed = true;
+      await new Promise((r) => setTimeout(r, 4000));
+      const connection = await Connection.connect({ address: testEnv().temporalAddress });
+      await new Client({ connection, dataConverter: createDataConverter(testEnv().keyring) }).workflow.getHandle(workflowIds.outgoingTransfer(late))
+        .signal(transactionUpdatedSignal, { transactionId: lateSent.transactionId!, status: 'CANCELLED', source: 'webhook', webhookId: 'msg_replay_fixture' });
+      await connection.close();
+      const next = await startOrchestrator(sb.networkConfig(g.gatewayUser), { ...options, taskQueue: orch.taskQueue });
+      try {
+        const lateState = await next.client.workflow.getHandle(workflowIds.outgoingTransfer(late)).result();
+        // Before expiry-owns-cancelled it ended CANCELLED: an older revision's history is recorded as it ends.
+        if (!option('workflows-at') && lateState.status !== 'EXPIRED') throw new Error(`the transfer cancelled after its deadline ended ${lateState.status}`);
+        await save(next.client, 'outgoing-transfer-cancelled-after-deadline', workflowIds.outgoingTransfer(late), secrets);
+      } finally {
+        await next.close();
+      }
+    }
   } finally {
-    await orch.close();
+    if (!closed) await orch.close();
     await sb.close();
   }
+}
+
+/** A workflow bundle of `workflows/` as it was at a git revision (with that revision's lib/), for `--workflows-at`. */
+async function bundleAt(rev: string): Promise<{ path: string; cleanup(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tro-workflows-at-'));
+  const root = resolve(__dirname, '../..');
+  const archive = spawnSync('git', ['archive', '--format=tar', rev], { cwd: root, maxBuffer: 1 << 30 });
+  if (archive.status !== 0) throw new Error(`git archive ${rev}: ${archive.stderr.toString()}`);
+  const untar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
+  if (untar.status !== 0) throw new Error(`tar: ${untar.stderr.toString()}`);
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: join(dir, 'workflows'),
+    failureConverterPath: require.resolve('../../lib/temporal/failure-converter'),
+  });
+  const path = join(dir, 'bundle.js');
+  writeFileSync(path, bundle.code);
+  log(`workflows of ${rev} bundled`);
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 async function main(): Promise<void> {
   await globalSetup();
   // After the setup, which drew a random key for the run: the fixtures' own key instead.
   process.env.TEST_CODEC_KEYS = FIXTURE_CODEC_KEYS;
+  const rev = option('workflows-at');
+  const old = rev ? await bundleAt(rev) : undefined;
+  if (old) process.env.TEST_WORKFLOW_BUNDLE = old.path;
   try {
     await record();
   } finally {
+    old?.cleanup();
     await globalTeardown();
   }
 }

@@ -49,6 +49,7 @@ describe('replay: recorded histories of every workflow type replay through today
       'incoming-transfer-review-escalated-declined.before-audit-automatic-decisions.json',
       'incoming-transfer-routed-by-person.before-audit-automatic-decisions.json',
     ],
+    'expiry-owns-cancelled': ['outgoing-transfer-cancelled-after-deadline.before-expiry-owns-cancelled.json'],
   };
 
   /** The patch ids each fixture recorded (core's patch markers, decoded with the fixtures' codec). */
