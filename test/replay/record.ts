@@ -169,7 +169,7 @@ async function record(): Promise<void> {
     }
 
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
-    orch.transfers.config.webhookSecrets[g.gateway] = hook.secret as string;
+    orch.webhooks.notification[g.gateway] = hook.secret as string;
 
     // Incoming: a sanctions hit held for review, escalated at the review deadline, declined by a compliance officer.
     if (want('incoming-transfer-review-escalated-declined')) {
