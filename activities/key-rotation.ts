@@ -3,8 +3,8 @@
  * did:key as `pii_didkey`, read the directory back). Inputs and results carry key ids and public did:keys only, so no
  * private key ever reaches workflow history, not even encrypted by the codec.
  */
-import { Context } from '@temporalio/activity';
 import type { Keystore } from '../db/keystore';
+import { activityRunId } from '../lib/temporal/heartbeat';
 import { recordRotationFinished, recordRotationStarted } from '../db/key-rotations';
 import { listKeys } from '../db/keystore';
 import type { NetworkClient } from '../network/client';
@@ -45,7 +45,7 @@ const auditOf = (input: KeyAuditInput): AuditContext => ({
 /** The rotation an activity runs for, as the console's list of rotations names it. */
 const rotationOf = (input: KeyAuditInput) => ({
   workflowId: input.workflowId,
-  runId: Context.current().info.workflowExecution?.runId ?? 'outside-a-workflow',
+  runId: activityRunId() ?? 'outside-a-workflow',
   vaspDid: input.vaspDid,
   requestedBy: input.actor,
   reason: input.reason,

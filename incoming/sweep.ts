@@ -1,5 +1,6 @@
 import { msToNumber } from '@temporalio/common/lib/time';
 import { isIncomingToGroup } from '../lib/group';
+import { UNANSWERED_NETWORK_STATUSES } from '../lib/network-status';
 import type { NetworkClient } from '../network/client';
 import { txList } from '../network/transactions';
 
@@ -19,8 +20,6 @@ interface ListedTx {
   beneficiaryVASPdid?: string;
 }
 
-/** The network statuses at which an incoming transfer still waits for the group's answer. */
-const UNANSWERED = ['SENT', 'ACK'];
 
 /**
  * The sweep's look at the network: the incoming transactions of the gateway and its subsidiaries that still wait for
@@ -32,7 +31,7 @@ export async function listUnansweredIncoming(network: NetworkClient, query: Unan
   const ids = new Set<string>();
   for (const vaspDID of [query.gatewayDid, ...query.subsidiaryDids]) {
     for (let page = 0; ids.size < query.limit; page += 1) {
-      const listed = await txList<ListedTx>(network, { vaspDID, page, txDirection: 'incoming', status: UNANSWERED, sort: 'createdAt:ASC' });
+      const listed = await txList<ListedTx>(network, { vaspDID, page, txDirection: 'incoming', status: [...UNANSWERED_NETWORK_STATUSES], sort: 'createdAt:ASC' });
       for (const tx of listed.transactions) {
         const created = tx.createdAt ? Date.parse(tx.createdAt) : 0;
         if (created <= before && isIncomingToGroup(group, tx) && ids.size < query.limit) ids.add(tx.id);

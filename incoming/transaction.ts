@@ -2,6 +2,7 @@
  * An incoming transaction at the network as the group's routing reads it, and the group's answers to it. Every answer
  * counts as done when the transaction already shows its outcome (a retry, or the network's own automation first).
  */
+import { ACKNOWLEDGED_NETWORK_STATUSES } from '../lib/network-status';
 import type { NetworkClient } from '../network/client';
 import { txAccept, txConfirm, txDecline, txInfo, txRedirect, txReject } from '../network/transactions';
 
@@ -62,7 +63,7 @@ export async function redirectIncoming(network: NetworkClient, transactionId: st
 }
 
 export async function confirmIncoming(network: NetworkClient, transactionId: string): Promise<IncomingTxSummary> {
-  return summary((await txConfirm<IncomingNetworkTx>(network, transactionId, new Set(['ACK', 'ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED']))).tx);
+  return summary((await txConfirm<IncomingNetworkTx>(network, transactionId, ACKNOWLEDGED_NETWORK_STATUSES)).tx);
 }
 
 export async function acceptIncoming(network: NetworkClient, transactionId: string): Promise<IncomingTxSummary> {

@@ -1,2 +1,34 @@
-/** Final statuses of the network's transaction: nothing moves it after these. */
-export const FINAL_NETWORK_STATUSES: ReadonlySet<string> = new Set(['ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED', 'SAVED']);
+/**
+ * The network's transaction statuses and the words the code uses for groups of them, in one place. Workflow-safe (no
+ * I/O, no Node built-ins): both workflows, outgoing/, incoming/, transfer-view/ and the sandbox's transition table
+ * read these, so the orchestrator and the sandbox agree on what each status means.
+ */
+
+/** The network's `TransactionStatus` enum, all twelve values. */
+export const NETWORK_STATUSES = [
+  'SAVED', 'MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION', 'SENT', 'ACK', 'ACCEPTED', 'DECLINED',
+  'REJECTED', 'CANCELLED', 'INCOMPLETE', 'NOT_READY',
+] as const;
+export type NetworkStatus = (typeof NETWORK_STATUSES)[number];
+
+/**
+ * Final: nothing moves the transaction on. The beneficiary's answers (ACCEPTED, DECLINED, REJECTED), the originator's
+ * CANCELLED, and SAVED: stored only, never transmitted (below the threshold, non-custodial or internal), so no
+ * counterparty ever answers it and no action leaves it.
+ */
+export const FINAL_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkStatus>(['ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED', 'SAVED']);
+
+/** Created and not yet transmitted to the beneficiary VASP: waiting for approval, for data, or for a contact. */
+export const NOT_YET_SENT_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkStatus>(['MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION']);
+
+/** At the beneficiary VASP and not answered yet: received (SENT) or with the address confirmed (ACK). */
+export const UNANSWERED_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkStatus>(['SENT', 'ACK']);
+
+/**
+ * Acknowledged: the beneficiary VASP has confirmed it controls the destination address (ACK), or the transaction is
+ * final. A confirmation is not needed (or no longer possible) from these.
+ */
+export const ACKNOWLEDGED_NETWORK_STATUSES: ReadonlySet<string> = new Set<string>(['ACK', ...FINAL_NETWORK_STATUSES]);
+
+export const isFinalNetworkStatus = (status: string): boolean => FINAL_NETWORK_STATUSES.has(status);
+export const isAcknowledged = (status: string): boolean => ACKNOWLEDGED_NETWORK_STATUSES.has(status);

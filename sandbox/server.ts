@@ -1,3 +1,4 @@
+import { OPERATOR_DID } from './operator';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyError } from 'fastify';
 import type { Pool } from 'pg';
 import type { Logger } from '../lib/logger';
@@ -24,9 +25,6 @@ export interface SandboxDeps {
   config: SandboxConfig;
   logger: Logger;
 }
-
-/** The DID the sandbox signs credentials as (the `issuer` of viewer fields), standing in for the network operator. */
-export const OPERATOR_DID = 'did:ethr:0x0000000000000000000000000000000000000001';
 
 /** Where the sandbox's operator identity provider lives: what OPERATOR_AUTH_ISSUER names to use it. */
 export const operatorIssuerUrl = (publicUrl: string) => `${publicUrl}/oidc`;

@@ -10,6 +10,7 @@ import type { NetworkClient } from '../network/client';
 import { writeTransferViewUpdate } from '../db/transfer-view';
 import type { GroupConfig } from '../lib/config';
 import type { Logger } from '../lib/logger';
+import { isFinalNetworkStatus } from '../lib/network-status';
 import type { TransferViewUpdate } from '../lib/transfer-view';
 import { incomingViewUpdate, outgoingViewUpdate } from '../workflows/transfer-view';
 import { workflowIds } from '../workflows/ids';
@@ -27,7 +28,6 @@ interface ListedTx {
   createdAt?: string;
 }
 
-const FINAL = new Set(['ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED', 'SAVED']);
 
 const assetOf = (a: unknown): string | undefined => {
   if (typeof a === 'string') return a;
@@ -60,7 +60,7 @@ export interface RebuildResult {
 export function rowsFromNetwork(tx: ListedTx, group: Set<string>): TransferViewUpdate[] {
   const status = tx.status ?? 'UNKNOWN';
   const common = {
-    status, final: FINAL.has(status), needsReview: false, needsRouting: false, escalated: false,
+    status, final: isFinalNetworkStatus(status), needsReview: false, needsRouting: false, escalated: false,
     asset: assetOf(tx.transactionAsset), amount: tx.transactionAmount, createdAt: tx.createdAt ?? new Date().toISOString(), version: 0,
   };
   const rows: TransferViewUpdate[] = [];

@@ -11,6 +11,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import { activityCause, summarizeFailure } from './failures';
 import type { Activities } from '../activities';
 import type {
   DeltaSummary,
@@ -256,7 +257,7 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
   } catch (e) {
     if (e instanceof ContinueAsNew || s.phase === 'skipped' || s.phase === 'starting') throw e;
     const message = (e as Error).message ?? String(e);
-    const cause = (e as { cause?: Error }).cause?.message;
+    const cause = activityCause(e) !== e ? summarizeFailure(e).message : undefined;
     const failedIn = s.phase;
     enter('failed');
     // A cancelled run still records its report; nothing else may run in a cancelled scope, so it runs outside it.

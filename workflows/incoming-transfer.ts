@@ -15,6 +15,7 @@ import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/te
 import { incomingViewUpdate, type IncomingFacts } from './transfer-view';
 import { describePrincipal } from '../lib/auth/describe';
 import { systemPrincipal } from '../lib/principal';
+import { ACKNOWLEDGED_NETWORK_STATUSES, FINAL_NETWORK_STATUSES } from '../lib/network-status';
 import {
   decideUpdate,
   incomingStatusQuery,
@@ -65,8 +66,8 @@ export interface IncomingTransferInput {
   screeningThreshold: number;
 }
 
-const FINAL = new Set(['ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED']);
-const ACKED = new Set(['ACK', ...FINAL]);
+const FINAL = FINAL_NETWORK_STATUSES;
+const ACKED = ACKNOWLEDGED_NETWORK_STATUSES;
 /** Webhooks may arrive out of order: a status only ever moves forward. */
 const rank = (status: string) => (FINAL.has(status) ? 3 : status === 'ACK' ? 2 : status === 'UNKNOWN' ? 0 : 1);
 

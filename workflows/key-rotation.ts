@@ -1,5 +1,4 @@
 import {
-  ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
   condition,
@@ -12,6 +11,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { activityCause } from './failures';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { VaspDid } from '../lib/temporal/search-attributes';
@@ -26,8 +26,8 @@ import {
   type ScheduledKeyRotationResult,
 } from './key-rotation.messages';
 
-/** Keystore and directory reads: quick, retried a few times on transient failures. */
-const local = proxyActivities<Activities>({
+/** Keystore steps and directory reads (scheduled activities, not local ones): quick, retried a few times on transient failures. */
+const quick = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
@@ -63,7 +63,7 @@ const FAILED_WHILE: Record<Exclude<KeyRotationStep, 'completed' | 'failed'>, str
 
 /** The network's error as the activity reported it (type and message), or the failure itself. */
 function networkError(e: TemporalFailure): ApplicationFailure {
-  const cause = e instanceof ActivityFailure && e.cause instanceof ApplicationFailure ? e.cause : e;
+  const cause = activityCause(e) as Error;
   if (cause instanceof ApplicationFailure) {
     return ApplicationFailure.create({ type: cause.type ?? 'KeyRotationError', message: cause.message, details: cause.details ?? [], nonRetryable: true });
   }
@@ -100,11 +100,11 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
   const audit = { vaspDid, reason: input.reason, actor: input.requestedBy, workflowId: info.workflowId, ...(input.principal ? { principal: input.principal } : {}) };
 
   try {
-    await local.lookupVaspInDirectory(vaspDid);
+    await quick.lookupVaspInDirectory(vaspDid);
     accepted = { ok: true };
 
     enter('creating-key');
-    const pending = await local.createPendingVaspKey({ ...audit, requestId: `${info.workflowId}/${info.runId}` });
+    const pending = await quick.createPendingVaspKey({ ...audit, requestId: `${info.workflowId}/${info.runId}` });
     Object.assign(state, { newKeyId: pending.keyId, newDid: pending.did, previousKeyId: pending.previousKeyId, previousDid: pending.previousDid });
 
     enter('publishing', pending.did);
@@ -114,7 +114,7 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
     const deadline = Date.now() + (input.publicationTimeoutMs ?? DEFAULT_PUBLICATION_TIMEOUT_MS);
     for (let check = 1; ; check++) {
       state.publicationChecks = check;
-      const shown = await local.readPublishedPiiDidKey(vaspDid);
+      const shown = await quick.readPublishedPiiDidKey(vaspDid);
       if (shown === pending.did) break;
       const seen = shown ? 'another key' : 'no key';
       if (Date.now() >= deadline) {
@@ -129,7 +129,7 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
     }
 
     enter('activating');
-    const activated = await local.activateVaspKey({ ...audit, keyId: pending.keyId });
+    const activated = await quick.activateVaspKey({ ...audit, keyId: pending.keyId });
     state.step = 'completed';
     state.status = `Rotated: ${activated.did} is active` +
       (pending.previousDid ? `; ${pending.previousDid} is retired and kept for decrypting older data` : '');
@@ -148,7 +148,7 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
       (state.newKeyId ? `The previous key stays active; the new key ${state.newDid} stays pending.` : 'No key was changed.');
     accepted ??= { ok: false, failure };
     try {
-      await local.recordKeyRotationFailure({ ...audit, step: failedStep, keyId: state.newKeyId, error: state.error });
+      await quick.recordKeyRotationFailure({ ...audit, step: failedStep, keyId: state.newKeyId, error: state.error });
     } catch {
       // The audit row is best effort here: the failure itself is in the workflow's history.
     }

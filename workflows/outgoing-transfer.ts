@@ -1,5 +1,4 @@
 import {
-  ActivityFailure,
   ApplicationFailure,
   condition,
   log,
@@ -9,9 +8,11 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { activityCause, summarizeFailure } from './failures';
 import type { Activities } from '../activities';
 import type { CreatedTransaction, TransferPlan } from '../activities/outgoing-transfers';
 import { TransferStatus } from '../lib/temporal/search-attributes';
+import { isFinalNetworkStatus } from '../lib/network-status';
 import { outgoingViewUpdate } from './transfer-view';
 import {
   transactionCreatedUpdate,
@@ -38,8 +39,6 @@ export interface OutgoingTransferInput {
   report: boolean;
 }
 
-/** The network's statuses after which nothing changes. */
-const FINAL = ['ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED', 'SAVED'];
 
 // Local activities: each step is short (a few database reads, encryption, one or two HTTP calls) and idempotent, so
 // running it in the worker that runs the workflow saves the server round trips of a scheduled activity (several
@@ -95,7 +94,7 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
     if (state.final || status === state.status) return;
     state.status = status;
     state.history.push({ status, at: new Date().toISOString(), source });
-    state.final = FINAL.includes(status) || status === 'FAILED' || status === 'EXPIRED';
+    state.final = isFinalNetworkStatus(status) || status === 'FAILED' || status === 'EXPIRED';
     upsertSearchAttributes([{ key: TransferStatus, value: status }]);
   };
 
@@ -212,10 +211,8 @@ async function report(input: OutgoingTransferInput, state: TransferState): Promi
 }
 
 function describe(e: unknown): NonNullable<TransferState['error']> {
-  const cause = e instanceof ActivityFailure && e.cause ? e.cause : e;
-  if (cause instanceof ApplicationFailure) {
-    const details = (cause.details?.[0] ?? {}) as { field?: string; rule?: string };
-    return { type: cause.type ?? 'ApplicationFailure', message: cause.message, field: details.field, rule: details.rule };
-  }
-  return { type: (cause as Error)?.name ?? 'Error', message: (cause as Error)?.message ?? String(cause) };
+  const { type, message, details } = summarizeFailure(e);
+  if (!(activityCause(e) instanceof ApplicationFailure)) return { type, message };
+  const fields = (details[0] ?? {}) as { field?: string; rule?: string };
+  return { type, message, field: fields.field, rule: fields.rule };
 }

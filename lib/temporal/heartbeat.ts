@@ -1,6 +1,7 @@
 /**
- * Heartbeats from long steps. The steps are also called outside an activity (the benchmarks' and tests' direct calls),
- * where there is no activity context: there these do nothing.
+ * The one way code reaches the running activity's context: heartbeats from long steps, cancellation, the workflow it
+ * runs for. The steps are also called outside an activity (the benchmarks' and tests' direct calls), where there is
+ * no activity context: there these do nothing or answer undefined.
  */
 import { Context } from '@temporalio/activity';
 
@@ -25,6 +26,11 @@ export function cancelled(): boolean {
 /** The running activity's workflow id, if any. */
 export function activityWorkflowId(): string | undefined {
   return current()?.info.workflowExecution?.workflowId;
+}
+
+/** The running activity's workflow run id, if any. */
+export function activityRunId(): string | undefined {
+  return current()?.info.workflowExecution?.runId;
 }
 
 /**

@@ -8,7 +8,7 @@ import { createDidKeyRecord } from '../../lib/crypto';
 import type { SandboxContext } from '../context';
 import { addFieldValues, simpleVasp } from '../directory/profiles';
 import { badRequest, notFound } from '../errors';
-import { OPERATOR_DID_FOR_SIMULATION } from './operator';
+import { OPERATOR_DID } from '../operator';
 import { transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
 import { DEFAULT_BEHAVIOUR, parseBehaviour, type Behaviour } from './behaviours';
@@ -55,7 +55,7 @@ export async function rotateSimulatedKey(pool: Pool, vaspDid: string): Promise<b
          did_key = $2, private_key_hex = $3, updated_at = now() where vasp_did = $1`,
       [vaspDid, key.did, key.keys[0].privateKeyHex],
     );
-    if (rowCount) await addFieldValues(client, vaspDid, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID_FOR_SIMULATION);
+    if (rowCount) await addFieldValues(client, vaspDid, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID);
     await client.query('commit');
     return !!rowCount;
   } catch (e) {
@@ -106,7 +106,7 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
       // simulated one keeps its key unless `publishKey: true`; data encrypted to it then does not decrypt here).
       const published = (await simpleVasp(client, vaspDID, ['pii_didkey']))?.pii_didkey;
       if (published !== row.did_key && (published === null || published === undefined || patch.publishKey === true)) {
-        await addFieldValues(client, vaspDID, [{ fieldName: 'pii_didkey', values: [{ value: row.did_key }] }], OPERATOR_DID_FOR_SIMULATION);
+        await addFieldValues(client, vaspDID, [{ fieldName: 'pii_didkey', values: [{ value: row.did_key }] }], OPERATOR_DID);
       }
       const answer = await view(vaspDID, row, client);
       await client.query('commit');

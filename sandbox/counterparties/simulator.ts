@@ -9,13 +9,14 @@ import type { Pool, PoolClient } from 'pg';
 import { Keyring, type DidKeyRecord } from '../../lib/crypto';
 import { decryptIvms101, flattenIvms101 } from '../../lib/ivms101';
 import type { Logger } from '../../lib/logger';
+import { NOT_YET_SENT_NETWORK_STATUSES, UNANSWERED_NETWORK_STATUSES } from '../../lib/network-status';
 import { NetworkError } from '../errors';
 import { getItems, looksLikeCid, parseItem, piiLeaves, type PiiEntry } from '../pii-store/store';
 import type { Transaction, TransactionEvent, TransactionService } from '../transactions';
 import { behaviourFor, DEFAULT_BEHAVIOUR, parseBehaviour, stepsOf, type Behaviour, type BehaviourName } from './behaviours';
 
-const ARRIVED = new Set(['SENT', 'ACK']);
-const NOT_YET_SENT = new Set(['SAVED', 'MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION']);
+const ARRIVED = UNANSWERED_NETWORK_STATUSES;
+const NOT_YET_SENT = NOT_YET_SENT_NETWORK_STATUSES;
 
 /** Writes a `receive` task when a transfer first reaches a simulated beneficiary. Runs inside the change's transaction. */
 export async function onTransactionChange(client: PoolClient, event: TransactionEvent): Promise<void> {

@@ -6,7 +6,8 @@ import { findOwners } from '../address-book';
 import { registerOne } from '../address-book/store';
 import { getVaspSettings } from '../directory/profiles';
 import { holdDeliveries, releaseDeliveries } from '../webhooks/holds';
-import { NETWORK_DID, type TransactionEvent, type TransactionService } from '../transactions';
+import { OPERATOR_DID } from '../operator';
+import { type TransactionEvent, type TransactionService } from '../transactions';
 
 /**
  * Nested-VASP routing, as interface.md describes it. A message whose beneficiary is a gateway is resolved, in order:
@@ -152,11 +153,11 @@ export class NestedRouter {
       tx.beneficiaryVASPdid = to;
       const { rows } = await client.query<{ name: string }>('select name from vasps where did = $1', [to]);
       if (rows[0]) tx.beneficiaryVASPname = rows[0].name;
-      return { issuerDid: NETWORK_DID, actionData: `automatic (${why}): to ${to}` };
+      return { issuerDid: OPERATOR_DID, actionData: `automatic (${why}): to ${to}` };
     });
     if (autoconfirm) {
       await this.transactions.applyChange(id, 'confirm', async (tx) =>
-        tx.status === 'SENT' && tx.beneficiaryVASPdid === to ? { issuerDid: NETWORK_DID, actionData: `automatic (${why})`, status: 'ACK' } : undefined,
+        tx.status === 'SENT' && tx.beneficiaryVASPdid === to ? { issuerDid: OPERATOR_DID, actionData: `automatic (${why})`, status: 'ACK' } : undefined,
       );
     }
     return `redirected to ${to} (${why})${autoconfirm ? ', confirmed' : ''}`;

@@ -16,7 +16,7 @@ import { ACTIONS } from './states';
 import { HostedKeys } from '../pii-store/hosted';
 import { actorOf, TransactionService } from './service';
 
-export { TransactionService, actorOf, requireParty, NETWORK_DID, type Actor, type TransactionEvent, type TransactionListener, type HostedCrypto } from './service';
+export { TransactionService, actorOf, requireParty, type Actor, type TransactionEvent, type TransactionListener, type HostedCrypto } from './service';
 export type { Transaction, TransactionAction } from './model';
 export { TRANSITIONS, STATUSES, ACTIONS, FINAL_STATUSES, nextStatus, type TransactionStatus, type TransactionActionName } from './states';
 

@@ -9,6 +9,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { unflattenIvms101 } from '../../lib/ivms101';
 import type { Logger } from '../../lib/logger';
+import { OPERATOR_DID } from '../operator';
+import { NOT_YET_SENT_NETWORK_STATUSES } from '../../lib/network-status';
 import type { Access } from '../auth/access';
 import { badRequest, forbidden, NetworkError, notFound } from '../errors';
 import { findOwners, pickOwner } from '../address-book';
@@ -24,10 +26,8 @@ import {
   type Transaction,
   type TransactionAction,
 } from './model';
-import { FINAL_STATUSES, isStatus, nextStatus, TRANSITIONS, type TransactionActionName, type TransactionStatus } from './states';
+import { isStatus, nextStatus, TRANSITIONS, type TransactionActionName, type TransactionStatus } from './states';
 
-/** The DID the network signs its own automatic steps with (same as sandbox/server.ts OPERATOR_DID). */
-export const NETWORK_DID = 'did:ethr:0x0000000000000000000000000000000000000001';
 
 /** Who takes an action: the credential's user DID and the VASPs it may act for. */
 export interface Actor {
@@ -213,7 +213,7 @@ export class TransactionService {
       record(tx, access.userDid, 'approve', 'automatic: the beneficiary VASP is in the directory', 'SENT');
       // Automatic confirmation follows the `autoconfirm` setting, which a gateway holds for its subsidiaries.
       if (owners.some((o) => o.vaspDid === beneficiary) && (await this.autoconfirm(beneficiary!))) {
-        record(tx, NETWORK_DID, 'confirm', 'automatic: the destination address is in the beneficiary VASP address book', 'ACK');
+        record(tx, OPERATOR_DID, 'confirm', 'automatic: the destination address is in the beneficiary VASP address book', 'ACK');
       }
     }
 
@@ -319,7 +319,7 @@ export class TransactionService {
       let piiMode = row.pii_mode;
       const changed = Object.keys(f).filter((k) => k !== 'originatorVASPdid');
       if (f.beneficiaryVASPdid !== undefined && f.beneficiaryVASPdid !== tx.beneficiaryVASPdid) {
-        if (!['SAVED', 'MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION'].includes(tx.status)) {
+        if (!NOT_YET_SENT_NETWORK_STATUSES.has(tx.status)) {
           throw invalidStatus(tx.status, 'update of beneficiaryVASPdid');
         }
         tx.beneficiaryVASPdid = f.beneficiaryVASPdid as string;
@@ -330,7 +330,7 @@ export class TransactionService {
       if (f.txHash !== undefined) info.txHash = f.txHash as string;
       if (f.origin !== undefined) info.origin = f.origin as string;
       if (f.destination !== undefined) {
-        if (FINAL_STATUSES.has(tx.status) || !['SAVED', 'MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION'].includes(tx.status)) {
+        if (!NOT_YET_SENT_NETWORK_STATUSES.has(tx.status)) {
           if (f.destination !== info.destination) throw invalidStatus(tx.status, 'update of destination');
         }
         info.destination = f.destination as string;
@@ -355,7 +355,7 @@ export class TransactionService {
       }
       record(tx, actor.issuerDid, 'update', changed.join(','), tx.status);
       if (tx.status === 'WAITING_FOR_INFORMATION' && tx.beneficiaryVASPdid && (await vaspExists(tx.beneficiaryVASPdid))) {
-        record(tx, NETWORK_DID, 'approve', 'automatic: the beneficiary VASP is now known', 'SENT');
+        record(tx, OPERATOR_DID, 'approve', 'automatic: the beneficiary VASP is now known', 'SENT');
       }
       if (tx.pii && tx.beneficiaryVASPdid) await addOwners(client, cidLeaves(tx.pii), tx.originatorVASPdid, tx.beneficiaryVASPdid);
       await this.save(client, tx, piiMode);

@@ -1,37 +1,38 @@
 /**
- * The transaction state machine, in one place: statuses (network-api-facts.md §3), which action moves a transaction
- * from which status to which, and which side of the transfer may take it. The network publishes the statuses and the
- * action endpoints but not which source statuses each action accepts (§ "Summary of UNKNOWNs"); the table below is the
- * sandbox's choice, made to match the statuses' meanings:
+ * The transaction state machine, in one place: which action moves a transaction from which status to which, and which
+ * side of the transfer may take it. The statuses and what groups of them mean (final, not yet sent, …) are the
+ * orchestrator's own vocabulary (lib/network-status.ts). The network publishes the statuses and the action endpoints
+ * but not which source statuses each action accepts; the table below is the sandbox's choice, made to match the
+ * statuses' meanings:
  *
  * | action   | who         | from                                                          | to                          |
  * |----------|-------------|---------------------------------------------------------------|-----------------------------|
  * | approve  | originator  | NEW                                                           | SENT (beneficiary VASP known in the directory), else WAITING_FOR_INFORMATION |
- * | cancel   | originator  | SAVED, MISSING_BENEFICIARY_DATA, NEW, WAITING_FOR_INFORMATION, SENT, ACK, NOT_READY | CANCELLED |
+ * | cancel   | originator  | MISSING_BENEFICIARY_DATA, NEW, WAITING_FOR_INFORMATION, SENT, ACK, NOT_READY | CANCELLED |
  * | confirm  | beneficiary | SENT, NOT_READY                                               | ACK                         |
  * | reject   | beneficiary | SENT, ACK, NOT_READY                                          | REJECTED                    |
  * | accept   | beneficiary | ACK, NOT_READY                                                | ACCEPTED                    |
  * | decline  | beneficiary | SENT, ACK, NOT_READY                                          | DECLINED                    |
  * | notReady | beneficiary | SENT, ACK                                                     | NOT_READY                   |
  *
- * ACCEPTED, DECLINED, REJECTED and CANCELLED are final: no action leaves them (tx/update may still add a txHash).
- * A beneficiary accepts only after confirming the address (ACK): "the beneficiary VASP has confirmed it controls the
- * destination address" comes before "accepted" (interface.md, States). Any other (action, status) pair answers 400
- * `NotabeneTransactionInvalidStatusError`.
+ * The final statuses (ACCEPTED, DECLINED, REJECTED, CANCELLED, and SAVED, which is stored only and never transmitted)
+ * are left by no action (tx/update may still add a txHash). A beneficiary accepts only after confirming the address
+ * (ACK): the beneficiary VASP confirms it controls the destination address before it accepts. Any other
+ * (action, status) pair answers 400 `NotabeneTransactionInvalidStatusError`.
  *
  * Transitions that happen without an action endpoint, made by the network itself (sandbox/transactions/service.ts):
  * - create: NEW, or straight to SENT when the beneficiary VASP is known in the directory ("status jump");
- * - SENT → ACK when the destination address is in the beneficiary VASP's address book (interface.md, States);
+ * - SENT → ACK when the destination address is in the beneficiary VASP's address book;
  * - tx/update setting a known beneficiaryVASPdid on a WAITING_FOR_INFORMATION transaction: → SENT.
  */
+import { FINAL_NETWORK_STATUSES, NETWORK_STATUSES, NOT_YET_SENT_NETWORK_STATUSES, type NetworkStatus } from '../../lib/network-status';
 
-export const STATUSES = [
-  'SAVED', 'MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION', 'SENT', 'ACK', 'ACCEPTED', 'DECLINED',
-  'REJECTED', 'CANCELLED', 'INCOMPLETE', 'NOT_READY',
-] as const;
-export type TransactionStatus = (typeof STATUSES)[number];
+export const STATUSES = NETWORK_STATUSES;
+export type TransactionStatus = NetworkStatus;
 
-export const FINAL_STATUSES: ReadonlySet<TransactionStatus> = new Set(['ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED']);
+export const FINAL_STATUSES = FINAL_NETWORK_STATUSES as ReadonlySet<TransactionStatus>;
+/** Everything an originator may still cancel: any status that is not final and not INCOMPLETE (the beneficiary's own). */
+const CANCELLABLE: readonly TransactionStatus[] = [...NOT_YET_SENT_NETWORK_STATUSES as ReadonlySet<TransactionStatus>, 'SENT', 'ACK', 'NOT_READY'];
 
 export const ACTIONS = ['approve', 'cancel', 'confirm', 'reject', 'accept', 'decline', 'notReady'] as const;
 export type TransactionActionName = (typeof ACTIONS)[number];
@@ -49,7 +50,7 @@ export const TRANSITIONS: Readonly<Record<TransactionActionName, Rule>> = {
   approve: { by: 'originator', from: ['NEW'], to: ({ beneficiaryKnown }) => (beneficiaryKnown ? 'SENT' : 'WAITING_FOR_INFORMATION') },
   cancel: {
     by: 'originator',
-    from: ['SAVED', 'MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION', 'SENT', 'ACK', 'NOT_READY'],
+    from: CANCELLABLE,
     to: () => 'CANCELLED',
   },
   confirm: { by: 'beneficiary', from: ['SENT', 'NOT_READY'], to: () => 'ACK' },

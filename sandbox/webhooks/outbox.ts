@@ -10,12 +10,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
+import { NOT_YET_SENT_NETWORK_STATUSES } from '../../lib/network-status';
 import type { Transaction, TransactionEvent } from '../transactions';
 
 export const TRANSACTION_UPDATED = 'notification.transactionUpdated';
 export const ENVELOPE_VERSION = '1';
 
-const NOT_YET_SENT = new Set(['SAVED', 'MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION']);
+const NOT_YET_SENT = NOT_YET_SENT_NETWORK_STATUSES;
 
 /** The Transaction as webhooks carry it: without personal data. */
 export function webhookTransaction(tx: Transaction): Omit<Transaction, 'pii' | 'ivms101' | 'ivms101Encrypted'> {
