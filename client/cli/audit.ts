@@ -53,12 +53,15 @@ export function registerAuditCommands(program: Command, opts: { pool?: Pool } = 
       const range = { from: time(o.from, '--from'), to: time(o.to, '--to') };
       if (range.from && range.to && range.from >= range.to) throw new ValidationError('--to', 'must be later than --from');
       const out = o.out ? createWriteStream(o.out, { flags: 'wx' }) : undefined;
+      // Piped into a reader that stops early (head): end quietly, as other CLIs do.
+      if (!out) process.stdout.once('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' ? process.exit(0) : undefined));
       let rows = 0;
       await withPool(async (pool) => {
         for await (const line of exportAuditLog(pool, range)) {
           rows++;
-          if (!out) process.stdout.write(line);
-          else if (!out.write(line)) await once(out, 'drain');
+          // Wait for the reader: millions of rows are never held in memory.
+          const sink = out ?? process.stdout;
+          if (!sink.write(line)) await once(sink, 'drain');
         }
       });
       if (out) {
