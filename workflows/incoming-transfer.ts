@@ -32,10 +32,13 @@ import {
  * which is most of the webhook-to-confirmed latency. Screening (decryption, list lookups) and the callback to internal
  * systems stay ordinary activities, visible and retried on their own.
  */
+// No attempt limit on what waits for the network: the counterparty waits for our answer however long the network
+// fails, so a transient failure (5xx, 429, unreachable) delays the transfer and never ends it; refusals and bad data
+// are non-retryable and still stop at once.
 const network = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   localRetryThreshold: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 const notify = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -48,7 +51,7 @@ const view = proxyLocalActivities<Activities>({
 });
 const screening = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 export interface IncomingTransferInput {
