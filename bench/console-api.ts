@@ -8,6 +8,7 @@
  * Knobs: BENCH_ROWS (default 1000000), BENCH_REQUESTS per mix (default 200), BENCH_LIMIT rows per page (default 50).
  */
 import { cpus, loadavg, totalmem } from 'node:os';
+import { loadApiTransportConfig } from '../lib/api-transport';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     api = await buildApi({
       temporal, pool, codec: { encode: async (p) => p, decode: async (p) => p }, taskQueue: 'bench', logger: pino({ level: 'warn' }),
       corsOrigins: [], group: { gatewayDid: 'did:ethr:0xgateway', subsidiaryDids: data.subsidiaries }, incoming: loadIncomingConfig({}), webhooks: { notification: {}, address: {} },
+      rateLimits: loadApiTransportConfig({}).rateLimits,
     });
     await api.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/v1/transfers`;

@@ -16,6 +16,7 @@ import { ensureAddressBookSchedules } from './address-book-schedules';
 import { buildApi } from './api/server';
 import { buildAgentApi } from './api/agent-server';
 import { isLoopbackHost } from '../lib/loopback';
+import { apiHttpsOptions } from '../lib/api-transport';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
@@ -23,6 +24,8 @@ import { createTemporalClient } from './temporal';
 
 runMain('api', async (log) => {
   const config = loadConfig();
+  // Before anything else: an API off loopback without TLS does not start at all.
+  const https = apiHttpsOptions(config.host, config.transport);
   assertRetentionOutlastsTransfers(config.retention, config.transfers.answerDeadlineMs);
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
@@ -56,10 +59,13 @@ runMain('api', async (log) => {
     transfers,
     keystore,
     console: { temporalUiUrl: config.uiOrigin, namespace: config.temporal.namespace },
+    https,
+    rateLimits: config.transport.rateLimits,
+    trustProxy: config.transport.trustProxy,
   });
   await app.listen({ host: config.host, port: config.apiPort });
   log.info(
-    { oidcIssuer: config.auth.oidc?.issuer ?? null, apiKeys: true },
+    { oidcIssuer: config.auth.oidc?.issuer ?? null, apiKeys: true, tls: https ? 'TLS 1.2+' : 'none (loopback)' },
     `internal API listening on ${config.publicApiUrl} (docs at ${config.publicApiUrl}/docs); every route but /healthz and the webhooks needs a credential`,
   );
   let agent: Awaited<ReturnType<typeof buildAgentApi>> | undefined;

@@ -1,6 +1,8 @@
 import { ConfigError } from './errors';
 import { loadAddressBookConfig, type AddressBookConfig } from './address-book/config';
 import { loadRetentionConfig, type RetentionConfig } from './retention/config';
+import { loadApiTransportConfig, type ApiTransportConfig } from './api-transport';
+import { isLoopbackHost } from './loopback';
 import { loadTemporalConnectionConfig, type TemporalConnectionConfig } from './temporal/connection-config';
 import { loadAgentListenerConfig, loadOperatorAuthConfig, type AgentListenerConfig, type OperatorAuthConfig } from './auth/config';
 import { loadTransferConfig, type TransferConfig } from './transfers/config';
@@ -93,6 +95,8 @@ export interface PlatformConfig {
   auth: OperatorAuthConfig;
   /** The agent-compatible endpoints without credentials, on a loopback listener of their own (lib/auth/config.ts). */
   agent: AgentListenerConfig;
+  /** The API's HTTPS and rate limits (lib/api-transport.ts). */
+  transport: ApiTransportConfig;
 }
 
 export interface GroupConfig {
@@ -137,6 +141,15 @@ function port(env: Env, name: string, fallback: number): number {
 
 const url = (env: Env, name: string) => httpUrlSetting(env, name);
 
+/** A URL the orchestrator sends credentials and personal data to: https, or http only to this machine. */
+function networkUrl(env: Env, name: string): string | undefined {
+  const value = url(env, name);
+  if (value && new URL(value).protocol === 'http:' && !isLoopbackHost(new URL(value).hostname)) {
+    throw new ConfigError(name, `"${value}" is plain http to a host that is not on loopback`, `Use https:// (tokens, client secrets and personal data travel on it); http is accepted for 127.0.0.1 and localhost only`);
+  }
+  return value;
+}
+
 function network(env: Env): NetworkConfig | undefined {
   const names = ['CLIENT_ID', 'CLIENT_SECRET', 'AUTH_URL', 'BASE_URL'] as const;
   const present = names.filter((n) => env[n]);
@@ -149,10 +162,10 @@ function network(env: Env): NetworkConfig | undefined {
       `Set all of ${names.join(', ')} to talk to a network, or none of them to use the embedded sandbox`,
     );
   }
-  const baseUrl = url(env, 'BASE_URL')!;
-  const baseUrlPii = url(env, 'BASEURL_PII') ?? `${baseUrl}/pii`;
+  const baseUrl = networkUrl(env, 'BASE_URL')!;
+  const baseUrlPii = networkUrl(env, 'BASEURL_PII') ?? `${baseUrl}/pii`;
   return {
-    authUrl: url(env, 'AUTH_URL')!,
+    authUrl: networkUrl(env, 'AUTH_URL')!,
     audience: env.AUDIENCE || baseUrl,
     baseUrl,
     audiencePii: env.AUDIENCE_PII || baseUrlPii,
@@ -188,6 +201,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     throw new ConfigError('DATABASE_URL', 'is not a postgres:// URL', 'Use the form postgres://user@host:5432/dbname');
   }
   const temporalAddress = env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
+  const transport = loadApiTransportConfig(env);
   return {
     host,
     apiPort,
@@ -207,7 +221,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     network: network(env),
     networkBudget: loadNetworkBudgetConfig(env),
     agentKeys: env.KEYS || undefined,
-    publicApiUrl: url(env, 'PUBLIC_API_URL') ?? `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
+    publicApiUrl: url(env, 'PUBLIC_API_URL') ?? `${transport.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
     uiOrigin: url(env, 'TEMPORAL_UI_ORIGIN') ?? `http://localhost:${uiPort}`,
     group: group(env),
     addressBook: loadAddressBookConfig(env),
@@ -219,6 +233,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     webhooks: loadWebhookConfig(env),
     auth: loadOperatorAuthConfig(env),
     agent: loadAgentListenerConfig(env, apiPort),
+    transport,
   };
 }
 

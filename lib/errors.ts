@@ -81,6 +81,18 @@ export class InFlightError extends AppError {
   readonly retryable = true;
 }
 
+/**
+ * Too many requests from one client to this API (its own rate limits): wait `retryAfterSeconds`, sent as
+ * `Retry-After` too. Not the network's limit on us, which is RateLimitedError.
+ */
+export class TooManyRequestsError extends AppError {
+  readonly httpStatus = 429;
+  readonly retryable = true;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, { retryAfterSeconds });
+  }
+}
+
 /** The network (or another upstream) refused the request for good: a 4xx other than 408/409-in-flight/429. */
 export class UpstreamRejectedError extends AppError {
   readonly httpStatus = 502;

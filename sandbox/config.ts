@@ -1,4 +1,5 @@
 import { loadConfig } from '../lib/config';
+import type { ApiTransportConfig } from '../lib/api-transport';
 import { addressBookOptionsFromEnv } from './address-book/options';
 import { rateLimitFromEnv } from './rate-limit';
 
@@ -17,6 +18,8 @@ export interface SandboxConfig {
   databaseUrl?: string;
   /** LOG_LEVEL; sandbox/main.ts only. */
   logLevel?: string;
+  /** TLS_CERT_FILE and TLS_KEY_FILE, as the API reads them; sandbox/main.ts serves HTTPS with them when set. */
+  transport?: ApiTransportConfig;
 }
 
 /** The sandbox's settings, read once by sandbox/main.ts (the sandbox's counterpart of lib/config.ts). */
@@ -32,6 +35,7 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     faults: env.SANDBOX_FAULTS === '1',
     databaseUrl: base.sandboxDatabaseUrl ?? base.databaseUrl,
     logLevel: base.logLevel,
+    transport: base.transport,
     // SANDBOX_UPLOAD_DIR, SANDBOX_UPLOAD_MAX_BYTES, SANDBOX_UPLOAD_URL_TTL_SECONDS, SANDBOX_ADDRESS_BATCH_SIZE
     addressBook: addressBookOptionsFromEnv(env),
     // SANDBOX_RATE_LIMIT, SANDBOX_RATE_WINDOW, SANDBOX_RATE_LOCKOUT: the network's quota unless set otherwise.

@@ -1,5 +1,6 @@
 import { OPERATOR_DID } from './operator';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyError } from 'fastify';
+import type { HttpsOptions } from '../lib/api-transport';
 import type { Pool } from 'pg';
 import type { Logger } from '../lib/logger';
 import { NetworkError } from './errors';
@@ -24,6 +25,8 @@ export interface SandboxDeps {
   pool: Pool;
   config: SandboxConfig;
   logger: Logger;
+  /** Serve HTTPS (TLS_CERT_FILE, TLS_KEY_FILE): what the orchestrator requires of a network off loopback. */
+  https?: HttpsOptions;
 }
 
 /** Where the sandbox's operator identity provider lives: what OPERATOR_AUTH_ISSUER names to use it. */
@@ -34,7 +37,9 @@ export const operatorIssuerUrl = (publicUrl: string) => `${publicUrl}/oidc`;
  * Each part registers its routes in its own module; this file only wires them and the error shape.
  */
 export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 10 * 1024 * 1024 });
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 10 * 1024 * 1024, ...(deps.https ? { https: deps.https } : {}),
+  }) as unknown as FastifyInstance;
   const tokens = await TokenService.open(deps.pool, deps.config.publicUrl);
   // One count per credential over the API and the personal-data service, as the network's quota.
   const limiter = new RateLimiter(deps.config.rateLimit);

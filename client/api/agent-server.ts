@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import helmet from '@fastify/helmet';
 import type { OutgoingStartDeps } from '../../outgoing/start';
 import type { Logger } from '../../lib/logger';
 import { errorHandler } from './errors';
@@ -17,6 +18,8 @@ export async function buildAgentApi(deps: OutgoingStartDeps & { logger: Logger }
     ajv: { customOptions: { allErrors: false, removeAdditional: false, coerceTypes: false } },
   });
   app.setErrorHandler(errorHandler);
+  // The same security headers as the main API (it serves JSON only, so helmet's defaults fit).
+  await app.register(helmet);
   agentRoutes(app, deps);
   return app;
 }

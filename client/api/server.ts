@@ -1,4 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
@@ -22,9 +24,11 @@ import { listRoutes } from './routes/lists';
 import { consoleRoutes, type ConsoleSettings } from './routes/console';
 import type { IncomingConfig } from '../../lib/incoming/config';
 import type { WebhookConfig } from '../../lib/webhooks/config';
+import type { ApiTransportConfig, HttpsOptions } from '../../lib/api-transport';
+import { TooManyRequestsError } from '../../lib/errors';
 import type { OperatorAuthConfig } from '../../lib/auth/config';
 import { createAuthenticator } from './auth/authenticator';
-import { BEARER_SCHEME, installAuth, type AuthFailure } from './auth/plugin';
+import { BEARER_SCHEME, installAuth, type AuthFailure, type AuthFailureLimit } from './auth/plugin';
 import { apiKeyRoutes } from './routes/api-keys';
 
 export interface ApiDeps {
@@ -51,7 +55,16 @@ export interface ApiDeps {
   webhooks: WebhookConfig;
   /** The console's link to the Temporal UI; defaults to the development UI. */
   console?: ConsoleSettings;
+  /** Serve HTTPS with these (lib/api-transport.ts apiHttpsOptions); absent: plain HTTP, for loopback. */
+  https?: HttpsOptions;
+  /** Rate limits on webhooks and refused credentials, per client IP (lib/api-transport.ts). */
+  rateLimits: ApiTransportConfig['rateLimits'];
+  /** Reverse proxies whose X-Forwarded-For names the client (TRUST_PROXY). */
+  trustProxy?: string[];
 }
+
+/** Every webhook receiver: public (signed by the network), so limited per client IP before anything else runs. */
+const WEBHOOK_PREFIX = '/webhooks/';
 
 /**
  * The internal HTTP API. Route schemas are TypeBox JSON Schemas: fastify validates requests with them and
@@ -63,11 +76,46 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: 10 * 1024 * 1024,
     ajv: { customOptions: { allErrors: false, removeAdditional: false, coerceTypes: false } },
-  });
+    ...(deps.https ? { https: deps.https } : {}),
+    ...(deps.trustProxy ? { trustProxy: deps.trustProxy } : {}),
+  }) as unknown as FastifyInstance;
   app.setErrorHandler(errorHandler);
+  // Security headers on every answer, errors and 404s included. The console's page sets a policy of its own on top
+  // (client/api/routes/console.ts: its import map's hash, the identity provider's origin).
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        frameAncestors: ["'none'"],
+        // The API may run on plain HTTP on loopback, where upgrading the page's requests would break it.
+        upgradeInsecureRequests: null,
+      },
+    },
+    frameguard: { action: 'deny' },
+  });
+  const limits = deps.rateLimits;
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(WEBHOOK_PREFIX)) {
+      route.config = { ...route.config, rateLimit: { max: limits.webhooks.max, timeWindow: limits.webhooks.windowMs } } as typeof route.config;
+    }
+  });
+  await app.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (_request, context) => new TooManyRequestsError(`too many requests from this address; try again in ${Math.ceil(context.ttl / 1000)} s`, Math.ceil(context.ttl / 1000)),
+  });
+  const failures = app.createRateLimit({ max: limits.authFailures.max, timeWindow: limits.authFailures.windowMs });
+  const failureLimit: AuthFailureLimit = {
+    blocked: async (request) => {
+      const state = await failures(request, { increment: false });
+      return !state.isAllowed && state.remaining === 0 ? Math.max(1, state.ttlInSeconds) : 0;
+    },
+    count: async (request) => {
+      await failures(request);
+    },
+  };
   installAuth(app, {
     authenticator: createAuthenticator({ pool: deps.pool, config: deps.auth ?? {}, logger: deps.logger }),
     onAuthFailure: deps.onAuthFailure,
+    failureLimit,
     publicPrefixes: { '/docs': 'the API\'s documentation: describes the routes, holds no data' },
   });
   await app.register(swagger, {

@@ -30,6 +30,7 @@ import { loadIncomingConfig, type IncomingConfig } from '../../lib/incoming/conf
 import type { WebhookConfig } from '../../lib/webhooks/config';
 import { loadAddressBookConfig } from '../../lib/address-book/config';
 import type { OperatorAuthConfig } from '../../lib/auth/config';
+import type { ApiTransportConfig } from '../../lib/api-transport';
 import { ROLES, systemPrincipal, type Role } from '../../lib/principal';
 import { createApiKey } from '../../client/api/auth/api-keys';
 import type { ApiTarget } from '../../client/cli/api-client';
@@ -236,7 +237,14 @@ export interface OrchestratorOptions {
   webhooks?: Partial<WebhookConfig>;
   /** How the API authenticates (OPERATOR_AUTH_*); API keys work either way. */
   auth?: OperatorAuthConfig;
+  /**
+   * The API's rate limits; by default out of reach, since every test calls from 127.0.0.1 and some refuse thousands of
+   * credentials on purpose (test/integration/transport.test.ts sets small ones).
+   */
+  rateLimits?: ApiTransportConfig['rateLimits'];
 }
+
+const UNREACHED_LIMIT = { max: 1_000_000, windowMs: 60_000 };
 
 export async function startOrchestrator(network: NetworkConfig, opts: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
   const env = testEnv();
@@ -289,6 +297,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
     api = await buildApi({
       temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: quietLogger(), corsOrigins: ['http://localhost:8233'],
       keystore, group, transfers, incoming, webhooks, auth: opts.auth,
+      rateLimits: opts.rateLimits ?? { webhooks: UNREACHED_LIMIT, authFailures: UNREACHED_LIMIT },
     });
     apiUrl = await listen(api);
     agent = await buildAgentApi({ temporal: client, taskQueue, transfers, logger: quietLogger() });

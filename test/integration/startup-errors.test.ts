@@ -67,6 +67,18 @@ describe('bad configuration stops start-up with one clear line', () => {
     expectOneClearLine(r.stderr, /^api: configuration error: TEMPORAL_CODEC_KEYS: key "k1" is 16 bytes, not 32\. Set TEMPORAL_CODEC_KEYS/);
   });
 
+  it('an API on an address other than loopback without TLS files, naming both variables', async () => {
+    const r = await run('client/main.ts', { ...good(), HOST: '0.0.0.0' });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^api: configuration error: TLS_CERT_FILE: and TLS_KEY_FILE are unset while the API listens on 0\.0\.0\.0, which is not a loopback address\. Set TLS_CERT_FILE and TLS_KEY_FILE/);
+  });
+
+  it('plain http to a network that is not on this machine', async () => {
+    const r = await run('workers/main.ts', { ...good(), ...network, AUTH_URL: 'http://auth.network.example' });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^worker: configuration error: AUTH_URL: "http:\/\/auth\.network\.example" is plain http to a host that is not on loopback\. Use https:\/\//);
+  });
+
   it('half-configured network credentials', async () => {
     const r = await run('workers/main.ts', { ...good(), CLIENT_ID: 'abcdefgh' });
     expect(r.code).toBe(1);

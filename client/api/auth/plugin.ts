@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { AuthenticationError, ForbiddenError } from '../../../lib/errors';
+import { AuthenticationError, ForbiddenError, TooManyRequestsError } from '../../../lib/errors';
 import type { Principal, Role } from '../../../lib/principal';
 import type { Authenticator } from './authenticator';
 
@@ -37,8 +37,18 @@ export interface AuthOptions {
   authenticator: Authenticator;
   /** Called on every 401 this plugin answers, before the answer is sent. */
   onAuthFailure?: (failure: AuthFailure) => void;
+  /**
+   * Refused credentials counted per client: `count` after each 401 to a presented credential, `blocked` before authenticating answers the
+   * seconds the client must still wait (0: not blocked). A blocked client gets 429 with Retry-After, whatever it sends.
+   */
+  failureLimit?: AuthFailureLimit;
   /** Routes that plugins register (API docs): public by path prefix, with the reason. */
   publicPrefixes?: Record<string, string>;
+}
+
+export interface AuthFailureLimit {
+  blocked(request: FastifyRequest): Promise<number>;
+  count(request: FastifyRequest): Promise<void>;
 }
 
 export const BEARER_SCHEME = 'bearerAuth';
@@ -65,6 +75,11 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
   app.decorate('routeAccess', table);
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply, roles: readonly Role[]) => {
+    const wait = opts.failureLimit ? await opts.failureLimit.blocked(request) : 0;
+    if (wait > 0) {
+      reply.header('retry-after', String(wait));
+      throw new TooManyRequestsError(`too many refused credentials from this address; try again in ${wait} s`, wait);
+    }
     let principal: Principal;
     try {
       principal = await opts.authenticator.authenticate(request.headers.authorization);
@@ -73,6 +88,9 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
         const presented = request.headers.authorization !== undefined;
         request.log.info({ reason: e.message, url: request.routeOptions.url }, 'authentication refused');
         opts.onAuthFailure?.({ request, reason: e.message });
+        // Only a credential that was presented counts: a call without one (the development Temporal UI's codec
+        // requests) guesses nothing.
+        if (presented) await opts.failureLimit?.count(request);
         reply.header('www-authenticate', presented ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`);
         throw e;
       }

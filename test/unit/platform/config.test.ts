@@ -11,6 +11,21 @@ describe('loadConfig', () => {
     expect(c.publicApiUrl).toBe('http://127.0.0.1:3000');
   });
 
+  it('takes http for the network on loopback only; reads the API\'s TLS files, rate limits and proxies', () => {
+    const local = loadConfig({ CLIENT_ID: 'a', CLIENT_SECRET: 'b', AUTH_URL: 'http://127.0.0.1:4000', BASE_URL: 'http://localhost:4000' });
+    expect(local.network).toMatchObject({ authUrl: 'http://127.0.0.1:4000', baseUrl: 'http://localhost:4000', baseUrlPii: 'http://localhost:4000/pii' });
+    expect(loadConfig({}).transport).toEqual({ rateLimits: { webhooks: { max: 6000, windowMs: 60_000 }, authFailures: { max: 20, windowMs: 300_000 } } });
+    const c = loadConfig({
+      HOST: '0.0.0.0', TLS_CERT_FILE: '/etc/tls/api.pem', TLS_KEY_FILE: '/etc/tls/api.key', WEBHOOK_RATE_LIMIT: '100/10s',
+      AUTH_FAILURE_RATE_LIMIT: '5/1h', TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,::1',
+    });
+    expect(c.transport).toEqual({
+      tls: { certFile: '/etc/tls/api.pem', keyFile: '/etc/tls/api.key' }, trustProxy: ['10.0.0.5', '10.1.0.0/16', '::1'],
+      rateLimits: { webhooks: { max: 100, windowMs: 10_000 }, authFailures: { max: 5, windowMs: 3_600_000 } },
+    });
+    expect(c.publicApiUrl).toBe('https://127.0.0.1:3000');
+  });
+
   it('reads the agent variables, deriving the audiences the way the agent does', () => {
     const c = loadConfig({ CLIENT_ID: 'id', CLIENT_SECRET: 's', AUTH_URL: 'https://auth.notabene.id', BASE_URL: 'https://api.notabene.dev/', BASEURL_PII: 'https://pii.notabene.dev' });
     expect(c.network).toEqual({
@@ -24,6 +39,14 @@ describe('loadConfig', () => {
     [{ PORT: '70000' }, /^PORT:/],
     [{ BASE_URL: 'ftp://x' , CLIENT_ID: 'a', CLIENT_SECRET: 'b', AUTH_URL: 'https://a' }, /^BASE_URL: "ftp:\/\/x" is not an http\(s\) URL/],
     [{ CLIENT_ID: 'a' }, /^CLIENT_SECRET: is unset while CLIENT_ID is set/],
+    [{ CLIENT_ID: 'a', CLIENT_SECRET: 'b', AUTH_URL: 'https://auth.notabene.id', BASE_URL: 'http://api.notabene.dev' }, /^BASE_URL: "http:\/\/api\.notabene\.dev" is plain http to a host that is not on loopback/],
+    [{ CLIENT_ID: 'a', CLIENT_SECRET: 'b', AUTH_URL: 'http://10.0.0.8:4000', BASE_URL: 'https://api.notabene.dev' }, /^AUTH_URL: .* is plain http to a host that is not on loopback/],
+    [{ CLIENT_ID: 'a', CLIENT_SECRET: 'b', AUTH_URL: 'https://a.example', BASE_URL: 'https://b.example', BASEURL_PII: 'http://pii.example' }, /^BASEURL_PII: .* is plain http/],
+    [{ TLS_CERT_FILE: '/etc/tls/api.pem' }, /^TLS_KEY_FILE: is unset while TLS_CERT_FILE is set/],
+    [{ TLS_KEY_FILE: '/etc/tls/api.key' }, /^TLS_CERT_FILE: is unset while TLS_KEY_FILE is set/],
+    [{ WEBHOOK_RATE_LIMIT: '100' }, /^WEBHOOK_RATE_LIMIT: "100" is not a rate limit/],
+    [{ AUTH_FAILURE_RATE_LIMIT: '0/1m' }, /^AUTH_FAILURE_RATE_LIMIT: "0\/1m" is not a rate limit/],
+    [{ TRUST_PROXY: '10.0.0.0/99' }, /^TRUST_PROXY: "10\.0\.0\.0\/99" is not an IP address or CIDR/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: is not a postgres:\/\/ URL/],
     [{ GATEWAY_VASP_DID: 'gateway' }, /^GATEWAY_VASP_DID: "gateway" is not a DID/],
     [{ GATEWAY_VASP_DID: 'did:ethr:0x1', SUBSIDIARY_VASP_DIDS: 'did:ethr:0x2,did:ethr:0x1' }, /contains the gateway DID/],

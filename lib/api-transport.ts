@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { ConfigError } from './errors';
+import { isLoopbackHost } from './loopback';
+
+/** A count of requests per client IP within a fixed window. */
+export interface RateLimit {
+  max: number;
+  windowMs: number;
+}
+
+/**
+ * How the internal API meets its callers: HTTPS off loopback, and the rate limits on what answers without credentials
+ * (environment variables in parentheses).
+ */
+export interface ApiTransportConfig {
+  /** TLS_CERT_FILE and TLS_KEY_FILE (PEM): the API serves HTTPS with them, TLS 1.2 at least. */
+  tls?: { certFile: string; keyFile: string };
+  /**
+   * TRUST_PROXY: addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client; without it the rate
+   * limits count the proxy as one client.
+   */
+  trustProxy?: string[];
+  rateLimits: {
+    /** WEBHOOK_RATE_LIMIT: deliveries per client IP to each webhook receiver (unauthenticated, signed). */
+    webhooks: RateLimit;
+    /** AUTH_FAILURE_RATE_LIMIT: refused credentials per client IP; past it every request from the IP answers 429 until the window ends. */
+    authFailures: RateLimit;
+  };
+}
+
+type Env = Record<string, string | undefined>;
+
+export const DEFAULT_WEBHOOK_RATE_LIMIT = '6000/1m';
+export const DEFAULT_AUTH_FAILURE_RATE_LIMIT = '20/5m';
+const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `<max>/<window>`, e.g. `600/1m`: at most `max` per window of `<n>s|m|h`. */
+function rateLimit(env: Env, name: string, fallback: string): RateLimit {
+  const raw = (env[name] || fallback).trim();
+  const m = /^(\d{1,7})\/(\d{1,6})([smh])$/.exec(raw);
+  const max = m ? Number(m[1]) : NaN;
+  const windowMs = m ? Number(m[2]) * UNITS[m[3]!]! : NaN;
+  if (!(max >= 1 && windowMs >= 1000 && windowMs <= 86_400_000)) {
+    throw new ConfigError(name, `"${raw}" is not a rate limit`, `Write it as <count>/<window>, e.g. ${fallback} (window in s, m or h, at most 24h)`);
+  }
+  return { max, windowMs };
+}
+
+export function loadApiTransportConfig(env: Env): ApiTransportConfig {
+  const certFile = env.TLS_CERT_FILE?.trim() || undefined;
+  const keyFile = env.TLS_KEY_FILE?.trim() || undefined;
+  if (certFile && !keyFile) throw new ConfigError('TLS_KEY_FILE', 'is unset while TLS_CERT_FILE is set', 'Set both (the certificate chain and its private key, PEM) for HTTPS, or neither on loopback');
+  if (keyFile && !certFile) throw new ConfigError('TLS_CERT_FILE', 'is unset while TLS_KEY_FILE is set', 'Set both (the certificate chain and its private key, PEM) for HTTPS, or neither on loopback');
+  const trustProxy = (env.TRUST_PROXY ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  const badProxy = trustProxy.find((p) => {
+    const [ip, bits, ...rest] = p.split('/');
+    const family = isIP(ip ?? '');
+    return family === 0 || rest.length > 0 || (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
+  });
+  if (badProxy !== undefined) throw new ConfigError('TRUST_PROXY', `"${badProxy}" is not an IP address or CIDR`, 'List the reverse proxies in front of the API, e.g. 10.0.0.5,10.1.0.0/16');
+  return {
+    ...(certFile && keyFile ? { tls: { certFile, keyFile } } : {}),
+    ...(trustProxy.length ? { trustProxy } : {}),
+    rateLimits: {
+      webhooks: rateLimit(env, 'WEBHOOK_RATE_LIMIT', DEFAULT_WEBHOOK_RATE_LIMIT),
+      authFailures: rateLimit(env, 'AUTH_FAILURE_RATE_LIMIT', DEFAULT_AUTH_FAILURE_RATE_LIMIT),
+    },
+  };
+}
+
+/** What Fastify's `https` option takes. */
+export interface HttpsOptions {
+  cert: Buffer;
+  key: Buffer;
+  minVersion: 'TLSv1.2';
+}
+
+function readPem(name: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new ConfigError(name, `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, `Point ${name} at a readable PEM file`);
+  }
+}
+
+/**
+ * The API's TLS for the address it listens on: HTTPS whenever TLS_CERT_FILE and TLS_KEY_FILE are set; without them
+ * only on loopback, since bearer tokens, API keys and decrypted personal data would otherwise cross a network in clear.
+ */
+export function apiHttpsOptions(host: string, transport: ApiTransportConfig): HttpsOptions | undefined {
+  if (!transport.tls) {
+    if (isLoopbackHost(host)) return undefined;
+    throw new ConfigError(
+      'TLS_CERT_FILE',
+      `and TLS_KEY_FILE are unset while the API listens on ${host}, which is not a loopback address`,
+      'Set TLS_CERT_FILE and TLS_KEY_FILE (PEM) so the API serves HTTPS there, or set HOST=127.0.0.1',
+    );
+  }
+  return { cert: readPem('TLS_CERT_FILE', transport.tls.certFile), key: readPem('TLS_KEY_FILE', transport.tls.keyFile), minVersion: 'TLSv1.2' };
+}

@@ -1,0 +1,204 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as tlsConnect, type SecureVersion } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { buildApi } from '../../client/api/server';
+import { apiHttpsOptions } from '../../lib/api-transport';
+import { EncryptionCodec } from '../../lib/temporal/codec';
+import {
+  groupSeed, quietLogger, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox,
+} from '../harness/platform';
+
+// JSON bodies of HTTP answers, read field by field in assertions.
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  json?: Json;
+}
+
+/**
+ * One HTTP request from a chosen loopback source address (127.0.0.0/8 all reaches this machine), so that tests can be
+ * several clients to the API's per-IP limits without blocking each other.
+ */
+function call(base: string, method: string, path: string, opts: { from?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  const url = new URL(path, base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({
+      host: url.hostname, port: url.port, path: url.pathname + url.search, method, localAddress: opts.from ?? '127.0.0.1',
+      headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let json: Json | undefined;
+        try {
+          json = JSON.parse(text) as Json;
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode!, headers: res.headers, json });
+      });
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+const WEBHOOK_MAX = 5;
+const AUTH_FAILURE_MAX = 3;
+
+describe('transport: security headers, rate limits, HTTPS', () => {
+  const g = groupSeed();
+  let sb: RunningSandbox;
+  let orch: RunningOrchestrator;
+
+  beforeAll(async () => {
+    sb = await startSandbox(g.seed);
+    orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      webhooks: { address: { [g.subA]: 'a'.repeat(32) } },
+      rateLimits: { webhooks: { max: WEBHOOK_MAX, windowMs: 60_000 }, authFailures: { max: AUTH_FAILURE_MAX, windowMs: 60_000 } },
+    });
+  });
+  afterAll(async () => {
+    await orch?.close();
+    await sb?.close();
+  });
+
+  it('sends the security headers on every kind of answer: data, static files, docs, errors, the agent listener', async () => {
+    const samples: [string, string, Record<string, string>, number][] = [
+      ['GET', '/healthz', {}, 200],
+      ['GET', '/v1/me', orch.headers('viewer'), 200],
+      ['GET', '/v1/transfers', {}, 401],
+      ['GET', '/v1/api-keys', orch.headers('viewer'), 403],
+      ['GET', '/no/such/route', {}, 404],
+      ['GET', '/console', {}, 200],
+      ['GET', '/console/app.js', {}, 200],
+      ['GET', '/openapi.json', {}, 200],
+      ['GET', '/docs', {}, 200],
+      ['GET', '/docs/json', {}, 200],
+      ['POST', '/webhooks/notification', {}, 500], // no signing secret configured: a 5xx the network retries
+    ];
+    for (const [method, path, headers, status] of samples) {
+      const r = await call(orch.apiUrl, method, path, { headers, ...(method === 'POST' ? { body: '{}' } : {}) });
+      expect([path, r.status]).toEqual([path, status]);
+      expect([path, r.headers['x-content-type-options']]).toEqual([path, 'nosniff']);
+      expect([path, r.headers['strict-transport-security']]).toEqual([path, expect.stringMatching(/max-age=\d+/)]);
+      expect([path, r.headers['x-frame-options']]).toEqual([path, 'DENY']);
+      expect([path, r.headers['referrer-policy']]).toEqual([path, 'no-referrer']);
+      expect([path, r.headers['content-security-policy']]).toEqual([path, expect.stringMatching(/default-src 'self'.*frame-ancestors 'none'/)]);
+      expect(r.headers['x-powered-by']).toBeUndefined();
+    }
+    // The console's page allows its own files and its import map (by hash), no other inline script, no eval.
+    const csp = String((await call(orch.apiUrl, 'GET', '/console')).headers['content-security-policy']);
+    expect(csp).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/]+=*'(;|$)/);
+    expect(csp).not.toMatch(/unsafe-eval|upgrade-insecure-requests/);
+    // Everything else gets helmet's policy, without inline scripts either.
+    expect(String((await call(orch.apiUrl, 'GET', '/healthz')).headers['content-security-policy'])).toMatch(/script-src 'self';\s*script-src-attr 'none'/);
+    const agent = await call(orch.agentUrl, 'GET', '/tx/info?id=x');
+    expect(agent.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('after N refused credentials from one address answers 429 with Retry-After to it, valid key included; other addresses go on', async () => {
+    const attacker = '127.0.0.3';
+    for (let i = 0; i < AUTH_FAILURE_MAX; i++) {
+      const r = await call(orch.apiUrl, 'GET', '/v1/me', { from: attacker, headers: { authorization: `Bearer tro_0000000000000000_guess${i}` } });
+      expect(r.status).toBe(401);
+    }
+    const limited = await call(orch.apiUrl, 'GET', '/v1/me', { from: attacker, headers: { authorization: 'Bearer tro_0000000000000000_guess' } });
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(limited.json).toEqual({ error: { type: 'TooManyRequestsError', message: expect.stringMatching(/too many refused credentials/), retryAfterSeconds: retryAfter } });
+    // The address is blocked whatever it presents until the window ends, so guessing gets no answer at all.
+    expect((await call(orch.apiUrl, 'GET', '/v1/me', { from: attacker, headers: orch.headers('viewer') })).status).toBe(429);
+    // Another client with a valid key is not affected, nor is one that sends no credential at all (it guesses nothing).
+    expect((await call(orch.apiUrl, 'GET', '/v1/me', { from: '127.0.0.2', headers: orch.headers('viewer') })).status).toBe(200);
+    for (let i = 0; i < AUTH_FAILURE_MAX + 2; i++) expect((await call(orch.apiUrl, 'GET', '/v1/me', { from: '127.0.0.4' })).status).toBe(401);
+  });
+
+  it('limits a flood of webhook posts per address with 429 and Retry-After, before verifying anything', async () => {
+    const flood = '127.0.0.5';
+    const post = (from: string) => call(orch.apiUrl, 'POST', `/webhooks/notification`, { from, body: '{"message":"x"}', headers: { 'webhook-id': 'msg_x', 'webhook-timestamp': '1', 'webhook-signature': 'v1,AAAA' } });
+    for (let i = 0; i < WEBHOOK_MAX; i++) expect((await post(flood)).status).not.toBe(429);
+    const limited = await post(flood);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.json!.error).toMatchObject({ type: 'TooManyRequestsError', retryAfterSeconds: Number(limited.headers['retry-after']) });
+    expect((await post('127.0.0.6')).status).not.toBe(429);
+
+    // The address webhook is limited the same way, on its own count.
+    const query = (from: string) => call(orch.apiUrl, 'GET', `/webhooks/address/${encodeURIComponent(g.subA)}?asset=ETH&address=0xabc`, { from });
+    for (let i = 0; i < WEBHOOK_MAX; i++) expect((await query(flood)).status).toBe(401);
+    expect((await query(flood)).status).toBe(429);
+  });
+
+  describe('HTTPS', () => {
+    let api: FastifyInstance;
+    let port: number;
+    let cert: Buffer;
+
+    beforeAll(async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'api-tls-'));
+      execFileSync('openssl', [
+        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+        '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+      ], { stdio: 'ignore' });
+      cert = readFileSync(join(dir, 'cert.pem'));
+      const transport = {
+        tls: { certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') },
+        rateLimits: { webhooks: { max: 100, windowMs: 60_000 }, authFailures: { max: 100, windowMs: 60_000 } },
+      };
+      api = await buildApi({
+        temporal: orch.client, pool: orch.pool, codec: new EncryptionCodec(testEnv().keyring), taskQueue: orch.taskQueue, logger: quietLogger(),
+        corsOrigins: [], group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] }, incoming: orch.incoming, webhooks: orch.webhooks,
+        https: apiHttpsOptions('0.0.0.0', transport), rateLimits: transport.rateLimits,
+      });
+      await api.listen({ host: '127.0.0.1', port: 0 });
+      port = (api.server.address() as AddressInfo).port;
+    });
+    afterAll(async () => {
+      await api?.close();
+    });
+
+    const handshake = (version: SecureVersion) => new Promise<string>((resolve, reject) => {
+      // SECLEVEL=0 lets this client offer TLS 1.1 at all (OpenSSL 3 refuses it by default), so the refusal seen is the server's.
+      const socket = tlsConnect({ host: '127.0.0.1', port, ca: cert, servername: 'localhost', minVersion: version === 'TLSv1.1' ? 'TLSv1' : version, maxVersion: version, ciphers: 'DEFAULT@SECLEVEL=0' }, () => {
+        const protocol = socket.getProtocol() ?? '';
+        socket.end();
+        resolve(protocol);
+      });
+      socket.on('error', reject);
+    });
+
+    it('refuses TLS 1.1 and speaks TLS 1.2 and 1.3', async () => {
+      await expect(handshake('TLSv1.1')).rejects.toMatchObject({ code: 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION' });
+      expect(await handshake('TLSv1.2')).toBe('TLSv1.2');
+      expect(await handshake('TLSv1.3')).toBe('TLSv1.3');
+    });
+
+    it('serves the API over it, headers included, and answers nothing in clear on its port', async () => {
+      const answer = await new Promise<{ status: number; hsts?: string; body: string }>((resolve, reject) => {
+        httpsRequest({ host: '127.0.0.1', port, path: '/v1/me', ca: cert, servername: 'localhost', headers: orch.headers('viewer') }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, hsts: res.headers['strict-transport-security'], body }));
+        }).on('error', reject).end();
+      });
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body)).toMatchObject({ kind: 'api-key', roles: ['viewer'] });
+      expect(answer.hsts).toMatch(/max-age=/);
+      await expect(call(`http://127.0.0.1:${port}`, 'GET', '/healthz')).rejects.toThrow();
+    });
+  });
+});
