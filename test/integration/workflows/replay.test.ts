@@ -40,10 +40,26 @@ describe('replay: recorded histories of every workflow type replay through today
   });
 
   /**
-   * Fixtures recorded before a patch existed, by patch id: they replay through the patch's old branch, so dropping that
-   * branch fails the replay. Patches older than the fixtures have none (see the commit that added this table).
+   * Fixtures recorded before each patch existed (`npm run record:histories -- --workflows-at=<the commit before the
+   * patch> --suffix=.before-<patch> <fixture>`), by patch id: they replay through the patch's old branch, so dropping
+   * that branch (or the patch) fails the replay. Every patch needs an entry.
    */
   const RECORDED_BEFORE: Record<string, string[]> = {
+    'cancel-expired-at-network': ['outgoing-transfer-expired.before-cancel-expired-at-network.json'],
+    'address-book-mirror-after-first-chunk': [
+      'address-book-first-sync.1.before-address-book-mirror-after-first-chunk.json',
+      'address-book-first-sync.2.before-address-book-mirror-after-first-chunk.json',
+    ],
+    'address-book-head-first': [
+      'address-book-first-sync.1.before-address-book-head-first.json',
+      'address-book-first-sync.2.before-address-book-head-first.json',
+      'address-book-first-sync.1.before-address-book-mirror-after-first-chunk.json',
+    ],
+    'console-transfer-view': [
+      'outgoing-transfer-accepted.before-console-transfer-view.json',
+      'incoming-transfer-review-escalated-declined.before-console-transfer-view.json',
+      'outgoing-transfer-expired.before-cancel-expired-at-network.json',
+    ],
     'audit-automatic-decisions': [
       'incoming-transfer-registry-accepted.before-audit-automatic-decisions.json',
       'incoming-transfer-review-escalated-declined.before-audit-automatic-decisions.json',
@@ -65,7 +81,7 @@ describe('replay: recorded histories of every workflow type replay through today
     return ids;
   };
 
-  it('pins every patched() branch: each patch id is recorded after the patch, and before it where a fixture predates it', async () => {
+  it('pins every patched() branch: each patch id is recorded after the patch and before it', async () => {
     const dir = join(__dirname, '../../../workflows');
     const patchIds = new Set(readdirSync(dir).flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/patched\('([^']+)'\)/g)].map((m) => m[1]!)));
     expect(patchIds.size).toBeGreaterThan(0);
@@ -73,8 +89,8 @@ describe('replay: recorded histories of every workflow type replay through today
     for (const h of histories) recorded.set(h.file, await patchesOf(h));
     const after = new Set([...recorded.values()].flat());
     expect([...patchIds].filter((id) => !after.has(id))).toEqual([]);
+    expect(Object.keys(RECORDED_BEFORE).sort()).toEqual([...patchIds].sort());
     for (const [id, files] of Object.entries(RECORDED_BEFORE)) {
-      expect(patchIds.has(id)).toBe(true);
       for (const file of files) {
         expect(recorded.has(file)).toBe(true);
         expect(recorded.get(file)).not.toContain(id);
