@@ -1,0 +1,79 @@
+/**
+ * What every job on transactions shares: the pool, the stored row, the listeners that run in the same database
+ * transaction as a change (the webhook outbox, the simulated counterparties' tasks), and hosted-mode encryption.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { withTransaction } from '../../db/transaction';
+import type { Logger } from '../../lib/logger';
+import { getVaspSettings } from '../directory/profiles';
+import type { PiiEntry } from '../pii-store/store';
+import type { Transaction } from './model';
+import type { TransactionStatus } from './states';
+
+export interface TransactionEvent {
+  tx: Transaction;
+  previousStatus: TransactionStatus | null;
+  /** `create`, `update`, or the action's name. */
+  change: string;
+}
+
+/** Runs inside the database transaction that stores the change. */
+export type TransactionListener = (client: PoolClient, event: TransactionEvent) => Promise<void>;
+
+/** The service-managed encryption of hosted mode (implemented in sandbox/pii-store/hosted.ts). */
+export interface HostedCrypto {
+  /** Encrypts every flattened value of `record` for the originator's and beneficiary's service-managed keys. */
+  encrypt(originatorVasp: string, beneficiaryVasp: string | undefined, record: Record<string, unknown>): Promise<PiiEntry[]>;
+  /** Decrypts entries with the service-managed keys (current and rotated) of the first of `vaspDids` that can. */
+  decrypt(vaspDids: readonly string[], entries: readonly PiiEntry[]): Promise<Record<string, unknown>>;
+}
+
+export interface Row {
+  body: Transaction;
+  pii_mode: 'none' | 'client' | 'hosted';
+}
+
+export class TransactionCore {
+  private readonly listeners: TransactionListener[] = [];
+  hosted?: HostedCrypto;
+
+  constructor(
+    readonly pool: Pool,
+    readonly logger: Logger,
+  ) {}
+
+  onChange(listener: TransactionListener): void {
+    this.listeners.push(listener);
+  }
+
+  async load(db: Pool | PoolClient, id: string, forUpdate = false): Promise<Row | undefined> {
+    const { rows } = await db.query<Row>(`select body, pii_mode from transactions where id = $1${forUpdate ? ' for update' : ''}`, [id]);
+    return rows[0];
+  }
+
+  async save(client: PoolClient, tx: Transaction, piiMode: Row['pii_mode']): Promise<void> {
+    await client.query(
+      `update transactions set status = $2, beneficiary_vasp_did = $3, body = $4, pii_mode = $5, updated_at = $6 where id = $1`,
+      [tx.id, tx.status, tx.beneficiaryVASPdid ?? null, tx, piiMode, tx.updatedAt],
+    );
+  }
+
+  /** Automatic confirmation follows the `autoconfirm` setting, which a gateway holds for its subsidiaries. */
+  async autoconfirm(beneficiary: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ parent_did: string | null }>('select parent_did from vasps where did = $1', [beneficiary]);
+    return (await getVaspSettings(this.pool, rows[0]?.parent_did ?? beneficiary)).autoconfirm;
+  }
+
+  async vaspName(did: string, db: Pool | PoolClient = this.pool): Promise<string | undefined> {
+    const { rows } = await db.query<{ name: string }>('select name from vasps where did = $1', [did]);
+    return rows[0]?.name;
+  }
+
+  async emit(client: PoolClient, event: TransactionEvent): Promise<void> {
+    for (const listener of this.listeners) await listener(client, event);
+  }
+
+  inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, work);
+  }
+}

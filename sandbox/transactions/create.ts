@@ -1,0 +1,171 @@
+/**
+ * `tx/create`: idempotency on transactionRef (a claim per reference, the same body answers the same transaction),
+ * beneficiary resolution by address, personal data, and the status jump.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Access } from '../auth/access';
+import { badRequest, forbidden, NetworkError, notFound } from '../errors';
+import { findOwners, pickOwner } from '../address-book';
+import { addOwners } from '../pii-store/store';
+import { OPERATOR_DID } from '../operator';
+import type { Row, TransactionCore } from './core';
+import { record } from './history';
+import { parseCreateRequest, requestHash, type Transaction } from './model';
+import { checkCids, cidLeaves, hostedTree } from './personal-data';
+
+const STALE_CLAIM_SECONDS = 60;
+
+export async function createTransaction(core: TransactionCore, access: Access, body: unknown): Promise<Transaction> {
+  const req = parseCreateRequest(body);
+  const originator = req.originatorVASPdid;
+  if (!access.exists(originator)) throw notFound(`VASP ${originator} not found`);
+  if (!access.vasps().includes(originator)) {
+    throw forbidden(`User ${access.userDid} is not allowed to create transactions for VASP ${originator}`);
+  }
+  if (access.isGateway(originator)) {
+    throw badRequest(
+      'NotabeneTransactionError',
+      `Outgoing transfers from a parent (gateway) VASP are not allowed: originatorVASPdid ${originator} has subsidiaries; ` +
+        'send from one of its nested VASPs',
+    );
+  }
+
+  if (req.transactionRef !== undefined) {
+    const existing = await claimRef(core, originator, req.transactionRef, requestHash(req));
+    if (existing) return existing;
+  }
+  try {
+    return await doCreate(core, access, req);
+  } catch (e) {
+    if (req.transactionRef !== undefined) {
+      await core.pool
+        .query('delete from transaction_ref_claims where originator_vasp_did = $1 and transaction_ref = $2 and transaction_id is null', [
+          originator, req.transactionRef,
+        ])
+        .catch((err: unknown) => core.logger.warn({ err }, 'could not release a transactionRef claim'));
+    }
+    throw e;
+  }
+}
+
+/**
+ * Claims `ref` for this request. Returns the finished transaction when an earlier request with the same body completed
+ * it; throws 422 when the earlier request had another body (a reused reference, never a retry); throws 409 while
+ * another request holds the claim; returns undefined when this request now owns it.
+ */
+async function claimRef(core: TransactionCore, originator: string, ref: string, hash: string): Promise<Transaction | undefined> {
+  const claimed = await core.pool.query(
+    `insert into transaction_ref_claims (originator_vasp_did, transaction_ref, request_hash) values ($1, $2, $4)
+     on conflict (originator_vasp_did, transaction_ref) do update set claimed_at = now(), request_hash = excluded.request_hash
+       where transaction_ref_claims.transaction_id is null
+         and transaction_ref_claims.claimed_at < now() - make_interval(secs => $3)
+     returning 1`,
+    [originator, ref, STALE_CLAIM_SECONDS, hash],
+  );
+  if (claimed.rowCount) return undefined;
+  const { rows } = await core.pool.query<{ transaction_id: string | null; request_hash: string | null }>(
+    'select transaction_id, request_hash from transaction_ref_claims where originator_vasp_did = $1 and transaction_ref = $2',
+    [originator, ref],
+  );
+  if (rows[0]?.request_hash && rows[0].request_hash !== hash) {
+    throw new NetworkError(
+      422,
+      'NotabeneTransactionValidationError',
+      `transactionRef: ${ref} was already used for a transaction with different fields; a retry must repeat the same request, a new transaction needs a new transactionRef`,
+    );
+  }
+  const id = rows[0]?.transaction_id;
+  if (id) {
+    const row = await core.load(core.pool, id);
+    if (row) return row.body;
+  }
+  throw new NetworkError(409, 'ConflictError', `transactionRef ${ref} is still being processed; retry shortly to get the transaction`);
+}
+
+async function doCreate(core: TransactionCore, access: Access, req: ReturnType<typeof parseCreateRequest>): Promise<Transaction> {
+  const originator = req.originatorVASPdid;
+  const destination = req.blockchain.destination;
+  const owners = await findOwners(core.pool, req.assetSymbol, destination);
+  let beneficiary = req.beneficiaryVASPdid;
+  let beneficiaryName = req.beneficiaryVASPname;
+  if (!beneficiary) {
+    const owner = pickOwner(owners);
+    if (owner) {
+      beneficiary = owner.vaspDid;
+      beneficiaryName ??= owner.vaspName;
+    }
+  }
+  const known = beneficiary ? await core.vaspName(beneficiary) : undefined;
+  if (known !== undefined) beneficiaryName ??= known;
+
+  // Personal data: CIDs (or inline encrypted strings) from the caller, or plain IVMS101 the service encrypts (hosted).
+  let pii: Record<string, unknown> | undefined;
+  let piiMode: Row['pii_mode'] = 'none';
+  if (req.pii) {
+    await checkCids(core, access.vasps(), req.pii);
+    pii = req.pii;
+    piiMode = 'client';
+  } else if (req.originator || req.beneficiary) {
+    pii = await hostedTree(core, core.pool, originator, beneficiary, { originator: req.originator, beneficiary: req.beneficiary });
+    piiMode = 'hosted';
+  }
+
+  const now = new Date().toISOString();
+  const tx: Transaction = {
+    id: randomUUID(),
+    status: 'NEW',
+    transactionType: 'TRAVELRULE',
+    ...(req.transactionRef !== undefined && { transactionRef: req.transactionRef }),
+    transactionAsset: req.transactionAsset,
+    transactionAmount: req.transactionAmount,
+    ...(req.transactionAssetDecimals !== undefined && { transactionAssetDecimals: req.transactionAssetDecimals }),
+    chargedQuantity: 1,
+    amountInLocalCurrency: null,
+    originatorDid: req.originatorDid ?? '',
+    beneficiaryDid: req.beneficiaryDid ?? '',
+    ...(req.originatorRef !== undefined && { originatorRef: req.originatorRef }),
+    ...(req.beneficiaryRef !== undefined && { beneficiaryRef: req.beneficiaryRef }),
+    originatorVASPdid: originator,
+    ...(beneficiary && { beneficiaryVASPdid: beneficiary }),
+    ...(beneficiaryName !== undefined && { beneficiaryVASPname: beneficiaryName }),
+    isTest: true,
+    transactionBlockchainInfo: req.blockchain,
+    ...(req.protocol !== undefined && { protocol: req.protocol }),
+    ...(req.notificationEmail !== undefined && { notificationEmail: req.notificationEmail }),
+    ...(req.originatorProof !== undefined && { originatorProof: req.originatorProof }),
+    ...(req.beneficiaryProof !== undefined && { beneficiaryProof: req.beneficiaryProof }),
+    ...(req.blockchainTransactionTimestamp !== undefined && { blockchainTransactionTimestamp: req.blockchainTransactionTimestamp }),
+    ...(pii && { pii }),
+    ...(req.encrypted !== undefined && { ivms101Encrypted: req.encrypted }),
+    actions: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+  record(tx, access.userDid, 'create', '', 'NEW');
+  // The status jump: the call returns the furthest status it could reach (network-api-facts.md §1).
+  if (known !== undefined) {
+    record(tx, access.userDid, 'approve', 'automatic: the beneficiary VASP is in the directory', 'SENT');
+    // Automatic confirmation follows the `autoconfirm` setting, which a gateway holds for its subsidiaries.
+    if (owners.some((o) => o.vaspDid === beneficiary) && (await core.autoconfirm(beneficiary!))) {
+      record(tx, OPERATOR_DID, 'confirm', 'automatic: the destination address is in the beneficiary VASP address book', 'ACK');
+    }
+  }
+
+  return core.inTransaction(async (client) => {
+    await client.query(
+      `insert into transactions (id, transaction_ref, originator_vasp_did, beneficiary_vasp_did, status, transaction_asset,
+         transaction_amount, pii_mode, body, created_at, updated_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+      [tx.id, req.transactionRef ?? null, originator, beneficiary ?? null, tx.status, req.assetText, req.transactionAmount, piiMode, tx, now],
+    );
+    if (req.transactionRef !== undefined) {
+      await client.query(
+        'update transaction_ref_claims set transaction_id = $3 where originator_vasp_did = $1 and transaction_ref = $2',
+        [originator, req.transactionRef, tx.id],
+      );
+    }
+    if (pii && beneficiary) await addOwners(client, cidLeaves(pii), originator, beneficiary);
+    await core.emit(client, { tx, previousStatus: null, change: 'create' });
+    return tx;
+  });
+}
