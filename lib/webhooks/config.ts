@@ -16,6 +16,12 @@ export interface WebhookConfig {
   notificationDefault?: string;
   /** The address webhook's secret per subsidiary: JSON {vaspDID: secret} (ADDRESS_WEBHOOK_SECRETS). */
   address: Record<string, string>;
+  /**
+   * ADDRESS_WEBHOOK_TIMESTAMP: `required` (the default) accepts only address queries with a fresh timestamped signature
+   * (lib/address-webhook-signature.ts), so a captured query cannot be replayed; `optional` also accepts the network's
+   * own format alone, which has no timestamp, for a network that sends nothing else.
+   */
+  addressTimestamp?: 'required' | 'optional';
 }
 
 export const MIN_WEBHOOK_KEY_BYTES = 16;
@@ -38,7 +44,12 @@ export function loadWebhookConfig(env: Env): WebhookConfig {
   if (notificationDefault !== undefined && !NOTIFICATION.usable(notificationDefault)) {
     throw new ConfigError('NOTIFICATION_WEBHOOK_SECRET', `is not ${NOTIFICATION.describe}`, 'Set it to the secret POST /webhook answered (whsec_…)');
   }
+  const addressTimestamp = (env.ADDRESS_WEBHOOK_TIMESTAMP || 'required').trim();
+  if (addressTimestamp !== 'required' && addressTimestamp !== 'optional') {
+    throw new ConfigError('ADDRESS_WEBHOOK_TIMESTAMP', `"${addressTimestamp}" is neither required nor optional`, 'Set required (replays refused), or optional for a network that signs address queries without a timestamp');
+  }
   return {
+    addressTimestamp,
     notification: secretsSetting(env, 'NOTIFICATION_WEBHOOK_SECRETS', NOTIFICATION),
     ...(notificationDefault ? { notificationDefault } : {}),
     address: secretsSetting(env, 'ADDRESS_WEBHOOK_SECRETS', ADDRESS),

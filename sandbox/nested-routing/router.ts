@@ -1,6 +1,6 @@
 import { BackgroundLoop } from '../background-loop';
 import type { Pool, PoolClient } from 'pg';
-import { signAddressQuery, ADDRESS_SIGNATURE_HEADER } from '../../lib/address-webhook-signature';
+import { addressQueryHeaders } from '../../lib/address-webhook-signature';
 import type { Logger } from '../../lib/logger';
 import { findOwners } from '../address-book';
 import { registerOne } from '../address-book/store';
@@ -136,7 +136,8 @@ export class NestedRouter {
     target.search = query.toString();
     try {
       const response = await fetch(target, {
-        headers: { [ADDRESS_SIGNATURE_HEADER]: signAddressQuery(hook.secret, 'GET', `${target.pathname}${target.search}`) },
+        // The network's signature, and this project's timestamped one beside it (a receiver may require it).
+        headers: addressQueryHeaders(hook.secret, 'GET', `${target.pathname}${target.search}`),
         signal: AbortSignal.timeout(ADDRESS_WEBHOOK_TIMEOUT_MS),
       });
       if (!response.ok) return false;

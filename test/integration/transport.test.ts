@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../client/api/server';
 import { apiHttpsOptions } from '../../lib/api-transport';
+import { addressQueryHeaders, ADDRESS_SIGNATURE_HEADER, signAddressQuery } from '../../lib/address-webhook-signature';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import {
   groupSeed, quietLogger, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox,
@@ -140,6 +141,39 @@ describe('transport: security headers, rate limits, HTTPS', () => {
     const query = (from: string) => call(orch.apiUrl, 'GET', `/webhooks/address/${encodeURIComponent(g.subA)}?asset=ETH&address=0xabc`, { from });
     for (let i = 0; i < WEBHOOK_MAX; i++) expect((await query(flood)).status).toBe(401);
     expect((await query(flood)).status).toBe(429);
+  });
+
+  it('the address webhook refuses a replayed query: timestamped signatures only, fresh ones (issue 15, item 14)', async () => {
+    const secret = 'a'.repeat(32);
+    const path = `/webhooks/address/${encodeURIComponent(g.subA)}?asset=ETH&address=0xabc`;
+    let source = 30;
+    // Each query from its own address, out of the webhook rate limit's way.
+    const query = (headers: Record<string, string>) => call(orch.apiUrl, 'GET', path, { from: `127.0.0.${source++}`, headers });
+    const now = Math.floor(Date.now() / 1000);
+
+    const fresh = addressQueryHeaders(secret, 'GET', path);
+    expect(await query(fresh)).toMatchObject({ status: 200, json: { owns: false } });
+    // Captured ten minutes ago: the signature is valid for its timestamp, which is out of the 5-minute window.
+    const captured = addressQueryHeaders(secret, 'GET', path, now - 600);
+    const replay = await query(captured);
+    expect(replay.status).toBe(401);
+    expect(replay.json!.error.message).toMatch(/timestamp outside the allowed window/);
+    // Moving the timestamp forward breaks the signature.
+    expect((await query({ ...captured, 'x-tro-timestamp': String(now) })).json!.error.message).toMatch(/timestamped signature does not verify/);
+    // Stripped to the network's own format (no timestamp): refused while timestamps are required, the default.
+    const networkOnly = { [ADDRESS_SIGNATURE_HEADER]: signAddressQuery(secret, 'GET', path) };
+    expect((await query(networkOnly)).json!.error.message).toMatch(/no timestamped signature/);
+
+    // ADDRESS_WEBHOOK_TIMESTAMP=optional, for a network that signs only its own way: that format passes; a stale
+    // timestamp still does not.
+    orch.webhooks.addressTimestamp = 'optional';
+    try {
+      expect((await query(networkOnly)).status).toBe(200);
+      expect((await query(captured)).status).toBe(401);
+      expect((await query({ [ADDRESS_SIGNATURE_HEADER]: signAddressQuery('b'.repeat(32), 'GET', path) })).status).toBe(401);
+    } finally {
+      delete orch.webhooks.addressTimestamp;
+    }
   });
 
   describe('HTTPS', () => {

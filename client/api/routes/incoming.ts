@@ -3,7 +3,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
-import { ADDRESS_SIGNATURE_HEADER, verifyAddressQuery } from '../../../lib/address-webhook-signature';
+import { checkAddressQuery } from '../../../lib/address-webhook-signature';
 import { findRegistryOwner } from '../../../db/registry-owner';
 import type { IncomingConfig } from '../../../lib/incoming/config';
 import type { WebhookConfig } from '../../../lib/webhooks/config';
@@ -131,10 +131,8 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
     const { vaspDid } = request.params as { vaspDid: string };
     const secret = deps.webhooks.address[vaspDid];
     if (!secret || !deps.subsidiaryDids.includes(vaspDid)) throw new NotFoundError(`no address webhook for ${vaspDid}`);
-    const signature = request.headers[ADDRESS_SIGNATURE_HEADER];
-    if (!verifyAddressQuery(secret, 'GET', request.url, typeof signature === 'string' ? signature : undefined)) {
-      throw new AuthenticationError('address webhook signature does not verify');
-    }
+    const check = checkAddressQuery(secret, 'GET', request.url, request.headers, { requireTimestamp: deps.webhooks.addressTimestamp !== 'optional' });
+    if (!check.ok) throw new AuthenticationError(`address webhook: ${check.reason}`);
     const { address } = request.query as Static<typeof AddressQuery>;
     return { owns: (await findRegistryOwner(deps.pool, address, [vaspDid])) === vaspDid };
   });

@@ -46,6 +46,7 @@ describe('loadConfig', () => {
     [{ TLS_KEY_FILE: '/etc/tls/api.key' }, /^TLS_CERT_FILE: is unset while TLS_KEY_FILE is set/],
     [{ WEBHOOK_RATE_LIMIT: '100' }, /^WEBHOOK_RATE_LIMIT: "100" is not a rate limit/],
     [{ AUTH_FAILURE_RATE_LIMIT: '0/1m' }, /^AUTH_FAILURE_RATE_LIMIT: "0\/1m" is not a rate limit/],
+    [{ ADDRESS_WEBHOOK_TIMESTAMP: 'maybe' }, /^ADDRESS_WEBHOOK_TIMESTAMP: "maybe" is neither required nor optional/],
     [{ TRUST_PROXY: '10.0.0.0/99' }, /^TRUST_PROXY: "10\.0\.0\.0\/99" is not an IP address or CIDR/],
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL: is not a postgres:\/\/ URL/],
     [{ GATEWAY_VASP_DID: 'gateway' }, /^GATEWAY_VASP_DID: "gateway" is not a DID/],
@@ -92,7 +93,7 @@ describe('loadConfig: one configuration, with every section', () => {
     expect(c.incoming).toEqual({
       routeDeadline: '1h', routeGiveUpAfter: '24h', reviewDeadline: '4h', pollInterval: '5m', screeningThreshold: 0.85, sweepInterval: '10m', sweepMinAge: '2m',
     });
-    expect(c.webhooks).toEqual({ notification: {}, address: {} });
+    expect(c.webhooks).toEqual({ notification: {}, address: {}, addressTimestamp: 'required' });
   });
 
   it('reads every duration with one syntax (ms, s, m, h, d), each with its own floor', () => {

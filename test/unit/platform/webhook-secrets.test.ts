@@ -37,6 +37,6 @@ describe('webhook signing secrets are checked at start-up, one rule for both web
       NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': secret }), NOTIFICATION_WEBHOOK_SECRET: secret,
       ADDRESS_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': 'sixteen-chars!!!' }),
     });
-    expect(config).toEqual({ notification: { 'did:ethr:0xabc': secret }, notificationDefault: secret, address: { 'did:ethr:0xabc': 'sixteen-chars!!!' } });
+    expect(config).toEqual({ notification: { 'did:ethr:0xabc': secret }, notificationDefault: secret, address: { 'did:ethr:0xabc': 'sixteen-chars!!!' }, addressTimestamp: 'required' });
   });
 });
