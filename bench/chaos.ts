@@ -121,6 +121,9 @@ async function main() {
   const [temporalPort, sandboxPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const temporalAddress = `127.0.0.1:${temporalPort}`;
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  // The sandbox's /sandbox/* test routes (faults, the simulated counterparty) answer only to this token.
+  const testRoutes = { url: sandboxUrl, testToken: randomBytes(32).toString('base64url') };
+  const testAuth = { authorization: `Bearer ${testRoutes.testToken}` };
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const codecKeys = formatCodecKey(`chaos-${tag}`, randomBytes(32));
   const masterKey = randomBytes(32).toString('base64');
@@ -137,6 +140,7 @@ async function main() {
   const subC: DemoVasp = { name: 'Chaos Subsidiary C', did: `did:ethr:0x${randomBytes(20).toString('hex')}`, credentials: { clientId: 'unused', clientSecret: 'unused', userDid: 'unused' } };
   group.subsidiaries.push(subC);
   group.seed.vasps.push({ did: subC.did, name: subC.name, parentDid: group.gateway.did });
+  group.seed.vasps = group.seed.vasps.map((v) => (v.did === group.external.did ? { ...v, simulated: true } : v));
   const [subA, subB] = group.subsidiaries as [DemoVasp, DemoVasp, DemoVasp];
   const seedFile = resolve(dataDir, 'sandbox-seed.json');
   writeFileSync(seedFile, JSON.stringify(group.seed), { mode: 0o600 });
@@ -144,21 +148,22 @@ async function main() {
   let networkFaultsOn = false;
   const injectedNetwork: Record<string, number> = {};
   const readNetworkFaults = async () => {
-    const r = await fetch(`${sandboxUrl}/sandbox/faults`).then((x) => x.json() as Promise<Json>, () => undefined);
+    const r = await fetch(`${sandboxUrl}/sandbox/faults`, { headers: testAuth }).then((x) => x.json() as Promise<Json>, () => undefined);
     for (const [k, v] of Object.entries((r?.injected ?? {}) as Record<string, number>)) injectedNetwork[k] = (injectedNetwork[k] ?? 0) + v;
   };
   const putNetworkFaults = async (config: unknown) => {
-    const r = await fetch(`${sandboxUrl}/sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(config) });
+    const r = await fetch(`${sandboxUrl}/sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json', ...testAuth }, body: JSON.stringify(config) });
     if (!r.ok) throw new Error(`PUT /sandbox/faults answered ${r.status}`);
   };
   const sandbox = new Proc('sandbox', tsxArgs('sandbox/main.ts'), {
     DATABASE_URL: databaseUrl, SANDBOX_PORT: String(sandboxPort), SANDBOX_SEED: seedFile, SANDBOX_PUBLIC_URL: sandboxUrl, SANDBOX_FAULTS: '1',
+    SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: testRoutes.testToken,
     DATA_DIR: dataDir, LOG_LEVEL: 'info', HOST: '127.0.0.1',
   }, logDir, httpOk(`${sandboxUrl}/healthz`));
 
   await Promise.all([temporal.start(), sandbox.start()]);
   const keys = demoKeys(group);
-  const networkEnv = await prepareDemoNetwork(sandboxUrl, apiUrl, group, keys);
+  const networkEnv = await prepareDemoNetwork(testRoutes, apiUrl, group, keys);
   const common: Record<string, string> = {
     DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, DATA_DIR: dataDir, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(apiPort),
     GATEWAY_VASP_DID: group.gateway.did, SUBSIDIARY_VASP_DIDS: group.subsidiaries.map((s) => s.did).join(','),
@@ -239,7 +244,7 @@ async function main() {
     });
     const behaviours = Object.fromEntries(outgoing.map((o) => [o.destination, o.kind === 'late' ? `late:${LATE_S}` : o.kind]));
     const sim = await fetch(`${sandboxUrl}/sandbox/counterparties/${group.external.did}`, {
-      method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ default: 'accept', behaviours }),
+      method: 'PUT', headers: { 'content-type': 'application/json', ...testAuth }, body: JSON.stringify({ default: 'accept', behaviours }),
     });
     if (!sim.ok) throw new Error(`configuring the counterparty answered ${sim.status}`);
 
@@ -327,7 +332,7 @@ async function main() {
     // Incoming: the counterparty sends (sandbox-only route; a sandbox restart mid-request is retried, which may make
     // a second network transaction: both are then counted below, as the network knows them).
     const sendIncoming = pool(incoming, 6, async (t) => {
-      const tx = await retry(() => simulateTransfer(sandboxUrl, { from: group.external.did, to: group.gateway.did, destination: t.destination, originatorName: t.name, amount: t.amount }));
+      const tx = await retry(() => simulateTransfer(testRoutes, { from: group.external.did, to: group.gateway.did, destination: t.destination, originatorName: t.name, amount: t.amount }));
       t.ids.push(tx.id);
     });
     const reconcile = (async () => {

@@ -52,7 +52,7 @@ async function main() {
     const sandbox = (method: string, path: string, body: unknown) =>
       fetch(`${sb.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<Json>);
     await sandbox('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
     /** The API here and `workers` worker processes, the gateway's notification webhook pointing at that API. */
     const startOrch = async (workers: number) => {
       const o = await apiWithWorkerProcesses({
@@ -80,7 +80,7 @@ async function main() {
       }
     };
 
-    const send = async (destination: string) => (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination, amount: '1000' })).id;
+    const send = async (destination: string) => (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination, amount: '1000' })).id;
 
     /** Sends `total` transfers at RATE per second and waits until the network has confirmed every one (or gives up). */
     const run = async (scenario: number) => {

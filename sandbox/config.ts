@@ -1,5 +1,7 @@
 import { loadConfig } from '../lib/config';
 import type { ApiTransportConfig } from '../lib/api-transport';
+import { ConfigError } from '../lib/errors';
+import { MIN_OPERATOR_TOKEN_LENGTH } from './auth/test-routes';
 import { addressBookOptionsFromEnv } from './address-book/options';
 import { rateLimitFromEnv } from './rate-limit';
 
@@ -20,6 +22,23 @@ export interface SandboxConfig {
   logLevel?: string;
   /** TLS_CERT_FILE and TLS_KEY_FILE, as the API reads them; sandbox/main.ts serves HTTPS with them when set. */
   transport?: ApiTransportConfig;
+  /** SANDBOX_TEST_ROUTES=1: the `/sandbox/*` test routes exist (sandbox/auth/test-routes.ts); off by default. */
+  testRoutes?: boolean;
+  /** SANDBOX_OPERATOR_TOKEN: the bearer token the test routes require; needed when they are on. */
+  operatorToken?: string;
+}
+
+function testRoutesFromEnv(env: Record<string, string | undefined>): Pick<SandboxConfig, 'testRoutes' | 'operatorToken'> {
+  const testRoutes = env.SANDBOX_TEST_ROUTES === '1';
+  const operatorToken = env.SANDBOX_OPERATOR_TOKEN || undefined;
+  if (testRoutes && (!operatorToken || operatorToken.length < MIN_OPERATOR_TOKEN_LENGTH)) {
+    throw new ConfigError(
+      'SANDBOX_OPERATOR_TOKEN',
+      `SANDBOX_TEST_ROUTES=1 needs an operator token of at least ${MIN_OPERATOR_TOKEN_LENGTH} characters`,
+      'Set SANDBOX_OPERATOR_TOKEN=$(openssl rand -base64 32), or leave SANDBOX_TEST_ROUTES unset',
+    );
+  }
+  return { testRoutes, operatorToken };
 }
 
 /** The sandbox's settings, read once by sandbox/main.ts (the sandbox's counterpart of lib/config.ts). */
@@ -36,6 +55,7 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     databaseUrl: base.sandboxDatabaseUrl ?? base.databaseUrl,
     logLevel: base.logLevel,
     transport: base.transport,
+    ...testRoutesFromEnv(env),
     // SANDBOX_UPLOAD_DIR, SANDBOX_UPLOAD_MAX_BYTES, SANDBOX_UPLOAD_URL_TTL_SECONDS, SANDBOX_ADDRESS_BATCH_SIZE
     addressBook: addressBookOptionsFromEnv(env),
     // SANDBOX_RATE_LIMIT, SANDBOX_RATE_WINDOW, SANDBOX_RATE_LOCKOUT: the network's quota unless set otherwise.

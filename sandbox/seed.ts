@@ -17,6 +17,8 @@ export const SeedSchema = Type.Object({
       did: Did,
       name: Type.String({ minLength: 1 }),
       parentDid: Type.Optional(Did),
+      /** The sandbox's own simulated VASP: the /sandbox/* test routes may configure it and send transfers as it. */
+      simulated: Type.Optional(Type.Boolean()),
     }),
   ),
   users: Type.Array(
@@ -106,9 +108,9 @@ export async function applySeed(pool: Pool, seed: Seed): Promise<void> {
     const ordered = [...seed.vasps].sort((a, b) => Number(!!a.parentDid) - Number(!!b.parentDid));
     for (const v of ordered) {
       await client.query(
-        `insert into vasps (did, name, parent_did) values ($1, $2, $3)
-         on conflict (did) do update set name = excluded.name, parent_did = excluded.parent_did`,
-        [v.did, v.name, v.parentDid ?? null],
+        `insert into vasps (did, name, parent_did, simulated) values ($1, $2, $3, $4)
+         on conflict (did) do update set name = excluded.name, parent_did = excluded.parent_did, simulated = excluded.simulated`,
+        [v.did, v.name, v.parentDid ?? null, v.simulated === true],
       );
     }
     for (const u of seed.users) {

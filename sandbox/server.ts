@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '../lib/logger';
 import { NetworkError } from './errors';
 import { bearerGuard } from './auth/guard';
+import { testRouteGate } from './auth/test-routes';
 import { TokenService } from './auth/tokens';
 import { operatorIssuerRoutes, tokenRoute, viewerRoute } from './routes/auth';
 import { OperatorIssuer } from './auth/operator-issuer';
@@ -65,7 +66,9 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
 
   const faults = new Faults(deps.config.faults === true);
   const ctx: SandboxContext = { pool: deps.pool, config: deps.config, tokens, logger: deps.logger, faults };
-  // First, so its hooks run before every route's (and the auth guards').
+  // Before anything else: a refused test route runs no other hook.
+  testRouteGate(app, { enabled: deps.config.testRoutes === true, operatorToken: deps.config.operatorToken });
+  // First after the gate, so its hooks run before every route's (and the auth guards').
   faultRoutes(app, faults);
 
   app.get('/healthz', async () => ({ ok: true }));

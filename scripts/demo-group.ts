@@ -76,7 +76,8 @@ export function createDemoGroup(): DemoGroup {
     vasps: [
       { did: gateway.did, name: gateway.name },
       ...subsidiaries.map((s) => ({ did: s.did, name: s.name, parentDid: gateway.did })),
-      { did: external.did, name: external.name },
+      // The sandbox plays the counterparty: its test routes may act for it (and for no other VASP).
+      { did: external.did, name: external.name, simulated: true },
     ],
     users: [
       user(gateway, 'compliance@aurora.example'),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
+import { simulateTransfer, type SandboxTestRoutes } from '../sandbox/nested-routing/simulate-client';
 import { resolve } from 'node:path';
 import { createDidKeyRecord, type DidKeyRecord } from '../lib/crypto';
 import { createPool } from '../db/pool';
@@ -62,7 +62,8 @@ export function demoKeys(group: DemoGroup & { keys?: DemoKeys }): DemoKeys {
  * Before the API starts: publishes the keys and registers the webhooks, returning the environment the worker and the
  * API need (KEYS and the webhooks' signing secrets, which the network hands out at registration).
  */
-export async function prepareDemoNetwork(sandboxUrl: string, apiUrl: string, group: DemoGroup, keys: DemoKeys): Promise<Record<string, string>> {
+export async function prepareDemoNetwork(sandbox: SandboxTestRoutes, apiUrl: string, group: DemoGroup, keys: DemoKeys): Promise<Record<string, string>> {
+  const sandboxUrl = sandbox.url;
   const gw = await token(sandboxUrl, group.gateway.credentials);
   for (const [did, key] of Object.entries(keys)) {
     await call(`${sandboxUrl}/tf/vasps/update`, gw, 'POST', { did, fields: [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }] });
@@ -74,7 +75,10 @@ export async function prepareDemoNetwork(sandboxUrl: string, apiUrl: string, gro
   }
   const second = group.subsidiaries[1]!;
   const addressHook = await call(`${sandboxUrl}/integrations/${second.did}/address-query-webhook`, gw, 'POST', { url: `${apiUrl}/webhooks/address/${second.did}`, params: '?' });
-  await fetch(`${sandboxUrl}/sandbox/counterparties/${group.external.did}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+  const sim = await fetch(`${sandboxUrl}/sandbox/counterparties/${group.external.did}`, {
+    method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${sandbox.testToken}` }, body: '{}',
+  });
+  if (!sim.ok) throw new Error(`demo: the simulated counterparty could not be set up (${sim.status}: ${(await sim.text()).slice(0, 200)})`);
   return {
     KEYS: JSON.stringify(Object.entries(keys).map(([vaspDID, k]) => ({ vaspDID, privateKeyHex: k.keys[0].privateKeyHex }))),
     NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify(secrets),
@@ -110,10 +114,10 @@ export async function seedDemoData(sandboxUrl: string, api: { url: string; token
 }
 
 /** The demo counterparty sends one transfer to the gateway per routing path, and one from a sanctioned originator. */
-export async function sendDemoIncoming(sandboxUrl: string, group: DemoGroup): Promise<{ label: string; id: string }[]> {
+export async function sendDemoIncoming(sandbox: SandboxTestRoutes, group: DemoGroup): Promise<{ label: string; id: string }[]> {
   const send = async (label: string, destination: string, originatorName: [string, string]) => ({
     label,
-    id: (await simulateTransfer(sandboxUrl, { from: group.external.did, to: group.gateway.did, destination, originatorName, amount: '250000000000000000' })).id,
+    id: (await simulateTransfer(sandbox, { from: group.external.did, to: group.gateway.did, destination, originatorName, amount: '250000000000000000' })).id,
   });
   const a = demoAddresses(group);
   return [

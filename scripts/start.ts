@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { resolve } from 'node:path';
@@ -11,6 +12,7 @@ import { ensureDatabase } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { databaseUrlOn, resolveDatabaseServer, type DatabaseServer } from '../db/server';
 import { readSeedFile } from '../sandbox/seed';
+import type { SandboxTestRoutes } from '../sandbox/nested-routing/simulate-client';
 import { loadOrCreateDemoGroup, type DemoGroup, type DevCredential } from './demo-group';
 import { devCredentials } from './dev-credentials';
 import { DEFAULT_OPERATOR_AUDIENCE } from '../sandbox/auth/operator-issuer';
@@ -168,9 +170,9 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
 }
 
 /** Seeds the demo's registry and sanctions list, sends one incoming transfer per routing path, and waits for them. */
-async function runDemoTraffic(sandboxUrl: string, apiUrl: string, databaseUrl: string, group: DemoGroup, creds: Record<Role, DevCredential>) {
-  await seedDemoData(sandboxUrl, { url: apiUrl, token: creds.operator.token }, databaseUrl, group);
-  const sent = await sendDemoIncoming(sandboxUrl, group);
+async function runDemoTraffic(sandbox: SandboxTestRoutes, apiUrl: string, databaseUrl: string, group: DemoGroup, creds: Record<Role, DevCredential>) {
+  await seedDemoData(sandbox.url, { url: apiUrl, token: creds.operator.token }, databaseUrl, group);
+  const sent = await sendDemoIncoming(sandbox, group);
   const names = new Map([group.gateway, ...group.subsidiaries].map((v) => [v.did, v.name]));
   return Promise.all(sent.map(async (d) => {
     let outcome = 'still running (see the Temporal UI)';
@@ -228,6 +230,8 @@ async function main() {
   const seedFile = resolve(dataDir, 'sandbox-seed.json');
   // The console signs people in at the sandbox's identity provider: its redirect URI is the API's own address.
   group.seed.operatorApps = [{ clientId: DEMO_CONSOLE_CLIENT_ID, redirectUris: [...new Set(['http://127.0.0.1/console/', `${config.publicApiUrl}/console/`])] }];
+  // A demo group made before VASPs were marked simulated: its counterparty is the sandbox's simulated one.
+  group.seed.vasps = group.seed.vasps.map((v) => (v.did === group.external.did ? { ...v, simulated: true } : v));
   writeFileSync(seedFile, JSON.stringify(group.seed, null, 2), { mode: 0o600 });
   readSeedFile(seedFile);
   say(`Demo group: ${created ? 'created' : 'reused'} .data/demo.json`);
@@ -240,10 +244,13 @@ async function main() {
     SUBSIDIARY_VASP_DIDS: process.env.SUBSIDIARY_VASP_DIDS ?? group.subsidiaries.map((s) => s.did).join(','),
   };
   let sandboxUrl: string | undefined;
+  // The sandbox's test routes (the demo's simulated counterparty) answer only to this token, new at every start.
+  const sandboxTestToken = randomBytes(32).toString('base64url');
   let network: Record<string, string> = {};
   if (!config.network) {
     sandboxUrl = `http://127.0.0.1:${config.sandboxPort}`;
-    spawnProcess('sandbox', tsxArgs('sandbox/main.ts'), { ...common, SANDBOX_SEED: seedFile, SANDBOX_PUBLIC_URL: sandboxUrl }, logDir);
+    writeFileSync(resolve(dataDir, 'sandbox-operator-token'), `${sandboxTestToken}\n`, { mode: 0o600 });
+    spawnProcess('sandbox', tsxArgs('sandbox/main.ts'), { ...common, SANDBOX_SEED: seedFile, SANDBOX_PUBLIC_URL: sandboxUrl, SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: sandboxTestToken }, logDir);
     await waitFor('the sandbox', httpOk(`${sandboxUrl}/healthz`));
     network = {
       AUTH_URL: sandboxUrl, BASE_URL: sandboxUrl, AUDIENCE: sandboxUrl, BASEURL_PII: `${sandboxUrl}/pii`, AUDIENCE_PII: `${sandboxUrl}/pii`,
@@ -257,7 +264,7 @@ async function main() {
     say(`Sandbox: ${sandboxUrl}`);
     const keys = demoKeys(group);
     writeFileSync(resolve(dataDir, 'demo.json'), `${JSON.stringify(group, null, 2)}\n`, { mode: 0o600 });
-    network = { ...network, ...(await prepareDemoNetwork(sandboxUrl, config.publicApiUrl, group, keys)) };
+    network = { ...network, ...(await prepareDemoNetwork({ url: sandboxUrl, testToken: sandboxTestToken }, config.publicApiUrl, group, keys)) };
   } else {
     say(`Network: ${config.network.baseUrl} (BASE_URL); the sandbox is not started`);
   }
@@ -279,7 +286,7 @@ async function main() {
     return r.status === 'COMPLETED';
   }, 120_000);
 
-  const demo = sandboxUrl ? await runDemoTraffic(sandboxUrl, config.publicApiUrl, databaseUrl, group, creds) : [];
+  const demo = sandboxUrl ? await runDemoTraffic({ url: sandboxUrl, testToken: sandboxTestToken }, config.publicApiUrl, databaseUrl, group, creds) : [];
   printBanner(config, group, { ui: temporal.uiUrl, sandbox: sandboxUrl }, started.workflowId, creds);
   if (demo.length) {
     say('Demo incoming transfers (filter by TransferStatus or SubsidiaryVaspDid in the Temporal UI):');

@@ -3,7 +3,7 @@
  * destination address. This module is the one place that defines the behaviours; the orchestrator's tests drive every
  * outcome through it.
  *
- * Configure (sandbox-only, unauthenticated, like the rest of `/sandbox/*`):
+ * Configure (sandbox-only: SANDBOX_TEST_ROUTES=1, the operator token, and a VASP the seed marks simulated):
  * - `PUT /sandbox/counterparties/:vaspDID` `{default?: Behaviour, behaviours?: {<address>: Behaviour}, publishKey?}`
  *   makes the VASP (which must exist in the directory) a simulated counterparty, or updates what is sent. On first use
  *   the sandbox creates a did:key for it and keeps the private key (simulation only); it publishes the public did:key as

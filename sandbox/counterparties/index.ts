@@ -1,5 +1,6 @@
 /**
- * Simulated counterparty VASPs: sandbox-only routes (unauthenticated, registered with the other `/sandbox/*` windows)
+ * Simulated counterparty VASPs: sandbox-only routes (SANDBOX_TEST_ROUTES=1 and the operator token, sandbox/auth/test-routes.ts;
+ * only for VASPs the seed marks simulated)
  * and the background simulator. The mechanism and the routes' shapes are documented in behaviours.ts.
  */
 import type { FastifyInstance } from 'fastify';
@@ -9,6 +10,7 @@ import type { SandboxContext } from '../context';
 import { addFieldValues, simpleVasp } from '../directory/profiles';
 import { badRequest, notFound } from '../errors';
 import { OPERATOR_DID } from '../operator';
+import { notSimulated } from '../auth/test-routes';
 import { transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
 import { DEFAULT_BEHAVIOUR, parseBehaviour, type Behaviour } from './behaviours';
@@ -82,8 +84,9 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
     const client = await ctx.pool.connect();
     try {
       await client.query('begin');
-      const vasp = await client.query('select 1 from vasps where did = $1 for share', [vaspDID]);
-      if (!vasp.rowCount) throw notFound(`VASP ${vaspDID} not found`);
+      const vasp = await client.query<{ simulated: boolean }>('select simulated from vasps where did = $1 for share', [vaspDID]);
+      if (!vasp.rows[0]) throw notFound(`VASP ${vaspDID} not found`);
+      if (!vasp.rows[0].simulated) throw notSimulated('vaspDID', vaspDID);
       const existing = await client.query<Row>('select did_key, default_behaviour, behaviours from sim_counterparties where vasp_did = $1 for update', [vaspDID]);
       let row: Row;
       if (existing.rows[0]) {
@@ -102,8 +105,8 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
         );
         row = rows[0]!;
       }
-      // Publish the simulation key, unless the VASP already publishes another key of its own (a real VASP made a
-      // simulated one keeps its key unless `publishKey: true`; data encrypted to it then does not decrypt here).
+      // Publish the simulation key, unless the VASP already publishes another key (it keeps that key unless
+      // `publishKey: true`; data encrypted to it then does not decrypt here).
       const published = (await simpleVasp(client, vaspDID, ['pii_didkey']))?.pii_didkey;
       if (published !== row.did_key && (published === null || published === undefined || patch.publishKey === true)) {
         await addFieldValues(client, vaspDID, [{ fieldName: 'pii_didkey', values: [{ value: row.did_key }] }], OPERATOR_DID);

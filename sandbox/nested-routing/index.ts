@@ -7,7 +7,7 @@
  * | POST | `/integrations/:vaspDID/address-query-webhook` `{url, params}` | users of the subsidiary (or its gateway), `manage` | `{secret}`; registering again replaces it |
  * | DELETE | `/integrations/:vaspDID/address-query-webhook` | same | `{isDeleted, message}` |
  * | POST | `/auth/customerToken` `{vaspDID, customerRef}` | `auth.customerToken` on that VASP | `{hash, access_token, token_type:'Bearer', scope:'customer'}`, valid 5 minutes, bound to that one VASP |
- * | POST | `/sandbox/simulate/transfers` | sandbox only, no auth | a counterparty (a simulated VASP, see sandbox/counterparties) sends a transfer end to end: its IVMS101 is encrypted to the beneficiary's published key and its own, stored, and the transaction created as that VASP |
+ * | POST | `/sandbox/simulate/transfers` | the sandbox operator's token (sandbox/auth/test-routes.ts), for a VASP the seed marks simulated | a counterparty (a simulated VASP, see sandbox/counterparties) sends a transfer end to end: its IVMS101 is encrypted to the beneficiary's published key and its own, stored, and the transaction created as that VASP |
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -19,6 +19,7 @@ import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
 import { simpleVasp } from '../directory/profiles';
 import { badRequest, notFound } from '../errors';
+import { notSimulated } from '../auth/test-routes';
 import { putEntries } from '../pii-store/store';
 import { actorOf, requireParty, transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
@@ -129,6 +130,8 @@ export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: Sandb
     const to = body.beneficiaryVASPdid;
     if (typeof from !== 'string' || !DID.test(from)) throw badRequest('ValidationError', 'originatorVASPdid: is required (a simulated counterparty VASP)');
     if (typeof to !== 'string' || !DID.test(to)) throw badRequest('ValidationError', 'beneficiaryVASPdid: is required');
+    const vasp = await ctx.pool.query<{ simulated: boolean }>('select simulated from vasps where did = $1', [from]);
+    if (vasp.rows[0] && !vasp.rows[0].simulated) throw notSimulated('originatorVASPdid', from);
     const sim = await ctx.pool.query<{ did_key: string; private_key_hex: string }>(
       'select did_key, private_key_hex from sim_counterparties where vasp_did = $1',
       [from],

@@ -13,12 +13,18 @@ export interface SimulatedTransfer {
   amount?: string;
 }
 
-export async function simulateTransfer(sandboxUrl: string, t: SimulatedTransfer): Promise<{ id: string; status: string; beneficiaryVASPdid: string }> {
+/** The sandbox's address and its operator token (SANDBOX_OPERATOR_TOKEN), which the test routes require. */
+export interface SandboxTestRoutes {
+  url: string;
+  testToken: string;
+}
+
+export async function simulateTransfer(sandbox: SandboxTestRoutes, t: SimulatedTransfer): Promise<{ id: string; status: string; beneficiaryVASPdid: string }> {
   const origin = t.origin ?? '0x5555555555555555555555555555555555555555';
   const [given, family] = t.originatorName ?? ['Jane', 'Doe'];
-  const r = await fetch(`${sandboxUrl}/sandbox/simulate/transfers`, {
+  const r = await fetch(`${sandbox.url}/sandbox/simulate/transfers`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${sandbox.testToken}` },
     body: JSON.stringify({
       originatorVASPdid: t.from, beneficiaryVASPdid: t.to, transactionAsset: t.asset ?? 'ETH', transactionAmount: t.amount ?? '1000000',
       transactionBlockchainInfo: { origin, destination: t.destination },

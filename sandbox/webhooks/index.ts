@@ -9,7 +9,7 @@
  *
  * Bearer-guarded; the caller must act for vaspDID (a gateway's users act for its subsidiaries). Deliveries: see
  * outbox.ts (what and to whom), dispatcher.ts (retries) and lib/webhook-signature.ts (signature). Sandbox-only window,
- * unauthenticated: `GET /sandbox/webhooks/deliveries?vaspDID=&transactionId=` → `{deliveries: [{messageId, vaspDID,
+ * behind the test-route gate (sandbox/auth/test-routes.ts): `GET /sandbox/webhooks/deliveries?vaspDID=&transactionId=` → `{deliveries: [{messageId, vaspDID,
  * event, transactionId, state, attempts, lastStatus, lastError, createdAt, finishedAt}]}`.
  */
 import type { FastifyInstance } from 'fastify';

@@ -74,7 +74,7 @@ describe('on the Temporal server on PostgreSQL, with two workers', () => {
     }).json();
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
     // The external VASP is simulated by the sandbox: it sends incoming transfers and answers outgoing ones by itself.
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${first.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
     first.webhooks.notification[g.gateway] = hook.secret as string;
   });
@@ -128,7 +128,7 @@ describe('on the Temporal server on PostgreSQL, with two workers', () => {
   it('incoming: the notification webhook, the workflow routes by the registry, confirms and accepts', async () => {
     const address = evm(1, 'c1a5');
     expect((await api(first, 'PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: 'cust-1' }] })).status).toBe(200);
-    const { id } = await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: address });
+    const { id } = await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: address });
     const done = await eventually(async () => {
       const r = await api(second, 'GET', `/v1/incoming-transfers/${id}`);
       const s = r.status === 200 ? (r.body as IncomingStatus) : undefined;

@@ -74,7 +74,7 @@ export function groupSeed() {
       { did: gateway, name: 'Gateway VASP' },
       { did: subA, name: 'Subsidiary A', parentDid: gateway },
       { did: subB, name: 'Subsidiary B', parentDid: gateway },
-      { did: external, name: 'External VASP' },
+      { did: external, name: 'External VASP', simulated: true },
     ],
     users: [
       {
@@ -133,12 +133,20 @@ export interface RunningSandbox {
   token(credentials: { clientId: string; clientSecret: string }, audience?: string): Promise<string>;
   /** A fresh access token of the operators' identity provider (/oidc/token) for an operator client of the seed. */
   operatorToken(client: { clientId: string; clientSecret: string }, audience?: string): Promise<string>;
+  /** The sandbox operator token its `/sandbox/*` test routes require (SANDBOX_OPERATOR_TOKEN). */
+  testToken: string;
+  /** Headers for a `/sandbox/*` test route: the test token as a bearer token, plus `extra`. */
+  testHeaders(extra?: Record<string, string>): Record<string, string>;
   close(): Promise<void>;
 }
 
 /** The sandbox on a free port, over real HTTP, against the run's database. */
 /** No rate limit unless `extra.rateLimit` sets one (or a test sets it at run time through PUT /sandbox/rate-limit). */
-export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig, 'addressBook' | 'faults' | 'rateLimit'>> = {}): Promise<RunningSandbox> {
+/** Its `/sandbox/*` test routes are on (SANDBOX_TEST_ROUTES=1) with a fresh operator token (`testHeaders()`). */
+export async function startSandbox(
+  seed: Seed,
+  extra: Partial<Pick<SandboxConfig, 'addressBook' | 'faults' | 'rateLimit' | 'testRoutes'>> = {},
+): Promise<RunningSandbox> {
   const { databaseUrl } = testEnv();
   const pool = createPool(databaseUrl, 'sandbox');
   await applySeed(pool, seed);
@@ -148,13 +156,19 @@ export async function startSandbox(seed: Seed, extra: Partial<Pick<SandboxConfig
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((r) => probe.close(() => r()));
   const url = `http://127.0.0.1:${port}`;
-  const app = await buildSandbox({ pool, logger: quietLogger(), config: { host: '127.0.0.1', port, publicUrl: url, piiUrl: `${url}/pii`, ...extra } });
+  const testToken = randomSecret();
+  const app = await buildSandbox({
+    pool, logger: quietLogger(),
+    config: { host: '127.0.0.1', port, publicUrl: url, piiUrl: `${url}/pii`, testRoutes: true, operatorToken: testToken, ...extra },
+  });
   await app.listen({ host: '127.0.0.1', port });
   const tokens = new Map<string, string>();
   return {
     url,
     app,
     pool,
+    testToken,
+    testHeaders: (more = {}) => ({ authorization: `Bearer ${testToken}`, ...more }),
     networkConfig: (c) => ({
       authUrl: url, audience: url, baseUrl: url, audiencePii: `${url}/pii`, baseUrlPii: `${url}/pii`,
       clientId: c.clientId, clientSecret: c.clientSecret,

@@ -107,7 +107,7 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     gwToken = await sb.token(g.gatewayUser);
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
     await sandboxCall('POST', '/tf/vasps/update', { did: g.subA, fields: [{ fieldName: 'pii_didkey', values: [{ value: subAKey.did }] }] });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
     orch.webhooks.notification[g.gateway] = hook.secret as string;
     await loadSdnList(pool, { list: 'audit-test', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });
@@ -148,7 +148,7 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     }]);
     expect((await api('PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subB, asset: 'ETH', address, customerRef: 'c-2' }] })).status).toBe(409);
     expect(await imports()).toHaveLength(1);
-    const id = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: address, originatorName: ['Ivan', 'Petrov'] })).id;
+    const id = (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: address, originatorName: ['Ivan', 'Petrov'] })).id;
     const status = async () => {
       const r = await api('GET', `/v1/incoming-transfers/${id}`);
       return r.status === 200 ? (r.body as IncomingStatus) : undefined;

@@ -56,7 +56,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
   const sanctioned = async () => {
     const address = evm();
     expect((await api('PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: `c-${address.slice(-6)}` }] })).status).toBe(200);
-    const { id } = await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: address, originatorName: ['Ivan', 'Petrov'] });
+    const { id } = await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: address, originatorName: ['Ivan', 'Petrov'] });
     await eventually(async () => ((await api('GET', `/v1/transfers/list/incoming-${id}`)).body.needsReview ? true : undefined), 30_000);
     return id;
   };
@@ -94,7 +94,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     });
     gwToken = await sb.token(g.gatewayUser);
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
     orch.webhooks.notification[g.gateway] = hook.secret as string;
     await loadSdnList(orch.pool, { list: 'console-browser', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });

@@ -18,7 +18,7 @@ const evm = () => `0x${randomBytes(20).toString('hex')}`;
 describe('console lists: the transfer list the workflows keep current, address-book runs, key rotations', () => {
   const g = groupSeed();
   const simulated = randomDid();
-  g.seed.vasps.push({ did: simulated, name: 'Simulated VASP' });
+  g.seed.vasps.push({ did: simulated, name: 'Simulated VASP', simulated: true });
   const gatewayKey = createDidKeyRecord();
   const originatorKey = createDidKeyRecord();
   let sb: RunningSandbox;
@@ -61,9 +61,9 @@ describe('console lists: the transfer list the workflows keep current, address-b
     });
     gwToken = await sb.token(g.gatewayUser);
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
     await fetch(`${sb.url}/sandbox/counterparties/${encodeURIComponent(simulated)}`, {
-      method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ default: 'accept' }),
+      method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: JSON.stringify({ default: 'accept' }),
     });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
     orch.webhooks.notification[g.gateway] = hook.secret as string;
@@ -75,7 +75,7 @@ describe('console lists: the transfer list the workflows keep current, address-b
   });
 
   const send = async (destination: string, originatorName: [string, string]) =>
-    (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination, originatorName })).id;
+    (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination, originatorName })).id;
   const register = async (vaspDID: string, address: string) => {
     expect((await api('PUT', '/v1/addresses', { addresses: [{ vaspDID, asset: 'ETH', address, customerRef: `c-${address.slice(-6)}` }] })).status).toBe(200);
   };

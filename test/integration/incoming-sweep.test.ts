@@ -42,7 +42,7 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
       const s = await status(id);
       return s && check(s) ? s : undefined;
     }, 60_000, 200);
-  const send = async (destination: string) => (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination })).id;
+  const send = async (destination: string) => (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination })).id;
   const deliver = async (secret: string, webhookId: string, tx: Record<string, unknown>, endpoint = g.gateway) => {
     const body = JSON.stringify({ message: 'notification.transactionUpdated', payload: { transaction: tx }, version: '1' });
     return fetch(`${orch.apiUrl}/webhooks/notification/${encodeURIComponent(endpoint)}`, {
@@ -59,7 +59,7 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
     });
     gwToken = await sb.token(g.gatewayUser);
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
   });
   afterAll(async () => {
     if (orch) await removeSchedule(orch.client, workflowIds.incomingSweepSchedule);

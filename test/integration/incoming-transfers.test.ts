@@ -48,7 +48,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(r).toMatchObject({ status: 200, body: { inserted: 1 } });
   };
   const send = async (destination: string, originatorName: [string, string] = ['Jane', 'Doe']) =>
-    (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination, originatorName })).id;
+    (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination, originatorName })).id;
   const status = async (id: string) => {
     const r = await api('GET', `/v1/incoming-transfers/${id}`);
     return r.status === 200 ? (r.body as IncomingStatus) : undefined;
@@ -70,7 +70,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     });
     gwToken = await sb.token(g.gatewayUser);
     await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
     const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
     orch.webhooks.notification[g.gateway] = hook.secret as string;
     const addressHook = await sandboxCall('POST', `/integrations/${g.subB}/address-query-webhook`, { url: `${orch.apiUrl}/webhooks/address/${g.subB}`, params: '?' });

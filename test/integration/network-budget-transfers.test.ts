@@ -56,11 +56,11 @@ async function startGroup(budget: NetworkBudgetConfig | undefined) {
   };
   await external.api.post('tf/vasps/update', { json: { did: g.external, fields: [{ fieldName: 'pii_didkey', values: [{ value: externalKey.did }] }] } }).json();
   await gw('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
-  await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+  await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
   const hook = await gw('POST', '/webhook', { vaspDID: g.gateway, url: `${first.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
   first.webhooks.notification[g.gateway] = hook.secret as string;
   // From here on the gateway's credential has the low quota; the counts start at zero.
-  const r = await fetch(`${sb.url}/sandbox/rate-limit`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...QUOTA, reset: true }) });
+  const r = await fetch(`${sb.url}/sandbox/rate-limit`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: JSON.stringify({ ...QUOTA, reset: true }) });
   expect(r.status).toBe(200);
   return { g, sb, first, second, close: async () => {
     await second.close();
@@ -92,7 +92,7 @@ async function runTransfers({ g, sb, first, second }: Running) {
       });
       expect(r.status).toBe(202);
     })),
-    Promise.all(addresses.map((destination) => simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination }))),
+    Promise.all(addresses.map((destination) => simulateTransfer(sb, { from: g.external, to: g.gateway, destination }))),
   ]);
   const outgoing = await Promise.all(outgoingIds.map((id) => eventually(async () => {
     const r = await fetch(`${second.apiUrl}/v1/transfers/${id}`, { headers: second.headers('viewer') });
@@ -112,7 +112,7 @@ async function runTransfers({ g, sb, first, second }: Running) {
 }
 
 async function rejected(sb: RunningSandbox, clientId: string): Promise<number> {
-  const body = (await (await fetch(`${sb.url}/sandbox/rate-limit`)).json()) as Json;
+  const body = (await (await fetch(`${sb.url}/sandbox/rate-limit`, { headers: sb.testHeaders() })).json()) as Json;
   return (body.credentials as Json[]).find((c) => c.clientId === clientId)?.rejected ?? 0;
 }
 

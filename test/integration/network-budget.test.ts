@@ -38,12 +38,12 @@ describe('the network rate budget', () => {
   afterAll(async () => sb?.close());
 
   const limit = async (body: unknown): Promise<Json> => {
-    const r = await fetch(`${sb.url}/sandbox/rate-limit`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const r = await fetch(`${sb.url}/sandbox/rate-limit`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: JSON.stringify(body) });
     expect(r.status).toBe(200);
     return (await r.json()) as Json;
   };
   const rejectedFor = async (clientId: string): Promise<number> => {
-    const body = (await (await fetch(`${sb.url}/sandbox/rate-limit`)).json()) as Json;
+    const body = (await (await fetch(`${sb.url}/sandbox/rate-limit`, { headers: sb.testHeaders() })).json()) as Json;
     return (body.credentials as Json[]).find((c) => c.clientId === clientId)?.rejected ?? 0;
   };
   const budgetConfig = (over: Partial<NetworkBudgetConfig>): NetworkBudgetConfig => ({
@@ -83,7 +83,7 @@ describe('the network rate budget', () => {
       const pii = await fetch(`${sb.url}/pii/get-escrow-didkey?vaspDID=${g.subA}`, { headers: { authorization: `Bearer ${piiToken}` } });
       expect(pii.status).toBe(429);
       expect((await viewer(otherToken)).status).toBe(200);
-      const state = (await (await fetch(`${sb.url}/sandbox/rate-limit`)).json()) as Json;
+      const state = (await (await fetch(`${sb.url}/sandbox/rate-limit`, { headers: sb.testHeaders() })).json()) as Json;
       expect(state.settings).toEqual({ limit: 3, windowSeconds: 60, lockoutSeconds: 2 });
       expect((state.credentials as Json[]).find((c) => c.clientId === g.gatewayUser.clientId)).toMatchObject({ inWindow: 3, rejected: 2, lockouts: 1 });
       // Raised at run time: after the lockout the same credential goes on.

@@ -43,7 +43,7 @@ describe('outgoing transfers: the deadline\'s own cancellation, reported by webh
   it('ends EXPIRED, not CANCELLED, when the CANCELLED webhook beats the cancel call\'s answer', async () => {
     // The network commits the cancellation (and sends its webhook) 4 s before the caller hears back.
     const set = await fetch(`${sandbox.url}/sandbox/faults`, {
-      method: 'PUT', headers: { 'content-type': 'application/json' },
+      method: 'PUT', headers: sandbox.testHeaders({ 'content-type': 'application/json' }),
       body: JSON.stringify({ latency: { share: 1, ms: 4000, afterHandler: true, routes: ['POST /tx/cancel'] } }),
     });
     expect(set.status).toBe(200);
@@ -64,6 +64,6 @@ describe('outgoing transfers: the deadline\'s own cancellation, reported by webh
     expect(done.status).toBe('EXPIRED');
     expect(done.history.map((h) => h.status)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'EXPIRED']);
     expect(done.history.at(-1)!.source).toMatch(/^deadline: cancelled at the network/);
-    expect((await (await fetch(`${sandbox.url}/sandbox/faults`)).json() as { injected: { latency: number } }).injected.latency).toBe(1);
+    expect((await (await fetch(`${sandbox.url}/sandbox/faults`, { headers: sandbox.testHeaders() })).json() as { injected: { latency: number } }).injected.latency).toBe(1);
   });
 });

@@ -29,7 +29,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
   const group = groupSeed();
   const keyless = randomDid();
   const simulated = randomDid();
-  group.seed.vasps.push({ did: keyless, name: 'Keyless VASP' }, { did: simulated, name: 'Simulated VASP' });
+  group.seed.vasps.push({ did: keyless, name: 'Keyless VASP' }, { did: simulated, name: 'Simulated VASP', simulated: true });
   const originatorKey = createDidKeyRecord();
   const externalKey = createDidKeyRecord();
   let sandbox: RunningSandbox;
@@ -332,7 +332,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
   it('with the sandbox\'s simulated counterparty and its real webhooks: it decrypts with its own key, accepts, and the webhook ends the transfer', async () => {
     // The counterparty: simulated by the sandbox, accepting, with its own published did:key.
     const sim = await fetch(`${sandbox.url}/sandbox/counterparties/${encodeURIComponent(simulated)}`, {
-      method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ default: 'accept' }),
+      method: 'PUT', headers: sandbox.testHeaders({ 'content-type': 'application/json' }), body: JSON.stringify({ default: 'accept' }),
     });
     expect(sim.status).toBe(200);
     // Our webhook endpoint at the network, with the secret it issues; no polling to help (pollInterval 10 min).
@@ -350,7 +350,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
       const done = await until(key, (s) => s.final, 30_000);
       expect(done).toMatchObject({ status: 'ACCEPTED', mode: 'end-to-end' });
       expect(done.history.filter((h) => h.source === 'webhook').map((h) => h.status)).toEqual(expect.arrayContaining(['ACCEPTED']));
-      const received = (await (await fetch(`${sandbox.url}/sandbox/counterparties/${encodeURIComponent(simulated)}/received/${done.transactionId}`)).json()) as Record<string, unknown>;
+      const received = (await (await fetch(`${sandbox.url}/sandbox/counterparties/${encodeURIComponent(simulated)}/received/${done.transactionId}`, { headers: sandbox.testHeaders() })).json()) as Record<string, unknown>;
       expect(received).toMatchObject({ mode: 'end-to-end', decrypted: true });
       expect(received.fields).toBeGreaterThan(30);
     } finally {

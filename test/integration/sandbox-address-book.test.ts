@@ -125,7 +125,11 @@ describe('sandbox: address book', () => {
 
   const uploadIdOf = (r: UploadResponse) => r.uploadedFile.locationURL.split('/').pop()!;
 
-  const status = async (id: string, base = sb.url) => (await (await fetch(`${base}/sandbox/uploads/${id}`)).json()) as UploadView;
+  /** Sandboxes a test starts of its own, besides the three above. */
+  const others: RunningSandbox[] = [];
+  /** The test routes' headers of whichever of this file's sandboxes `base` is. */
+  const testHeaders = (base: string) => [sb, small, shortLived, ...others].find((s) => s?.url === base)!.testHeaders();
+  const status = async (id: string, base = sb.url) => (await (await fetch(`${base}/sandbox/uploads/${id}`, { headers: testHeaders(base) })).json()) as UploadView;
 
   const finished = (id: string, base = sb.url) =>
     eventually(async () => {
@@ -135,7 +139,7 @@ describe('sandbox: address book', () => {
 
   const summaryEmail = async (to: string, uploadId: string, base = sb.url) =>
     eventually(async () => {
-      const r = (await (await fetch(`${base}/sandbox/outbox?to=${encodeURIComponent(to)}`)).json()) as { emails: Email[] };
+      const r = (await (await fetch(`${base}/sandbox/outbox?to=${encodeURIComponent(to)}`, { headers: testHeaders(base) })).json()) as { emails: Email[] };
       return r.emails.find((e) => e.data.uploadId === uploadId);
     });
 
@@ -516,8 +520,8 @@ describe('sandbox: address book', () => {
   });
 
   it('shows an upload\'s status and the outbox; unknown uploads are 404', async () => {
-    expect((await fetch(`${sb.url}/sandbox/uploads/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
-    expect((await fetch(`${sb.url}/sandbox/uploads/not-a-uuid`)).status).toBe(404);
+    expect((await fetch(`${sb.url}/sandbox/uploads/00000000-0000-4000-8000-000000000000`, { headers: sb.testHeaders() })).status).toBe(404);
+    expect((await fetch(`${sb.url}/sandbox/uploads/not-a-uuid`, { headers: sb.testHeaders() })).status).toBe(404);
     const r = await postFile(await uploadUrl(group.subB, { as: uploader }), csv(['ETH,,x', `ETH,${evm(2, 'c2')},ok`]), { name: 'status.csv' });
     const id = uploadIdOf(r.body);
     const done = await finished(id);
@@ -527,7 +531,7 @@ describe('sandbox: address book', () => {
       rejectedRows: [{ line: 2, asset: 'ETH', address: '', customerRef: 'x', reason: 'empty address' }], rejectedRowsTruncated: false,
       error: null, receivedAt: expect.any(String), startedAt: expect.any(String), finishedAt: expect.any(String),
     });
-    const outbox = (await (await fetch(`${sb.url}/sandbox/outbox?to=uploader@gateway.example`)).json()) as { emails: Email[] };
+    const outbox = (await (await fetch(`${sb.url}/sandbox/outbox?to=uploader@gateway.example`, { headers: sb.testHeaders() })).json()) as { emails: Email[] };
     const mail = outbox.emails.find((e) => e.data.uploadId === id)!;
     expect(mail).toMatchObject({ to: 'uploader@gateway.example', subject: 'Address list status.csv processed: 1 addresses registered, 1 rows rejected' });
     expect(mail.data).toMatchObject({ uploadId: id, counts: done.counts, rejectedRows: done.rejectedRows, rejectedRowsTruncated: false });
@@ -546,6 +550,7 @@ describe('sandbox: address book', () => {
       [id, group.subB, uploader.did, spool, randomUUID()],
     );
     const restarted = await startSandboxWith(group.seed, {});
+    others.push(restarted);
     try {
       const done = await finished(id, restarted.url);
       expect(done).toMatchObject({ status: 'completed', counts: { rowsRead: 2, registered: 2, rejected: 0 } });

@@ -9,10 +9,13 @@ import { eventually, groupSeed, randomDid, randomSecret, startSandbox, type Runn
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
 
+/** The sandboxes this file started: a `/sandbox/*` call carries the test token of the one it goes to. */
+const running: RunningSandbox[] = [];
 const send = async (method: string, url: string, body?: unknown, auth?: string) => {
+  const bearer = auth ?? (url.includes('/sandbox/') ? running.find((s) => url.startsWith(`${s.url}/`))?.testToken : undefined);
   const r = await fetch(url, {
     method,
-    headers: { ...(auth && { authorization: `Bearer ${auth}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
+    headers: { ...(bearer && { authorization: `Bearer ${bearer}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await r.text();
@@ -42,7 +45,7 @@ async function receiver() {
 
 describe('sandbox: network faults without SANDBOX_FAULTS=1', () => {
   let sb: RunningSandbox;
-  beforeAll(async () => (sb = await startSandbox(groupSeed().seed)));
+  beforeAll(async () => void running.push((sb = await startSandbox(groupSeed().seed))));
   afterAll(async () => sb?.close());
 
   it('refuses PUT /sandbox/faults with 403 and injects nothing', async () => {
@@ -57,12 +60,13 @@ describe('sandbox: network faults without SANDBOX_FAULTS=1', () => {
 describe('sandbox: network faults (SANDBOX_FAULTS=1)', () => {
   const group = groupSeed();
   const sim = randomDid();
-  group.seed.vasps.push({ did: sim, name: 'Simulated Beneficiary' });
+  group.seed.vasps.push({ did: sim, name: 'Simulated Beneficiary', simulated: true });
   let sb: RunningSandbox;
   let bearer: string;
   const faults = (config: unknown) => send('PUT', `${sb.url}/sandbox/faults`, config);
   beforeAll(async () => {
     sb = await startSandbox(group.seed, { faults: true });
+    running.push(sb);
     bearer = await tokenFor(sb, group.gatewayUser);
   });
   afterEach(async () => {

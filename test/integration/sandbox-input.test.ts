@@ -14,7 +14,8 @@ describe('sandbox: unchecked input answers 400 naming the field', () => {
 
   async function call(method: string, path: string, body?: unknown, opts: { auth?: boolean; raw?: string } = {}) {
     const headers: Record<string, string> = {};
-    if (opts.auth !== false) headers.authorization = `Bearer ${await sb.token(group.gatewayUser)}`;
+    if (path.startsWith('/sandbox/')) Object.assign(headers, sb.testHeaders());
+    else if (opts.auth !== false) headers.authorization = `Bearer ${await sb.token(group.gatewayUser)}`;
     if (body !== undefined || opts.raw !== undefined) headers['content-type'] = 'application/json';
     const r = await fetch(`${sb.url}${path}`, { method, headers, body: opts.raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
     return { status: r.status, body: (await r.json()) as Json };

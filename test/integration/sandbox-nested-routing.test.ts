@@ -28,7 +28,7 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
   };
   const tokenFor = (c: { clientId: string; clientSecret: string }) => sb.token(c);
 
-  const send = (destination: string) => simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination });
+  const send = (destination: string) => simulateTransfer(sb, { from: g.external, to: g.gateway, destination });
   const settle = (id: string, until: (tx: Json) => boolean) =>
     eventually(async () => {
       const { body } = await call('GET', `/tx/info?id=${id}`);
@@ -51,7 +51,7 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/owns`;
     // The external VASP becomes a simulated counterparty (with a did:key) so it can send.
-    expect((await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(200);
+    expect((await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' })).status).toBe(200);
     expect((await call('POST', '/address/registerCustomer', { vaspDID: g.subA, asset: 'ETH', address: '0xaaaa000000000000000000000000000000000001', customerRef: 'alice' })).status).toBe(200);
     const registered = await call('POST', `/integrations/${g.subB}/address-query-webhook`, { url: hookUrl, params: '?source=network' });
     expect(registered.status).toBe(200);
@@ -171,7 +171,7 @@ describe('sandbox: the gateway hears of a message only after the automatic routi
       method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ vaspDID: g.subA, asset: 'ETH', address: '0xaaaa0000000000000000000000000000000000ff', customerRef: 'x' }),
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
   });
   afterAll(async () => {
     await sb?.close();
@@ -179,7 +179,7 @@ describe('sandbox: the gateway hears of a message only after the automatic routi
   });
 
   it('holds the creation notice until routing is done, then delivers it (an unrouted message is still notified)', async () => {
-    const send = async (destination: string) => (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination })).id;
+    const send = async (destination: string) => (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination })).id;
     const routed = await send('0xaaaa0000000000000000000000000000000000ff');
     await eventually(async () => (received.length >= 3 ? true : undefined), 10_000, 20);
     const { rows } = await sb.pool.query<{ body: { actions: { action: string; createdAt: string }[] } }>('select body from transactions where id = $1', [routed]);

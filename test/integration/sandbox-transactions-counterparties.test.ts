@@ -11,7 +11,7 @@ describe('sandbox: simulated counterparty VASPs', () => {
   const group = groupSeed();
   // A beneficiary VASP nobody operates: the sandbox plays it.
   const sim = randomDid();
-  group.seed.vasps.push({ did: sim, name: 'Simulated Beneficiary' });
+  group.seed.vasps.push({ did: sim, name: 'Simulated Beneficiary', simulated: true });
   let sb: RunningSandbox;
   let bearer: string;
   let piiBearer: string;
@@ -32,7 +32,10 @@ describe('sandbox: simulated counterparty VASPs', () => {
   const send = async (method: string, url: string, body?: unknown, auth?: string) => {
     const r = await fetch(url, {
       method,
-      headers: { ...(auth && { authorization: `Bearer ${auth}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
+      headers: {
+        ...((auth ?? (url.includes('/sandbox/') ? sb.testToken : undefined)) && { authorization: `Bearer ${auth ?? sb.testToken}` }),
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, body: (await r.json()) as Json };

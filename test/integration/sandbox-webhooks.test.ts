@@ -81,7 +81,7 @@ describe('sandbox: notification webhooks', () => {
     return { status: r.status, body: (await r.json()) as Json };
   }
   const deliveries = async (transactionId: string) =>
-    ((await (await fetch(`${sb.url}/sandbox/webhooks/deliveries?transactionId=${transactionId}`)).json()) as { deliveries: Json[] }).deliveries;
+    ((await (await fetch(`${sb.url}/sandbox/webhooks/deliveries?transactionId=${transactionId}`, { headers: sb.testHeaders() })).json()) as { deliveries: Json[] }).deliveries;
   const createTx = (over: Record<string, unknown> = {}) =>
     call('POST', '/tx/create', {
       transactionAsset: 'ETH', transactionAmount: '42', originatorVASPdid: group.subA, beneficiaryVASPdid: group.external,

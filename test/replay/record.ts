@@ -151,14 +151,14 @@ async function record(): Promise<void> {
     }
 
     // From here on the sandbox plays the counterparty that sends transfers to the gateway.
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
     await loadSdnList(orch.pool, { list: 'replay-fixtures', sdnPath: `${SANCTIONS}/sdn-sample.csv`, altPath: `${SANCTIONS}/alt-sample.csv` });
 
     // Incoming, before the gateway's webhook exists: only the sweep can start it (a child workflow), registry-routed.
     if (want('incoming-sweep', 'incoming-transfer-registry-accepted')) {
       const swept = randomEvm();
       await register(g.subA, [swept]);
-      const sweptId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: swept })).id;
+      const sweptId = (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: swept })).id;
       await client.workflow.execute(incomingSweep, {
         taskQueue: orch.taskQueue, workflowId: 'incoming-sweep-replay',
         args: [{ transfer: { gatewayDid: g.gateway, subsidiaryDids, ...incoming }, minAge: '0s', limit: 100 }],
@@ -175,7 +175,7 @@ async function record(): Promise<void> {
     if (want('incoming-transfer-review-escalated-declined')) {
       const flagged = randomEvm();
       await register(g.subA, [flagged]);
-      const flaggedId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: flagged, originatorName: ['Vanya', 'Petrov'] })).id;
+      const flaggedId = (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: flagged, originatorName: ['Vanya', 'Petrov'] })).id;
       await incomingStatus(flaggedId, (s) => s.phase === 'awaiting-review' && s.escalated);
       const decided = await api('POST', `/v1/transfers/${flaggedId}/decision`, { decision: 'decline', reason: 'confirmed match' }, 'compliance');
       if (decided.status !== 200) throw new Error(`decision: ${decided.status} ${JSON.stringify(decided.body)}`);
@@ -186,7 +186,7 @@ async function record(): Promise<void> {
     // Incoming: nobody owns the address; a person routes it after the route deadline escalated it.
     if (want('incoming-transfer-routed-by-person')) {
       const unowned = randomEvm();
-      const unownedId = (await simulateTransfer(sb.url, { from: g.external, to: g.gateway, destination: unowned })).id;
+      const unownedId = (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: unowned })).id;
       await incomingStatus(unownedId, (s) => s.phase === 'awaiting-route' && s.escalated);
       const routed = await api('POST', `/v1/transfers/${unownedId}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 42' }, 'compliance');
       if (routed.status !== 200) throw new Error(`route: ${routed.status} ${JSON.stringify(routed.body)}`);
