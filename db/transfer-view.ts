@@ -89,6 +89,9 @@ export interface Page<T> {
   next?: CursorKey;
 }
 
+/** Rows of the list's order a free-text search reads before it asks the trigram index (see listTransferViews). */
+export const TEXT_WINDOW = 5_000;
+
 const SELECT = `select workflow_id, direction, id, transaction_id, reference, status, phase, final, needs_review, needs_routing,
   escalated, subsidiary_did, counterparty_did, asset, amount, hits, decision, deadline_at, created_at, updated_at, version,
   ${exactTimestamp('created_at')} as cursor_at from transfer_view`;
@@ -112,7 +115,7 @@ const toRow = (r: Raw): TransferViewRow => ({
 export async function listTransferViews(
   pool: Pool,
   filter: TransferViewFilter,
-  page: { limit: number; order: ListOrder; cursor?: CursorKey },
+  page: { limit: number; order: ListOrder; cursor?: CursorKey; textWindow?: number },
 ): Promise<Page<TransferViewRow>> {
   const params: unknown[] = [];
   const where: string[] = [];
@@ -131,15 +134,37 @@ export async function listTransferViews(
   if (filter.asset) add((p) => `asset = ${p}`, filter.asset);
   if (filter.createdFrom) add((p) => `created_at >= ${p}`, filter.createdFrom);
   if (filter.createdTo) add((p) => `created_at < ${p}`, filter.createdTo);
-  if (filter.text) add((p) => `search like ${p}`, `%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
   if (filter.workflowIds) add((p) => `workflow_id = any(${p}::text[])`, filter.workflowIds);
   const ks = keyset(params, 'created_at', 'workflow_id', page.order, page.cursor);
   if (ks.where) where.push(ks.where);
-  params.push(page.limit + 1);
-  const { rows } = await pool.query<Raw>(
-    `${SELECT} ${where.length ? `where ${where.join(' and ')}` : ''} ${ks.orderBy} limit $${params.length}`,
-    params,
-  );
+  const structured = where.length ? `where ${where.join(' and ')}` : '';
+  let rows: Raw[];
+  if (filter.text) {
+    params.push(`%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, page.limit + 1);
+    const [text, limit] = [`$${params.length - 1}`, `$${params.length}`];
+    // A term that matches a large share ("ref") would make the trigram index return most of the table, to be sorted
+    // for one page. So first walk the list's own order through a bounded window: if the window holds a full page of
+    // matches, they are the first matches overall. A rarer term falls through to the trigram index, which is fast
+    // when the matches are fewer.
+    ({ rows } = await pool.query<Raw>(
+      `with recent as (select * from transfer_view ${structured} ${ks.orderBy} limit ${Math.trunc(page.textWindow ?? TEXT_WINDOW)})
+       ${SELECT.replace('from transfer_view', 'from recent')} where search like ${text} ${ks.orderBy} limit ${limit}`,
+      params,
+    ));
+    if (rows.length <= page.limit) {
+      // Materialized so that the matches come from the trigram index and only they are sorted: left to itself, the
+      // planner walks the time index expecting matches spread evenly in time, and reads most of the table when they
+      // are not (a reference prefix is one stretch of time).
+      ({ rows } = await pool.query<Raw>(
+        `with matches as materialized (select * from transfer_view ${structured ? `${structured} and` : 'where'} search like ${text})
+         ${SELECT.replace('from transfer_view', 'from matches')} ${ks.orderBy} limit ${limit}`,
+        params,
+      ));
+    }
+  } else {
+    params.push(page.limit + 1);
+    ({ rows } = await pool.query<Raw>(`${SELECT} ${structured} ${ks.orderBy} limit $${params.length}`, params));
+  }
   const more = rows.length > page.limit;
   const shown = rows.slice(0, page.limit);
   const last = shown[shown.length - 1];

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadSdnList } from '../../screening/load-sdn';
 import { recordAuditEntry } from '../../db/audit-log';
-import { writeTransferView } from '../../db/transfer-view';
+import { listTransferViews, writeTransferView } from '../../db/transfer-view';
+import type { CursorKey } from '../../lib/listing/cursor';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { eventually, groupSeed, randomDid, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
@@ -216,6 +217,22 @@ describe('console lists: the transfer list the workflows keep current, address-b
     expect(await all({ createdFrom: new Date(base + 1000).toISOString(), createdTo: new Date(base + 3000).toISOString() })).toHaveLength(2);
     expect(await all({ q: 'ZEBRA' })).toHaveLength(7);
     expect(await all({ q: 'ref-3-' })).toEqual([rows[3]!.workflowId]);
+    // Free text reads a window of the list's order first and asks the trigram index only when the window holds less
+    // than a page: every window size gives the same pages, in both orders.
+    for (const order of ['asc', 'desc'] as const) {
+      const expected = order === 'asc' ? byTime : [...byTime].reverse();
+      for (const textWindow of [1, 2, 3, 5, 100]) {
+        const ids: string[] = [];
+        let cursor: CursorKey | undefined;
+        for (let pages = 0; pages < 10; pages++) {
+          const page = await listTransferViews(orch.pool, { text: 'zebra', subsidiaryDid: sub }, { limit: 2, order, cursor, textWindow });
+          ids.push(...page.rows.map((r) => r.workflowId));
+          if (!page.next) break;
+          cursor = page.next;
+        }
+        expect({ order, textWindow, ids }).toEqual({ order, textWindow, ids: expected });
+      }
+    }
     expect(await all({ direction: 'incoming' })).toEqual([]);
 
     const bad = async (query: string, field: string) => {
