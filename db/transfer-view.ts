@@ -142,22 +142,25 @@ export async function listTransferViews(
   if (filter.text) {
     params.push(`%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, page.limit + 1);
     const [text, limit] = [`$${params.length - 1}`, `$${params.length}`];
+    // Each field has its trigram index (orchestrator migration 0012); the OR becomes a union of the two.
+    const matches = `(lower(transaction_id) like ${text} or lower(reference) like ${text})`;
     // A term that matches a large share ("ref") would make the trigram index return most of the table, to be sorted
     // for one page. So first walk the list's own order through a bounded window: if the window holds a full page of
     // matches, they are the first matches overall. A rarer term falls through to the trigram index, which is fast
     // when the matches are fewer.
     ({ rows } = await pool.query<Raw>(
       `with recent as (select * from transfer_view ${structured} ${ks.orderBy} limit ${Math.trunc(page.textWindow ?? TEXT_WINDOW)})
-       ${SELECT.replace('from transfer_view', 'from recent')} where search like ${text} ${ks.orderBy} limit ${limit}`,
+       ${SELECT.replace('from transfer_view', 'from recent')} where ${matches} ${ks.orderBy} limit ${limit}`,
       params,
     ));
     if (rows.length <= page.limit) {
-      // Materialized so that the matches come from the trigram index and only they are sorted: left to itself, the
+      // Materialized (keys only) so that the matches come from the trigram index and only they are sorted: left to itself, the
       // planner walks the time index expecting matches spread evenly in time, and reads most of the table when they
       // are not (a reference prefix is one stretch of time).
       ({ rows } = await pool.query<Raw>(
-        `with matches as materialized (select * from transfer_view ${structured ? `${structured} and` : 'where'} search like ${text})
-         ${SELECT.replace('from transfer_view', 'from matches')} ${ks.orderBy} limit ${limit}`,
+        `with found as materialized (select workflow_id, created_at from transfer_view ${structured ? `${structured} and` : 'where'} ${matches}),
+              page as (select workflow_id from found ${ks.orderBy} limit ${limit})
+         ${SELECT} where workflow_id in (select workflow_id from page) ${ks.orderBy} limit ${limit}`,
         params,
       ));
     }
