@@ -87,7 +87,9 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
 const httpOk = (url: string) => async () => (await fetch(url)).ok;
 
 async function startDevServer(config: PlatformConfig, logDir: string): Promise<{ address: string; uiUrl?: string }> {
-  if (process.env.TEMPORAL_ADDRESS) {
+  // TEMPORAL_ADDRESS names a server to use, unless START_TEMPORAL=1 asks for the dev server there (a second npm start
+  // beside another, or a test).
+  if (process.env.TEMPORAL_ADDRESS && process.env.START_TEMPORAL !== '1') {
     const connection = await connectTemporal(Connection, config.temporal);
     await connection.close();
     say(`Temporal: using the server at ${config.temporal.address} (TEMPORAL_ADDRESS)`);
