@@ -12,14 +12,20 @@ const nodeBuiltins = [
  * folder and depth, since a top-level folder is `../x` from `db/a.ts` and `../../x` from `db/keystore/a.ts`.
  */
 const domain = ['outgoing', 'incoming', 'address-book', 'screening', 'retention', 'audit', 'transfer-view', 'callback'];
+/** A domain folder's row: the folders it may import, as the README's table lists them. */
+const domainLayer = (folder, only) => ({ only, why: `${folder}/ is domain code over ${only.map((f) => `${f}/`).join(', ')} only` });
 const layers = {
   lib: { only: [], why: 'lib/ is shared by all and imports nothing above it' },
   db: { only: ['lib'], why: 'db/ holds the SQL over lib/ only' },
   network: { only: ['lib'], why: 'network/ is the network\'s HTTP client over lib/ only' },
-  callback: { only: ['lib', 'network'], why: 'callback/ posts to the internal systems over lib/ only' },
-  ...Object.fromEntries(domain.filter((d) => d !== 'callback').map((d) => [d, {
-    only: ['lib', 'db', 'network', 'workflows', ...domain], why: `${d}/ is domain code: it never imports activities/, workers/, client/ or sandbox/`,
-  }])),
+  callback: { only: ['lib'], why: 'callback/ posts to the internal systems over lib/ only' },
+  outgoing: domainLayer('outgoing', ['lib', 'db', 'network', 'callback', 'workflows']),
+  incoming: domainLayer('incoming', ['lib', 'db', 'network', 'workflows']),
+  'address-book': domainLayer('address-book', ['lib', 'db', 'network']),
+  retention: domainLayer('retention', ['lib', 'db']),
+  audit: domainLayer('audit', ['lib', 'db']),
+  screening: domainLayer('screening', ['lib', 'db']),
+  'transfer-view': domainLayer('transfer-view', ['lib', 'db', 'network', 'workflows']),
   activities: { only: ['lib', 'db', 'network', 'workflows', ...domain], why: 'activities/ adapts the domain modules for Temporal' },
   workers: { only: ['lib', 'db', 'network', 'workflows', 'activities', ...domain], why: 'workers/ runs the activities and workflows' },
   client: { only: ['lib', 'db', 'network', 'workflows', ...domain], why: 'client/ calls the domain modules, never activities/' },
@@ -82,6 +88,8 @@ export default tseslint.config(
         patterns: [
           { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities type-only (import type …) and call them through proxyActivities.' },
           { group: ['**/db/**', '**/client/**', '**/sandbox/**', '**/workers/**', '**/lib/crypto/**', '**/lib/logger'], message: 'Workflows may not import I/O code.' },
+          // The layers table's row for workflows/ (README, Layout): lib/ and activity types, nothing else of the repository.
+          { regex: '^\\.\\./(?!(lib|activities)(/|$))', message: 'workflows/ imports only workflow-safe lib/ modules and activity types (README, Layout).' },
         ],
       }],
       'no-restricted-globals': ['error',

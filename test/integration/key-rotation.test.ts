@@ -1,3 +1,5 @@
+// Longer than 400 lines on purpose: every case shares one sandbox, orchestrator and Temporal run (beforeAll), and
+// splitting the file would start them again for each part.
 import { payloadsIn } from '../harness/history';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

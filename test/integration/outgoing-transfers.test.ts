@@ -1,3 +1,5 @@
+// Longer than 400 lines on purpose: every case shares one sandbox, orchestrator, callback server and registered
+// webhook (beforeAll), and splitting the file would start them again for each part.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

@@ -1,3 +1,5 @@
+// Longer than 400 lines on purpose: the address book's cases share one sandbox and seed (beforeAll), and splitting
+// the file would start them again for each part.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
