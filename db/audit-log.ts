@@ -81,7 +81,6 @@ export interface AppendOptions {
   idempotencyKey?: string;
 }
 
-const AT_TEXT = exactTimestamp('clock_timestamp()');
 const CHAIN_COLUMNS = `id::text as id, chain, seq, ${exactTimestamp('at')} as at, actor, action, subject, details, prev_hash, hash`;
 
 interface ChainRowRecord {
@@ -99,32 +98,35 @@ const toChainRow = (r: ChainRowRecord): AuditChainRow => ({
  */
 export async function appendAuditEntry(tx: PoolClient, entry: AuditEntry, opts: AppendOptions = {}): Promise<AuditChainRow> {
   const chain = chainOf(entry.action);
-  let head = await tx.query<{ seq: string; hash: string }>('select seq, hash from audit_chain_heads where chain = $1 for update', [chain]);
+  // Locks the chain's head and reads it, with the row's time taken once the lock is held (so times follow seq).
+  const lockHead = () => tx.query<{ seq: string; hash: string; at: string }>(
+    `update audit_chain_heads set updated_at = clock_timestamp() where chain = $1 returning seq, hash, ${exactTimestamp('updated_at')} as at`, [chain],
+  );
+  let head = await lockHead();
   if (!head.rows[0]) {
     await tx.query('insert into audit_chain_heads (chain, seq, hash) values ($1, 0, $2) on conflict (chain) do nothing', [chain, GENESIS_HASH]);
-    head = await tx.query('select seq, hash from audit_chain_heads where chain = $1 for update', [chain]);
+    head = await lockHead();
   }
-  const now = await tx.query<{ at: string; existing: ChainRowRecord | null }>(
-    `select ${AT_TEXT} as at, (select row_to_json(r) from (select ${CHAIN_COLUMNS} from audit_log where idempotency_key = $1) r) as existing`,
-    [opts.idempotencyKey ?? null],
-  );
-  if (now.rows[0]!.existing) return toChainRow(now.rows[0]!.existing);
+  const { seq, hash: prevHash, at } = head.rows[0]!;
   // The details as the database will give them back (JSON, no undefined), so the hash verifies on reading.
   const details = JSON.parse(JSON.stringify(entry.details)) as unknown;
-  const fields = {
-    chain, seq: Number(head.rows[0]!.seq) + 1, at: now.rows[0]!.at, actor: entry.actor, action: entry.action, subject: entry.subject,
-    details, prevHash: head.rows[0]!.hash,
-  };
+  const fields = { chain, seq: Number(seq) + 1, at, actor: entry.actor, action: entry.action, subject: entry.subject, details, prevHash };
   const hash = auditRowHash(fields);
+  // One statement: the row, and the head moved only if the row went in (an idempotency key already there keeps both).
   const { rows } = await tx.query<{ id: string }>(
     `with ins as (
        insert into audit_log (chain, seq, at, actor, action, subject, details, prev_hash, hash, idempotency_key)
-       values ($1, $2, $3::timestamptz, $4, $5, $6, $7, $8, $9, $10) returning id
-     ), moved as (update audit_chain_heads set seq = $2, hash = $9, updated_at = now() where chain = $1)
+       values ($1, $2, $3::timestamptz, $4, $5, $6, $7, $8, $9, $10)
+       on conflict (idempotency_key) where idempotency_key is not null do nothing
+       returning id
+     ), moved as (update audit_chain_heads set seq = $2, hash = $9 where chain = $1 and exists (select 1 from ins))
      select id::text as id from ins`,
     [chain, fields.seq, fields.at, entry.actor, entry.action, entry.subject, JSON.stringify(details), fields.prevHash, hash, opts.idempotencyKey ?? null],
   );
-  return { id: rows[0]!.id, ...fields, hash };
+  if (rows[0]) return { id: rows[0].id, ...fields, hash };
+  // A retry: the row its earlier attempt wrote (committed before this append got the lock).
+  const existing = await tx.query<ChainRowRecord>(`select ${CHAIN_COLUMNS} from audit_log where idempotency_key = $1`, [opts.idempotencyKey]);
+  return toChainRow(existing.rows[0]!);
 }
 
 /** Appends an entry in a transaction of its own, for records of something that changed no row of ours. */
