@@ -62,7 +62,7 @@ export const callsOf = (calls: StubCall[], name: keyof Activities) => calls.filt
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** A protobuf Timestamp or Duration in milliseconds (seconds may be a Long). */
-const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => {
+export const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => {
   const s = t?.seconds as { toNumber?: () => number } | number | null | undefined;
   const seconds = typeof s === 'object' && s?.toNumber ? s.toNumber() : Number(s ?? 0);
   return seconds * 1000 + Math.round((t?.nanos ?? 0) / 1e6);
@@ -91,6 +91,9 @@ export function timersOf(events: HistoryEvent[]): HistoryTimer[] {
   }
   return [...byId.values()];
 }
+
+/** When the workflow's first workflow task started: its clock's reading in that task (local activities do not move it). */
+export const firstTaskStartedAt = (events: HistoryEvent[]) => ms(events.find((e) => e.workflowTaskStartedEventAttributes)?.eventTime);
 
 /** Runs `fn` while the worker polls, and stops the worker afterwards whatever happened. */
 export async function whileRunning<T>(worker: Worker, fn: () => Promise<T>): Promise<T> {

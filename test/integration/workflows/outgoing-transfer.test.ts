@@ -4,7 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { CreatedTransaction, TransferPlan } from '../../../activities/outgoing-transfers';
 import { outgoingTransfer, type OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
 import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
-import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
+import { callsOf, firstTaskStartedAt, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
 
 /**
  * The outgoing transfer's wait for the counterparty's answer, with stubbed activities: the poll interval and the answer
@@ -57,7 +57,7 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     // The wait is one timer per poll interval, the last one cut to what is left of the deadline (how many fit depends
     // on how long the steps before took: the deadline counts from the workflow task that created the transaction).
     const timers = timersOf(events);
-    expect(timers.length).toBeGreaterThanOrEqual(2);
+    expect(timers.length).toBeGreaterThanOrEqual(1);
     expect(timers.length).toBeLessThanOrEqual(3);
     expect(timers.slice(0, -1).every((t) => t.durationMs === POLL_MS)).toBe(true);
     const last = timers.at(-1)!;
@@ -71,9 +71,12 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(callsOf(calls, 'fetchOutgoingStatus').map((c) => c.args)).toEqual(timers.slice(1).map(() => [{ transactionId: 'tx-1' }]));
     const cancel = callsOf(calls, 'cancelOutgoingTransaction');
     expect(cancel.map((c) => c.args)).toEqual([[{ transactionId: 'tx-1', reason: 'no answer from the beneficiary VASP before the deadline' }]]);
-    const preparedAt = callsOf(calls, 'prepareOutgoingTransfer')[0]!.at;
-    expect(cancel[0]!.at - preparedAt).toBeGreaterThanOrEqual(DEADLINE_MS - 100);
-    expect(cancel[0]!.at - preparedAt).toBeLessThan(DEADLINE_MS + 2000);
+    // The deadline counts from the workflow's clock when the transaction was created: the time its workflow task started,
+    // which the local activities before it do not move (so on a busy machine it can be before the stub's first call).
+    const clockAt = firstTaskStartedAt(events);
+    expect(cancel[0]!.at - clockAt).toBeGreaterThanOrEqual(DEADLINE_MS - 100);
+    // Not long after either (generous: the machine may be busy).
+    expect(cancel[0]!.at - clockAt).toBeLessThan(DEADLINE_MS + 10_000);
     expect(cancel[0]!.at).toBeGreaterThanOrEqual(last.firedAt! - 5);
     const reports = callsOf(calls, 'reportTransferStatus');
     expect(reports).toHaveLength(1);
