@@ -24,6 +24,15 @@ export interface StoredPii {
   recipients: string[];
 }
 
+/** The encrypted values as sent to the personal-data service, and for whom (0012_outgoing-pii-entries.sql). */
+export interface PendingPii {
+  fromDid: string;
+  toDid: string;
+  mode: string;
+  recipients: string[];
+  entries: { key: string; value: string }[];
+}
+
 export interface TransferRow {
   id: string;
   source: 'api' | 'agent';
@@ -112,6 +121,19 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
     return toTransfer(await this.row(id));
   }
 
+  /**
+   * Keeps the encrypted values before they are sent, once: a second call answers the first call's values, so every
+   * attempt sends the same bytes.
+   */
+  async setPendingPii(id: string, pending: PendingPii): Promise<PendingPii> {
+    const { rows } = await this.pool.query<{ pii_entries: PendingPii }>(
+      'update outgoing_transfers set pii_entries = coalesce(pii_entries, $2), updated_at = now() where id = $1 returning pii_entries',
+      [id, JSON.stringify(pending)],
+    );
+    if (!rows[0]) throw new NotFoundError(`no outgoing transfer ${id}`, { field: 'id' });
+    return rows[0].pii_entries;
+  }
+
   /** Records the stored encrypted form once; a second call keeps the first (a retried activity changes nothing). */
   async setPii(id: string, pii: StoredPii): Promise<StoredPii> {
     const { rows } = await this.pool.query<Row>(
@@ -125,7 +147,8 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
   }
 
   async setTransactionId(id: string, transactionId: string): Promise<void> {
-    await this.pool.query('update outgoing_transfers set transaction_id = $2, updated_at = now() where id = $1', [id, transactionId]);
+    // The transaction refers to the stored values now: the copy kept for retries of the put is no longer needed.
+    await this.pool.query('update outgoing_transfers set transaction_id = $2, pii_entries = null, updated_at = now() where id = $1', [id, transactionId]);
   }
 
   /** The transfer a network transaction belongs to, if this system created it. */

@@ -33,7 +33,7 @@ export async function deleteWebhookIdsBefore(pool: Pool, cutoff: Date, limit: nu
 export async function eraseTransferRequestsBefore(pool: Pool, cutoff: Date, limit: number, audit: { actor: string; details: Record<string, unknown> }): Promise<number> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
-      `update outgoing_transfers t set wrapped_data_key = null, sealed_request = null, pii_erased_at = now(), updated_at = now()
+      `update outgoing_transfers t set wrapped_data_key = null, sealed_request = null, pii_entries = null, pii_erased_at = now(), updated_at = now()
        from (select id from outgoing_transfers where pii_erased_at is null and created_at < $1
              order by created_at limit $2 for update skip locked) due
        where t.id = due.id

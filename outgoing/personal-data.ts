@@ -30,7 +30,9 @@ export async function storeEncrypted(ctx: TransferContext, fromDid: string, toDi
 
 /**
  * Encrypts the request's personal data for the plan and stores it at the personal-data service, once: a retry finds
- * the CIDs stored by the first attempt and reuses them.
+ * the CIDs stored by the first attempt and reuses them. The encrypted values are kept with the transfer before the
+ * put, so an attempt that crashed after the put but before recording the CIDs is retried with the same bytes: the
+ * content-addressed store answers the same CIDs and holds the data once.
  */
 export async function storePii(ctx: TransferContext, id: string, request: OutgoingRequest, plan: TransferPlan): Promise<StoredPii | undefined> {
   if (plan.mode === 'hosted') return undefined;
@@ -38,9 +40,15 @@ export async function storePii(ctx: TransferContext, id: string, request: Outgoi
   if (row.pii) return row.pii;
   const sender = await activeKey(ctx, plan.originatorVaspDid);
   if (!sender) throw new ValidationError('originatorVASPdid', 'has no active key in the keystore');
-  const entries = encryptRecord({ originator: request.body.originator, beneficiary: request.body.beneficiary }, sender, plan.recipients);
-  const tree = await storeEncrypted(ctx, plan.originatorVaspDid, plan.beneficiaryVaspDid ?? plan.originatorVaspDid, entries);
-  return ctx.store.setPii(id, { tree, mode: plan.mode, recipients: [sender.did, ...plan.recipients] });
+  const pending = await ctx.store.setPendingPii(id, {
+    fromDid: plan.originatorVaspDid,
+    toDid: plan.beneficiaryVaspDid ?? plan.originatorVaspDid,
+    mode: plan.mode,
+    recipients: [sender.did, ...plan.recipients],
+    entries: encryptRecord({ originator: request.body.originator, beneficiary: request.body.beneficiary }, sender, plan.recipients),
+  });
+  const tree = await storeEncrypted(ctx, pending.fromDid, pending.toDid, pending.entries);
+  return ctx.store.setPii(id, { tree, mode: pending.mode, recipients: pending.recipients });
 }
 
 /** How many values a stored `pii` tree holds (its leaves). */

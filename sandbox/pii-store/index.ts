@@ -10,6 +10,7 @@
  *   Unknown CIDs and CIDs owned by others are simply absent from the answer (never 403/404), so a CID reveals nothing.
  */
 import type { FastifyInstance } from 'fastify';
+import { withTransaction } from '../../db/transaction';
 import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
 import { badRequest, forbidden } from '../errors';
@@ -53,7 +54,8 @@ export function piiRoutes(pii: FastifyInstance, ctx: SandboxContext): void {
     if (!mine.includes(fromDID) && !mine.includes(toDID)) {
       throw forbidden(`User ${access.userDid} cannot store personal data for ${fromDID} or ${toDID}`);
     }
-    return putEntries(ctx.pool, fromDID, toDID, data);
+    // Items and their owners in one transaction: an item never exists without the owners who may read it.
+    return withTransaction(ctx.pool, (client) => putEntries(client, fromDID, toDID, data));
   });
 
   pii.post('/get', async (request) => {

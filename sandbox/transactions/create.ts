@@ -6,12 +6,12 @@ import { randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
 import { badRequest, forbidden, NetworkError, notFound } from '../errors';
 import { findOwners, pickOwner } from '../address-book';
-import { addOwners } from '../pii-store/store';
+import { addOwners, type PiiEntry } from '../pii-store/store';
 import { OPERATOR_DID } from '../operator';
 import type { Row, TransactionCore } from './core';
 import { record } from './history';
 import { parseCreateRequest, requestHash, type Transaction } from './model';
-import { checkCids, cidLeaves, hostedTree } from './personal-data';
+import { checkCids, cidLeaves, hostedEncrypt, storeHosted } from './personal-data';
 
 const STALE_CLAIM_SECONDS = 60;
 
@@ -101,12 +101,13 @@ async function doCreate(core: TransactionCore, access: Access, req: ReturnType<t
   // Personal data: CIDs (or inline encrypted strings) from the caller, or plain IVMS101 the service encrypts (hosted).
   let pii: Record<string, unknown> | undefined;
   let piiMode: Row['pii_mode'] = 'none';
+  let hostedEntries: PiiEntry[] | undefined;
   if (req.pii) {
     await checkCids(core, access.vasps(), req.pii);
     pii = req.pii;
     piiMode = 'client';
   } else if (req.originator || req.beneficiary) {
-    pii = await hostedTree(core, core.pool, originator, beneficiary, { originator: req.originator, beneficiary: req.beneficiary });
+    hostedEntries = await hostedEncrypt(core, originator, beneficiary, { originator: req.originator, beneficiary: req.beneficiary });
     piiMode = 'hosted';
   }
 
@@ -152,6 +153,11 @@ async function doCreate(core: TransactionCore, access: Access, req: ReturnType<t
   }
 
   return core.inTransaction(async (client) => {
+    // Hosted personal data is stored with the row that refers to it: a create that fails leaves no items behind.
+    if (hostedEntries) {
+      pii = await storeHosted(client, originator, beneficiary, hostedEntries);
+      tx.pii = pii;
+    }
     await client.query(
       `insert into transactions (id, transaction_ref, originator_vasp_did, beneficiary_vasp_did, status, transaction_asset,
          transaction_amount, pii_mode, body, created_at, updated_at)

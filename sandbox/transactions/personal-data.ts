@@ -15,7 +15,23 @@ export async function checkCids(core: TransactionCore, readerVasps: readonly str
   if (missing) throw validationError(`${missing.key}: unknown content identifier (store it first with POST /pii/put)`);
 }
 
-/** Hosted mode: encrypt the plain record with the service-managed keys, store it, answer the CID tree. */
+/** Hosted mode, first half: the plain record encrypted with the service-managed keys (nothing stored yet). */
+export async function hostedEncrypt(
+  core: TransactionCore,
+  originator: string,
+  beneficiary: string | undefined,
+  record: Record<string, unknown>,
+): Promise<PiiEntry[]> {
+  if (!core.hosted) throw badRequest('NotabeneTransactionError', 'Hosted encryption is not available in this sandbox');
+  return core.hosted.encrypt(originator, beneficiary, Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)));
+}
+
+/** Hosted mode, second half: the encrypted entries stored through `db` (the transaction that stores their row), as a CID tree. */
+export async function storeHosted(db: Pool | PoolClient, originator: string, beneficiary: string | undefined, entries: PiiEntry[]): Promise<Record<string, unknown>> {
+  return unflattenIvms101(await putEntries(db, originator, beneficiary ?? originator, entries));
+}
+
+/** Hosted mode: encrypt the plain record with the service-managed keys, store it through `db`, answer the CID tree. */
 export async function hostedTree(
   core: TransactionCore,
   db: Pool | PoolClient,
@@ -23,11 +39,7 @@ export async function hostedTree(
   beneficiary: string | undefined,
   record: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
-  if (!core.hosted) throw badRequest('NotabeneTransactionError', 'Hosted encryption is not available in this sandbox');
-  const plain = Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined));
-  const entries = await core.hosted.encrypt(originator, beneficiary, plain);
-  const stored = await putEntries(db, originator, beneficiary ?? originator, entries);
-  return unflattenIvms101(stored);
+  return storeHosted(db, originator, beneficiary, await hostedEncrypt(core, originator, beneficiary, record));
 }
 
 /** The plain record of a hosted-mode transaction, decrypted with the service-managed keys of `vaspDids`. */
