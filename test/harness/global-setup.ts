@@ -36,7 +36,8 @@ export const DEV_SERVER_RUN: RunKeys = { envPrefix: 'TEST_', globalKey: '__testR
 export async function prepareRun(keys: RunKeys, startTemporal: (server: DatabaseServer) => Promise<TestTemporal>): Promise<void> {
   const tag = `${Date.now()}_${process.pid}_${randomBytes(3).toString('hex')}`;
   const server = await resolveDatabaseServer({ databaseUrl: process.env.DATABASE_URL, dataDir: '.data', log: setupLog });
-  const [temporal, url, bundle] = await Promise.all([
+  // allSettled: should one part fail, the Temporal server the other started is stopped rather than left running.
+  const settled = await Promise.allSettled([
     startTemporal(server),
     (async () => {
       const url = `${server.serverUrl}/tro_test_${tag}`;
@@ -49,7 +50,14 @@ export async function prepareRun(keys: RunKeys, startTemporal: (server: Database
       failureConverterPath: require.resolve('../../lib/temporal/failure-converter'),
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => setupLog(m), log() {} } as never,
     }),
-  ]);
+  ] as const);
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
+    if (settled[0].status === 'fulfilled') await settled[0].value.teardown().catch(() => undefined);
+    await server.stop().catch(() => undefined);
+    throw failed.reason;
+  }
+  const [temporal, url, bundle] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [TestTemporal, string, { code: string }];
 
   const bundlePath = join(tmpdir(), `tro-workflow-bundle-${tag}.js`);
   writeFileSync(bundlePath, bundle.code);
