@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -121,5 +121,17 @@ describe('npm start: the printed credentials and console work end to end', () =>
     const name = (await page.textContent('#who'))!.replace(/^Signed in as\s*/, '').split('·')[0]!.trim();
     expect(await page.textContent('#decision')).toContain(`Declined by ${name}`);
     await page.screenshot({ path: join(ARTIFACTS, '02-declined.png'), fullPage: true });
+
+    // The decision is in the audit chain under that person, and the chain verifies (the README's command).
+    const apiUrl = printed(/Internal API\s+(\S+)/)[1]!;
+    const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as { operators: Record<string, { token: string }> };
+    const audit = (await (await fetch(`${apiUrl}/v1/audit-log?subject=${held}`, {
+      headers: { authorization: `Bearer ${demo.operators.compliance!.token}` },
+    })).json()) as { data: { action: string; actor: string }[] };
+    expect(audit.data).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'incoming.decline', actor: name })]));
+    const verify = spawnSync(process.execPath, [resolve(ROOT, 'node_modules/tsx/dist/cli.mjs'), resolve(ROOT, 'client/cli/main.ts'), 'audit', 'verify'], {
+      cwd: ROOT, env: { ...process.env, DATABASE_URL: `${LOCAL_SERVER_URL}/${database}` }, encoding: 'utf8', timeout: 120_000,
+    });
+    expect({ status: verify.status, out: verify.stdout + verify.stderr }).toEqual({ status: 0, out: expect.stringContaining('audit chain intact') });
   });
 });
