@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { loadConfig } from '../lib/config';
 import type { ApiTransportConfig } from '../lib/api-transport';
 import { ConfigError } from '../lib/errors';
@@ -56,8 +57,9 @@ export function loadSandboxConfig(env: Record<string, string | undefined> = proc
     logLevel: base.logLevel,
     transport: base.transport,
     ...testRoutesFromEnv(env),
-    // SANDBOX_UPLOAD_DIR, SANDBOX_UPLOAD_MAX_BYTES, SANDBOX_UPLOAD_URL_TTL_SECONDS, SANDBOX_ADDRESS_BATCH_SIZE
-    addressBook: addressBookOptionsFromEnv(env),
+    // SANDBOX_UPLOAD_DIR (default: a private directory under DATA_DIR), SANDBOX_UPLOAD_MAX_BYTES,
+    // SANDBOX_UPLOAD_URL_TTL_SECONDS, SANDBOX_ADDRESS_BATCH_SIZE
+    addressBook: { spoolDir: join(base.dataDir, 'sandbox', 'address-uploads'), ...addressBookOptionsFromEnv(env) },
     // SANDBOX_RATE_LIMIT, SANDBOX_RATE_WINDOW, SANDBOX_RATE_LOCKOUT: the network's quota unless set otherwise.
     rateLimit: rateLimitFromEnv(env),
   };

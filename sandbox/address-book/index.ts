@@ -7,6 +7,7 @@ import { resolveOptions, type AddressBookOptions } from './options';
 import { readOutbox } from './outbox';
 import { UploadProcessor } from './processor';
 import { handleUpload } from './receive';
+import { Spool } from './spool';
 import { registerApiRoutes } from './routes';
 import { UploadUrls } from './upload-url';
 import { readUpload } from './uploads';
@@ -55,6 +56,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export async function addressBookPublicRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
   const { opts, urls } = servicesOf(ctx);
   const processor = new UploadProcessor(ctx, opts);
+  const spool = await Spool.open(opts.spoolDir);
   const lingering = new Set<IncomingMessage>();
   await app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: opts.maxUploadBytes + 1, files: 1 } });
@@ -62,9 +64,12 @@ export async function addressBookPublicRoutes(app: FastifyInstance, ctx: Sandbox
     scope.addHook('preClose', async () => {
       for (const req of lingering) req.socket.destroy();
     });
-    scope.addHook('onClose', async () => processor.stop());
+    scope.addHook('onClose', async () => {
+      await processor.stop();
+      await spool.close();
+    });
 
-    scope.post('/upload', async (request, reply) => handleUpload(request, reply, { ctx, opts, urls: await urls(), processor, lingering }));
+    scope.post('/upload', async (request, reply) => handleUpload(request, reply, { ctx, opts, urls: await urls(), processor, spool, lingering }));
 
     scope.get('/sandbox/uploads/:id', async (request) => {
       const { id } = request.params as { id: string };

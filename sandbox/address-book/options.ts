@@ -1,11 +1,13 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ConfigError } from '../../lib/errors';
 
 /** Settings of the address book. Every one has a default; tests and operators may override any of them. */
 export interface AddressBookOptions {
-  /** Where accepted CSV files wait for processing (created if missing; files are removed once processed). */
-  spoolDir: string;
+  /**
+   * Where accepted CSV files wait for processing (files are removed once processed). Created, or narrowed, to mode
+   * 0700: the files are VASPs' customer address lists. Unset: a fresh private directory per sandbox (mkdtemp),
+   * removed when it stops; sandbox/config.ts sets `<DATA_DIR>/sandbox/address-uploads` so a restart finds its files.
+   */
+  spoolDir?: string;
   /** Largest CSV accepted, in bytes: "up to 100 MB" (interface.md, Limits). Checked while streaming. */
   maxUploadBytes: number;
   /** Lifetime of an upload URL. The real network hands out short-lived S3 URLs; a few minutes here. */
@@ -23,7 +25,6 @@ export interface AddressBookOptions {
 }
 
 export const DEFAULT_OPTIONS: AddressBookOptions = {
-  spoolDir: join(tmpdir(), 'travel-rule-sandbox', 'address-uploads'),
   maxUploadBytes: 100 * 1024 * 1024,
   uploadUrlTtlSeconds: 300,
   batchSize: 5000,

@@ -1,7 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rename, rm } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -11,6 +10,7 @@ import { Access } from '../auth/access';
 import { NetworkError, badRequest, unauthorized } from '../errors';
 import type { AddressBookOptions } from './options';
 import type { UploadProcessor } from './processor';
+import type { Spool } from './spool';
 import { checkHeader } from './rules';
 import type { UploadUrls } from './upload-url';
 import { createUpload, uploadExists } from './uploads';
@@ -70,6 +70,7 @@ export interface ReceiveDeps {
   opts: AddressBookOptions;
   urls: UploadUrls;
   processor: UploadProcessor;
+  spool: Spool;
   /** Requests refused before their body was read, still being drained; closed at once when the sandbox stops. */
   lingering: Set<IncomingMessage>;
 }
@@ -120,7 +121,7 @@ const FRAMING_ALLOWANCE = 64 * 1024;
  * first line is not the header; the answer comes as soon as the file is stored, and processing runs afterwards.
  */
 async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps: ReceiveDeps) {
-  const { ctx, opts, urls, processor } = deps;
+  const { ctx, opts, urls, processor, spool } = deps;
   const token = (request.query as Record<string, unknown>).token;
   if (typeof token !== 'string' || !token) throw unauthorized('upload URL has no token');
   const grant = await urls.verify(token);
@@ -141,12 +142,12 @@ async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps:
     throw invalid(`file: the file part must be named "file", not "${part.fieldname}"`);
   }
 
-  await mkdir(opts.spoolDir, { recursive: true });
-  const spoolPath = join(opts.spoolDir, `${grant.id}.csv`);
+  // Each request writes its own file: a second request on the same URL, refused below, removes only its own.
+  const spoolPath = spool.newFile(grant.id);
   const partial = `${spoolPath}.part`;
   const gate = new CsvGate(opts.maxUploadBytes);
   try {
-    await pipeline(part.file, gate, createWriteStream(partial));
+    await pipeline(part.file, gate, createWriteStream(partial, { flags: 'wx', mode: 0o600 }));
     if (part.file.truncated) throw tooLarge(opts.maxUploadBytes);
     await rename(partial, spoolPath);
   } catch (e) {

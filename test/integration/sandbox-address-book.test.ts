@@ -1,9 +1,9 @@
 // Longer than 400 lines on purpose: the address book's cases share one sandbox and seed (beforeAll), and splitting
 // the file would start them again for each part.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SignJWT } from 'jose';
 import type { Seed } from '../../sandbox/seed';
 import { findOwners, type AddressBookOptions } from '../../sandbox/address-book';
@@ -540,6 +540,65 @@ describe('sandbox: address book', () => {
     // A second upload of the same file finds its rows already registered.
     const again = await postFile(await uploadUrl(group.subB, { as: uploader }), csv(['ETH,,x', `ETH,${evm(2, 'c2')},ok`]));
     expect((await finished(uploadIdOf(again.body))).counts).toEqual({ rowsRead: 2, registered: 0, updated: 1, rejected: 1 });
+  });
+
+  it('spools uploads in a directory only this user can read: its own temporary one, or the configured one narrowed to 0700', async () => {
+    const r = await postFile(await uploadUrl(group.gateway), csv([`ETH,${evm(1, 'e1')},spool`]));
+    expect(r.status).toBe(200);
+    const id = uploadIdOf(r.body);
+    await finished(id);
+    const { rows: [row] } = await sb.pool.query<{ spool_path: string }>('select spool_path from address_uploads where id = $1', [id]);
+    const dir = dirname(row!.spool_path);
+    expect(dir.startsWith(join(tmpdir(), 'travel-rule-sandbox-uploads-'))).toBe(true);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+
+    // A configured directory that exists open to everyone is made private at start.
+    const configured = join(mkdtempSync(join(tmpdir(), 'spool-parent-')), 'uploads');
+    mkdirSync(configured);
+    chmodSync(configured, 0o777);
+    const other = await startSandboxWith(group.seed, { spoolDir: configured });
+    try {
+      expect(statSync(configured).mode & 0o777).toBe(0o700);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('gives two uploads racing on one URL files of their own: the first is processed whole, the second gets 409 (issue 15, item 4)', async () => {
+    const url = await uploadUrl(group.gateway);
+    const rowsOf = (salt: string, n: number) => Array.from({ length: n }, (_, i) => `ETH,${evm(i, salt)},race-${salt}`);
+    const first = csv(rowsOf('f1', 20_000));
+    const second = csv(rowsOf('f2', 30_000));
+    // The second request starts first and sends half of its file, then waits until the first has been answered.
+    const boundary = `----race${randomUUID()}`;
+    const head = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="second.csv"\r\ncontent-type: text/csv\r\n\r\n`;
+    const tail = `\r\n--${boundary}--\r\n`;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const half = Math.floor(second.length / 2);
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode(head + second.slice(0, half)));
+        await released;
+        controller.enqueue(new TextEncoder().encode(second.slice(half) + tail));
+        controller.close();
+      },
+    });
+    const slow = fetch(url, {
+      method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, duplex: 'half',
+    } as RequestInit);
+    await new Promise((r) => setTimeout(r, 500));
+    const fast = await postFile(url, first, { name: 'first.csv' });
+    release();
+    const late = await slow;
+    expect(fast.status).toBe(200);
+    expect(late.status).toBe(409);
+    expect(((await late.json()) as { err: { name: string } }).err.name).toBe('UploadURLUsedError');
+    // The first file is processed exactly as it was sent: nothing of the second one written into it or removed under it.
+    const done = await finished(uploadIdOf(fast.body));
+    expect(done).toMatchObject({ status: 'completed', fileName: 'first.csv', counts: { rowsRead: 20_000, registered: 20_000, rejected: 0 } });
+    const { rows: [row] } = await sb.pool.query<{ spool_path: string }>('select spool_path from address_uploads where id = $1', [uploadIdOf(fast.body)]);
+    expect(readdirSync(dirname(row!.spool_path)).filter((f) => f.startsWith(uploadIdOf(fast.body)))).toEqual([]);
   });
 
   it('resumes an upload whose sandbox stopped while processing it, when a sandbox starts again', async () => {
