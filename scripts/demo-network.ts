@@ -11,7 +11,8 @@ import type { DemoGroup } from './demo-group';
  * The demo's side of the network, set up by `npm start` against the sandbox: the group's keys published, the gateway's
  * notification webhook and a subsidiary's address webhook pointed at the internal API, the registry and the network's
  * address book filled so that each routing path has an address, the sample sanctions list loaded. Then the demo
- * counterparty sends one transfer per path (and one from a sanctioned originator).
+ * counterparty sends one transfer per path (and one from a sanctioned originator), and the first subsidiary sends the
+ * counterparty one transfer per behaviour the sandbox can simulate (accept, decline, late, silent, …).
  */
 export interface DemoAddresses {
   /** In the first subsidiary's address book at the network: the network redirects and confirms by itself. */
@@ -31,6 +32,26 @@ export function demoAddresses(group: DemoGroup): DemoAddresses {
   const of = (label: string) => `0x${createHash('sha256').update(`${group.gateway.did}/${label}`).digest('hex').slice(0, 40)}`;
   return { addressBook: of('address-book'), addressWebhook: of('address-webhook'), notification: of('notification'), sanctioned: of('sanctioned') };
 }
+
+/**
+ * The outgoing demo: one transfer per behaviour of the simulated counterparty (sandbox/counterparties/behaviours.ts),
+ * each to an address that selects it, with the status the transfer reaches and whether that status is final.
+ */
+export const DEMO_OUTGOING = [
+  { behaviour: 'accept', label: 'counterparty accepts', reaches: 'ACCEPTED', final: true },
+  { behaviour: 'decline', label: 'counterparty declines', reaches: 'DECLINED', final: true },
+  { behaviour: 'reject', label: 'counterparty rejects (not its address)', reaches: 'REJECTED', final: true },
+  { behaviour: 'late:20', label: 'counterparty accepts 20 s later', reaches: 'ACCEPTED', final: true },
+  { behaviour: 'ack', label: 'counterparty confirms the address only', reaches: 'ACK', final: false },
+  { behaviour: 'notReady', label: 'counterparty is not ready', reaches: 'NOT_READY', final: false },
+  { behaviour: 'silent', label: 'counterparty stays silent', reaches: 'SENT', final: false },
+] as const;
+
+export type DemoOutgoing = (typeof DEMO_OUTGOING)[number];
+
+/** The counterparty's address for a behaviour, derived from the demo group like the incoming demo's addresses. */
+export const demoOutgoingAddress = (group: DemoGroup, behaviour: string) =>
+  `0x${createHash('sha256').update(`${group.gateway.did}/outgoing/${behaviour}`).digest('hex').slice(0, 40)}`;
 
 export interface DemoKeys {
   [vaspDid: string]: DidKeyRecord;
@@ -75,8 +96,10 @@ export async function prepareDemoNetwork(sandbox: SandboxTestRoutes, apiUrl: str
   }
   const second = group.subsidiaries[1]!;
   const addressHook = await call(`${sandboxUrl}/integrations/${second.did}/address-query-webhook`, gw, 'POST', { url: `${apiUrl}/webhooks/address/${second.did}`, params: '?' });
+  // The counterparty answers each outgoing demo transfer by the behaviour its destination address selects.
+  const behaviours = Object.fromEntries(DEMO_OUTGOING.map((d) => [demoOutgoingAddress(group, d.behaviour), d.behaviour]));
   const sim = await fetch(`${sandboxUrl}/sandbox/counterparties/${group.external.did}`, {
-    method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${sandbox.testToken}` }, body: '{}',
+    method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${sandbox.testToken}` }, body: JSON.stringify({ behaviours }),
   });
   if (!sim.ok) throw new Error(`demo: the simulated counterparty could not be set up (${sim.status}: ${(await sim.text()).slice(0, 200)})`);
   return {
@@ -126,4 +149,39 @@ export async function sendDemoIncoming(sandbox: SandboxTestRoutes, group: DemoGr
     await send('notification webhook + workflow', a.notification, ['Carol', 'Example']),
     await send('sanctioned originator', a.sanctioned, ['Ivan', 'Petrov']),
   ];
+}
+
+const person = (given: string, family: string) => ({
+  naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: family, secondaryIdentifier: given, nameIdentifierType: 'LEGL' }] }] },
+});
+
+/**
+ * The first subsidiary sends the counterparty one transfer per behaviour through the internal API. The Idempotency-Key
+ * is derived from the demo group, so a second start finds the same transfers instead of sending new ones.
+ */
+export async function sendDemoOutgoing(api: { url: string; token: string }, group: DemoGroup): Promise<(DemoOutgoing & { id: string; workflowId: string })[]> {
+  const from = group.subsidiaries[0]!;
+  const origin = `0x${createHash('sha256').update(`${group.gateway.did}/outgoing/origin`).digest('hex').slice(0, 40)}`;
+  const sent = [];
+  for (const d of DEMO_OUTGOING) {
+    const destination = demoOutgoingAddress(group, d.behaviour);
+    const key = `demo-${createHash('sha256').update(group.gateway.did).digest('hex').slice(0, 12)}-${d.behaviour}`;
+    const r = await fetch(`${api.url}/v1/transfers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({
+        transactionAsset: 'ETH', transactionAmount: '150000000000000000', originatorVASPdid: from.did, beneficiaryVASPdid: group.external.did,
+        transactionBlockchainInfo: { origin, destination },
+        originator: {
+          originatorPersons: [{ naturalPerson: { ...person('Erin', 'Example').naturalPerson, dateAndPlaceOfBirth: { dateOfBirth: '1979-06-02', placeOfBirth: 'Example City' } } }],
+          accountNumber: [origin],
+        },
+        beneficiary: { beneficiaryPersons: [person('Frank', 'Example')], accountNumber: [destination] },
+      }),
+    });
+    if (!r.ok) throw new Error(`demo: outgoing transfer (${d.behaviour}) failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
+    const state = (await r.json()) as { id: string; workflowId: string };
+    sent.push({ ...d, id: state.id, workflowId: state.workflowId });
+  }
+  return sent;
 }

@@ -18,7 +18,7 @@ import { devCredentials } from './dev-credentials';
 import { DEFAULT_OPERATOR_AUDIENCE } from '../sandbox/auth/operator-issuer';
 import { operatorIssuerUrl } from '../sandbox/server';
 import { ROLES, type Role } from '../lib/principal';
-import { demoKeys, prepareDemoNetwork, seedDemoData, sendDemoIncoming } from './demo-network';
+import { demoKeys, prepareDemoNetwork, seedDemoData, sendDemoIncoming, sendDemoOutgoing } from './demo-network';
 import { ensureTemporalCli } from './temporal-cli';
 import { initTemporalCluster, prepareTemporalCluster, prepareTemporalUi } from './cluster/temporal-cluster';
 import { connectTemporal } from '../lib/temporal/connect';
@@ -171,12 +171,32 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
   say(`Logs: ${config.dataDir}/logs/. Press Ctrl-C to stop.`);
 }
 
-/** Seeds the demo's registry and sanctions list, sends one incoming transfer per routing path, and waits for them. */
+/**
+ * Seeds the demo's registry and sanctions list, sends one incoming transfer per routing path and one outgoing transfer
+ * per behaviour of the simulated counterparty, and waits for them (a minute at most).
+ */
 async function runDemoTraffic(sandbox: SandboxTestRoutes, apiUrl: string, databaseUrl: string, group: DemoGroup, creds: Record<Role, DevCredential>) {
   await seedDemoData(sandbox.url, { url: apiUrl, token: creds.operator.token }, databaseUrl, group);
   const sent = await sendDemoIncoming(sandbox, group);
+  const sentOut = await sendDemoOutgoing({ url: apiUrl, token: creds.operator.token }, group);
   const names = new Map([group.gateway, ...group.subsidiaries].map((v) => [v.did, v.name]));
-  return Promise.all(sent.map(async (d) => {
+  const outgoing = Promise.all(sentOut.map(async (d) => {
+    let outcome = 'still running (see the Temporal UI)';
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !stopping) {
+      const r = await fetch(`${apiUrl}/v1/transfers/${encodeURIComponent(d.id)}`, { headers: { authorization: `Bearer ${creds.viewer.token}` } });
+      if (r.ok) {
+        const s = (await r.json()) as { status: string; final: boolean };
+        if (s.final || s.status === d.reaches) {
+          outcome = s.final ? s.status : `${s.status}, waiting for a final answer until the deadline (TRANSFER_ANSWER_DEADLINE)`;
+          if (s.final || !d.final) break;
+        }
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    return { ...d, outcome };
+  }));
+  const incoming = Promise.all(sent.map(async (d) => {
     let outcome = 'still running (see the Temporal UI)';
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && !stopping) {
@@ -193,6 +213,7 @@ async function runDemoTraffic(sandbox: SandboxTestRoutes, apiUrl: string, databa
     }
     return { ...d, outcome };
   }));
+  return { incoming: await incoming, outgoing: await outgoing };
 }
 
 async function shutdown(code: number): Promise<never> {
@@ -288,11 +309,13 @@ async function main() {
     return r.status === 'COMPLETED';
   }, 120_000);
 
-  const demo = sandboxUrl ? await runDemoTraffic({ url: sandboxUrl, testToken: sandboxTestToken }, config.publicApiUrl, databaseUrl, group, creds) : [];
+  const demo = sandboxUrl ? await runDemoTraffic({ url: sandboxUrl, testToken: sandboxTestToken }, config.publicApiUrl, databaseUrl, group, creds) : undefined;
   printBanner(config, group, { ui: temporal.uiUrl, sandbox: sandboxUrl }, started.workflowId, creds);
-  if (demo.length) {
+  if (demo) {
     say('Demo incoming transfers (filter by TransferStatus or SubsidiaryVaspDid in the Temporal UI):');
-    for (const d of demo) say(`  ${d.label.padEnd(34)} incoming-${d.id}  ${d.outcome}`);
+    for (const d of demo.incoming) say(`  ${d.label.padEnd(40)} incoming-${d.id}  ${d.outcome}`);
+    say(`Demo outgoing transfers from ${group.subsidiaries[0]!.name} to ${group.external.name}, one per counterparty behaviour (GET /v1/transfers/<id>):`);
+    for (const d of demo.outgoing) say(`  ${d.label.padEnd(40)} ${d.workflowId}  ${d.outcome}`);
   }
   writeFileSync(resolve(dataDir, 'urls.json'), JSON.stringify({ api: config.publicApiUrl, ui: temporal.uiUrl, sandbox: sandboxUrl }, null, 2));
 }

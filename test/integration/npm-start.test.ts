@@ -50,7 +50,7 @@ describe('npm start: the printed credentials and console work end to end', () =>
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const started = Date.now();
-    while (!/Demo incoming transfers/.test(output) || !/held for review/.test(output)) {
+    while (!/Demo incoming transfers/.test(output) || !/held for review/.test(output) || !/counterparty stays silent\s+\S+\s+\S+/.test(output)) {
       if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${output}`);
       if (Date.now() - started > 420_000) throw new Error(`npm start did not finish its demo in 7 minutes:\n${output}`);
       await new Promise((r) => setTimeout(r, 500));
@@ -91,6 +91,23 @@ describe('npm start: the printed credentials and console work end to end', () =>
       body: JSON.stringify({ decision: 'decline', reason: 'not mine to decide' }),
     });
     expect(refused.status).toBe(403);
+  });
+
+  it('demonstrates both directions: one outgoing transfer per counterparty behaviour, printed with the status the API reports', async () => {
+    const apiUrl = printed(/Internal API\s+(\S+)/)[1]!;
+    const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as { operators: Record<string, { token: string }> };
+    const expected: [string, string, boolean][] = [
+      ['accepts', 'ACCEPTED', true], ['declines', 'DECLINED', true], ['rejects \\(not its address\\)', 'REJECTED', true],
+      ['accepts 20 s later', 'ACCEPTED', true], ['confirms the address only', 'ACK', false], ['is not ready', 'NOT_READY', false],
+      ['stays silent', 'SENT', false],
+    ];
+    for (const [label, status, final] of expected) {
+      const [, workflowId, shown] = printed(new RegExp(`counterparty ${label}\\s+(outgoing-\\S+)\\s+([A-Z_]+)`));
+      expect(shown).toBe(status);
+      const r = await fetch(`${apiUrl}/v1/transfers/${workflowId!.replace(/^outgoing-/, '')}`, { headers: { authorization: `Bearer ${demo.operators.viewer!.token}` } });
+      expect(r.status).toBe(200);
+      expect(await r.json()).toMatchObject({ workflowId, status, final, beneficiaryVaspDid: expect.stringMatching(/^did:/) });
+    }
   });
 
   it('the compliance officer signs in at the printed console with the printed email and password and declines the sanctioned transfer', async () => {
