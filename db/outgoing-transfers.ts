@@ -24,7 +24,7 @@ export interface StoredPii {
   recipients: string[];
 }
 
-/** The encrypted values as sent to the personal-data service, and for whom (0012_outgoing-pii-entries.sql). */
+/** The encrypted values as sent to the personal-data service, and for whom (0013_outgoing-pii-entries.sql). */
 export interface PendingPii {
   fromDid: string;
   toDid: string;
