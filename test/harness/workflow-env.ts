@@ -36,8 +36,9 @@ export interface StubCall {
 export type Stubs = Partial<{ [K in keyof Activities]: (...args: Parameters<Activities[K]>) => unknown }>;
 
 /**
- * A worker on a fresh task queue with the given stubs as its activities; each call is recorded in `calls`. An
- * activity the workflow calls without a stub fails the test loudly (unregistered activity type).
+ * A worker on a fresh task queue with the given stubs as its activities; each call is recorded in `calls`. A call to
+ * an activity without a stub fails as unregistered and is retried as the workflow's policy says, so the test fails on
+ * its assertions or its timeout.
  */
 export async function stubWorker(env: TestWorkflowEnvironment, stubs: Stubs): Promise<{ worker: Worker; taskQueue: string; calls: StubCall[] }> {
   const calls: StubCall[] = [];
