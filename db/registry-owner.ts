@@ -3,7 +3,7 @@ import { normalizeAddressAndTag } from '../lib/address-book/entry';
 
 /**
  * Which subsidiary of the group owns a destination address, from the registry: the exact `<address>:<tag>` first,
- * then the master address (some senders put the tag in `accountNumber` instead, interface.md, Register one address).
+ * then the master address (some senders put the tag in `accountNumber` instead).
  * Undefined when nobody owns it, or when two subsidiaries claim it (a person must decide).
  */
 export async function findRegistryOwner(pool: Pool, destination: string, subsidiaryDids: readonly string[]): Promise<string | undefined> {

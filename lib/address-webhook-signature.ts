@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WEBHOOK_TOLERANCE_SECONDS, type HeaderSource } from './webhook-signature';
 
 /**
- * The address webhook's signature (network-api-facts.md §6c): the network calls `GET <url>?<params>&asset=…&address=…`
+ * The address webhook's signature: the network calls `GET <url>?<params>&asset=…&address=…`
  * with header `x-notabene-signature` = base64 HMAC-SHA1(secret, "GET" + the request's path and query, exactly as
  * sent). The public samples leave the canonical string ambiguous; this is the one the sandbox and the receiver share.
  *

@@ -1,6 +1,6 @@
 /**
  * The signature of the network's notification webhooks, shared by the sender (sandbox/webhooks) and the receiver (the
- * orchestrator's webhook endpoint). The network signs with Svix (network-api-facts.md §6); this is Svix's scheme, also
+ * orchestrator's webhook endpoint). The network signs with Svix; this is Svix's scheme, also
  * published as "Standard Webhooks":
  *
  * - Secret: per endpoint, `whsec_` + base64 of 32 random bytes, answered once by `POST /webhook`. The HMAC key is the

@@ -4,9 +4,9 @@ import { UpstreamRejectedError, UpstreamUnavailableError, type AppError } from '
 import type { NetworkClient } from './client';
 
 /**
- * The network's address-book endpoints, in its shapes (network-api-facts.md §5). Everything but the upload goes
+ * The network's address-book endpoints, in its shapes. Everything but the upload goes
  * through `network.api` (bearer auth, typed errors); the upload URL carries its own credential, so the CSV is POSTed
- * with plain fetch and no Authorization header (interface.md, Authentication 6).
+ * with plain fetch and no Authorization header.
  */
 
 export interface ListedAddress {
@@ -36,8 +36,7 @@ export interface UploadResponse {
 export const LISTING_PAGE_SIZE = 1000;
 
 /**
- * One page of the VASP's own addresses. Pages are counted from 0 as on the network's other paged listings
- * (network-api-facts.md §10); callers stop at the first short page, so a 1-based server would only repeat a page,
+ * One page of the VASP's own addresses. Pages are counted from 0 as on the network's other paged listings; callers stop at the first short page, so a 1-based server would only repeat a page,
  * which the staging table's key absorbs.
  */
 export function listPage(network: NetworkClient, vaspDid: string, page: number, perPage = LISTING_PAGE_SIZE): Promise<ListingPage> {

@@ -22,7 +22,7 @@ interface CachedToken {
 /** Renew a token this long before it expires, so a request never leaves with a token that dies in flight. */
 const TOKEN_MARGIN_MS = 5 * 60_000;
 
-/** The network's block after a 429 when its answer names none (network-api-facts.md §10: every endpoint for 10 s). */
+/** The network's block after a 429 when its answer names none (every endpoint for 10 s). */
 export const DEFAULT_LOCKOUT_MS = 10_000;
 
 /** The priority of the `call` a request is made in; the request hooks read it. */

@@ -1,7 +1,7 @@
 import { RateLimitedError } from '../lib/errors';
 import type { NetworkClient } from './client';
 
-/** The network's Transaction object (network-api-facts.md §1); only the fields this system reads are typed. */
+/** The network's Transaction object; only the fields this system reads are typed. */
 export interface NetworkTransaction {
   id: string;
   status?: string;
@@ -81,7 +81,7 @@ export function txReject<T extends { status?: string }>(network: NetworkClient, 
   return txAction<T>(network, 'POST /tx/reject', id, settled, () => network.api.post('tx/reject', { json: { id, reason } }).json<T>());
 }
 
-/** One page of `GET /tx/list` (network-api-facts.md: `page` from 0, at most 100 per page, the network's limit). */
+/** One page of `GET /tx/list` (`page` from 0, at most 100 per page, the network's limit). */
 export interface TxListPage<T> {
   transactions: T[];
   paginateInfo?: { totalPages?: number; currentPage?: number };

@@ -31,7 +31,7 @@ export interface TransferPlan {
   recipients: string[];
 }
 
-/** Refuses what can never become a transfer: the gateway as originator (interface.md, Errors), a VASP outside the group. */
+/** Refuses what can never become a transfer: the gateway as originator, a VASP outside the group. */
 export function assertOriginatorAllowed(group: GroupConfig, originatorVaspDid: string): void {
   if (group.gatewayDid && originatorVaspDid === group.gatewayDid) {
     throw new ValidationError(
@@ -117,7 +117,7 @@ export async function planTransfer(ctx: TransferContext, request: OutgoingReques
   if (ctx.config.noKeyMode === 'escrow' && beneficiaryVaspDid) {
     // The beneficiary's escrow key when the service shows it to us; it may show a VASP's escrow key only to that
     // VASP's users, and then the originator's escrow key serves the same purpose: the service can decrypt for both
-    // parties' web UI (interface.md, "What the service does" 5).
+    // parties' web UI.
     let escrow: string;
     try {
       escrow = await escrowKey(ctx, beneficiaryVaspDid);

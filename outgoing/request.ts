@@ -1,5 +1,5 @@
 /**
- * The outgoing transfer request: the network's `POST /tx/create` body (network-api-facts.md §1) with plain IVMS101
+ * The outgoing transfer request: the network's `POST /tx/create` body with plain IVMS101
  * `originator` and `beneficiary`, which this system encrypts. The same shape serves the internal API
  * (`POST /v1/transfers`) and the agent-compatible `POST /tx/create`, so a caller moving from the agent changes nothing.
  */

@@ -1,6 +1,6 @@
 /**
- * Errors in the network's v1 shape: `{err:{name, code, message}}` with the matching HTTP status
- * (network-api-facts.md §8). The sandbox never answers a stack trace.
+ * Errors in the network's v1 shape: `{err:{name, code, message}}` with the matching HTTP status.
+ * The sandbox never answers a stack trace.
  */
 export class NetworkError extends Error {
   constructor(

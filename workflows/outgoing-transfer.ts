@@ -71,7 +71,7 @@ const { reportTransferStatus } = proxyLocalActivities<Activities>({
 });
 
 /**
- * One outgoing Travel Rule transfer (issue #5): validate and encrypt (activity, which loads the originator's key by
+ * One outgoing Travel Rule transfer: validate and encrypt (activity, which loads the originator's key by
  * VASP DID), create the network's transaction with transactionRef = the transfer id, then wait for the counterparty's
  * answer — webhook signals first, `GET /tx/info` polling as the fallback — until a final status or the deadline, and
  * report the outcome. A refused request (invalid IVMS101, the gateway as originator, an unknown VASP) fails the

@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors';
 import { cronSetting, intSetting, timezoneSetting, type Env } from '../config-values';
 
-/** The network's limit on one address CSV: "up to 100 MB" (interface.md, Limits). Decimal, so below 100 MiB too. */
+/** The network's limit on one address CSV: "up to 100 MB". Decimal, so below 100 MiB too. */
 export const NETWORK_MAX_UPLOAD_BYTES = 100_000_000;
 
 /** Settings of the address book's reconciliation (environment variables in parentheses). */

@@ -3,8 +3,7 @@
  * the normalisation they all apply. Pure functions: the API, the CLI (row by row, before sending) and the workflow's
  * activities share them, so a row the CLI accepts is a row the API accepts.
  *
- * The network compares addresses as strings, so the registry stores them the way the network stores them
- * (network-api-facts.md §5 and the sandbox's rules): asset symbols upper-case, EVM addresses (`0x` + 40 hex)
+ * The network compares addresses as strings, so the registry stores them the way the network stores them: asset symbols upper-case, EVM addresses (`0x` + 40 hex)
  * lower-case, every other address case-sensitive, no whitespace or commas (the network's DELETE takes a
  * comma-separated list). A memo/tag is kept apart from its address; the network form is `<address>:<tag>`.
  */

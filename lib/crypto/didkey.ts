@@ -1,5 +1,5 @@
 /**
- * The network's key record (JsonDIDKey, interface.md "Encryption key record"): create, parse, and strip to a public
+ * The network's key record (JsonDIDKey): create, parse, and strip to a public
  * view. Parsing is stricter than the vendor SDK, which accepts a record whose key does not match its did (then encrypts
  * data nobody can read) and ignores the public half of `privateKeyHex`: here every copy of the public key must agree
  * with the did and with the seed, so a corrupted or spliced record is refused before it is used.

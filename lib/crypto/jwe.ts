@@ -1,5 +1,5 @@
 /**
- * Authenticated multi-recipient JWE in the network's format (crypto-facts.md): General JSON serialization,
+ * Authenticated multi-recipient JWE in the network's format: General JSON serialization,
  * XChaCha20-Poly1305 content encryption ("XC20P"), and per recipient an ECDH-1PU+XC20PKW wrap of the content key
  * with its own ephemeral key. Byte-for-byte the structure did-jwt's `createJWE` with
  * `xc20pAuthEncrypterEcdh1PuV3x25519WithXc20PkwV2` produces, and readable by it; the test suite keeps did-jwt and the

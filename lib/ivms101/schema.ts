@@ -1,5 +1,5 @@
 /**
- * IVMS101 as the network's v1 API carries it (network-api-facts.md §1, the v1 OpenAPI `ivms101_*` schemas): plural
+ * IVMS101 as the network's v1 API carries it: plural
  * `originatorPersons`/`beneficiaryPersons`, `naturalPerson.name` as an array, and so on. Exported for reuse in HTTP
  * request schemas and the OpenAPI document.
  *

@@ -1,5 +1,5 @@
 /**
- * The agent's `KEYS` variable (interface.md, "Agent key configuration"): a JSON array of `{vaspDID, privateKeyHex}`.
+ * The agent's `KEYS` variable: a JSON array of `{vaspDID, privateKeyHex}`.
  * It is imported into the keystore at start (db/keystore/agent-keys.ts), so an existing agent configuration keeps working unchanged. A bad entry
  * stops start-up with one ConfigError naming the entry's index and the rule; no message ever quotes a key.
  */

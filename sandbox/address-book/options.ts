@@ -8,7 +8,7 @@ export interface AddressBookOptions {
    * removed when it stops; sandbox/config.ts sets `<DATA_DIR>/sandbox/address-uploads` so a restart finds its files.
    */
   spoolDir?: string;
-  /** Largest CSV accepted, in bytes: "up to 100 MB" (interface.md, Limits). Checked while streaming. */
+  /** Largest CSV accepted, in bytes: "up to 100 MB". Checked while streaming. */
   maxUploadBytes: number;
   /** Lifetime of an upload URL. The real network hands out short-lived S3 URLs; a few minutes here. */
   uploadUrlTtlSeconds: number;

@@ -14,7 +14,7 @@ export interface OutboxEmail {
 }
 
 /**
- * The sandbox's mail: e-mails the network would send (the address-list summary, interface.md Events 5) are written
+ * The sandbox's mail: e-mails the network would send (the address-list summary) are written
  * here instead, and read back at `GET /sandbox/outbox`.
  */
 export async function sendEmail(db: Db, to: string, subject: string, text: string, data: Record<string, unknown>): Promise<number> {

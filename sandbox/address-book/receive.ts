@@ -167,7 +167,7 @@ async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps:
     throw new NetworkError(409, 'UploadURLUsedError', 'this upload URL has already been used: request a new one');
   }
 
-  // The network's answer (interface.md, "Upload an address CSV"), sent before processing starts.
+  // The network's answer, sent before processing starts.
   reply.code(200).send({
     text: 'File uploaded!',
     uploadedFile: {

@@ -73,7 +73,7 @@ function requiredDid(q: Record<string, unknown>, name: string): string {
   return v;
 }
 
-/** The bearer-guarded endpoints of the address book (network-api-facts.md §5). */
+/** The bearer-guarded endpoints of the address book. */
 export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, urls: () => Promise<UploadUrls>): void {
   const { pool } = ctx;
   const starts = new PageStarts();

@@ -6,7 +6,7 @@
  *   or the bare string) is stored verbatim; `{coingeckoId, network}` is stored as `coingecko:<id>@<network>`.
  *   In JSON bodies the asset may be left out: it is stored as '' and then matches every asset.
  * - Addresses: trimmed; an EVM address (`0x` + 40 hex) is lower-cased (its checksum casing carries no identity), all
- *   others are case-sensitive. Memo/tag assets use `<address>:<tag>` (interface.md, Address record); the master
+ *   others are case-sensitive. Memo/tag assets use `<address>:<tag>`; the master
  *   `<address>` is a separate entry. No whitespace or commas (the delete endpoint takes a comma-separated list).
  */
 
@@ -18,7 +18,7 @@ export const CSV_HEADER = 'asset,address,customerRef';
 export type Checked = { ok: true; value: string } | { ok: false; rule: string };
 
 const SYMBOL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-// network-api-facts.md / OpenAPI `CAIP19`.
+// CAIP-19 asset identifiers, as the network's v1 OpenAPI (`CAIP19`) writes them.
 const CAIP19 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}\/[-a-z0-9]{3,8}:[-.%a-zA-Z0-9]{1,128}$/;
 const EVM = /^0x[0-9a-fA-F]{40}$/;
 

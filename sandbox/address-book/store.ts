@@ -222,7 +222,7 @@ export async function findOwners(db: Db, asset: string, address: string): Promis
 
 /**
  * The one owner an ownership lookup reports, following what the network does when it resolves a beneficiary VASP
- * from an address (network-api-facts.md §1): one owner → it; several owners all under the same gateway → the first
+ * from an address: one owner → it; several owners all under the same gateway → the first
  * subsidiary; otherwise a conflict, reported as not found.
  */
 export function pickOwner(owners: readonly AddressOwner[]): AddressOwner | undefined {

@@ -12,8 +12,8 @@ export interface UploadGrant {
 const SECRET_NAME = 'address-upload-url-key';
 
 /**
- * Upload URLs: `${publicUrl}/upload?token=<JWT>`, like the network's `https://api.notabene.dev/upload?token=<JWT>`
- * (network-api-facts.md §5). The token is the URL's own credential (interface.md, Authentication 6): an HS256 JWT bound
+ * Upload URLs: `${publicUrl}/upload?token=<JWT>`, like the network's `https://api.notabene.dev/upload?token=<JWT>`.
+ * The token is the URL's own credential: an HS256 JWT bound
  * to the VASP, the requesting user and the upload id, valid a few minutes. It is signed with a key of its own, kept in
  * the sandbox schema, so an API access token can never pass as an upload credential or the other way round.
  */

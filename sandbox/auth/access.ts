@@ -3,7 +3,7 @@ import { forbidden, notFound } from '../errors';
 
 /**
  * What one user may do. A role on a gateway VASP also covers its subsidiaries: "the credentials of the gateway VASP
- * alone can control all nested VASPs" (interface.md, Authentication 4). `manage` grants every permission.
+ * alone can control all nested VASPs". `manage` grants every permission.
  */
 export class Access {
   constructor(

@@ -3,7 +3,7 @@ import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Pool } from 'pg';
 import { sha256 } from '../seed';
 
-/** Access tokens live 24 hours, as the network's Auth0 tokens do (network-api-facts.md §7). */
+/** Access tokens live 24 hours, as the network's Auth0 tokens do. */
 export const TOKEN_TTL_SECONDS = 86_400;
 
 export interface Principal {

@@ -1,7 +1,7 @@
 /**
  * The network directory's data: VASP profiles (fields with a history of values), their derived flags, the "simple"
  * view the public directory answers with, and VASP settings. Shapes follow the network's v1 OpenAPI (tf_VASPInfo,
- * tf_VASPInfoSimple, tf_VASPListSimple, Settings) and network-api-facts.md §10.
+ * tf_VASPInfoSimple, tf_VASPListSimple, Settings).
  */
 import type { Pool, PoolClient } from 'pg';
 
@@ -36,7 +36,7 @@ export interface VaspFlags {
 /**
  * Flags the network derives. Choices (no public source settles them): a VASP "has an admin" when some user holds a
  * role on it or on its gateway; such a VASP receives and can be notified; it sends unless it is a gateway, because
- * outgoing transfers from a gateway are not allowed (interface.md, Errors).
+ * outgoing transfers from a gateway are not allowed.
  */
 function flags(row: VaspRow): VaspFlags {
   return {
@@ -91,7 +91,7 @@ async function valuesOf(db: Db, dids: string[]): Promise<Map<string, Map<string,
 const asString = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 const snake = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 
-/** `GET /tf/simple/vasps/:did` fields that are always present (network-api-facts.md §10). */
+/** `GET /tf/simple/vasps/:did` fields that are always present. */
 export const SIMPLE_DEFAULT_FIELDS = [
   'did', 'name', 'website', 'logo', 'incorporationCountry', 'documents', 'hasAdmin', 'isNotifiable', 'isActiveSender',
   'isActiveReceiver', 'issuers',

@@ -1,5 +1,5 @@
 /**
- * The personal-data service's escrow key per VASP (interface.md, "What the service does" 5; network-api-facts.md §9).
+ * The personal-data service's escrow key per VASP.
  * The service generates it on first request and holds it: the seed is sealed under a key of the service's own
  * (service_secrets), bound to the VASP and the did:key, and no route ever returns it. Rotation adds a new active key and
  * keeps the previous one, retired, for data already encrypted to it.

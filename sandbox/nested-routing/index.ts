@@ -142,7 +142,7 @@ export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: Sandb
     const sender = recordFromPrivateKeyHex(sim.rows[0].private_key_hex, sim.rows[0].did_key, 'simulation key');
     const recipientKey = (await simpleVasp(ctx.pool, to, ['pii_didkey']))?.pii_didkey;
     const record = Object.fromEntries(['originator', 'beneficiary'].filter((k) => body[k] !== undefined).map((k) => [k, body[k]]));
-    // Without a published key the sender encrypts for itself only, as the agent does (interface.md, Errors).
+    // Without a published key the sender encrypts for itself only, as the agent does.
     const entries = encryptIvms101(record, sender, typeof recipientKey === 'string' && recipientKey ? [recipientKey] : []);
     const stored = await putEntries(ctx.pool, from, to, entries);
     const { originator: _o, beneficiary: _b, ...rest } = body;

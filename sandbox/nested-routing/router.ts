@@ -10,7 +10,7 @@ import { OPERATOR_DID } from '../operator';
 import { type TransactionEvent, type TransactionService } from '../transactions';
 
 /**
- * Nested-VASP routing, as interface.md describes it. A message whose beneficiary is a gateway is resolved, in order:
+ * Nested-VASP routing, as the network describes it. A message whose beneficiary is a gateway is resolved, in order:
  * 1. the subsidiaries' address books (when the gateway's `autoredirect` is on),
  * 2. the subsidiaries' address webhooks (also only with `autoredirect`): the first that answers `{owns: true}` gets it,
  * 3. otherwise it stays at the gateway, whose notification webhook has already been told, for `txRedirect`/`txConfirm`.
@@ -51,7 +51,7 @@ export class NestedRouter {
         `insert into routing_tasks (transaction_id, gateway_did) values ($1, $2) on conflict (transaction_id) do nothing`,
         [tx.id, beneficiary],
       );
-      // The notification webhook is the gateway's last resort (interface.md, Events 3): hold what the gateway is told
+      // The notification webhook is the gateway's last resort: hold what the gateway is told
       // about this message until the automatic paths have had their turn; release() lets it go.
       if (task.rowCount) await holdDeliveries(client, tx.id, beneficiary);
     }

@@ -1,6 +1,6 @@
 /**
  * The personal-data service's store routes (register inside the `/pii` plugin, PII audience), as `@notabene/pii-sdk`
- * calls them (network-api-facts.md §9):
+ * calls them:
  *
  * - `POST /pii/put` `{fromDID, toDID, data: [{key, value}]}` → `[{key, value: <CID>}]`, same order. `value` is the
  *   encrypted value (a JWE JSON string); the store keeps it as the item `{"key","value"}` whose CIDv1 (raw, sha2-256,

@@ -1,5 +1,5 @@
 /**
- * The personal-data service's store (network-api-facts.md §9; interface.md "What the service does" 6).
+ * The personal-data service's store.
  *
  * - An item is the JSON string `{"key": <flattened IVMS101 path>, "value": <encrypted value>}` — exactly what `/get`
  *   answers as `data` — and its identifier is the CIDv1 of those bytes: raw codec (0x55), sha2-256, base32 (`bafkrei…`).

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../lib/errors';
 
 /**
- * The network's rate limit (network-api-facts.md §10): at most `limit` calls per `windowMs` per credential, counted
+ * The network's rate limit: at most `limit` calls per `windowMs` per credential, counted
  * over the API and the personal-data service; the call over the limit is answered 429 and every endpoint then answers
  * 429 for `lockoutMs`. The window slides (the strictest reading of "6000 calls per 300 s"): no span of `windowMs`
  * ever holds more than `limit` admitted calls.

@@ -56,7 +56,7 @@ export function tokenRoute(app: FastifyInstance, deps: AuthDeps): void {
   });
 }
 
-/** `GET /auth/viewer`: the Viewer record of interface.md. */
+/** `GET /auth/viewer`: the network's Viewer record. */
 export function viewerRoute(app: FastifyInstance, deps: { pool: Pool; issuer: string }): void {
   app.get('/auth/viewer', async (request) => {
     const access = accessOf(request);

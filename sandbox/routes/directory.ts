@@ -1,7 +1,7 @@
 /**
  * The network directory: profile updates (`POST /tf/vasps/update`, which is how a VASP publishes its `pii_didkey`), the
  * public "simple" views (`GET /tf/simple/vasps/:did`, `GET /tf/simple/vasps`; auth optional) and VASP settings
- * (`PUT /tf/vasps/:did/settings`, `GET /tf/vasps/:did/getSettings`). Shapes: network-api-facts.md §10 and the v1
+ * (`PUT /tf/vasps/:did/settings`, `GET /tf/vasps/:did/getSettings`). Shapes: the network's v1
  * OpenAPI (tf_VASPUpdate, tf_VASPInfo, tf_VASPInfoSimple, tf_VASPListSimple, Settings).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * The personal-data service's escrow key routes, as `@notabene/pii-sdk` calls them (network-api-facts.md §9):
+ * The personal-data service's escrow key routes, as `@notabene/pii-sdk` calls them:
  * `GET {pii}/get-escrow-didkey?vaspDID=` → an object whose `.did` is the escrow did:key (here: the public JsonDIDKey
  * record, so `.did` is where the SDK looks), and `GET {pii}/rotate-escrow-didkey?vaspDID=` → the new one, same shape.
  * Only the VASP's own users may ask (a gateway's users act for its subsidiaries); the private part never leaves.

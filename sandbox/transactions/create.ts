@@ -143,7 +143,7 @@ async function doCreate(core: TransactionCore, access: Access, req: ReturnType<t
     updatedAt: now,
   };
   record(tx, access.userDid, 'create', '', 'NEW');
-  // The status jump: the call returns the furthest status it could reach (network-api-facts.md §1).
+  // The status jump: the call returns the furthest status it could reach.
   if (known !== undefined) {
     record(tx, access.userDid, 'approve', 'automatic: the beneficiary VASP is in the directory', 'SENT');
     // Automatic confirmation follows the `autoconfirm` setting, which a gateway holds for its subsidiaries.

@@ -68,7 +68,7 @@ export async function listTransactions(pool: Pool, access: Access, query: Record
     `select body from transactions where ${filter} order by ${SORTS[sort]}, id limit $${params.length - 1} offset $${params.length}`,
     params,
   );
-  // TransactionResolved: the Transaction without pii (network-api-facts.md §2).
+  // TransactionResolved: the Transaction without pii.
   const transactions = rows.map(({ body }) => {
     const { pii: _pii, ...rest } = body;
     return rest;

@@ -1,7 +1,6 @@
 /**
- * The Transaction record and the request bodies of tx/create and tx/update, in the network's v1 shapes
- * (network-api-facts.md §1–2, notabene-v1-openapi.yaml `Transaction`, `TransactionCreateRequest`,
- * `TransactionUpdateRequest`). Validation answers 400 `NotabeneTransactionValidationError` whose message names the field.
+ * The Transaction record and the request bodies of tx/create and tx/update, in the network's v1 shapes.
+ * Validation answers 400 `NotabeneTransactionValidationError` whose message names the field.
  */
 import { createHash } from 'node:crypto';
 import { validateBeneficiary, validateOriginator } from '../../lib/ivms101';
@@ -233,7 +232,7 @@ export function parseCreateRequest(body: unknown): CreateRequest {
   };
 }
 
-/** Fields of TransactionUpdateRequest, by who may change them (network-api-facts.md §2). */
+/** Fields of TransactionUpdateRequest, by who may change them. */
 export const BENEFICIARY_UPDATABLE = ['beneficiaryDid', 'beneficiaryRef', 'beneficiaryProof', 'beneficiary', 'pii'] as const;
 export const UPDATABLE = [
   ...BENEFICIARY_UPDATABLE,

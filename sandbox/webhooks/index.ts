@@ -1,5 +1,5 @@
 /**
- * Notification webhooks (network-api-facts.md §6, interface.md Events 1):
+ * Notification webhooks:
  *
  * | method | path | body / query | answer |
  * |---|---|---|---|

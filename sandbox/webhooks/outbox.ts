@@ -1,11 +1,10 @@
 /**
- * What the network pushes, and to whom (network-api-facts.md §6): on every change of a transaction, the envelope
+ * What the network pushes, and to whom: on every change of a transaction, the envelope
  * `{message: 'notification.transactionUpdated', payload: {transaction}, version: '1'}` with the Transaction minus its
  * personal data (`pii`, `ivms101`, `ivms101Encrypted` were removed from webhook payloads; fetch them with tx/info).
  *
- * Recipients: the webhooks of the originator VASP and of the beneficiary VASP, and of their gateways (interface.md,
- * Events 1: the notification webhook is typically set on the gateway), one delivery per registered webhook. The
- * beneficiary side hears of a transaction only once it has been sent to it (not while NEW or WAITING_FOR_INFORMATION).
+ * Recipients: the webhooks of the originator VASP and of the beneficiary VASP, and of their gateways (the notification
+ * webhook is typically set on the gateway), one delivery per registered webhook. The beneficiary side hears of a transaction only once it has been sent to it (not while NEW or WAITING_FOR_INFORMATION).
  * Deliveries are written to the outbox in the database transaction that stores the change.
  */
 import { randomUUID } from 'node:crypto';

@@ -21,7 +21,7 @@ const PublicKeyEntry = {
   meta: Type.Object({ algorithms: Type.Array(Type.String()) }),
   kms: Type.Literal('local'),
 };
-/** The network's JsonDIDKey (interface.md, "Encryption key record"). */
+/** The network's JsonDIDKey. */
 const JsonDidKey = Type.Object({
   did: Type.String(),
   controllerKeyId: Type.String(),
@@ -52,7 +52,7 @@ class AgentFailure extends AppError {
 }
 
 /**
- * The local agent's endpoints (interface.md, "Local agent proxy"), served by this system so an integration written
+ * The local agent's endpoints, served by this system so an integration written
  * for the agent works unchanged: plain IVMS101 in, encrypted with the keys held here for `originatorVASPdid`, or
  * forwarded unencrypted when it holds none. `/tx/create` goes through the outgoingTransfer workflow (idempotent on
  * transactionRef) and answers the network's Transaction as soon as it exists, without waiting for the counterparty.

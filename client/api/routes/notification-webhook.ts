@@ -75,10 +75,11 @@ function verified(secrets: string[], headers: FastifyRequest['headers'], raw: st
 }
 
 /**
- * The network's notification webhook (network-api-facts.md §6): verifies the signature with the endpoint's secret,
+ * The network's notification webhook: verifies the signature with the endpoint's secret,
  * acknowledges a repeated delivery id without acting on it again, and passes the transaction's new status to the
- * outgoing transfer's workflow (`outgoing-<transactionRef>`, or found by transaction id). Transactions this system did
- * not originate are recorded and acknowledged (routing incoming messages is a later issue). It answers as soon as the
+ * outgoing transfer's workflow (`outgoing-<transactionRef>`, or found by transaction id). A message to the group that
+ * this system did not send starts (or signals) its incoming-transfer workflow; anything else is recorded and
+ * acknowledged. It answers as soon as the
  * signal is accepted; a failure to reach Temporal answers 503 so the network delivers again.
  */
 export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps) {

@@ -32,7 +32,7 @@ export const TransferStateSchema = Type.Object({
   history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.String() })),
 });
 
-/** The internal API of outgoing transfers (issue #5). */
+/** The internal API of outgoing transfers. */
 export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
   app.post(
     '/v1/transfers',
