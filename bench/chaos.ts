@@ -357,10 +357,30 @@ async function main() {
     const incomingState = new Map<string, { phase: string; networkStatus: string; finalAt?: number; decisions: number; screening?: Json }>();
     let reconcileState: { status: string; report?: Json; error?: string; finalAt?: number } = { status: 'RUNNING' };
     let rotationState: { workflowStatus?: string; finalAt?: number; body?: Json } = {};
+    // The reconciliation and the rotation: their end as the orchestrator recorded it, not when this loop looked.
+    const endedAt = async (sql: string, args: unknown[]) =>
+      ((await orch.query<{ at: Date | null }>(sql, args)).rows[0]?.at?.getTime() ?? Date.now()) - t0;
+    const checkSingletons = async () => {
+      if (!reconcileState.finalAt) {
+        const r = await call('GET', `/v1/address-book/${encodeURIComponent(subC.did)}/reconcile/${reconcileId}`, 'viewer');
+        if (r.status === 200 && r.body.status !== 'RUNNING') {
+          reconcileState = { ...r.body, finalAt: Date.now() };
+          completions.reconciliation!.push(await endedAt('select max(finished_at) as at from address_book_runs where vasp_did = $1', [subC.did]));
+        }
+      }
+      if (!rotationState.finalAt) {
+        const r = await call('GET', `/v1/vasps/${encodeURIComponent(rotated.did)}/keys/rotation`, 'viewer');
+        if (r.status === 200 && r.body.workflowStatus && r.body.workflowStatus !== 'RUNNING') {
+          rotationState = { workflowStatus: r.body.workflowStatus, finalAt: Date.now(), body: r.body };
+          completions['key rotation']!.push(await endedAt('select max(finished_at) as at from key_rotations where vasp_did = $1', [rotated.did]));
+        }
+      }
+    };
     const deadline = Date.now() + QUIESCENCE_TIMEOUT_MS;
     let injectorDone = false;
     void injector.then(() => (injectorDone = true));
     for (;;) {
+      await checkSingletons();
       await pool(outgoing.filter((o) => !o.finalAt), 8, async (o) => {
         const r = await call('GET', `/v1/transfers/${o.id}`, 'viewer');
         if (r.status !== 200) return;
@@ -368,7 +388,7 @@ async function main() {
         if (FINAL_OUT.has(r.body.status)) {
           o.status = r.body.status;
           o.finalAt = Date.now();
-          completions.outgoing!.push(o.finalAt - t0);
+          completions.outgoing!.push(finishedAt(r.body.history) - t0);
         }
       });
       await pool(incoming.flatMap((t) => t.ids.map((id) => ({ t, id }))).filter(({ id }) => !incomingState.get(id)?.finalAt), 8, async ({ t, id }) => {
@@ -386,23 +406,10 @@ async function main() {
         }
         if (r.body.phase === 'completed' || r.body.phase === 'rejected') {
           s.finalAt = Date.now();
-          completions.incoming!.push(s.finalAt - t0);
+          completions.incoming!.push(finishedAt(r.body.history) - t0);
         }
       });
-      if (!reconcileState.finalAt) {
-        const r = await call('GET', `/v1/address-book/${encodeURIComponent(subC.did)}/reconcile/${reconcileId}`, 'viewer');
-        if (r.status === 200 && r.body.status !== 'RUNNING') {
-          reconcileState = { ...r.body, finalAt: Date.now() };
-          completions.reconciliation!.push(reconcileState.finalAt! - t0);
-        }
-      }
-      if (!rotationState.finalAt) {
-        const r = await call('GET', `/v1/vasps/${encodeURIComponent(rotated.did)}/keys/rotation`, 'viewer');
-        if (r.status === 200 && r.body.workflowStatus && r.body.workflowStatus !== 'RUNNING') {
-          rotationState = { workflowStatus: r.body.workflowStatus, finalAt: Date.now(), body: r.body };
-          completions['key rotation']!.push(rotationState.finalAt! - t0);
-        }
-      }
+      await checkSingletons();
       const pending = {
         outgoing: outgoing.filter((o) => !o.finalAt).length,
         incoming: incoming.filter((t) => t.ids.length === 0 || t.ids.some((id) => !incomingState.get(id)?.finalAt)).length,
@@ -519,16 +526,14 @@ async function main() {
       notes: [`workflow ${rotationState.workflowStatus ?? 'not final'}; ${(keyList.body?.keys ?? []).length} keys, ${active} active; a transfer from before it ${oldKeyDecrypts ? 'still decrypts' : 'does NOT decrypt'}`],
     };
 
-    // Time to recover: per work, the longest time from a fault's process being back (restarted and ready) to the
-    // next completion of that work, over the faults that struck while some of it was still pending. It includes the
-    // work's own latency (a silent counterparty's deadline, a screening activity's timeout after a killed worker).
+    // Time to recover: per work, from the last fault's process being back (restarted and ready) to that work's last
+    // completion, from the completion times recorded by the system; 0 when it was all done before.
     const rows = [outRow, inRow, bookRow, rotRow];
     const names = ['outgoing', 'incoming', 'reconciliation', 'key rotation'];
+    const calm = Math.max(...events.map((e) => e.done ?? e.at));
     rows.forEach((row, k) => {
-      const done = completions[names[k]!]!.sort((x, y) => x - y);
-      const last = done.at(-1) ?? 0;
-      const gaps = events.filter((e) => e.at < last).map((e) => (done.find((d) => d > (e.done ?? e.at)) ?? last) - (e.done ?? e.at));
-      row.recoverMs = gaps.length ? Math.max(0, ...gaps) : undefined;
+      const done = completions[names[k]!]!;
+      row.recoverMs = done.length ? Math.max(0, Math.max(...done) - calm) : undefined;
     });
     const faultText = `worker ×5 (SIGKILL, ${events.filter((e) => e.kind === 'worker' && e.pauseMs >= LONG_PAUSE_MS).length} with a ${LONG_PAUSE_MS / 1000} s pause), ` +
       'Temporal ×1, API ×1, sandbox ×1' + (networkFaultsOn ? `; network: ${Object.entries(injectedNetwork).filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(', ')}` : '');
@@ -575,6 +580,12 @@ async function main() {
   }
   await server.stop();
   return bad ? 1 : 0;
+}
+
+/** When a transfer reached its final status, from its own history (the last entry's time). */
+function finishedAt(history: { at: string }[] | undefined): number {
+  const at = Date.parse(history?.at(-1)?.at ?? '');
+  return Number.isFinite(at) ? at : Date.now();
 }
 
 function scanLines(scan: ScanResult): string[] {
