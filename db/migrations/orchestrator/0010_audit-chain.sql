@@ -10,7 +10,7 @@ alter table audit_log
   -- An activity's write names its workflow run and activity: a retry finds its row instead of appending another.
   add column idempotency_key text;
 
--- Where each chain ends. Appending locks its chain's row (FOR UPDATE), so appends from every process serialise per
+-- Where each chain ends. Appending locks its chain's row, so appends from every process serialise per
 -- chain; `audit verify` also compares it with the last row, which shows rows deleted from the end.
 create table audit_chain_heads (
   chain text collate "C" primary key,
