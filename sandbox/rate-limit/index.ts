@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ConfigError } from '../../lib/errors';
+import { durationSetting, type Env } from '../../lib/config-values';
 import { badRequest, NetworkError } from '../errors';
 import { checkSettings, NETWORK_RATE_LIMIT, type RateLimiter, type RateLimitSettings } from './limiter';
 
@@ -23,16 +24,8 @@ export function tooManyRequests(retryAfterMs: number): NetworkError {
   );
 }
 
-type Env = Record<string, string | undefined>;
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-function durationMs(env: Env, name: string, fallbackMs: number): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallbackMs;
-  const m = /^(\d{1,9})(ms|s|m|h)$/.exec(raw);
-  if (!m) throw new ConfigError(name, `"${raw}" is not a duration`, `Set ${name} to a number with a unit ms, s, m or h`);
-  return Number(m[1]) * UNITS[m[2]!]!;
-}
+/** A duration in the one syntax of lib/config-values.ts (`<n>ms|s|m|h|d`), `fallbackMs` when unset. */
+const durationMs = (env: Env, name: string, fallbackMs: number): number => durationSetting(env, name, `${fallbackMs}ms`).ms;
 
 /**
  * SANDBOX_RATE_LIMIT (calls per window per credential, default the network's 6000; `off` for none),
