@@ -21,6 +21,8 @@ import type { SandboxContext } from './context';
 import { Faults, faultRoutes } from './faults';
 import { nestedRoutingPublicRoutes, nestedRoutingRoutes } from './nested-routing';
 import { RateLimiter, rateLimitRoutes } from './rate-limit';
+import { registerOpenApi } from './openapi';
+import { refuseBadInput } from './input';
 
 export interface SandboxDeps {
   pool: Pool;
@@ -64,6 +66,9 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     reply.code(404).send({ err: { name: 'NotFoundError', code: 404, message: `${request.method} ${request.url} not found` } }),
   );
 
+  // Before any route: @fastify/swagger collects the routes as they are added; hooks apply to routes added after them.
+  await registerOpenApi(app);
+  refuseBadInput(app);
   const faults = new Faults(deps.config.faults === true);
   const ctx: SandboxContext = { pool: deps.pool, config: deps.config, tokens, logger: deps.logger, faults };
   // Before anything else: a refused test route runs no other hook.

@@ -20,6 +20,18 @@ export const UPLOAD_PERMISSION = 'address.uploadAddressList';
 const tooLarge = (max: number) => new NetworkError(413, 'PayloadTooLargeError', `file: larger than the limit of ${max} bytes`);
 const invalid = (message: string) => badRequest('ValidationError', message);
 
+/**
+ * A multipart body that does not parse (cut short, bad part headers) is the caller's mistake: 400. System errors
+ * (the spool's disk: codes such as ENOSPC) stay server errors.
+ */
+function malformed(e: unknown): unknown {
+  if (e instanceof NetworkError) return e;
+  const { code, statusCode } = e as { code?: string; statusCode?: number };
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return invalid(`file: ${(e as Error).message}`);
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return e;
+  return invalid(`file: the multipart body is malformed (${String((e as Error).message ?? e).slice(0, 100)})`);
+}
+
 /** The longest first line looked at for the header before the file is refused. */
 const MAX_HEADER_BYTES = 4096;
 
@@ -135,7 +147,9 @@ async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps:
   const declared = Number(request.headers['content-length']);
   if (Number.isFinite(declared) && declared > opts.maxUploadBytes + FRAMING_ALLOWANCE) throw tooLarge(opts.maxUploadBytes);
 
-  const part = await request.file({ limits: { fileSize: opts.maxUploadBytes + 1, files: 1, fields: 20, parts: 30 } });
+  const part = await request.file({ limits: { fileSize: opts.maxUploadBytes + 1, files: 1, fields: 20, parts: 30 } }).catch((e: unknown) => {
+    throw malformed(e);
+  });
   if (!part) throw invalid('file: is required (a multipart file part named "file")');
   if (part.fieldname !== 'file') {
     part.file.resume();
@@ -154,7 +168,7 @@ async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps:
     await rm(partial, { force: true });
     if (e instanceof NetworkError) throw e;
     if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge(opts.maxUploadBytes);
-    throw e;
+    throw malformed(e);
   }
 
   const fileName = part.filename || 'addresses.csv';

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { Did, documented } from '../openapi';
 import { ValidationError } from '../../lib/errors';
 import { assertValid } from '../../lib/validation';
 import type { SandboxContext } from '../context';
@@ -49,6 +50,17 @@ const RegisterCustomerBody = Type.Object({
   asset: Type.Optional(Type.Unknown()),
 });
 
+const VaspParams = Type.Object({ vaspDID: Did });
+const ListQuery = Type.Object({
+  vasp_did: Did,
+  source: Type.Literal('ADDRESS_GRAPH'),
+  source_type: Type.Optional(Type.Union([Type.Literal('INTERNAL'), Type.Literal('EXTERNAL')])),
+  page: Type.Optional(Type.Integer({ minimum: 0 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_PAGE })),
+});
+const DeleteQuery = Type.Object({ vasp_did: Did, addresses: Type.String({ minLength: 1, description: 'Addresses, comma-separated' }) });
+const OwnershipQuery = Type.Object({ vasp_did: Did, asset: Type.String({ minLength: 1 }) });
+
 const one = (q: Record<string, unknown>, name: string): string | undefined => {
   const v = q[name];
   if (v === undefined) return undefined;
@@ -79,7 +91,7 @@ export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, url
   const starts = new PageStarts();
 
   // GET /address/upload/:vaspDID → {uploadUrl}
-  api.get('/address/upload/:vaspDID', async (request) => {
+  api.get('/address/upload/:vaspDID', documented({ params: VaspParams }), async (request) => {
     const { vaspDID } = request.params as { vaspDID: string };
     accessOf(request).require(vaspDID, UPLOAD_PERMISSION);
     const { uploadUrl } = await (await urls()).issue(vaspDID, accessOf(request).userDid);
@@ -87,7 +99,7 @@ export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, url
   });
 
   // POST /address/registerCustomer {vaspDID, address, customerRef, asset?}
-  api.post('/address/registerCustomer', async (request) => {
+  api.post('/address/registerCustomer', documented({ body: RegisterCustomerBody }), async (request) => {
     const body = request.body ?? {};
     check(RegisterCustomerBody, body, '');
     const b = body as { vaspDID: string; address: string; customerRef: string; asset?: unknown };
@@ -105,7 +117,7 @@ export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, url
   });
 
   // GET /v1/addresses?vasp_did=&source=ADDRESS_GRAPH&source_type=&page=&per_page=
-  api.get('/v1/addresses', async (request) => {
+  api.get('/v1/addresses', documented({ querystring: ListQuery }), async (request) => {
     const q = request.query as Record<string, unknown>;
     const vaspDid = requiredDid(q, 'vasp_did');
     const source = one(q, 'source');
@@ -123,7 +135,7 @@ export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, url
   });
 
   // DELETE /v1/addresses?addresses=a,b&vasp_did= → 202 {}
-  api.delete('/v1/addresses', async (request, reply) => {
+  api.delete('/v1/addresses', documented({ querystring: DeleteQuery }), async (request, reply) => {
     const q = request.query as Record<string, unknown>;
     const vaspDid = requiredDid(q, 'vasp_did');
     const list = one(q, 'addresses');
@@ -141,7 +153,7 @@ export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, url
   });
 
   // GET /v1/addresses/address-ownerships/:address?vasp_did=&asset=
-  api.get('/v1/addresses/address-ownerships/:address', async (request) => {
+  api.get('/v1/addresses/address-ownerships/:address', documented({ params: Type.Object({ address: Type.String() }), querystring: OwnershipQuery }), async (request) => {
     const q = request.query as Record<string, unknown>;
     const { address } = request.params as { address: string };
     const vaspDid = requiredDid(q, 'vasp_did');

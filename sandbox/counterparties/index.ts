@@ -5,6 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
+import { Type } from 'typebox';
+import { Did, documented, Uuid } from '../openapi';
 import { createDidKeyRecord } from '../../lib/crypto';
 import type { SandboxContext } from '../context';
 import { addFieldValues, simpleVasp } from '../directory/profiles';
@@ -22,6 +24,14 @@ export { CounterpartySimulator } from './simulator';
 const invalid = (message: string) => badRequest('ValidationError', message);
 const DID = /^did:[a-zA-Z0-9]*:.+$/;
 const MAX_ADDRESSES = 10_000;
+
+const Behaviour = Type.Union([
+  Type.String({ description: 'accept, ack, reject, decline, notReady, silent, late:<N>[:<behaviour>]' }),
+  Type.Object({ behaviour: Type.String(), afterSeconds: Type.Number({ minimum: 0 }) }),
+]);
+const BehaviourMap = Type.Record(Type.String({ minLength: 1, maxLength: 512 }), Behaviour, { maxProperties: MAX_ADDRESSES });
+const VaspParams = Type.Object({ vaspDID: Did });
+const ConfigureBody = Type.Object({ default: Type.Optional(Behaviour), behaviours: Type.Optional(BehaviourMap), publishKey: Type.Optional(Type.Boolean()) });
 
 function parseMap(value: unknown, field: string): Record<string, Behaviour> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`${field}: must be an object {<address>: <behaviour>}`);
@@ -126,10 +136,10 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
     scope.addHook('onReady', async () => simulator.start());
     scope.addHook('onClose', async () => simulator.stop());
 
-    scope.put('/sandbox/counterparties/:vaspDID', async (request) => {
+    scope.put('/sandbox/counterparties/:vaspDID', documented({ params: VaspParams, body: ConfigureBody }), async (request) => {
       const { vaspDID } = request.params as { vaspDID: string };
-      const body = (request.body ?? {}) as Record<string, unknown>;
-      if (typeof body !== 'object' || Array.isArray(body)) throw invalid('body: must be {default?, behaviours?}');
+      const body = (request.body === undefined ? {} : request.body) as Record<string, unknown>;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('body: must be {default?, behaviours?}');
       let fallback: Behaviour | undefined;
       if (body.default !== undefined) {
         const parsed = parseBehaviour(body.default);
@@ -144,25 +154,27 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
       });
     });
 
-    scope.put('/sandbox/counterparties/:vaspDID/behaviours', async (request) => {
+    scope.put('/sandbox/counterparties/:vaspDID/behaviours', documented({ params: VaspParams, body: BehaviourMap }), async (request) => {
       const { vaspDID } = request.params as { vaspDID: string };
-      return configure(vaspDID, { behaviours: parseMap(request.body ?? {}, 'body') });
+      return configure(vaspDID, { behaviours: parseMap(request.body === undefined ? {} : request.body, 'body') });
     });
 
-    scope.get('/sandbox/counterparties/:vaspDID', async (request) => {
+    scope.get('/sandbox/counterparties/:vaspDID', documented({ params: VaspParams }), async (request) => {
       const { vaspDID } = request.params as { vaspDID: string };
+      if (!DID.test(vaspDID)) throw invalid('vaspDID: must be a DID');
       const { rows } = await ctx.pool.query<Row>('select did_key, default_behaviour, behaviours from sim_counterparties where vasp_did = $1', [vaspDID]);
       if (!rows[0]) throw notFound(`VASP ${vaspDID} is not a simulated counterparty`);
       return view(vaspDID, rows[0]);
     });
 
-    scope.delete('/sandbox/counterparties/:vaspDID', async (request) => {
+    scope.delete('/sandbox/counterparties/:vaspDID', documented({ params: VaspParams }), async (request) => {
       const { vaspDID } = request.params as { vaspDID: string };
+      if (!DID.test(vaspDID)) throw invalid('vaspDID: must be a DID');
       const { rowCount } = await ctx.pool.query('delete from sim_counterparties where vasp_did = $1', [vaspDID]);
       return { isDeleted: !!rowCount };
     });
 
-    scope.get('/sandbox/counterparties/:vaspDID/received/:txId', async (request) => {
+    scope.get('/sandbox/counterparties/:vaspDID/received/:txId', documented({ params: Type.Object({ vaspDID: Did, txId: Uuid }) }), async (request) => {
       const { vaspDID, txId } = request.params as { vaspDID: string; txId: string };
       if (!isUuid(txId)) throw invalid('txId: must be a transaction id (UUID)');
       const { rows } = await ctx.pool.query<{ mode: string; decrypted: boolean; fields: number; error: string | null; received_at: Date }>(

@@ -12,6 +12,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
+import { Type } from 'typebox';
+import { Did, documented, Uuid } from '../openapi';
 import { encryptIvms101, unflattenIvms101 } from '../../lib/ivms101';
 import { recordFromPrivateKeyHex } from '../../lib/keystore/records';
 import { Access } from '../auth/access';
@@ -20,6 +22,7 @@ import type { SandboxContext } from '../context';
 import { simpleVasp } from '../directory/profiles';
 import { badRequest, notFound } from '../errors';
 import { notSimulated } from '../auth/test-routes';
+import { ValidationError } from '../../lib/errors';
 import { putEntries } from '../pii-store/store';
 import { actorOf, requireParty, transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
@@ -32,10 +35,26 @@ const DID = /^did:[a-zA-Z0-9]*:.+$/;
 const PARAMS = /^\?([\w-]+(=[\w-]*)?(&[\w-]+(=[\w-]*)?)*)?$/;
 const CUSTOMER_TOKEN_TTL = '5m';
 
+const VaspParams = Type.Object({ vaspDID: Did });
+const AddressQueryWebhook = Type.Object({
+  url: Type.String({ format: 'uri', maxLength: 2048, description: 'http(s)' }),
+  params: Type.Optional(Type.String({ pattern: PARAMS.source, description: 'The query string the network adds, "?" for none' })),
+});
+const CustomerTokenBody = Type.Object({ vaspDID: Did, customerRef: Type.String({ minLength: 1, pattern: '\\S' }) });
+const SimulateBody = Type.Object(
+  {
+    originatorVASPdid: Did,
+    beneficiaryVASPdid: Did,
+    originator: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    beneficiary: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { additionalProperties: true, description: 'A TransactionCreateRequest, with the IVMS101 parties in plain text' },
+);
+
 export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): void {
   const transactions = transactionService(ctx);
 
-  api.post('/tx/redirect', async (request) => {
+  api.post('/tx/redirect', documented({ querystring: Type.Object({ id: Uuid, to: Did }) }), async (request) => {
     const { id, to } = request.query as { id?: string; to?: string };
     if (!id) throw badRequest('NotabeneTransactionValidationError', 'List of missing fields: id');
     if (!isUuid(id)) throw badRequest('NotabeneTransactionValidationError', 'id: must be a transaction id (UUID)');
@@ -58,7 +77,7 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
     });
   });
 
-  api.post('/integrations/:vaspDID/address-query-webhook', async (request) => {
+  api.post('/integrations/:vaspDID/address-query-webhook', documented({ params: VaspParams, body: AddressQueryWebhook }), async (request) => {
     const { vaspDID } = request.params as { vaspDID: string };
     accessOf(request).require(vaspDID, 'manage');
     const body = (request.body ?? {}) as { url?: unknown; params?: unknown };
@@ -80,14 +99,14 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
     return { secret };
   });
 
-  api.delete('/integrations/:vaspDID/address-query-webhook', async (request) => {
+  api.delete('/integrations/:vaspDID/address-query-webhook', documented({ params: VaspParams }), async (request) => {
     const { vaspDID } = request.params as { vaspDID: string };
     accessOf(request).require(vaspDID, 'manage');
     const { rowCount } = await ctx.pool.query('delete from address_query_webhooks where vasp_did = $1', [vaspDID]);
     return { isDeleted: !!rowCount, message: rowCount ? 'Address query webhook deleted' : 'No address query webhook was registered' };
   });
 
-  api.post('/auth/customerToken', async (request) => {
+  api.post('/auth/customerToken', documented({ body: CustomerTokenBody }), async (request) => {
     const body = (request.body ?? {}) as { vaspDID?: unknown; customerRef?: unknown };
     if (typeof body.vaspDID !== 'string' || !DID.test(body.vaspDID)) throw badRequest('ValidationError', 'vaspDID: is required (a VASP DID)');
     if (typeof body.customerRef !== 'string' || !body.customerRef.trim()) throw badRequest('ValidationError', 'customerRef: is required');
@@ -124,7 +143,7 @@ export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: Sandb
   transactions.onChange(router.onChange);
   app.addHook('onReady', async () => router.start());
   app.addHook('onClose', async () => router.stop());
-  app.post('/sandbox/simulate/transfers', async (request) => {
+  app.post('/sandbox/simulate/transfers', documented({ body: SimulateBody }), async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const from = body.originatorVASPdid;
     const to = body.beneficiaryVASPdid;
@@ -143,7 +162,14 @@ export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: Sandb
     const recipientKey = (await simpleVasp(ctx.pool, to, ['pii_didkey']))?.pii_didkey;
     const record = Object.fromEntries(['originator', 'beneficiary'].filter((k) => body[k] !== undefined).map((k) => [k, body[k]]));
     // Without a published key the sender encrypts for itself only, as the agent does.
-    const entries = encryptIvms101(record, sender, typeof recipientKey === 'string' && recipientKey ? [recipientKey] : []);
+    let entries: ReturnType<typeof encryptIvms101>;
+    try {
+      entries = encryptIvms101(record, sender, typeof recipientKey === 'string' && recipientKey ? [recipientKey] : []);
+    } catch (e) {
+      // Plain IVMS101 that does not validate is the caller's mistake, named by its field.
+      if (e instanceof ValidationError) throw badRequest('ValidationError', e.message);
+      throw e;
+    }
     const stored = await putEntries(ctx.pool, from, to, entries);
     const { originator: _o, beneficiary: _b, ...rest } = body;
     return transactions.create(await Access.load(ctx.pool, user.rows[0].user_did), { ...rest, pii: unflattenIvms101(stored) });

@@ -11,6 +11,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { withTransaction } from '../../db/transaction';
+import { Type } from 'typebox';
+import { Did, documented } from '../openapi';
 import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
 import { badRequest, forbidden } from '../errors';
@@ -25,6 +27,16 @@ const MAX_KEY = 512;
 const MAX_VALUE = 256 * 1024;
 
 const invalid = (message: string) => badRequest('ValidationError', message);
+
+const PutBody = Type.Object({
+  fromDID: Did,
+  toDID: Did,
+  data: Type.Array(
+    Type.Object({ key: Type.String({ minLength: 1, maxLength: MAX_KEY }), value: Type.String({ minLength: 1, maxLength: MAX_VALUE, description: 'A JWE (JSON string)' }) }),
+    { minItems: 1, maxItems: MAX_ITEMS },
+  ),
+});
+const GetBody = Type.Array(Type.String({ description: 'A CID' }), { maxItems: MAX_ITEMS });
 
 function parsePut(body: unknown): { fromDID: string; toDID: string; data: PiiEntry[] } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('body: must be {fromDID, toDID, data}');
@@ -47,7 +59,7 @@ function parsePut(body: unknown): { fromDID: string; toDID: string; data: PiiEnt
 }
 
 export function piiRoutes(pii: FastifyInstance, ctx: SandboxContext): void {
-  pii.post('/put', async (request) => {
+  pii.post('/put', documented({ body: PutBody }), async (request) => {
     const { fromDID, toDID, data } = parsePut(request.body);
     const access = accessOf(request);
     const mine = access.vasps();
@@ -58,7 +70,7 @@ export function piiRoutes(pii: FastifyInstance, ctx: SandboxContext): void {
     return withTransaction(ctx.pool, (client) => putEntries(client, fromDID, toDID, data));
   });
 
-  pii.post('/get', async (request) => {
+  pii.post('/get', documented({ body: GetBody }), async (request) => {
     const body = request.body;
     if (!Array.isArray(body) || body.length > MAX_ITEMS || !body.every((c) => typeof c === 'string')) {
       throw invalid(`body: must be an array of at most ${MAX_ITEMS} CID strings`);

@@ -58,7 +58,7 @@ export function tokenRoute(app: FastifyInstance, deps: AuthDeps): void {
 
 /** `GET /auth/viewer`: the network's Viewer record. */
 export function viewerRoute(app: FastifyInstance, deps: { pool: Pool; issuer: string }): void {
-  app.get('/auth/viewer', async (request) => {
+  app.get('/auth/viewer', { schema: { summary: 'The Viewer record of the token\'s user' } }, async (request) => {
     const access = accessOf(request);
     const { rows } = await deps.pool.query<{ name: string; email: string; role: string; job_title: string; issued_at: Date }>(
       'select name, email, role, job_title, issued_at from users where did = $1',

@@ -7,7 +7,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { parseDidKey } from '../../lib/crypto';
+import { documented } from '../openapi';
 import { ValidationError } from '../../lib/errors';
+import { assertValid } from '../../lib/validation';
 import { Access } from '../auth/access';
 import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
@@ -25,10 +27,13 @@ import {
 } from '../directory/profiles';
 import { rotateSimulatedKey } from '../counterparties';
 
-const Did = Type.String({ pattern: '^did:[a-zA-Z0-9]*:.*$' });
+const DID_PATTERN = '^did:[a-zA-Z0-9]*:.*$';
+const Did = Type.String({ pattern: DID_PATTERN });
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
 /** Field names the directory manages itself: a profile update cannot set them. */
 const READ_ONLY_FIELDS = new Set(['did', 'documents', 'hasAdmin', 'isNotifiable', 'isActiveSender', 'isActiveReceiver', 'issuers']);
+/** Names that are JavaScript's own on every object: a profile field so named would be read as (or replace) the prototype's. */
+const RESERVED_FIELDS = new Set(['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty']);
 /** Fields that hold a did:key: checked like the SDK should (it accepts any key type and then encrypts garbage). */
 const DID_KEY_FIELDS = new Set(['pii_didkey']);
 
@@ -144,6 +149,10 @@ export async function directoryPublicRoutes(app: FastifyInstance, ctx: SandboxCo
   app.get('/tf/simple/vasps', { preHandler, schema: { querystring: ListQuerySchema } }, async (request) => {
     const query = request.query as Static<typeof ListQuerySchema>;
     const order = parseOrder(query.order);
+    // Fastify's coercion lets `Infinity` through an integer schema; it would reach the SQL as a 500.
+    for (const name of ['page', 'per_page'] as const) {
+      if (query[name] !== undefined && !Number.isSafeInteger(query[name])) throw badRequest('ValidationError', `${name}: must be a whole number`);
+    }
     const page = query.all ? 0 : (query.page ?? 0);
     const perPage = query.all ? 1_000_000 : (query.per_page ?? DEFAULT_PER_PAGE);
     const { vaspRows, total } = await listSimpleVasps(ctx.pool, {
@@ -163,8 +172,15 @@ export async function directoryPublicRoutes(app: FastifyInstance, ctx: SandboxCo
 
 /** Profile updates and settings. Registered inside the bearer-guarded API. */
 export function directoryRoutes(api: FastifyInstance, ctx: SandboxContext): void {
-  api.post('/tf/vasps/update', { schema: { body: UpdateBody } }, async (request) => {
+  // Validated here without coercion: fastify's would turn `true` or 12 into the field name "true" or "12".
+  api.post('/tf/vasps/update', documented({ body: UpdateBody }), async (request) => {
     const access = accessOf(request);
+    try {
+      assertValid(UpdateBody, request.body ?? {}, '');
+    } catch (e) {
+      if (e instanceof ValidationError) throw badRequest('ValidationError', e.message);
+      throw e;
+    }
     const body = request.body as Static<typeof UpdateBody>;
     let did = body.did;
     if (!did) {
@@ -177,6 +193,7 @@ export function directoryRoutes(api: FastifyInstance, ctx: SandboxContext): void
     body.fields.forEach((field, i) => {
       const at = `fields[${i}]`;
       if (!FIELD_NAME.test(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: is not a field name`);
+      if (RESERVED_FIELDS.has(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} is not a field name`);
       if (READ_ONLY_FIELDS.has(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} cannot be updated`);
       if (seen.has(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} appears twice`);
       seen.add(field.fieldName);
@@ -207,10 +224,21 @@ export function directoryRoutes(api: FastifyInstance, ctx: SandboxContext): void
     return vaspInfo(ctx.pool, did);
   });
 
-  api.put('/tf/vasps/:vaspDID/settings', { schema: { params: VaspParams, body: SettingsBody } }, async (request) => {
+  // Checked here, not by fastify's schema validation, which would coerce `"false"`, 0 or null into a boolean and store it.
+  api.put('/tf/vasps/:vaspDID/settings', documented({ params: VaspParams, body: SettingsBody }), async (request) => {
     const { vaspDID } = request.params as Static<typeof VaspParams>;
+    if (!new RegExp(DID_PATTERN).test(vaspDID)) throw badRequest('ValidationError', 'vaspDID: must be a DID');
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('ValidationError', 'body: must be an object of settings');
+    for (const name of ['autoconfirm', 'autoredirect', 'vaspDiscoverability']) {
+      if (body[name] !== undefined && typeof body[name] !== 'boolean') throw badRequest('ValidationError', `${name}: must be a boolean`);
+    }
+    const status = body.statusToProcessBlockchain;
+    if (status !== undefined && status !== null && !['CREATED', 'SENT', 'ACK', 'ACCEPTED'].includes(status as string)) {
+      throw badRequest('ValidationError', 'statusToProcessBlockchain: must be CREATED, SENT, ACK, ACCEPTED or null');
+    }
     accessOf(request).require(vaspDID, 'trustframework.updateVASP');
-    return updateVaspSettings(ctx.pool, vaspDID, (request.body ?? {}) as Partial<VaspSettings>);
+    return updateVaspSettings(ctx.pool, vaspDID, body as Partial<VaspSettings>);
   });
 
   api.get('/tf/vasps/:vaspDID/getSettings', { schema: { params: VaspParams } }, async (request) => {

@@ -41,7 +41,8 @@ export async function listTransactions(pool: Pool, access: Access, query: Record
     'createdAt:ASC': 'created_at asc', 'createdAt:DESC': 'created_at desc', 'updatedAt:ASC': 'updated_at asc',
     'updatedAt:DESC': 'updated_at desc', 'transactionAmount:ASC': 'transaction_amount asc', 'transactionAmount:DESC': 'transaction_amount desc',
   };
-  if (!SORTS[sort]) throw validationError(`sort: must be one of ${Object.keys(SORTS).join(', ')}`);
+  // Own keys only: `constructor` or `__proto__` would find Object's and put a function's text into the SQL.
+  if (!Object.hasOwn(SORTS, sort)) throw validationError(`sort: must be one of ${Object.keys(SORTS).join(', ')}`);
 
   const params: unknown[] = [vaspDid];
   const where = [

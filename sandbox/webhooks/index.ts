@@ -14,6 +14,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
+import { Type } from 'typebox';
+import { Did, documented, Uuid } from '../openapi';
 import { generateWebhookSecret } from '../../lib/webhook-signature';
 import type { Access } from '../auth/access';
 import { accessOf } from '../auth/guard';
@@ -29,6 +31,10 @@ export { WebhookDispatcher, DEFAULT_DISPATCHER_OPTIONS, type DispatcherOptions }
 
 const DID = /^did:[a-zA-Z0-9]*:.+$/;
 const invalid = (message: string) => badRequest('ValidationError', message);
+
+const RegisterBody = Type.Object({ vaspDID: Did, url: Type.String({ format: 'uri', maxLength: 2048 }), rotateSecret: Type.Optional(Type.Boolean()) });
+const VaspQuery = Type.Object({ vaspDID: Did });
+const DeliveriesQuery = Type.Object({ vaspDID: Type.Optional(Type.String()), transactionId: Type.Optional(Uuid) });
 
 function requireActFor(access: Access, vaspDid: unknown): string {
   if (typeof vaspDid !== 'string' || !DID.test(vaspDid)) throw invalid('vaspDID: must be a DID');
@@ -56,10 +62,11 @@ const objectBody = (body: unknown): Record<string, unknown> =>
 export function webhookRoutes(api: FastifyInstance, ctx: SandboxContext): void {
   transactionService(ctx).onChange(enqueueTransactionUpdated);
 
-  api.post('/webhook', async (request) => {
+  api.post('/webhook', documented({ body: RegisterBody }), async (request) => {
     const body = objectBody(request.body);
     const vaspDID = requireActFor(accessOf(request), body.vaspDID);
     const url = parseUrl(body.url);
+    if (body.rotateSecret !== undefined && typeof body.rotateSecret !== 'boolean') throw invalid('rotateSecret: must be a boolean');
     const rotate = body.rotateSecret === true;
     const { rows } = await ctx.pool.query<{ url: string; secret: string }>(
       `insert into webhooks (vasp_did, url, secret) values ($1, $2, $3)
@@ -71,14 +78,14 @@ export function webhookRoutes(api: FastifyInstance, ctx: SandboxContext): void {
     return { vaspDID, url: rows[0]!.url, secret: rows[0]!.secret };
   });
 
-  api.get('/webhook', async (request) => {
+  api.get('/webhook', documented({ querystring: VaspQuery }), async (request) => {
     const vaspDID = requireActFor(accessOf(request), (request.query as Record<string, unknown>).vaspDID);
     const { rows } = await ctx.pool.query<{ url: string }>('select url from webhooks where vasp_did = $1', [vaspDID]);
     if (!rows[0]) throw notFound(`No webhook is set for VASP ${vaspDID}`);
     return { vaspDID, url: rows[0].url };
   });
 
-  api.delete('/webhook', async (request) => {
+  api.delete('/webhook', documented({ body: Type.Object({ vaspDID: Type.Optional(Did) }), querystring: Type.Object({ vaspDID: Type.Optional(Did) }), description: 'vaspDID in the body or the query' }), async (request) => {
     const body = objectBody(request.body);
     const vaspDID = requireActFor(accessOf(request), body.vaspDID ?? (request.query as Record<string, unknown>).vaspDID);
     const { rowCount } = await ctx.pool.query('delete from webhooks where vasp_did = $1', [vaspDID]);
@@ -104,8 +111,9 @@ export async function webhookPublicRoutes(app: FastifyInstance, ctx: SandboxCont
   await app.register(async (scope) => {
     scope.addHook('onReady', async () => dispatcher.start());
     scope.addHook('onClose', async () => dispatcher.stop());
-    scope.get('/sandbox/webhooks/deliveries', async (request) => {
+    scope.get('/sandbox/webhooks/deliveries', documented({ querystring: DeliveriesQuery }), async (request) => {
       const q = request.query as Record<string, unknown>;
+      for (const name of ['vaspDID', 'transactionId']) if (Array.isArray(q[name])) throw invalid(`${name}: must be given once`);
       const vasp = typeof q.vaspDID === 'string' && q.vaspDID ? q.vaspDID : undefined;
       const tx = typeof q.transactionId === 'string' && q.transactionId ? q.transactionId : undefined;
       if (tx !== undefined && !isUuid(tx)) throw invalid('transactionId: must be a UUID');

@@ -140,14 +140,15 @@ export interface RunningSandbox {
   close(): Promise<void>;
 }
 
-/** The sandbox on a free port, over real HTTP, against the run's database. */
-/** No rate limit unless `extra.rateLimit` sets one (or a test sets it at run time through PUT /sandbox/rate-limit). */
-/** Its `/sandbox/*` test routes are on (SANDBOX_TEST_ROUTES=1) with a fresh operator token (`testHeaders()`). */
+/**
+ * The sandbox on a free port, over real HTTP, against the run's database (or `databaseUrl`, one a test keeps to itself).
+ * No rate limit unless `extra.rateLimit` sets one (or a test sets it at run time through PUT /sandbox/rate-limit).
+ * Its `/sandbox/*` test routes are on (SANDBOX_TEST_ROUTES=1) with a fresh operator token (`testHeaders()`).
+ */
 export async function startSandbox(
   seed: Seed,
-  extra: Partial<Pick<SandboxConfig, 'addressBook' | 'faults' | 'rateLimit' | 'testRoutes'>> = {},
+  { databaseUrl = testEnv().databaseUrl, ...extra }: Partial<Pick<SandboxConfig, 'addressBook' | 'faults' | 'rateLimit' | 'testRoutes'>> & { databaseUrl?: string } = {},
 ): Promise<RunningSandbox> {
-  const { databaseUrl } = testEnv();
   const pool = createPool(databaseUrl, 'sandbox');
   await applySeed(pool, seed);
   // The public URL is the token audience, so it must be known before listening: reserve a port first.

@@ -78,6 +78,10 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         const name = error instanceof ValidationError ? 'NotabeneTransactionValidationError' : error.name;
         return reply.code(status).send(networkError(status, name, error.message, error.details.field));
       }
+      // Fastify's own refusals of the request (malformed JSON, too large, wrong content type) are the caller's mistake.
+      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+        return reply.code(error.statusCode).send(networkError(error.statusCode, 'NotabeneTransactionValidationError', `(request): ${error.message}`));
+      }
       request.log.error({ err: error }, 'agent request failed');
       return reply.code(500).send(networkError(500, 'InternalServerError', 'internal error; see the API log'));
     });

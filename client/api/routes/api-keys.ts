@@ -27,7 +27,10 @@ const CreateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for, e.g. core-banking' }),
   role: Role,
 }, { additionalProperties: false });
-const KeyParams = Type.Object({ key: Type.String({ minLength: 1, maxLength: 64, description: 'The key\'s id or prefix (tro_…)' }) });
+// The id or the prefix, nothing else: other text reached PostgreSQL (U+0000 answered 500).
+const KeyParams = Type.Object({
+  key: Type.String({ pattern: '^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|tro_[0-9a-f]{16})$', description: 'The key\'s id or prefix (tro_…)' }),
+});
 
 /** Who the caller is, and the API keys of services (admin): create (the key is answered once), list, revoke. */
 export function apiKeyRoutes(app: FastifyInstance, deps: { pool: Pool }) {
