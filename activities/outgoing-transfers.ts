@@ -1,4 +1,7 @@
 import { ConfigError } from '../lib/errors';
+import type { TransferViewUpdate } from '../lib/transfer-view';
+import { writeTransferViewUpdate } from '../db/transfer-view';
+import type { NetworkTransaction } from '../network/transactions';
 import type { TransferContext } from '../outgoing/context';
 import { countLeaves, storePii } from '../outgoing/personal-data';
 import { planTransfer, type TransferPlan } from '../outgoing/plan';
@@ -6,7 +9,9 @@ import { validateOutgoingBody } from '../outgoing/request';
 import {
   cancelTransaction,
   createTransaction,
+  recordSent,
   reportTransferStatus,
+  sendTransfer,
   transactionInfo,
   type CreatedTransaction,
   type TransferReport,
@@ -15,6 +20,13 @@ import {
 export type { TransferPlan, PiiMode } from '../outgoing/plan';
 export type { CreatedTransaction, TransferReport } from '../outgoing/transaction';
 
+/** What the send step tells the workflow: the plan it followed, the transaction, and the list entry it wrote (if any). */
+export interface SentTransfer {
+  plan: TransferPlan;
+  created: CreatedTransaction;
+  view?: TransferViewUpdate;
+}
+
 /** Outgoing transfer activities. Each is idempotent: a retry finds what the previous attempt stored. */
 export function transferActivities(ctx: TransferContext | undefined) {
   const need = (): TransferContext => {
@@ -22,7 +34,7 @@ export function transferActivities(ctx: TransferContext | undefined) {
     return ctx;
   };
   return {
-    /** Validates the stored request, refuses a gateway originator, decides the mode, encrypts and stores the PII. */
+    /** Validates the stored request, refuses a gateway originator, decides the mode, encrypts and stores the PII (workflows started before sendOutgoingTransfer). */
     async prepareOutgoingTransfer(input: { id: string }): Promise<{ plan: TransferPlan; piiFields: number }> {
       const c = need();
       const request = await c.store.request(input.id);
@@ -32,19 +44,41 @@ export function transferActivities(ctx: TransferContext | undefined) {
       return { plan, piiFields: pii ? countLeaves(pii.tree) : 0 };
     },
 
-    /** Creates the network's transaction (transactionRef = the transfer id, so a retry never creates two). */
+    /** Creates the network's transaction (transactionRef = the transfer id, so a retry never creates two; workflows started before sendOutgoingTransfer). */
     async createOutgoingTransaction(input: { id: string; plan: TransferPlan }): Promise<CreatedTransaction> {
       const c = need();
       const request = await c.store.request(input.id);
       const row = await c.store.get(input.id);
-      const tx = await createTransaction(c, input.id, request, input.plan, row.pii);
-      return {
-        id: tx.id,
-        status: tx.status ?? 'NEW',
-        transactionType: tx.transactionType,
-        beneficiaryVaspDid: tx.beneficiaryVASPdid,
-        transaction: tx,
-      };
+      return toCreated(await createTransaction(c, input.id, request, input.plan, row.pii));
+    },
+
+    /**
+     * Prepare and create in one step (the request read and unsealed once; the API's plan trusted when given), then the
+     * console's list entry for the created transaction (`view`: the workflow's entry before the step).
+     */
+    async sendOutgoingTransfer(input: { id: string; plan?: TransferPlan; view?: TransferViewUpdate }): Promise<SentTransfer> {
+      const c = need();
+      const { plan, tx } = await sendTransfer(c, input.id, input.plan);
+      const created = toCreated(tx);
+      return { plan, created, view: input.view && (await recordSent(c, input.view, plan, created)) };
+    },
+
+    /**
+     * The last step: the console's list entry for the final state (a failed write is logged and answered, not retried:
+     * the workflow writes it again), then the report to TRANSFER_CALLBACK_URL (failures retried by Temporal).
+     */
+    async finishOutgoingTransfer(input: { view?: TransferViewUpdate; report?: TransferReport }): Promise<{ viewWritten: boolean; delivered: boolean }> {
+      const c = need();
+      let viewWritten = false;
+      if (input.view) {
+        try {
+          await writeTransferViewUpdate(c.pool, input.view);
+          viewWritten = true;
+        } catch (e) {
+          c.logger.warn({ id: input.view.id, error: (e as Error).message }, 'the console transfer list could not be updated');
+        }
+      }
+      return { viewWritten, delivered: input.report ? await reportTransferStatus(c, input.report) : false };
     },
 
     /** The fallback when webhooks are lost: the transaction's current status (a poll: low priority in the budget). */
@@ -67,4 +101,8 @@ export function transferActivities(ctx: TransferContext | undefined) {
       return { delivered: await reportTransferStatus(need(), report) };
     },
   };
+}
+
+function toCreated(tx: NetworkTransaction): CreatedTransaction {
+  return { id: tx.id, status: tx.status ?? 'NEW', transactionType: tx.transactionType, beneficiaryVaspDid: tx.beneficiaryVASPdid, transaction: tx };
 }

@@ -103,7 +103,17 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
    * erased it: only a running transfer reads it, and those end long before.
    */
   async request(id: string): Promise<R> {
+    return this.unseal(await this.row(id));
+  }
+
+  /** The request unsealed and the row's state, from one read (the send step needs both). */
+  async load(id: string): Promise<{ request: R; transfer: TransferRow }> {
     const row = await this.row(id);
+    return { request: await this.unseal(row), transfer: toTransfer(row) };
+  }
+
+  private async unseal(row: Row): Promise<R> {
+    const { id } = row;
     if (row.pii_erased_at || !row.wrapped_data_key || !row.sealed_request) {
       throw new GoneError(`the request of outgoing transfer ${id} was erased at the end of its retention period`, {
         field: 'id', rule: 'personal data of a transfer is kept for RETENTION_TRANSFER_PII_DAYS only', erasedAt: row.pii_erased_at?.toISOString(),

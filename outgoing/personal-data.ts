@@ -5,7 +5,7 @@
 import { encryptPiiValue, piiRecipients, type LocalDidKey } from '../lib/crypto';
 import { ValidationError } from '../lib/errors';
 import { decryptIvms101, flattenIvms101, unflattenIvms101, type FlatEntry } from '../lib/ivms101';
-import type { StoredPii } from '../db/outgoing-transfers';
+import type { StoredPii, TransferRow } from '../db/outgoing-transfers';
 import { getPii, putPii } from '../network/pii';
 import type { NetworkTransaction } from '../network/transactions';
 import { activeKey, type TransferContext } from './context';
@@ -32,11 +32,14 @@ export async function storeEncrypted(ctx: TransferContext, fromDid: string, toDi
  * Encrypts the request's personal data for the plan and stores it at the personal-data service, once: a retry finds
  * the CIDs stored by the first attempt and reuses them. The encrypted values are kept with the transfer before the
  * put, so an attempt that crashed after the put but before recording the CIDs is retried with the same bytes: the
- * content-addressed store answers the same CIDs and holds the data once.
+ * content-addressed store answers the same CIDs and holds the data once. `stored` is the transfer's row when the
+ * caller has just read it.
  */
-export async function storePii(ctx: TransferContext, id: string, request: OutgoingRequest, plan: TransferPlan): Promise<StoredPii | undefined> {
+export async function storePii(
+  ctx: TransferContext, id: string, request: OutgoingRequest, plan: TransferPlan, stored?: TransferRow,
+): Promise<StoredPii | undefined> {
   if (plan.mode === 'hosted') return undefined;
-  const row = await ctx.store.get(id);
+  const row = stored ?? (await ctx.store.get(id));
   if (row.pii) return row.pii;
   const sender = await activeKey(ctx, plan.originatorVaspDid);
   if (!sender) throw new ValidationError('originatorVASPdid', 'has no active key in the keystore');

@@ -89,11 +89,14 @@ async function ownerOfAddress(ctx: TransferContext, body: OutgoingTransferBody):
   }
 }
 
-/** Decides who can read the data. Reads only public information and whether the originator's key is held here. */
-export async function planTransfer(ctx: TransferContext, request: OutgoingRequest): Promise<TransferPlan> {
+/**
+ * Decides who can read the data. Reads only public information and whether the originator's key is held here
+ * (`originatorKeyHeld` when the caller already knows it, as the API does from the keystore's list, without unsealing).
+ */
+export async function planTransfer(ctx: TransferContext, request: OutgoingRequest, originatorKeyHeld?: boolean): Promise<TransferPlan> {
   const { body } = request;
   assertOriginatorAllowed(ctx.group, body.originatorVASPdid);
-  const originatorKey = await activeKey(ctx, body.originatorVASPdid);
+  const originatorKey = originatorKeyHeld ?? (await activeKey(ctx, body.originatorVASPdid)) !== undefined;
   let beneficiaryVaspDid = body.beneficiaryVASPdid;
   let beneficiaryResolvedBy: TransferPlan['beneficiaryResolvedBy'] = beneficiaryVaspDid ? 'request' : 'none';
   if (!beneficiaryVaspDid) {

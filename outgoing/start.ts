@@ -12,12 +12,18 @@ import { workflowIds } from '../workflows/ids';
 import type { OutgoingTransferInput } from '../workflows/outgoing-transfer';
 import { initialState, transferStatusQuery, type TransferState } from '../workflows/outgoing-transfer.messages';
 import type { TransferContext } from './context';
+import type { TransferPlan } from './plan';
 import { assetLabel, type OutgoingRequest } from './request';
 
 export interface OutgoingStartDeps {
   temporal: Client;
   taskQueue: string;
   transfers?: TransferContext;
+  /**
+   * Ask for eager start: the server hands the first workflow task back with the start call, to a worker of this
+   * process (the all-in-one mode, whose Client shares the worker's NativeConnection), saving a task dispatch.
+   */
+  eagerStart?: boolean;
 }
 
 /** The transfer context, or the ConfigError that says transfers are off because no network is configured. */
@@ -28,11 +34,15 @@ export function needTransfers(deps: { transfers?: TransferContext }): TransferCo
   return deps.transfers;
 }
 
-/** Stores the request sealed and starts its workflow; a repeat of the same request finds the running one. */
+/**
+ * Stores the request sealed and starts its workflow; a repeat of the same request finds the running one. `plan` is
+ * what the API's check decided (outgoing/checks.ts): the workflow carries it, so the worker does not plan again.
+ */
 export async function startOutgoingTransfer(
   deps: OutgoingStartDeps,
   id: string,
   request: OutgoingRequest,
+  plan?: TransferPlan,
 ): Promise<{ handle: WorkflowHandle<typeof outgoingTransfer>; started: boolean; input: OutgoingTransferInput }> {
   const ctx = needTransfers(deps);
   await ctx.store.put(id, request);
@@ -45,6 +55,7 @@ export async function startOutgoingTransfer(
     answerDeadlineMs: ctx.config.answerDeadlineMs,
     pollIntervalMs: ctx.config.pollIntervalMs,
     report: ctx.config.callbackUrl !== undefined,
+    ...(plan ? { plan } : {}),
   };
   const workflowId = workflowIds.outgoingTransfer(id);
   try {
@@ -53,6 +64,7 @@ export async function startOutgoingTransfer(
       workflowId,
       args: [input],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      ...(deps.eagerStart ? { requestEagerStart: true } : {}),
       typedSearchAttributes: [
         { key: TransferStatus, value: 'RECEIVED' },
         { key: SubsidiaryVaspDid, value: input.originatorVaspDid },

@@ -7,10 +7,13 @@ import type { StoredPii } from '../db/outgoing-transfers';
 import { toNetworkError } from '../network/client';
 import { txCancel, txCreate, txInfo, type NetworkTransaction } from '../network/transactions';
 import { postTransferOutcome } from '../callback/transfer-outcome';
+import { writeTransferViewUpdate } from '../db/transfer-view';
+import type { TransferViewUpdate } from '../lib/transfer-view';
+import { outgoingViewAfterSend } from '../workflows/transfer-view';
 import type { TransferContext } from './context';
 import { storePii } from './personal-data';
 import { planTransfer, type TransferPlan } from './plan';
-import type { OutgoingRequest } from './request';
+import { validateOutgoingBody, type OutgoingRequest } from './request';
 
 /** What the workflow learns from the network's answer: no personal data. */
 export interface CreatedTransaction {
@@ -87,6 +90,41 @@ export async function reportTransferStatus(ctx: TransferContext, report: Transfe
     throw await toNetworkError(e, `POST ${url}`);
   }
   return true;
+}
+
+/**
+ * Encrypts and stores the personal data, then creates the network's transaction: the workflow's one step, with the
+ * sealed request read and unsealed once. `given` is the plan the API decided when it checked the request
+ * (outgoing/checks.ts), which the worker trusts; without one (a transfer started before plans were passed) the request
+ * is validated and planned here. Idempotent: a retry reuses the stored CIDs, and the network finds the transaction by
+ * its transactionRef.
+ */
+export async function sendTransfer(ctx: TransferContext, id: string, given?: TransferPlan): Promise<{ plan: TransferPlan; tx: NetworkTransaction }> {
+  const { request, transfer } = await ctx.store.load(id);
+  let plan = given;
+  if (!plan) {
+    validateOutgoingBody(request.body);
+    plan = await planTransfer(ctx, request);
+  }
+  const pii = await storePii(ctx, id, request, plan, transfer);
+  return { plan, tx: await createTransaction(ctx, id, request, plan, pii) };
+}
+
+/**
+ * Writes the console's list entry for a transaction just created (outgoingViewAfterSend), as part of the send step.
+ * The entry it wrote, or undefined when the write failed (logged: the workflow then writes it by itself).
+ */
+export async function recordSent(
+  ctx: TransferContext, before: TransferViewUpdate, plan: TransferPlan, created: CreatedTransaction,
+): Promise<TransferViewUpdate | undefined> {
+  const update = outgoingViewAfterSend(before, plan, created, FINAL_NETWORK_STATUSES.has(created.status));
+  try {
+    await writeTransferViewUpdate(ctx.pool, update);
+    return update;
+  } catch (e) {
+    ctx.logger.warn({ id: update.id, error: (e as Error).message }, 'the console transfer list could not be updated');
+    return undefined;
+  }
 }
 
 /** The whole flow without Temporal (the benchmark's baseline): plan, encrypt and store, create. */

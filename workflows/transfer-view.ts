@@ -56,3 +56,24 @@ export function outgoingViewUpdate(state: TransferState): TransferViewUpdate {
     version: state.history.length,
   };
 }
+
+/**
+ * The entry once the send step created the transaction, from the workflow's entry before it: the workflow's state
+ * after PREPARED and the network's first status. The send step writes it itself, saving a local activity; the workflow
+ * compares it with its own state afterwards and writes again if they differ (a webhook that got in first).
+ */
+export function outgoingViewAfterSend(
+  before: TransferViewUpdate,
+  plan: { beneficiaryVaspDid?: string },
+  created: { id: string; status: string; beneficiaryVaspDid?: string },
+  final: boolean,
+): TransferViewUpdate {
+  return {
+    ...before,
+    transactionId: created.id,
+    status: created.status,
+    final,
+    counterpartyDid: created.beneficiaryVaspDid ?? plan.beneficiaryVaspDid,
+    version: before.version + 2,
+  };
+}

@@ -117,13 +117,10 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
       },
       async (request) => {
         const ctx = needTransfers(deps);
-        const body = await checkOutgoingRequest(ctx, request.body, { requireOriginatorKey: false });
+        const hybrid = isHybrid(request.query);
+        const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'agent', hybrid });
         const ref = body.transactionRef ?? randomUUID();
-        const { handle } = await startOutgoingTransfer(deps, ref, {
-          body: { ...body, transactionRef: ref },
-          source: 'agent',
-          hybrid: isHybrid(request.query),
-        });
+        const { handle } = await startOutgoingTransfer(deps, ref, { body: { ...body, transactionRef: ref }, source: 'agent', hybrid }, plan);
         let outcome: Awaited<ReturnType<typeof executeCreated>> | undefined;
         try {
           outcome = await executeCreated(handle);

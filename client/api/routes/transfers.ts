@@ -57,9 +57,9 @@ export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
       if (typeof key !== 'string' || key === '') throw new ValidationError('Idempotency-Key', 'is required: a header naming this transfer, so a repeat returns it');
       if (!KEY.test(key)) throw new ValidationError('Idempotency-Key', 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -');
       const ctx = needTransfers(deps);
-      const body = await checkOutgoingRequest(ctx, request.body, { requireOriginatorKey: true });
       const hybrid = ['1', 'true'].includes((request.query as { hybrid?: string }).hybrid ?? '');
-      const { started, input, handle } = await startOutgoingTransfer(deps, key, { body, source: 'api', hybrid });
+      const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'api', hybrid });
+      const { started, input, handle } = await startOutgoingTransfer(deps, key, { body, source: 'api', hybrid }, plan);
       // A new workflow has not run its first task yet: answer with the state it starts in rather than wait for it.
       if (started) return reply.code(202).send(initialState(input, handle.workflowId, new Date()));
       return reply.code(200).send(await transferState(deps, key));

@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createDataConverter } from '../../../lib/temporal/data-converter';
+import { testEnv } from '../../harness/platform';
 import type { CreatedTransaction, TransferPlan } from '../../../activities/outgoing-transfers';
 import { outgoingTransfer, type OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
 import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
+import { outgoingViewAfterSend } from '../../../workflows/transfer-view';
 import { callsOf, firstTaskStartedAt, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
 
 /**
@@ -31,8 +35,8 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
 
   /** A counterparty that never answers: every poll says SENT. */
   const silent = (over: Stubs = {}): Stubs => ({
-    prepareOutgoingTransfer: async () => ({ plan, piiFields: 3 }),
-    createOutgoingTransaction: async () => created,
+    sendOutgoingTransfer: async (i) => ({ plan, created, view: i.view && outgoingViewAfterSend(i.view, plan, created, false) }),
+    finishOutgoingTransfer: async () => ({ viewWritten: true, delivered: true }),
     fetchOutgoingStatus: async () => ({ status: 'SENT' }),
     cancelOutgoingTransaction: async () => ({ status: 'CANCELLED', cancelled: true }),
     recordTransferView: async () => undefined,
@@ -66,8 +70,11 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     for (const t of timers) expect(t.firedAt! - t.startedAt).toBeGreaterThanOrEqual(t.durationMs - 5);
 
     // A poll after each timer but the last, then the cancellation once the deadline has passed, then the report.
-    expect(callsOf(calls, 'prepareOutgoingTransfer').map((c) => c.args)).toEqual([[{ id: args.id }]]);
-    expect(callsOf(calls, 'createOutgoingTransaction').map((c) => c.args)).toEqual([[{ id: args.id, plan }]]);
+    // One step prepares and creates (no separate prepare/create, no plan from an API here: the worker plans).
+    const sends = callsOf(calls, 'sendOutgoingTransfer');
+    expect(sends.map((c) => c.args)).toEqual([[{ id: args.id, view: expect.objectContaining({ status: 'RECEIVED', version: 1 }) }]]);
+    expect(callsOf(calls, 'prepareOutgoingTransfer')).toHaveLength(0);
+    expect(callsOf(calls, 'createOutgoingTransaction')).toHaveLength(0);
     expect(callsOf(calls, 'fetchOutgoingStatus').map((c) => c.args)).toEqual(timers.slice(1).map(() => [{ transactionId: 'tx-1' }]));
     const cancel = callsOf(calls, 'cancelOutgoingTransaction');
     expect(cancel.map((c) => c.args)).toEqual([[{ transactionId: 'tx-1', reason: 'no answer from the beneficiary VASP before the deadline' }]]);
@@ -78,13 +85,16 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     // Not long after either (generous: the machine may be busy).
     expect(cancel[0]!.at - clockAt).toBeLessThan(DEADLINE_MS + 10_000);
     expect(cancel[0]!.at).toBeGreaterThanOrEqual(last.firedAt! - 5);
-    const reports = callsOf(calls, 'reportTransferStatus');
-    expect(reports).toHaveLength(1);
-    expect(reports[0]!.args[0]).toMatchObject({ id: args.id, status: 'EXPIRED', transactionId: 'tx-1', originatorVaspDid: originator, beneficiaryVaspDid: beneficiary, mode: 'end-to-end' });
-    expect(calls.at(-1)!.name).toBe('reportTransferStatus');
-    // The console's list saw every status, the last one EXPIRED.
-    const views = callsOf(calls, 'recordTransferView').map((c) => c.args[0] as { status: string });
-    expect(views.map((v) => v.status)).toEqual(['PREPARED', 'SENT', 'EXPIRED']);
+    // The last step writes the final list entry and reports, in one local activity.
+    const finishes = callsOf(calls, 'finishOutgoingTransfer').map((c) => c.args[0] as { view?: { status: string; version: number }; report?: unknown });
+    expect(finishes).toHaveLength(1);
+    expect(finishes[0]!.report).toMatchObject({ id: args.id, status: 'EXPIRED', transactionId: 'tx-1', originatorVaspDid: originator, beneficiaryVaspDid: beneficiary, mode: 'end-to-end' });
+    expect(finishes[0]!.view).toMatchObject({ status: 'EXPIRED', final: true, version: 4 });
+    expect(calls.at(-1)!.name).toBe('finishOutgoingTransfer');
+    // The console's list saw the created transaction (written by the send step, which the workflow found current) and
+    // the end: no separate list writes.
+    expect(callsOf(calls, 'recordTransferView')).toHaveLength(0);
+    expect(callsOf(calls, 'reportTransferStatus')).toHaveLength(0);
   });
 
   it('an answer that beats the cancellation is the outcome', async () => {
@@ -94,7 +104,7 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(state.status).toBe('ACCEPTED');
     expect(state.history.at(-1)).toMatchObject({ status: 'ACCEPTED', source: 'network' });
     expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(1);
-    expect(callsOf(calls, 'reportTransferStatus')[0]!.args[0]).toMatchObject({ status: 'ACCEPTED' });
+    expect(callsOf(calls, 'finishOutgoingTransfer')[0]!.args[0]).toMatchObject({ report: { status: 'ACCEPTED' } });
   });
 
   it('a network that refuses the cancellation still ends the transfer EXPIRED, saying the transaction may be open', async () => {
@@ -107,7 +117,7 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(state.status).toBe('EXPIRED');
     expect(state.history.at(-1)!.source).toMatch(/^deadline: not cancelled at the network .*may still be open/);
     expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(1);
-    expect(callsOf(calls, 'reportTransferStatus')[0]!.args[0]).toMatchObject({ status: 'EXPIRED' });
+    expect(callsOf(calls, 'finishOutgoingTransfer')[0]!.args[0]).toMatchObject({ report: { status: 'EXPIRED' } });
   });
 
   it('a final answer by webhook before the deadline ends the wait at once: no poll, no cancellation', async () => {
@@ -117,7 +127,7 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     const { state, events } = await worker.runUntil(async () => {
       const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
       // Sent once the transaction exists: an update for another transaction is ignored, this one ends the transfer.
-      while (callsOf(calls, 'createOutgoingTransaction').length === 0) await new Promise((r) => setTimeout(r, 20));
+      while (callsOf(calls, 'sendOutgoingTransfer').length === 0) await new Promise((r) => setTimeout(r, 20));
       await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-other', status: 'DECLINED', source: 'webhook' });
       await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status: 'ACCEPTED', source: 'webhook', webhookId: 'wh-1' });
       return { state: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
@@ -130,5 +140,30 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     const timers = timersOf(events);
     expect(timers[0]).toMatchObject({ durationMs: 60_000, cancelled: true });
     expect(timers.every((t) => t.firedAt === undefined)).toBe(true);
+  });
+
+  it('passes the API\'s plan to the send step, and writes the list entry itself when the send step could not', async () => {
+    const { worker, taskQueue, calls } = await stubWorker(env, silent({
+      sendOutgoingTransfer: async () => ({ plan, created, view: undefined }),
+      finishOutgoingTransfer: async () => ({ viewWritten: false, delivered: true }),
+      cancelOutgoingTransaction: async () => ({ status: 'ACCEPTED', cancelled: false }),
+    }));
+    const args = input({ plan, answerDeadlineMs: 1000 });
+    const state = await worker.runUntil(env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }));
+    expect(state.status).toBe('ACCEPTED');
+    expect(callsOf(calls, 'sendOutgoingTransfer')[0]!.args[0]).toMatchObject({ id: args.id, plan });
+    // The send step's write failed: SENT written separately; the finish's write failed: ACCEPTED written separately.
+    expect(callsOf(calls, 'recordTransferView').map((c) => (c.args[0] as { status: string }).status)).toEqual(['SENT', 'ACCEPTED']);
+  });
+
+  it('a history of the one-step path replays through the same code (the send step\'s list entry is compared deterministically)', async () => {
+    const { worker, taskQueue } = await stubWorker(env, silent());
+    const args = input({ pollIntervalMs: 500, answerDeadlineMs: 1200 });
+    const history = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      await handle.result();
+      return handle.fetchHistory();
+    });
+    await Worker.runReplayHistory({ workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) }, history);
   });
 });

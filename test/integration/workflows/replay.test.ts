@@ -66,6 +66,12 @@ describe('replay: recorded histories of every workflow type replay through today
       'incoming-transfer-routed-by-person.before-audit-automatic-decisions.json',
     ],
     'expiry-owns-cancelled': ['outgoing-transfer-cancelled-after-deadline.before-expiry-owns-cancelled.json'],
+    'outgoing-one-step': [
+      'outgoing-transfer-accepted.before-outgoing-one-step.json',
+      'outgoing-transfer-expired.before-outgoing-one-step.json',
+      'outgoing-transfer-cancelled-after-deadline.before-outgoing-one-step.json',
+      'outgoing-transfer-cancelled-after-deadline.before-expiry-owns-cancelled.json',
+    ],
   };
 
   /** The patch ids each fixture recorded (core's patch markers, decoded with the fixtures' codec). */
