@@ -667,8 +667,9 @@ function AuditLog({ session }) {
       <button type="button" onClick=${exportCsv}>Export CSV</button>
     </form>
     <${Message}>${error}<//>
-    ${rows && html`<table id="audit"><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Subject</th><th>Details</th></tr></thead>
-      <tbody>${rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td class="mono">${r.subject}</td><td class="mono">${JSON.stringify(r.details)}</td></tr>`)}</tbody></table>
+    ${rows && html`<table id="audit"><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Subject</th><th>Details</th><th>Chain</th></tr></thead>
+      <tbody>${rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td class="mono">${r.subject}</td><td class="mono">${JSON.stringify(r.details)}</td>
+        <td class="mono" title=${`hash ${r.hash}\nprevious ${r.prevHash}`}>${r.chain} #${r.seq} ${r.hash.slice(0, 12)}…</td></tr>`)}</tbody></table>
       ${rows.length === 0 ? html`<p>No entry matches.</p>` : ''}
       ${next ? html`<button type="button" onClick=${() => search(next)}>More</button>` : ''}`}
   </section>`;

@@ -187,6 +187,8 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.click('form.filters button[type=submit]');
     await page.locator('#audit', { hasText: 'incoming.decline' }).waitFor({ timeout: 10_000 });
     expect(await page.textContent('#audit')).toContain('Maya Compliance');
+    // Each row shows its place in the hash chain.
+    expect(await page.textContent('#audit')).toMatch(/incoming #\d+ [0-9a-f]{12}…/);
     await shot(page, 'audit-log-with-the-decision');
     await page.close();
   });
