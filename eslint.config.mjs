@@ -30,6 +30,7 @@ const layers = {
   workers: { only: ['lib', 'db', 'network', 'workflows', 'activities', ...domain], why: 'workers/ runs the activities and workflows' },
   client: { only: ['lib', 'db', 'network', 'workflows', ...domain], why: 'client/ calls the domain modules, never activities/' },
   sandbox: { only: ['lib', 'db'], why: 'sandbox/ is the network\'s side: lib/ and its own schema in db/ only' },
+  'all-in-one': { only: ['lib', 'client', 'workers'], why: 'all-in-one/ only joins the API process and the worker process in one' },
 };
 const layerRules = Object.entries(layers).flatMap(([folder, { only, why }]) =>
   [1, 2, 3, 4].map((depth) => ({

@@ -33,8 +33,10 @@ const DEMO_CONSOLE_CLIENT_ID = 'travel-rule-console';
  *
  * `npm run start:cluster` (`--cluster`): the same, but Temporal is the real server on PostgreSQL (its own databases,
  * migrated at every start), with the Temporal UI server beside it and `WORKER_PROCESSES` workers (2 by default).
+ * `--all-in-one`: the API and a worker run as one process (all-in-one/main.ts), which starts transfers eagerly.
  */
 const clusterMode = process.argv.includes('--cluster');
+const allInOne = process.argv.includes('--all-in-one');
 const root = resolve(__dirname, '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const children: { name: string; child: ChildProcess }[] = [];
@@ -292,9 +294,13 @@ async function main() {
     say(`Network: ${config.network.baseUrl} (BASE_URL); the sandbox is not started`);
   }
 
-  const workers = clusterMode ? loadClusterConfig().workerProcesses : 1;
+  if (allInOne) {
+    // The API and a worker in one process (all-in-one/main.ts); in cluster mode the other workers run beside it.
+    spawnProcess('all-in-one', tsxArgs('all-in-one/main.ts'), { ...common, ...network }, logDir);
+  }
+  const workers = (clusterMode ? loadClusterConfig().workerProcesses : 1) - (allInOne ? 1 : 0);
   for (let i = 1; i <= workers; i++) spawnProcess(workers === 1 ? 'worker' : `worker-${i}`, tsxArgs('workers/main.ts'), { ...common, ...network }, logDir);
-  spawnProcess('api', tsxArgs('client/main.ts'), { ...common, ...network }, logDir);
+  if (!allInOne) spawnProcess('api', tsxArgs('client/main.ts'), { ...common, ...network }, logDir);
   await waitFor('the internal API', httpOk(`${config.publicApiUrl}/healthz`), 120_000);
 
   const creds = await devCredentials({ sandboxUrl: config.auth.oidc ? undefined : sandboxUrl, databaseUrl, group });

@@ -49,6 +49,8 @@ export interface ApiDeps {
   group: GroupConfig;
   /** Outgoing transfers, the agent endpoints and the notification webhook (outgoing/); absent: they answer 500. */
   transfers?: TransferContext;
+  /** Start outgoing transfers' workflows eagerly: a worker shares this process's connection (all-in-one mode). */
+  eagerStart?: boolean;
   /** Incoming transfers' settings (deadlines, polling, screening threshold). */
   incoming: IncomingConfig;
   /** The signing secrets of the network's webhooks (notification and address webhooks). */

@@ -231,6 +231,8 @@ export interface RunningOrchestrator {
 
 /** The worker (the project's own worker code and activities) and the internal API, talking to the given network. */
 export interface OrchestratorOptions {
+  /** The API's Client on the worker's NativeConnection, asking for eager starts (what all-in-one/main.ts does). */
+  eagerStart?: boolean;
   pool?: Pool;
   /** Join an existing task queue (a second worker taking over from a stopped one). */
   taskQueue?: string;
@@ -276,8 +278,8 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
     throw e;
   }
   const connection = await Connection.connect({ address: env.temporalAddress });
-  const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
+  const client = new Client({ connection: opts.eagerStart ? (nativeConnection as never) : connection, dataConverter: createDataConverter(env.keyring) });
   const networkClient = opts.networkClient ?? new NetworkClient(network, {
     budget: opts.networkBudget && createRateBudget(networkBudgetStore(pool), opts.networkBudget, network.clientId),
   });
@@ -311,11 +313,11 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   try {
     api = await buildApi({
       temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: quietLogger(), corsOrigins: ['http://localhost:8233'],
-      keystore, group, transfers, incoming, webhooks, auth: opts.auth,
+      keystore, group, transfers, incoming, webhooks, auth: opts.auth, eagerStart: opts.eagerStart,
       rateLimits: opts.rateLimits ?? { webhooks: UNREACHED_LIMIT, authFailures: UNREACHED_LIMIT },
     });
     apiUrl = await listen(api);
-    agent = await buildAgentApi({ temporal: client, taskQueue, transfers, logger: quietLogger() });
+    agent = await buildAgentApi({ temporal: client, taskQueue, transfers, eagerStart: opts.eagerStart, logger: quietLogger() });
     agentUrl = await listen(agent);
     // A test of a dead database starts an orchestrator too: it gets no keys, and headers() says why.
     for (const role of ROLES) {

@@ -1,0 +1,92 @@
+import type { Client } from '@temporalio/client';
+import type { PlatformConfig } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import { createLogger } from '../lib/logger';
+import { EncryptionCodec } from '../lib/temporal/codec';
+import { loadCodecKeyring } from '../lib/temporal/codec-keys';
+import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { openTransferContext } from '../outgoing/context';
+import { assertRetentionOutlastsTransfers } from '../lib/retention/config';
+import { NetworkClient } from '../network/client';
+import { createRateBudget } from '../network/rate-budget';
+import { networkBudgetStore } from '../db/network-budget';
+import { openKeystore } from '../db/keystore';
+import { ensureAddressBookSchedules } from './address-book-schedules';
+import { buildApi } from './api/server';
+import { buildAgentApi } from './api/agent-server';
+import { isLoopbackHost } from '../lib/loopback';
+import { apiHttpsOptions } from '../lib/api-transport';
+import { ensureKeyRotationSchedules } from './key-rotation-schedules';
+import { ensureRetentionSchedule } from './retention-schedule';
+import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
+import { createTemporalClient } from './temporal';
+
+/**
+ * The API process's work (client/main.ts): migrations, schedules, the internal API and the agent endpoints. `shared`
+ * is the all-in-one process's Client on its worker's NativeConnection (all-in-one/main.ts): the API then asks for eager
+ * workflow starts, and leaves the connection to its owner. Without it the API connects by itself.
+ */
+export async function startApi(config: PlatformConfig, log: Logger, shared?: { temporal: Client }): Promise<() => Promise<void>> {
+  // Before anything else: an API off loopback without TLS does not start at all.
+  const https = apiHttpsOptions(config.host, config.transport);
+  assertRetentionOutlastsTransfers(config.retention, config.transfers.answerDeadlineMs);
+  const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
+  const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
+  await assertReachable(databaseUrl);
+  await migrate(databaseUrl, 'orchestrator');
+  const pool = createPool(databaseUrl, 'orchestrator');
+  const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
+  const temporal = shared?.temporal ?? (await createTemporalClient(config, keyring));
+  log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
+  log.info({ schedules: await ensureAddressBookSchedules(temporal, config) }, 'address-book schedules ensured');
+  log.info({ schedule: await ensureRetentionSchedule(temporal, config) }, 'retention schedule ensured');
+  log.info({ schedule: await ensureIncomingSweepSchedule(temporal, { group: config.group, taskQueue: config.temporal.taskQueue }, config.incoming) }, 'incoming sweep schedule ensured');
+  const transfers = openTransferContext({
+    pool, keystore,
+    network: config.network && new NetworkClient(config.network, {
+      budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
+    }), masterKey: config.keystoreMasterKey,
+    dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel), config: config.transfers,
+  });
+  const app = await buildApi({
+    temporal,
+    pool,
+    codec: new EncryptionCodec(keyring),
+    taskQueue: config.temporal.taskQueue,
+    logger: createLogger('api', config.logLevel),
+    corsOrigins: [config.uiOrigin, config.uiOrigin.replace('localhost', '127.0.0.1')],
+    auth: config.auth,
+    group: config.group,
+    incoming: config.incoming,
+    webhooks: config.webhooks,
+    transfers,
+    eagerStart: shared !== undefined,
+    keystore,
+    console: { temporalUiUrl: config.uiOrigin, namespace: config.temporal.namespace },
+    https,
+    rateLimits: config.transport.rateLimits,
+    trustProxy: config.transport.trustProxy,
+  });
+  await app.listen({ host: config.host, port: config.apiPort });
+  log.info(
+    { oidcIssuer: config.auth.oidc?.issuer ?? null, apiKeys: true, tls: https ? 'TLS 1.2+' : 'none (loopback)' },
+    `internal API listening on ${config.publicApiUrl} (docs at ${config.publicApiUrl}/docs); every route but /healthz and the webhooks needs a credential`,
+  );
+  let agent: Awaited<ReturnType<typeof buildAgentApi>> | undefined;
+  if (config.agent.port !== undefined) {
+    if (!isLoopbackHost(config.agent.host)) {
+      log.warn(`the agent endpoints listen on ${config.agent.host}:${config.agent.port} WITHOUT authentication (AGENT_ALLOW_REMOTE=1): whoever reaches that address can send transfers and read decrypted personal data`);
+    }
+    agent = await buildAgentApi({ temporal, taskQueue: config.temporal.taskQueue, transfers, eagerStart: shared !== undefined, logger: createLogger('agent', config.logLevel) });
+    await agent.listen({ host: config.agent.host, port: config.agent.port });
+    log.info(`agent endpoints (/didkey/new, /tx/*, no Authorization header) listening on ${config.agent.host}:${config.agent.port}`);
+  }
+  return async () => {
+    await agent?.close();
+    await app.close();
+    if (!shared) await temporal.connection.close();
+    await pool.end();
+  };
+}

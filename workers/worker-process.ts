@@ -1,0 +1,59 @@
+import { NativeConnection } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { openTransferContext } from '../outgoing/context';
+import { NetworkClient } from '../network/client';
+import { createRateBudget } from '../network/rate-budget';
+import { networkBudgetStore } from '../db/network-budget';
+import type { PlatformConfig } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import { ConfigError } from '../lib/errors';
+import { openKeystore } from '../db/keystore';
+import { createLogger } from '../lib/logger';
+import { loadCodecKeyring } from '../lib/temporal/codec-keys';
+import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { connectTemporal } from '../lib/temporal/connect';
+import { createWorker } from './worker';
+
+/**
+ * The worker process's work (workers/main.ts): the activities' dependencies and one worker on the task queue.
+ * `connection` is the all-in-one process's NativeConnection (all-in-one/main.ts), shared with its Client and closed
+ * by it; without it the worker connects by itself.
+ */
+export async function startWorker(config: PlatformConfig, log: Logger, shared?: { connection: NativeConnection }): Promise<() => Promise<void>> {
+  const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
+  if (!config.network) {
+    throw new ConfigError('BASE_URL', 'no network is configured', 'Set CLIENT_ID, CLIENT_SECRET, AUTH_URL and BASE_URL, or run `npm start`, which points the worker at the sandbox');
+  }
+  const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
+  await assertReachable(databaseUrl);
+  await migrate(databaseUrl, 'orchestrator');
+  const pool = createPool(databaseUrl, 'orchestrator');
+  const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
+  const network = new NetworkClient(config.network, {
+    budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
+  });
+  const connection = shared?.connection ?? (await connectTemporal(NativeConnection, config.temporal));
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    keyring,
+    activities: createActivities({
+      pool, network, logger: createLogger('activities', config.logLevel), keystore, addressBook: config.addressBook,
+      transfers: openTransferContext({
+        pool, network, keystore, masterKey: config.keystoreMasterKey, dataDir: config.dataDir, group: config.group,
+        logger: createLogger('transfers', config.logLevel), config: config.transfers,
+      }),
+    }),
+  });
+  const running = worker.run();
+  log.info(`worker polling task queue ${config.temporal.taskQueue} at ${config.temporal.address}`);
+  return async () => {
+    worker.shutdown();
+    await running;
+    if (!shared) await connection.close();
+    await pool.end();
+  };
+}
