@@ -10,9 +10,11 @@ const inGroup = (group: GroupConfig, did: string | undefined): boolean =>
 
 /**
  * Whether a transaction is an incoming transfer the group must answer: addressed to the gateway or one of its
- * subsidiaries, and not sent by a VASP of the group (those are outgoing transfers, followed by their own workflows).
+ * subsidiaries, whoever sent it. A transfer between two VASPs of the group is both: the originator's outgoing
+ * workflow follows it to its end, and the beneficiary's incoming workflow confirms, screens and accepts it, as the
+ * network expects of any beneficiary VASP (docs/reliability.md, 15.3).
  */
 export function isIncomingToGroup(group: GroupConfig, tx: Parties): boolean {
   if (!group.gatewayDid) return false;
-  return inGroup(group, tx.beneficiaryVASPdid) && !inGroup(group, tx.originatorVASPdid);
+  return inGroup(group, tx.beneficiaryVASPdid);
 }

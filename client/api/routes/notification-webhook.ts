@@ -28,7 +28,7 @@ export interface WebhookRouteDeps {
   taskQueue?: string;
 }
 
-type Outcome = 'signalled' | 'late' | 'not-ours' | 'incoming';
+type Outcome = 'signalled' | 'late' | 'not-ours' | 'incoming' | `${'signalled' | 'late'}+${'incoming' | 'late'}`;
 
 /**
  * A claim still `processing` after this long belongs to a request that died before handing the delivery on (a hand-over
@@ -77,10 +77,10 @@ function verified(secrets: string[], headers: FastifyRequest['headers'], raw: st
 /**
  * The network's notification webhook: verifies the signature with the endpoint's secret,
  * acknowledges a repeated delivery id without acting on it again, and passes the transaction's new status to the
- * outgoing transfer's workflow (`outgoing-<transactionRef>`, or found by transaction id). A message to the group that
- * this system did not send starts (or signals) its incoming-transfer workflow; anything else is recorded and
- * acknowledged. It answers as soon as the
- * signal is accepted; a failure to reach Temporal answers 503 so the network delivers again.
+ * outgoing transfer's workflow (`outgoing-<transactionRef>`, or found by transaction id) and, when the group is the
+ * beneficiary, to the incoming transfer's workflow (both, for a transfer between two VASPs of the group). Others are
+ * recorded and acknowledged. It answers as soon as the signals are accepted; a failure to reach Temporal answers 503
+ * so the network delivers again.
  */
 export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps) {
   void app.register(async (hooks) => {
@@ -116,8 +116,10 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
 
       let outcome: Outcome;
       try {
-        outcome = await deliver(deps.temporal, ctx, tx, webhookId);
-        if (outcome === 'not-ours') outcome = await deliverIncoming(deps, tx);
+        // A transfer between two VASPs of the group is both outgoing and incoming: each side's workflow gets it.
+        const outgoing = await deliver(deps.temporal, ctx, tx, webhookId);
+        const incoming = await deliverIncoming(deps, tx);
+        outcome = outgoing === 'not-ours' ? incoming : incoming === 'not-ours' ? outgoing : `${outgoing}+${incoming}` as Outcome;
       } catch (e) {
         // Let the network deliver again: forget the claim.
         await releaseWebhook(ctx.pool, webhookId);
