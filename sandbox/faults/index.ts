@@ -29,7 +29,9 @@
  * Never faulted: `/healthz`, `/sandbox/*` and `/oidc/*` (the orchestrator's operators' identity provider, not the network).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type TSchema } from 'typebox';
 import { NetworkError, badRequest } from '../errors';
+import { documented } from '../openapi';
 
 export interface FaultConfig {
   errors?: { share: number; status?: number; routes?: Record<string, number> };
@@ -44,6 +46,26 @@ export const FAULT_KINDS = ['errors', 'rateLimit', 'latency', 'dropAfterCommit',
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 const invalid = (message: string) => badRequest('ValidationError', message);
+
+// The PUT body as documented (parseFaultConfig checks it, naming the field); null means the default where there is one.
+const Share = Type.Number({ minimum: 0, maximum: 1 });
+const Ms = Type.Integer({ minimum: 0, maximum: 600_000 });
+const Routes = Type.Array(Type.String({ minLength: 1, maxLength: 200 }));
+const OrDefault = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+const closed = { additionalProperties: false } as const;
+const FaultBody = Type.Object({
+  errors: Type.Optional(Type.Object({
+    share: OrDefault(Share), status: OrDefault(Type.Integer({ minimum: 500, maximum: 599 })), routes: Type.Optional(Type.Record(Type.String(), Share)),
+  }, closed)),
+  rateLimit: Type.Optional(Type.Object({ share: Share, retryAfterSeconds: OrDefault(Type.Integer({ minimum: 0, maximum: 3600 })) }, closed)),
+  latency: Type.Optional(Type.Object({ share: Share, ms: Type.Integer({ minimum: 0, maximum: 120_000 }), afterHandler: Type.Optional(Type.Boolean()), routes: Type.Optional(Routes) }, closed)),
+  dropAfterCommit: Type.Optional(Type.Object({ share: Share, methods: OrDefault(Type.Array(Type.String({ pattern: '^[A-Z]{3,7}$' }))), routes: Type.Optional(Routes) }, closed)),
+  webhooks: Type.Optional(Type.Object({
+    duplicate: OrDefault(Share), reorder: OrDefault(Share), reorderMaxMs: OrDefault(Ms),
+    late: Type.Optional(Type.Object({ share: Share, ms: Ms }, closed)),
+  }, closed)),
+  keyRotation: Type.Optional(Type.Object({ share: Share }, closed)),
+}, closed);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function share(v: unknown, field: string): number {
@@ -240,7 +262,7 @@ export function faultRoutes(app: FastifyInstance, faults: Faults): void {
     return payload;
   });
   const refuse = () => new NetworkError(403, 'ForbiddenError', 'fault injection is off: start the sandbox with SANDBOX_FAULTS=1');
-  app.put('/sandbox/faults', async (request) => {
+  app.put('/sandbox/faults', documented({ body: FaultBody }), async (request) => {
     if (!faults.enabled) throw refuse();
     faults.set(parseFaultConfig(request.body ?? {}));
     return faults.view();

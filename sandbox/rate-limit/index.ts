@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { ConfigError } from '../../lib/errors';
 import { durationSetting, type Env } from '../../lib/config-values';
+import { Type } from 'typebox';
 import { badRequest, NetworkError } from '../errors';
+import { documented } from '../openapi';
 import { checkSettings, NETWORK_RATE_LIMIT, type RateLimiter, type RateLimitSettings } from './limiter';
 
 export { RateLimiter, NETWORK_RATE_LIMIT, type RateLimitSettings } from './limiter';
@@ -63,9 +65,17 @@ const seconds = (v: unknown, field: string): number => {
  * settings at run time (`{limit, windowSeconds?, lockoutSeconds?}`, or `{limit: null}` for none; `reset: true`
  * forgets the counts); until the next start, which reads SANDBOX_RATE_* again.
  */
+const Seconds = Type.Number({ minimum: 0, maximum: 86_400 });
+const RateLimitBody = Type.Object({
+  limit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()])),
+  windowSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86_400 })),
+  lockoutSeconds: Type.Optional(Seconds),
+  reset: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+
 export function rateLimitRoutes(app: FastifyInstance, limiter: RateLimiter): void {
   app.get('/sandbox/rate-limit', async () => view(limiter));
-  app.put('/sandbox/rate-limit', async (request) => {
+  app.put('/sandbox/rate-limit', documented({ body: RateLimitBody }), async (request) => {
     const body = request.body as Record<string, unknown> | undefined;
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('ValidationError', 'body: must be {limit, windowSeconds?, lockoutSeconds?, reset?}');
     const unknown = Object.keys(body).find((k) => !['limit', 'windowSeconds', 'lockoutSeconds', 'reset'].includes(k));

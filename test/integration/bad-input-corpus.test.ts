@@ -291,7 +291,8 @@ describe('bad-input corpus: every route of the API and the sandbox refuses inval
     await Promise.all([migrate(dbUrl, 'orchestrator'), migrate(dbUrl, 'sandbox')]);
     pool = createPool(dbUrl, 'orchestrator');
     orchPool = createPool(dbUrl, 'orchestrator');
-    sb = await startSandbox(g.seed, { databaseUrl: dbUrl, addressBook: { maxUploadBytes: 1024 * 1024 } });
+    // Fault injection switchable (none configured), so PUT /sandbox/faults checks its body instead of answering 403.
+    sb = await startSandbox(g.seed, { databaseUrl: dbUrl, addressBook: { maxUploadBytes: 1024 * 1024 }, faults: true });
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), { pool: orchPool, group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] } });
     const apiToken = await sb.token(g.gatewayUser);
     const piiToken = await sb.token(g.gatewayUser, `${sb.url}/pii`);
@@ -331,6 +332,8 @@ describe('bad-input corpus: every route of the API and the sandbox refuses inval
       '/sandbox/counterparties/{vaspDID}/behaviours': { vaspDID: g.external },
       '/sandbox/counterparties/{vaspDID}/received/{txId}': { vaspDID: g.external },
       '/tf/vasps/update': { did: g.subA },
+      // A generous limit: a case the handler took by mistake would not throttle the cases after it.
+      '/sandbox/rate-limit': { limit: 1_000_000, windowSeconds: 300, lockoutSeconds: 10 },
     },
   });
 
