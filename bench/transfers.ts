@@ -19,7 +19,10 @@
  * Knobs: BENCH_TRANSFERS (default 1000 per path), BENCH_CONCURRENCY (transfers in flight, default 64),
  * BENCH_FIELDS=small|40 (the personal data: a typical 9-field record, or the 40-field fixture), `--cluster` or
  * BENCH_TEMPORAL=cluster (the Temporal server on PostgreSQL instead of the dev server), `--workers=1,2` or
- * BENCH_WORKERS=1,2 (the Temporal path once per worker-process count; default 1). Every run checks that each transfer
+ * BENCH_WORKERS=1,2 (the Temporal path once per worker-process count; default 1), BENCH_PATHS (any of temporal,
+ * all-in-one,direct: `all-in-one` runs the API and a worker in this process on one connection with eager start, as
+ * all-in-one/main.ts does), BENCH_FLOOR=off (else the empty-workflow floor is measured at the end on the same server,
+ * BENCH_FLOOR_RATE per second, default 20). Every run checks that each transfer
  * ended ACCEPTED exactly once (lost: no callback within BENCH_LOST_AFTER_MS, default 120 s; duplicated: a second
  * callback, or a second transaction at the network under the same transactionRef), and prints each process's CPU.
  */
@@ -36,6 +39,7 @@ import { webhookHeaders } from '../lib/webhook-signature';
 import { createPool } from '../db/pool';
 import { groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
 import { quantile } from './stats';
+import { describeFloor, runFloor } from './floor';
 import {
   apiWithWorkerProcesses, benchOptions, cpuPerTransfer, cpuSnapshot, setupBenchTemporal, spawnSandbox,
   type ApiWithWorkers, type BenchTemporal,
@@ -66,6 +70,8 @@ const SMALL = {
 };
 
 const LOST_AFTER_MS = Number(process.env.BENCH_LOST_AFTER_MS ?? 120_000);
+/** The empty-workflow floor's rate, printed after the paths (BENCH_FLOOR=off: none). */
+const FLOOR_RATE = Number(process.env.BENCH_FLOOR_RATE ?? 20);
 
 async function main() {
   const options = benchOptions();
@@ -234,6 +240,7 @@ async function measure(temporal: BenchTemporal) {
   };
 
   log(`bench:transfers — ${temporal.label}; ${N} transfers per path, ${CONCURRENCY} in flight, ${FIELDS === '40' ? '40' : '9'}-field IVMS101, end-to-end mode`);
+  log(`load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   const results = [];
   const paths = (process.env.BENCH_PATHS ?? 'temporal,direct').split(',');
   for (const [i, workers] of options.workerCounts.entries()) {
@@ -244,6 +251,13 @@ async function measure(temporal: BenchTemporal) {
     // Warm-up: JIT, connection pools, directory cache, workflow bundle.
     await run('warm-up (temporal)', Math.min(100, N), viaApi);
     if (paths.includes('temporal')) results.push(await run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi));
+  }
+  if (paths.includes('all-in-one')) {
+    // What all-in-one/main.ts runs: the API and a worker in this process on one NativeConnection, eager starts.
+    await orch.close();
+    orch = { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings, webhooks, eagerStart: true })), workerPids: [] };
+    await run('warm-up (all-in-one)', Math.min(100, N), viaApi);
+    results.push(await run('through the API and Temporal, all-in-one process (API + worker, eager start)', N, viaApi));
   }
   directMode = true;
   await run('warm-up (direct)', Math.min(100, N), direct);
@@ -266,6 +280,13 @@ async function measure(temporal: BenchTemporal) {
   const bad = results.filter((r) => r.lost || r.duplicated || r.failures);
   log(bad.length ? `CHECK FAILED: ${bad.map((r) => `${r.label}: ${r.failures} failed, ${r.lost} lost, ${r.duplicated} duplicated`).join('; ')}` : 'check: 0 failed, 0 lost, 0 duplicated in every run');
   log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  // The empty workflow's cost on the same server in the same run: what the orchestration's share is compared with.
+  if (process.env.BENCH_FLOOR !== 'off' && !options.cluster) {
+    for (const eager of [false, true]) {
+      const floor = await runFloor({ address: testEnv().temporalAddress, keyring: testEnv().keyring, rate: FLOOR_RATE, seconds: 10, eager, serverPid: temporal.temporalPid() });
+      log(`temporal floor, same server: ${describeFloor(floor)}`);
+    }
+  }
   log(`\n(total run ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
   await orch.close();
