@@ -29,9 +29,11 @@ export interface AddressBookActivityDeps {
 export function addressBookActivities(deps: AddressBookActivityDeps) {
   const cfg = deps.addressBook;
   // Reconciliation can wait: it takes from the group's network budget only above the reserve.
-  const network = deps.network.at('low');
+  let network: NetworkClient | undefined;
   const run = <I extends { runId: string }, R>(step: (d: AddressBookDeps, input: I) => Promise<R>) => async (input: I): Promise<R> => {
+    // The run id first: a bad one is refused before anything else is touched.
     assertRunId(input?.runId);
+    network ??= deps.network.at('low');
     return step({ pool: deps.pool, network, logger: deps.logger, settings: cfg }, input);
   };
   return {
