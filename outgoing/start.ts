@@ -7,6 +7,8 @@ import { ConfigError, NotFoundError } from '../lib/errors';
 import { Asset, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
 import { outgoingViewUpdate } from '../workflows/transfer-view';
 import { writeTransferViewUpdate } from '../db/transfer-view';
+import { recordAuditEntry } from '../db/audit-log';
+import type { Principal } from '../lib/principal';
 import { outgoingTransfer } from '../workflows';
 import { workflowIds } from '../workflows/ids';
 import type { OutgoingTransferInput } from '../workflows/outgoing-transfer';
@@ -43,9 +45,21 @@ export async function startOutgoingTransfer(
   id: string,
   request: OutgoingRequest,
   plan?: TransferPlan,
+  requestedBy?: Principal,
 ): Promise<{ handle: WorkflowHandle<typeof outgoingTransfer>; started: boolean; input: OutgoingTransferInput }> {
   const ctx = needTransfers(deps);
   await ctx.store.put(id, request);
+  // Who asked for the transfer, in the audit chain before the workflow starts; a repeat of the request (same id)
+  // finds its row and appends nothing. No personal data: the parties are VASPs, the customers stay in the sealed request.
+  if (requestedBy) {
+    await recordAuditEntry(ctx.pool, {
+      actor: requestedBy.name, action: 'outgoing.requested', subject: id,
+      details: {
+        source: request.source, originatorVaspDid: request.body.originatorVASPdid, beneficiaryVaspDid: request.body.beneficiaryVASPdid ?? null,
+        asset: assetLabel(request.body.transactionAsset), amount: request.body.transactionAmount, principal: requestedBy,
+      },
+    }, { idempotencyKey: `outgoing.requested:${id}` });
+  }
   const input: OutgoingTransferInput = {
     id,
     originatorVaspDid: request.body.originatorVASPdid,

@@ -242,6 +242,13 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     await until(key, (s) => !!s.transactionId);
     expect((await post(payload, key)).status).toBe(200);
     expect(await transactionsWithRef(key)).toBe(1);
+    // One audit row for the request, naming the operator's credential, however often it was repeated; no customer data.
+    const { rows: audit } = await orch.pool.query<{ actor: string; details: { principal: { kind: string; roles: string[] }; asset: string } }>(
+      `select actor, details from audit_log where action = 'outgoing.requested' and subject = $1`, [key],
+    );
+    expect(audit).toHaveLength(1);
+    expect(audit[0]!.details).toMatchObject({ principal: { kind: 'api-key', roles: ['operator'] }, asset: payload.transactionAsset });
+    expect(JSON.stringify(audit[0])).not.toMatch(/naturalPerson|primaryIdentifier|originatorPersons|beneficiaryPersons/);
 
     const other = await post({ ...payload, transactionAmount: '5' }, key);
     expect(other.status).toBe(409);

@@ -13,6 +13,7 @@ import { issueToValidationError } from '../../../lib/validation';
 import { transactionCreatedUpdate } from '../../../workflows/outgoing-transfer.messages';
 import { createDidKeyRecord } from '../../../lib/crypto';
 import { access } from '../auth/roles';
+import { systemPrincipal } from '../../../lib/principal';
 
 const PublicKeyEntry = {
   type: Type.Literal('Ed25519'),
@@ -120,7 +121,7 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         const hybrid = isHybrid(request.query);
         const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'agent', hybrid });
         const ref = body.transactionRef ?? randomUUID();
-        const { handle } = await startOutgoingTransfer(deps, ref, { body: { ...body, transactionRef: ref }, source: 'agent', hybrid }, plan);
+        const { handle } = await startOutgoingTransfer(deps, ref, { body: { ...body, transactionRef: ref }, source: 'agent', hybrid }, plan, request.principal ?? systemPrincipal('agent-listener'));
         let outcome: Awaited<ReturnType<typeof executeCreated>> | undefined;
         try {
           outcome = await executeCreated(handle);
