@@ -132,7 +132,7 @@ async function measure(temporal: BenchTemporal) {
   const masterKey = randomBytes(32).toString('base64');
   // The workers run in their own processes (`npm run worker`), as deployed, unless BENCH_WORKER=inline.
   const startOrch = async (workers: number): Promise<ApiWithWorkers> => process.env.BENCH_WORKER === 'inline'
-    ? { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings, webhooks })), workerPids: [] }
+    ? { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings, webhooks, keystoreMasterKey: masterKey })), workerPids: [] }
     : apiWithWorkerProcesses({ network: sandbox.networkConfig(group.gatewayUser), group: group2, agentKeys, transfers: transferSettings, webhooks, workers, masterKey });
   let orch = await startOrch(options.workerCounts[0]!);
 
@@ -255,7 +255,7 @@ async function measure(temporal: BenchTemporal) {
   if (paths.includes('all-in-one')) {
     // What all-in-one/main.ts runs: the API and a worker in this process on one NativeConnection, eager starts.
     await orch.close();
-    orch = { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings, webhooks, eagerStart: true })), workerPids: [] };
+    orch = { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings, webhooks, keystoreMasterKey: masterKey, eagerStart: true })), workerPids: [] };
     await run('warm-up (all-in-one)', Math.min(100, N), viaApi);
     results.push(await run('through the API and Temporal, all-in-one process (API + worker, eager start)', N, viaApi));
   }
