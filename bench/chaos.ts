@@ -1,3 +1,5 @@
+// Longer than 400 lines on purpose: one run's script read top to bottom (boot, work, faults, quiescence, checks,
+// table); the processes and the secrets scan already live in bench/chaos/.
 /**
  * `npm run chaos` (issue #12): what is lost or sent twice when the worker, the Temporal server, the API and the network
  * fail in the middle of real work. Not a timed test: a run takes minutes and prints one table.

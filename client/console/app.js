@@ -1,5 +1,6 @@
 // The compliance console: Preact + htm as ES modules, no build step. Every action goes through the internal API the
-// rest of the system uses; this file only renders and calls it.
+// rest of the system uses; this file only renders and calls it. Longer than 400 lines on purpose: without a build step
+// every module is one more request and import-map entry, and the pages share the session, API and message helpers.
 import { h, render } from 'preact';
 import { useEffect, useState, useCallback, useRef } from 'preact/hooks';
 import htm from 'htm';

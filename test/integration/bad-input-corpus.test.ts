@@ -1,3 +1,5 @@
+// Longer than 400 lines on purpose: the corpus's checks (4xx shape, no writes, no workflows) and its hand-written cases
+// share one sandbox, orchestrator and database of their own, started once.
 import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
