@@ -9,7 +9,9 @@ import { createLogger, type Logger } from './logger';
 export function runMain(name: string, start: (log: Logger) => Promise<() => Promise<void>>): void {
   const startup = startupSettings();
   const log = createLogger(name, startup.logLevel);
-  start(log).then(
+  // Through a promise, so that a ConfigError thrown before `start` returns one (loadConfig() in its argument list) is
+  // reported like one thrown later.
+  Promise.resolve().then(() => start(log)).then(
     (shutdown) => {
       let stopping = false;
       const stop = (signal: string) => {
