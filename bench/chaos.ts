@@ -81,6 +81,12 @@ const NETWORK_FAULTS = {
   keyRotation: { share: 0.05 },
 };
 
+/**
+ * Round 2's quota at the network, below what the run's work needs (the orchestrator keeps its budget for the real
+ * 6,000 per 300 s, so it learns of the lower quota only from the 429s): lockouts happen, and must cost nothing.
+ */
+const LOWERED_QUOTA = { limit: Math.max(30, Math.round(300 * SCALE)), windowSeconds: 30, lockoutSeconds: 10, reset: true };
+
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 interface FaultEvent {
@@ -157,6 +163,21 @@ async function main() {
     const r = await fetch(`${sandboxUrl}/sandbox/faults`, { method: 'PUT', headers: { 'content-type': 'application/json', ...testAuth }, body: JSON.stringify(config) });
     if (!r.ok) throw new Error(`PUT /sandbox/faults answered ${r.status}`);
   };
+  // The network's quota (the sandbox enforces 6,000 calls per 300 s per credential by default, as the network does):
+  // round 1 must never reach it; round 2 lowers it below what the run needs, so lockouts happen and must cost nothing.
+  // A restarted sandbox starts from its defaults, so the lowered quota is set again after each restart.
+  const quotaTotals = { rejected: 0, lockouts: 0 };
+  const readQuota = async () => {
+    const r = await fetch(`${sandboxUrl}/sandbox/rate-limit`, { headers: testAuth }).then((x) => x.json() as Promise<Json>, () => undefined);
+    for (const c of (r?.credentials ?? []) as { rejected?: number; lockouts?: number }[]) {
+      quotaTotals.rejected += c.rejected ?? 0;
+      quotaTotals.lockouts += c.lockouts ?? 0;
+    }
+  };
+  const putQuota = async (config: unknown) => {
+    const r = await fetch(`${sandboxUrl}/sandbox/rate-limit`, { method: 'PUT', headers: { 'content-type': 'application/json', ...testAuth }, body: JSON.stringify(config) });
+    if (!r.ok) throw new Error(`PUT /sandbox/rate-limit answered ${r.status}`);
+  };
   const sandbox = new Proc('sandbox', tsxArgs('sandbox/main.ts'), {
     DATABASE_URL: databaseUrl, SANDBOX_PORT: String(sandboxPort), SANDBOX_SEED: seedFile, SANDBOX_PUBLIC_URL: sandboxUrl, SANDBOX_FAULTS: '1',
     SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: testRoutes.testToken,
@@ -223,12 +244,15 @@ async function main() {
   }
 
   const needles = { outgoingPii: [] as string[], incomingPii: [] as string[] };
-  const results: { round: number; faults: string; rows: WorkResult[]; seconds: number }[] = [];
+  const results: { round: number; faults: string; rows: WorkResult[]; seconds: number; quota: { rejected: number; lockouts: number } }[] = [];
   const hex = (label: string, n = 8) => createHash('sha256').update(`${SEED}/${tag}/${label}`).digest('hex').slice(0, n);
 
   for (const round of ROUNDS) {
     const roundStart = Date.now();
     networkFaultsOn = round === 2;
+    quotaTotals.rejected = 0;
+    quotaTotals.lockouts = 0;
+    await putQuota(networkFaultsOn ? LOWERED_QUOTA : { limit: 6000, windowSeconds: 300, lockoutSeconds: 10, reset: true });
     say(`\n— round ${round}: ${networkFaultsOn ? `network faults on (${JSON.stringify(NETWORK_FAULTS)})` : 'no network faults'} —`);
 
     // The work of the round.
@@ -309,8 +333,10 @@ async function main() {
         e.at = Date.now() - t0;
         say(`  ${(e.at / 1000).toFixed(1)}s: ${e.kind} ${e.kind === 'temporal' ? 'stopped (SIGTERM)' : 'SIGKILLed'}${e.pauseMs ? `, back in ${(e.pauseMs / 1000).toFixed(1)} s` : ''}`);
         if (e.kind === 'sandbox' && networkFaultsOn) await readNetworkFaults();
+        if (e.kind === 'sandbox') await readQuota();
         await procs[e.kind].restart(e.pauseMs, e.kind === 'temporal' ? 'SIGTERM' : 'SIGKILL');
         if (e.kind === 'sandbox' && networkFaultsOn) await putNetworkFaults(NETWORK_FAULTS);
+        if (e.kind === 'sandbox' && networkFaultsOn) await putQuota(LOWERED_QUOTA);
         e.done = Date.now() - t0;
       }
     }));
@@ -428,6 +454,8 @@ async function main() {
       await sleep(5000);
     }
     await injector;
+    await readQuota();
+    await putQuota({ limit: 6000, windowSeconds: 300, lockoutSeconds: 10, reset: true });
     if (networkFaultsOn) {
       await readNetworkFaults();
       await putNetworkFaults({});
@@ -539,7 +567,10 @@ async function main() {
     });
     const faultText = `worker ×5 (SIGKILL, ${events.filter((e) => e.kind === 'worker' && e.pauseMs >= LONG_PAUSE_MS).length} with a ${LONG_PAUSE_MS / 1000} s pause), ` +
       'Temporal ×1, API ×1, sandbox ×1' + (networkFaultsOn ? `; network: ${Object.entries(injectedNetwork).filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(', ')}` : '');
-    results.push({ round, faults: faultText, rows, seconds: (Date.now() - t0) / 1000 });
+    const quotaText = `; network quota ${networkFaultsOn ? `lowered to ${LOWERED_QUOTA.limit} per ${LOWERED_QUOTA.windowSeconds} s` : '6,000 per 300 s'}: ` +
+      `${quotaTotals.rejected} × 429, ${quotaTotals.lockouts} lockouts`;
+    results.push({ round, faults: faultText + quotaText, rows, seconds: (Date.now() - t0) / 1000, quota: { ...quotaTotals } });
+    say(`  network quota: ${quotaTotals.rejected} calls answered 429, ${quotaTotals.lockouts} lockouts`);
     for (const k of Object.keys(injectedNetwork)) delete injectedNetwork[k];
     for (const r of rows) if (r.notes.length) say(`  ${r.work}: ${r.notes.slice(0, 5).join('; ')}`);
   }
@@ -569,7 +600,10 @@ async function main() {
   say('');
   for (const l of lines) say(l);
   writeFileSync(resolve(dataDir, 'chaos-report.md'), `${lines.join('\n')}\n`);
-  const bad = results.some((r) => r.rows.some((row) => row.lost || row.duplicated || row.wrong || row.completed < row.total)) || scan.failed;
+  // Round 1 runs at the network's real quota, which the group's shared budget must keep it under: one lockout fails it.
+  const lockedOut = results.some((r) => r.round !== 2 && (r.quota.lockouts > 0 || r.quota.rejected > 0));
+  if (lockedOut) say('\nthe group\'s budget let the network lock it out at the real quota (round 1)');
+  const bad = results.some((r) => r.rows.some((row) => row.lost || row.duplicated || row.wrong || row.completed < row.total)) || scan.failed || lockedOut;
   say(bad ? '\nCHAOS CHECK FAILED (see the table and the notes above)' : '\nchaos check: 0 lost, 0 duplicated, every outcome as expected, 0 secrets found');
   say(`(total ${((Date.now() - started) / 1000).toFixed(0)} s; report in ${resolve(dataDir, 'chaos-report.md')})`);
 
