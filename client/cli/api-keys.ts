@@ -2,12 +2,9 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { Pool } from 'pg';
 import { listApiKeys, revokeApiKey } from '../../db/api-keys';
-import { DEFAULT_DATABASE_URL } from '../../db/database-url';
-import { migrate } from '../../db/migrate';
-import { createPool } from '../../db/pool';
-import { loadConfig } from '../../lib/config';
 import { ROLES, systemPrincipal } from '../../lib/principal';
 import { createApiKey } from '../api/auth/api-keys';
+import { withCliPool } from './database';
 
 /**
  * `tro api-keys …`: API keys of services, straight in the orchestrator's database (DATABASE_URL), so the first admin
@@ -15,17 +12,7 @@ import { createApiKey } from '../api/auth/api-keys';
  */
 export function registerApiKeyCommands(program: Command, opts: { pool?: Pool } = {}): void {
   const apiKeys = program.command('api-keys').description('API keys of the services that call the internal API');
-  const withPool = async <T>(fn: (pool: Pool) => Promise<T>): Promise<T> => {
-    if (opts.pool) return fn(opts.pool);
-    const url = loadConfig().databaseUrl ?? DEFAULT_DATABASE_URL;
-    await migrate(url, 'orchestrator');
-    const pool = createPool(url, 'orchestrator');
-    try {
-      return await fn(pool);
-    } finally {
-      await pool.end();
-    }
-  };
+  const withPool = <T>(fn: (pool: Pool) => Promise<T>) => withCliPool(opts.pool, fn);
   const cli = () => systemPrincipal(`cli:${userInfo().username}`);
 
   apiKeys

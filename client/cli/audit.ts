@@ -3,12 +3,9 @@ import { once } from 'node:events';
 import type { Command } from 'commander';
 import type { Pool } from 'pg';
 import { exportAuditLog, readLines, verifyAuditExport, verifyAuditLog } from '../../audit/verify';
-import { DEFAULT_DATABASE_URL } from '../../db/database-url';
-import { migrate } from '../../db/migrate';
-import { createPool } from '../../db/pool';
 import { brokenChainError, type ChainReport } from '../../lib/audit/chain';
-import { loadConfig } from '../../lib/config';
 import { ValidationError } from '../../lib/errors';
+import { withCliPool } from './database';
 
 /**
  * `tro audit …`: checks the audit chain in the orchestrator's database (DATABASE_URL) or in an export file (no database
@@ -17,17 +14,7 @@ import { ValidationError } from '../../lib/errors';
  */
 export function registerAuditCommands(program: Command, opts: { pool?: Pool } = {}): void {
   const audit = program.command('audit').description('the tamper-evident audit log: verify the hash chain, export it');
-  const withPool = async <T>(fn: (pool: Pool) => Promise<T>): Promise<T> => {
-    if (opts.pool) return fn(opts.pool);
-    const url = loadConfig().databaseUrl ?? DEFAULT_DATABASE_URL;
-    await migrate(url, 'orchestrator');
-    const pool = createPool(url, 'orchestrator');
-    try {
-      return await fn(pool);
-    } finally {
-      await pool.end();
-    }
-  };
+  const withPool = <T>(fn: (pool: Pool) => Promise<T>) => withCliPool(opts.pool, fn);
 
   audit
     .command('verify')

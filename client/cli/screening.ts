@@ -2,10 +2,9 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { systemPrincipal } from '../../lib/principal';
 import { loadConfig } from '../../lib/config';
-import { DEFAULT_DATABASE_URL } from '../../db/database-url';
-import { createPool } from '../../db/pool';
 import { loadedLists, screenAddress, screenName } from '../../db/sanctions';
 import { loadSdnList } from '../../screening/load-sdn';
+import { withCliPool } from './database';
 
 /**
  * Sanctions lists for incoming-transfer screening. These commands talk to the orchestrator's database directly
@@ -13,15 +12,6 @@ import { loadSdnList } from '../../screening/load-sdn';
  */
 export function registerScreeningCommands(program: Command): void {
   const screening = program.command('screening').description('sanctions lists used to screen incoming transfers');
-  const withPool = async <T>(fn: (pool: ReturnType<typeof createPool>) => Promise<T>): Promise<T> => {
-    const pool = createPool(loadConfig().databaseUrl ?? DEFAULT_DATABASE_URL, 'orchestrator');
-    try {
-      return await fn(pool);
-    } finally {
-      await pool.end();
-    }
-  };
-
   screening
     .command('load-sdn <sdnCsv>')
     .description("replace a list with a file in OFAC's SDN CSV format (sdn.csv), in one transaction")
@@ -29,7 +19,7 @@ export function registerScreeningCommands(program: Command): void {
     .option('--list <name>', 'name of the list', 'OFAC-SDN')
     .action(async (sdnCsv: string, opts: { alt?: string; list: string }) => {
       const by = systemPrincipal(`cli:${userInfo().username}`);
-      const result = await withPool((pool) => loadSdnList(pool, { list: opts.list, sdnPath: sdnCsv, altPath: opts.alt, by }));
+      const result = await withCliPool(undefined, (pool) => loadSdnList(pool, { list: opts.list, sdnPath: sdnCsv, altPath: opts.alt, by }));
       process.stdout.write(`${result.list}: ${result.entries} entries, ${result.aliases} aliases, ${result.addresses} digital-currency addresses\n`);
     });
 
@@ -37,7 +27,7 @@ export function registerScreeningCommands(program: Command): void {
     .command('lists')
     .description('the loaded lists')
     .action(async () => {
-      for (const l of await withPool(loadedLists)) process.stdout.write(`${l.name}\t${l.entries} entries\tloaded ${l.loadedAt}\n`);
+      for (const l of await withCliPool(undefined, loadedLists)) process.stdout.write(`${l.name}\t${l.entries} entries\tloaded ${l.loadedAt}\n`);
     });
 
   screening
@@ -49,7 +39,7 @@ export function registerScreeningCommands(program: Command): void {
     .action(async (opts: { name?: string; address?: string; threshold?: number }) => {
       if (!opts.name && !opts.address) throw new Error('give --name or --address');
       const threshold = opts.threshold ?? loadConfig().incoming.screeningThreshold;
-      const hits = await withPool(async (pool) => [
+      const hits = await withCliPool(undefined, async (pool) => [
         ...(opts.name ? await screenName(pool, opts.name, threshold) : []),
         ...(opts.address ? await screenAddress(pool, opts.address) : []),
       ]);
