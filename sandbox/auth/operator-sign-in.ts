@@ -38,7 +38,8 @@ export function redirectUriMatches(registered: readonly string[], uri: string): 
   if (asked.hash || asked.username || asked.password) return false;
   return registered.some((r) => {
     if (r === uri) return true;
-    const known = new URL(r);
+    const known = URL.parse(r);
+    if (!known) return false;
     return known.protocol === 'http:' && asked.protocol === 'http:' && LOOPBACK_HOSTS.has(known.hostname) &&
       known.hostname === asked.hostname && known.pathname === asked.pathname && known.search === asked.search;
   });

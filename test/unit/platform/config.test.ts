@@ -172,6 +172,9 @@ describe('loadConfig: operator authentication and the agent listener', () => {
     expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'http://127.0.0.1:4000/oidc', OPERATOR_AUTH_AUDIENCE: 'a' }).auth.oidc?.issuer).toBe('http://127.0.0.1:4000/oidc');
     // Compared with `iss` as it is: Auth0's issuers end with a slash.
     expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'https://bank.eu.auth0.com/', OPERATOR_AUTH_AUDIENCE: 'a' }).auth.oidc?.issuer).toBe('https://bank.eu.auth0.com/');
+    // The console signs in at the provider only when its client id is set.
+    expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a' }).auth.oidc?.consoleClientId).toBeUndefined();
+    expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_CONSOLE_CLIENT_ID: 'tro-console' }).auth.oidc?.consoleClientId).toBe('tro-console');
   });
 
   it.each([
@@ -181,6 +184,7 @@ describe('loadConfig: operator authentication and the agent listener', () => {
     [{ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_AUTH_ALGORITHMS: 'RS256,HS256' }, /^OPERATOR_AUTH_ALGORITHMS: "HS256" is not an accepted/],
     [{ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_AUTH_ALGORITHMS: 'none' }, /^OPERATOR_AUTH_ALGORITHMS: "none"/],
     [{ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_AUTH_CLOCK_SKEW: '3600' }, /^OPERATOR_AUTH_CLOCK_SKEW:/],
+    [{ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_CONSOLE_CLIENT_ID: 'tro console' }, /^OPERATOR_CONSOLE_CLIENT_ID: is not a client id/],
     [{ AGENT_PORT: '8080', AGENT_HOST: '0.0.0.0' }, /^AGENT_HOST: "0.0.0.0" is not a loopback address.*AGENT_ALLOW_REMOTE=1/],
     [{ AGENT_PORT: '3000' }, /^AGENT_PORT: is the API's port 3000/],
     [{ AGENT_PORT: 'x' }, /^AGENT_PORT: "x" is not a TCP port/],
