@@ -1,3 +1,4 @@
+import { bearerCall } from '../harness/http';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,8 +20,6 @@ import {
   eventually, groupSeed, operatorSeed, sandboxOidc, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox,
 } from '../harness/platform';
 
-// JSON bodies of HTTP answers, read field by field in assertions.
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const SAMPLE = resolve(__dirname, '../../data/sanctions');
 
@@ -52,20 +51,8 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     expect(e).toBeDefined();
     return e!.message;
   };
-  const sandboxCall = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${sb.url}${path}`, {
-      method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await r.json()) as Json;
-  };
-  const api = async (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => {
-    const r = await fetch(`${orch.apiUrl}${path}`, {
-      method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json()) as Json };
-  };
+  const sandboxCall = async (method: string, path: string, body?: unknown) => (await bearerCall(sb.url, gwToken, method, path, body)).body;
+  const api = (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => bearerCall(orch.apiUrl, token, method, path, body);
 
   beforeAll(async () => {
     await ensureDatabase(url.toString());

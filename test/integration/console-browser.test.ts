@@ -1,3 +1,4 @@
+import { bearerCall } from '../harness/http';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +12,6 @@ import { eventually, groupSeed, operatorSeed, sandboxOidc, startOrchestrator, st
 import { createApiKey } from '../../client/api/auth/api-keys';
 import { systemPrincipal, type Role } from '../../lib/principal';
 
-// JSON bodies of HTTP answers, read field by field in assertions.
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const SAMPLE = resolve(__dirname, '../../data/sanctions');
 /** Screenshots of every step, kept as the run's artifacts (gitignored). */
@@ -32,26 +31,14 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
   let browser: BrowserContext;
   let profile: string;
 
-  const sandboxCall = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${sb.url}${path}`, {
-      method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await r.json()) as Json;
-  };
+  const sandboxCall = async (method: string, path: string, body?: unknown) => (await bearerCall(sb.url, gwToken, method, path, body)).body;
   /** An API key per person and role: the console and the audit log name its holder. */
   const keys = new Map<string, string>();
   const keyOf = async (name: string, role: Role) => {
     if (!keys.has(`${name}|${role}`)) keys.set(`${name}|${role}`, (await createApiKey(orch.pool, { name, role }, systemPrincipal('console-test'))).key);
     return keys.get(`${name}|${role}`)!;
   };
-  const api = async (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => {
-    const r = await fetch(`${orch.apiUrl}${path}`, {
-      method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json()) as Json };
-  };
+  const api = (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => bearerCall(orch.apiUrl, token, method, path, body);
   /** A transfer from a sanctioned originator to a subsidiary's address, held for review. */
   const sanctioned = async () => {
     const address = evm();

@@ -1,3 +1,4 @@
+import { bearerCall } from '../harness/http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -26,13 +27,7 @@ describe('console lists: the transfer list the workflows keep current, address-b
   let orch: RunningOrchestrator;
   let gwToken: string;
 
-  const sandboxCall = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${sb.url}${path}`, {
-      method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await r.json()) as Json;
-  };
+  const sandboxCall = async (method: string, path: string, body?: unknown) => (await bearerCall(sb.url, gwToken, method, path, body)).body;
   const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const r = await fetch(`${orch.apiUrl}${path}`, {
       method, headers: orch.headers('admin', { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }),

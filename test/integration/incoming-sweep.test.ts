@@ -1,3 +1,4 @@
+import { bearerCall } from '../harness/http';
 import { randomBytes } from 'node:crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { webhookHeaders } from '../../lib/webhook-signature';
@@ -26,13 +27,7 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
   let orch: RunningOrchestrator;
   let gwToken: string;
 
-  const sandboxCall = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${sb.url}${path}`, {
-      method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await r.json()) as Json;
-  };
+  const sandboxCall = async (method: string, path: string, body?: unknown) => (await bearerCall(sb.url, gwToken, method, path, body)).body;
   const status = async (id: string) => {
     const r = await fetch(`${orch.apiUrl}/v1/incoming-transfers/${id}`, { headers: orch.headers('viewer') });
     return r.status === 200 ? ((await r.json()) as IncomingStatus) : undefined;

@@ -1,3 +1,4 @@
+import { bearerCall } from '../harness/http';
 import { randomBytes } from 'node:crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { resolve } from 'node:path';
@@ -28,21 +29,9 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
   let orch: RunningOrchestrator;
   let gwToken: string;
 
-  const sandboxCall = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${sb.url}${path}`, {
-      method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return (await r.json()) as Json;
-  };
+  const sandboxCall = async (method: string, path: string, body?: unknown) => (await bearerCall(sb.url, gwToken, method, path, body)).body;
   /** The API as the admin's API key, or with the given bearer credential. */
-  const api = async (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => {
-    const r = await fetch(`${orch.apiUrl}${path}`, {
-      method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json()) as Json };
-  };
+  const api = (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => bearerCall(orch.apiUrl, token, method, path, body);
   const register = async (vaspDID: string, address: string) => {
     const r = await api('PUT', '/v1/addresses', { addresses: [{ vaspDID, asset: 'ETH', address, customerRef: `cust-${address.slice(-4)}` }] });
     expect(r).toMatchObject({ status: 200, body: { inserted: 1 } });
