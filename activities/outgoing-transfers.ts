@@ -2,6 +2,7 @@ import { ConfigError } from '../lib/errors';
 import type { TransferViewUpdate } from '../lib/transfer-view';
 import { writeTransferViewUpdate } from '../db/transfer-view';
 import type { NetworkTransaction } from '../network/transactions';
+import { networkUpdatedAtOf } from '../lib/network-status';
 import type { TransferContext } from '../outgoing/context';
 import { countLeaves, storePii } from '../outgoing/personal-data';
 import { planTransfer, type TransferPlan } from '../outgoing/plan';
@@ -82,10 +83,10 @@ export function transferActivities(ctx: TransferContext | undefined) {
     },
 
     /** The fallback when webhooks are lost: the transaction's current status (a poll: low priority in the budget). */
-    async fetchOutgoingStatus(input: { transactionId: string }): Promise<{ status: string }> {
+    async fetchOutgoingStatus(input: { transactionId: string }): Promise<{ status: string; updatedAt?: string }> {
       const c = need();
       const tx = await transactionInfo({ ...c, network: c.network.at('low') }, input.transactionId);
-      return { status: tx.status ?? 'UNKNOWN' };
+      return { status: tx.status ?? 'UNKNOWN', updatedAt: networkUpdatedAtOf(tx) };
     },
 
     /**

@@ -30,5 +30,23 @@ export const UNANSWERED_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkS
  */
 export const ACKNOWLEDGED_NETWORK_STATUSES: ReadonlySet<string> = new Set<string>(['ACK', ...FINAL_NETWORK_STATUSES]);
 
+export const isNetworkStatus = (status: string): status is NetworkStatus => (NETWORK_STATUSES as readonly string[]).includes(status);
 export const isFinalNetworkStatus = (status: string): boolean => FINAL_NETWORK_STATUSES.has(status);
 export const isAcknowledged = (status: string): boolean => ACKNOWLEDGED_NETWORK_STATUSES.has(status);
+
+/**
+ * How far a transaction has come, for ordering updates that arrive out of order (webhooks are delivered concurrently
+ * and retried): not yet created or unknown 0, not yet sent 1, SENT 2, answered but not final (ACK, NOT_READY) 3,
+ * final 4. ACK and NOT_READY rank alike: the beneficiary may move between them.
+ */
+export function networkStatusProgress(status: string): number {
+  if (FINAL_NETWORK_STATUSES.has(status)) return 4;
+  if (status === 'ACK' || status === 'NOT_READY') return 3;
+  if (status === 'SENT') return 2;
+  if (NOT_YET_SENT_NETWORK_STATUSES.has(status) || status === 'INCOMPLETE') return 1;
+  return 0;
+}
+
+/** A Transaction's `updatedAt` when it has one (a string), for ordering its updates. */
+export const networkUpdatedAtOf = (tx: { updatedAt?: unknown } | undefined): string | undefined =>
+  typeof tx?.updatedAt === 'string' ? tx.updatedAt : undefined;

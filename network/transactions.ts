@@ -7,6 +7,8 @@ export interface NetworkTransaction {
   status?: string;
   transactionRef?: string;
   transactionType?: string;
+  /** When the status last moved (ISO 8601): orders updates that arrive out of order. */
+  updatedAt?: string;
   originatorVASPdid?: string;
   beneficiaryVASPdid?: string;
   pii?: Record<string, unknown>;

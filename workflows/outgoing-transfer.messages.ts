@@ -14,6 +14,8 @@ export interface TransactionUpdate {
   /** Where it came from: `webhook` (with its delivery id) or `poll`. */
   source: string;
   webhookId?: string;
+  /** The transaction's `updatedAt` at the network, when the update carried it: orders updates that arrive out of order. */
+  updatedAt?: string;
 }
 
 export interface TransferHistoryEntry {

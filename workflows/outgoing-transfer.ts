@@ -12,7 +12,7 @@ import { activityCause, summarizeFailure } from './failures';
 import type { Activities } from '../activities';
 import type { CreatedTransaction, TransferPlan, TransferReport } from '../activities/outgoing-transfers';
 import { TransferStatus } from '../lib/temporal/search-attributes';
-import { isFinalNetworkStatus } from '../lib/network-status';
+import { isFinalNetworkStatus, isNetworkStatus, networkStatusProgress, networkUpdatedAtOf } from '../lib/network-status';
 import { outgoingViewUpdate, type TransferViewUpdate } from './transfer-view';
 import {
   transactionCreatedUpdate,
@@ -91,14 +91,32 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
 
   /** The answer deadline, once the transaction exists; a CANCELLED heard after it is the deadline's own cancellation. */
   let deadline = Infinity;
+  /** The network's `updatedAt` of the newest status applied (ms), when the updates carried one. */
+  let networkUpdatedAt: number | undefined;
+  /**
+   * An update older than the status the workflow holds: the network delivers webhooks concurrently and retries them, so
+   * a SENT can arrive after the NOT_READY that followed it. Ordered by the network's `updatedAt` when both have one,
+   * else (and on a tie) by how far each status has come. A final status is never stale: nothing follows it; nor is
+   * one of the workflow's own (PREPARED, EXPIRED, FAILED), which it sets in order.
+   */
+  const stale = (status: string, updatedAt: string | undefined): boolean => {
+    if (isFinalNetworkStatus(status) || !isNetworkStatus(status)) return false;
+    const at = updatedAt === undefined ? NaN : Date.parse(updatedAt);
+    if (!Number.isNaN(at) && networkUpdatedAt !== undefined && at !== networkUpdatedAt) return at < networkUpdatedAt;
+    return networkStatusProgress(status) < networkStatusProgress(state.status);
+  };
   /** `searchable` false: the next status follows in the same activation, and one search-attribute upsert says both. */
-  const advance = (status: string, source: string, searchable = true) => {
+  const advance = (status: string, source: string, searchable = true, updatedAt?: string) => {
     // The network's CANCELLED webhook can reach the workflow before the cancel call's answer, even in the activation
     // where the deadline's timer fires (signals are handled first): it still means the transfer expired.
     if (status === 'CANCELLED' && !state.final && Date.now() >= deadline && patched('expiry-owns-cancelled')) {
       [status, source] = ['EXPIRED', `deadline: cancelled at the network (${source})`];
     }
     if (state.final || status === state.status) return;
+    // Histories recorded before this check replay the regressions they applied.
+    if (stale(status, updatedAt) && patched('outgoing-status-order')) return;
+    const at = updatedAt === undefined ? NaN : Date.parse(updatedAt);
+    if (!Number.isNaN(at)) networkUpdatedAt = Math.max(networkUpdatedAt ?? at, at);
     state.status = status;
     state.history.push({ status, at: new Date().toISOString(), source });
     state.final = isFinalNetworkStatus(status) || status === 'FAILED' || status === 'EXPIRED';
@@ -146,7 +164,7 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   setHandler(transferStatusQuery, () => state);
   setHandler(transactionUpdatedSignal, (update) => {
     if (!state.transactionId) early.push(update);
-    else if (update.transactionId === state.transactionId) advance(update.status, update.source);
+    else if (update.transactionId === state.transactionId) advance(update.status, update.source, true, update.updatedAt);
   });
   setHandler(transactionCreatedUpdate, async () => {
     await condition(() => created !== undefined || state.error !== undefined);
@@ -180,8 +198,8 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
 
   state.transactionId = created.id;
   state.beneficiaryVaspDid = created.beneficiaryVaspDid ?? state.beneficiaryVaspDid;
-  advance(created.status, 'network');
-  for (const update of early.splice(0)) if (update.transactionId === created.id) advance(update.status, update.source);
+  advance(created.status, 'network', true, networkUpdatedAtOf(created.transaction));
+  for (const update of early.splice(0)) if (update.transactionId === created.id) advance(update.status, update.source, true, update.updatedAt);
   // What the send step wrote counts when it is where the workflow stands (no webhook got in between). Compared by
   // version and status only: the entry also holds the first activation's clock reading, which differs on replay.
   if (sentView && sentView.version === state.history.length && sentView.status === state.status) viewVersion = sentView.version;
@@ -202,8 +220,8 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
     if (state.final) break;
     if (woken || Date.now() >= deadline) continue;
     try {
-      const { status } = await fetchOutgoingStatus({ transactionId: created.id });
-      advance(status, 'poll');
+      const { status, updatedAt } = await fetchOutgoingStatus({ transactionId: created.id });
+      advance(status, 'poll', true, updatedAt);
       if (!(state.final && oneStep)) await publish();
     } catch (e) {
       // A failed poll changes nothing: the next poll or a webhook will tell.

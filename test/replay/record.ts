@@ -140,6 +140,26 @@ async function record(): Promise<void> {
       await save(client, 'outgoing-transfer-accepted', workflowIds.outgoingTransfer(accepted), secrets);
     }
 
+    // Outgoing: a redelivered SENT webhook arrives after the counterparty's ACK (older updatedAt) and is ignored
+    // (outgoing-status-order); before that patch it moved the transfer back to SENT until the accept.
+    if (want('outgoing-transfer-out-of-order')) {
+      const id = randomUUID();
+      if ((await post(id)).status !== 202) throw new Error('POST /v1/transfers refused');
+      const sent = await outgoingStatus(id, (s) => s.status === 'SENT' && !!s.transactionId);
+      const confirmed = await external.api.post('tx/confirm', { searchParams: { id: sent.transactionId! } }).json<{ updatedAt: string }>();
+      await outgoingStatus(id, (s) => s.status === 'ACK');
+      await client.workflow.getHandle(workflowIds.outgoingTransfer(id)).signal(transactionUpdatedSignal, {
+        transactionId: sent.transactionId!, status: 'SENT', source: 'webhook', webhookId: 'msg_replay_fixture_late_sent',
+        updatedAt: new Date(Date.parse(confirmed.updatedAt) - 1000).toISOString(),
+      });
+      await new Promise((r) => setTimeout(r, 1000));
+      const held = await outgoingStatus(id, () => true);
+      if (!option('workflows-at') && held.status !== 'ACK') throw new Error(`the late SENT moved the transfer to ${held.status}`);
+      await external.api.post('tx/accept', { searchParams: { id: sent.transactionId! } }).json();
+      await outgoingStatus(id, (s) => s.final);
+      await save(client, 'outgoing-transfer-out-of-order', workflowIds.outgoingTransfer(id), secrets);
+    }
+
     // Outgoing: nobody answers before the deadline; the transaction is cancelled at the network.
     if (want('outgoing-transfer-expired')) {
       orch.transfers.config.answerDeadlineMs = 2000;

@@ -13,6 +13,7 @@ import { transactionUpdatedSignal as incomingUpdatedSignal } from '../../../work
 import { incomingTransfer } from '../../../workflows';
 import type { GroupConfig } from '../../../lib/config';
 import { isIncomingToGroup } from '../../../lib/group';
+import { networkUpdatedAtOf } from '../../../lib/network-status';
 import type { IncomingConfig } from '../../../lib/incoming/config';
 import type { WebhookConfig } from '../../../lib/webhooks/config';
 import { needTransfers } from '../../../outgoing/start';
@@ -189,7 +190,7 @@ async function deliver(temporal: Client, ctx: TransferContext, tx: NetworkTransa
   try {
     await temporal.workflow
       .getHandle(workflowIds.outgoingTransfer(id))
-      .signal(transactionUpdatedSignal, { transactionId: tx.id, status: tx.status!, source: 'webhook', webhookId });
+      .signal(transactionUpdatedSignal, { transactionId: tx.id, status: tx.status!, source: 'webhook', webhookId, updatedAt: networkUpdatedAtOf(tx) });
     return 'signalled';
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) return 'late';

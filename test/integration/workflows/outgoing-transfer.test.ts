@@ -6,7 +6,7 @@ import { createDataConverter } from '../../../lib/temporal/data-converter';
 import { testEnv } from '../../harness/platform';
 import type { CreatedTransaction, TransferPlan } from '../../../activities/outgoing-transfers';
 import { outgoingTransfer, type OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
-import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
+import { transactionUpdatedSignal, transferStatusQuery } from '../../../workflows/outgoing-transfer.messages';
 import { outgoingViewAfterSend } from '../../../workflows/transfer-view';
 import { callsOf, firstTaskStartedAt, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
 
@@ -140,6 +140,35 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     const timers = timersOf(events);
     expect(timers[0]).toMatchObject({ durationMs: 60_000, cancelled: true });
     expect(timers.every((t) => t.firedAt === undefined)).toBe(true);
+  });
+
+  it('updates that arrive out of order never move the status back: ordered by the network\'s updatedAt, else by progress', async () => {
+    const { worker, taskQueue, calls } = await stubWorker(env, silent());
+    const args = input({ pollIntervalMs: 60_000, answerDeadlineMs: 600_000 });
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 25, 12, 0, s)).toISOString();
+    const { state, seen } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      while (callsOf(calls, 'sendOutgoingTransfer').length === 0) await new Promise((r) => setTimeout(r, 20));
+      const send = (status: string, updatedAt?: string) =>
+        handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status, source: 'webhook', ...(updatedAt ? { updatedAt } : {}) });
+      const seen: string[] = [];
+      const look = async () => seen.push((await handle.query(transferStatusQuery)).status);
+      // The counterparty said NOT_READY at :02; the SENT of :01 is delivered after it and must not undo it.
+      await send('NOT_READY', at(2));
+      await send('SENT', at(1));
+      await look();
+      // Without a timestamp, a status that has come less far is the older one.
+      await send('SENT');
+      await look();
+      // A newer timestamp moves between statuses of the same progress (NOT_READY → ACK is the network's own path).
+      await send('ACK', at(3));
+      await send('NOT_READY', at(2));
+      await look();
+      await send('ACCEPTED', at(4));
+      return { state: await handle.result(), seen };
+    });
+    expect(seen).toEqual(['NOT_READY', 'NOT_READY', 'ACK']);
+    expect(state.history.map((h) => h.status)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'NOT_READY', 'ACK', 'ACCEPTED']);
   });
 
   it('passes the API\'s plan to the send step, and writes the list entry itself when the send step could not', async () => {
