@@ -119,6 +119,15 @@ export class RateLimitedError extends UpstreamUnavailableError {
   }
 }
 
+/**
+ * The audit log could not record something that may only happen recorded (a read of personal data): it was not done.
+ * Worth retrying once the database answers again.
+ */
+export class AuditUnavailableError extends AppError {
+  readonly httpStatus = 503;
+  readonly retryable = true;
+}
+
 /** Start-up configuration is wrong. Printed as one line naming the setting and the fix. */
 export class ConfigError extends AppError {
   readonly httpStatus = 500;

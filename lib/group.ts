@@ -5,7 +5,8 @@ interface Parties {
   beneficiaryVASPdid?: string;
 }
 
-const inGroup = (group: GroupConfig, did: string | undefined): boolean =>
+/** Whether the VASP is the group's gateway or one of its subsidiaries. */
+export const inGroup = (group: GroupConfig, did: string | undefined): boolean =>
   did !== undefined && (did === group.gatewayDid || group.subsidiaryDids.includes(did));
 
 /**

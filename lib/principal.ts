@@ -21,3 +21,11 @@ export interface Principal {
 export function systemPrincipal(component: string): Principal {
   return { kind: 'system', subject: component, name: component, roles: [], credentialId: component };
 }
+
+/**
+ * The `actor` of an audit row: a person's or a service's name, and `system:<component>` for the system's own
+ * components, as the automatic decisions name them (`system:screening`), so a component never reads as a person.
+ */
+export function auditActor(principal: Principal): string {
+  return principal.kind === 'system' ? `system:${principal.subject}` : principal.name;
+}

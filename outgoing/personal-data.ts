@@ -67,16 +67,23 @@ export function countLeaves(tree: unknown): number {
  * for a VASP not in KEYS.
  */
 export async function decryptTransaction(ctx: TransferContext, tx: NetworkTransaction, vaspDid?: string): Promise<NetworkTransaction> {
-  if (!tx.pii || typeof tx.pii !== 'object') return tx;
+  return (await decryptTransactionWith(ctx, tx, vaspDid)).tx;
+}
+
+/** decryptTransaction, and whose keys decrypted it (absent: nothing was decrypted), which the read's audit row names. */
+export async function decryptTransactionWith(
+  ctx: TransferContext, tx: NetworkTransaction, vaspDid?: string,
+): Promise<{ tx: NetworkTransaction; decryptedWith?: string }> {
+  if (!tx.pii || typeof tx.pii !== 'object') return { tx };
   const candidates = vaspDid ? [vaspDid] : [tx.originatorVASPdid, tx.beneficiaryVASPdid].filter((d): d is string => typeof d === 'string');
   for (const did of candidates) {
     const keyring = await ctx.keystore.loadKeyring(did);
     if (!keyring) continue;
     const refs = flattenIvms101(tx.pii);
-    if (refs.length === 0) return tx;
+    if (refs.length === 0) return { tx };
     const entries: FlatEntry[] = await getPii(ctx.network, refs.map((r) => r.value));
     const { record } = decryptIvms101(entries, keyring);
-    return { ...tx, ivms101: { ...(tx.ivms101 ?? {}), ...record } };
+    return { tx: { ...tx, ivms101: { ...(tx.ivms101 ?? {}), ...record } }, decryptedWith: did };
   }
-  return tx;
+  return { tx };
 }

@@ -38,10 +38,19 @@ export interface TransferReport {
   history: { status: string; at: string; source: string }[];
 }
 
+/** Where a Transaction carries personal data: plain IVMS101 the network echoes in hosted mode, or what was decrypted here. */
+const PERSONAL_DATA_FIELDS = ['ivms101', 'originator', 'beneficiary', 'ivms101Encrypted'] as const;
+
 /** The Transaction without the personal data the network may echo (plain IVMS101 in hosted mode). */
 export function withoutPersonalData(tx: NetworkTransaction): NetworkTransaction {
-  const { ivms101: _i, originator: _o, beneficiary: _b, ivms101Encrypted: _e, ...rest } = tx;
-  return rest as NetworkTransaction;
+  const rest: NetworkTransaction = { ...tx };
+  for (const field of PERSONAL_DATA_FIELDS) delete rest[field];
+  return rest;
+}
+
+/** Whether an answer with this Transaction hands out personal data (so reading it is audited). */
+export function carriesPersonalData(tx: NetworkTransaction): boolean {
+  return PERSONAL_DATA_FIELDS.some((field) => tx[field] !== undefined && tx[field] !== null);
 }
 
 /**

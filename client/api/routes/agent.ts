@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { WorkflowUpdateFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { Type } from 'typebox';
 import { updateThroughAgent } from '../../../outgoing/agent-update';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
-import { decryptTransaction } from '../../../outgoing/personal-data';
+import { decryptTransactionWith } from '../../../outgoing/personal-data';
 import { OutgoingTransferBody } from '../../../outgoing/request';
 import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../../outgoing/start';
-import { transactionInfo, withoutPersonalData } from '../../../outgoing/transaction';
+import { carriesPersonalData, transactionInfo, withoutPersonalData } from '../../../outgoing/transaction';
 import { AppError, isAppError, UpstreamRejectedError, ValidationError } from '../../../lib/errors';
 import { issueToValidationError } from '../../../lib/validation';
 import { transactionCreatedUpdate } from '../../../workflows/outgoing-transfer.messages';
 import { createDidKeyRecord } from '../../../lib/crypto';
 import { access } from '../auth/roles';
-import { systemPrincipal } from '../../../lib/principal';
+import { systemPrincipal, type Principal } from '../../../lib/principal';
+import { recordPiiRead, txInfoRead } from '../pii-reads';
 
 const PublicKeyEntry = {
   type: Type.Literal('Ed25519'),
@@ -121,7 +122,7 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         const hybrid = isHybrid(request.query);
         const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'agent', hybrid });
         const ref = body.transactionRef ?? randomUUID();
-        const { handle } = await startOutgoingTransfer(deps, ref, { body: { ...body, transactionRef: ref }, source: 'agent', hybrid }, plan, request.principal ?? systemPrincipal('agent-listener'));
+        const { handle } = await startOutgoingTransfer(deps, ref, { body: { ...body, transactionRef: ref }, source: 'agent', hybrid }, plan, callerOf(request));
         let outcome: Awaited<ReturnType<typeof executeCreated>> | undefined;
         try {
           outcome = await executeCreated(handle);
@@ -144,19 +145,29 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
     agent.get(
       '/tx/info',
       {
-        // It answers decrypted personal data.
+        // It answers decrypted personal data: compliance only, and each read is audited.
         config: { roles: access.compliance },
         schema: {
           tags: ['agent'],
           summary: 'Agent: a transaction, with its personal data decrypted when the keys of vaspDID are held here',
-          description: 'Without vaspDID (the hybrid form), decrypts with the keys of whichever party this system holds.',
+          description: 'Without vaspDID (the hybrid form), decrypts with the keys of whichever party this system holds. ' +
+            'An answer with personal data is recorded in the audit log first (`pii-read.tx-info`: who, the transaction, never the data); ' +
+            'when it cannot be recorded the answer is 503 and holds no data.',
           querystring: Type.Object({ id: Type.String({ minLength: 1 }), vaspDID: Type.Optional(Type.String({ pattern: '^did:' })) }),
         },
       },
       async (request) => {
         const ctx = needTransfers(deps);
         const { id, vaspDID } = request.query as { id: string; vaspDID?: string };
-        return decryptTransaction(ctx, await transactionInfo(ctx, id), vaspDID);
+        const { tx, decryptedWith } = await decryptTransactionWith(ctx, await transactionInfo(ctx, id), vaspDID);
+        // Recorded before it is answered: a read the audit log cannot record fails with 503 and hands out nothing
+        // (client/api/pii-reads.ts). An answer without personal data (no keys held here) is not a read of it.
+        if (carriesPersonalData(tx)) {
+          await recordPiiRead(ctx.pool, request, callerOf(request), txInfoRead(ctx.group, tx, {
+            listener: listenerOf(request), transactionId: id, ...(vaspDID ? { vaspDid: vaspDID } : {}), ...(decryptedWith ? { decryptedWith } : {}),
+          }));
+        }
+        return tx;
       },
     );
 
@@ -179,5 +190,13 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
     );
   });
 }
+
+/**
+ * Who acts: the authenticated caller on the main API; on the loopback agent listener nobody authenticates (the agent's
+ * contract), and the listener itself is named, as a system component, in the workflow and the audit log.
+ */
+const AGENT_LISTENER = systemPrincipal('agent-listener');
+const callerOf = (request: FastifyRequest): Principal => request.principal ?? AGENT_LISTENER;
+const listenerOf = (request: FastifyRequest): 'api' | 'agent' => (request.principal ? 'api' : 'agent');
 
 const executeCreated = (handle: { executeUpdate: WorkflowHandle['executeUpdate'] }) => handle.executeUpdate(transactionCreatedUpdate);
