@@ -1,9 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import { CryptoError } from '../../../lib/errors';
+import { ENCRYPTED_ENCODING } from '../../../lib/temporal/codec';
+import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
+import { principalOf } from '../auth/plugin';
+import { codecDecodeRead, recordPiiRead } from '../pii-reads';
 
 /** Payloads as the Temporal UI and CLI send them to a codec server: proto JSON, bytes in base64. */
 const JsonPayload = Type.Object({
@@ -12,6 +17,20 @@ const JsonPayload = Type.Object({
 });
 const Body = Type.Object({ payloads: Type.Array(JsonPayload) });
 type JsonPayloadT = Static<typeof JsonPayload>;
+
+/**
+ * What a decode request says of the history it shows, recorded with the read. The Temporal UI and CLI send
+ * `X-Namespace` only; the CLI sends more with `--codec-header` (`X-Workflow-Id=<id>`, `X-Run-Id=<id>`).
+ */
+const DecodeHeaders = Type.Object({
+  'x-namespace': Type.Optional(FreeText({ minLength: 1, maxLength: 255, description: 'The namespace of the history (the UI and CLI send it)' })),
+  'x-workflow-id': Type.Optional(FreeText({ minLength: 1, maxLength: 1000, description: 'The workflow whose history this is, recorded in the audit log' })),
+  'x-run-id': Type.Optional(FreeText({ minLength: 1, maxLength: 128, description: 'Its run, recorded in the audit log' })),
+});
+
+const ENCRYPTED_BASE64 = Buffer.from(ENCRYPTED_ENCODING, 'utf8').toString('base64');
+/** A payload the codec decrypts, as opposed to one it passes through as it came. */
+const isEncrypted = (p: JsonPayloadT) => p.metadata?.[METADATA_ENCODING_KEY] === ENCRYPTED_BASE64;
 
 const fromJson = ({ metadata, data }: JsonPayloadT): Payload => ({
   metadata: metadata ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])) : undefined,
@@ -28,8 +47,9 @@ const toJson = ({ metadata, data }: Payload): JsonPayloadT => ({
  * ciphertext. Decoding shows personal data, so it takes a token of the compliance or admin role: the UI server sends
  * its signed-in user's access token with `codec.passAccessToken: true` (README, "The Temporal UI and the codec").
  * Browsers may call it from the configured UI origins only (CORS), and nothing else in the API answers cross-origin.
+ * Every decode that decrypts is a read of personal data, recorded in the audit log before it is answered.
  */
-export function codecRoutes(app: FastifyInstance, deps: { codec: PayloadCodec; corsOrigins: string[] }) {
+export function codecRoutes(app: FastifyInstance, deps: { codec: PayloadCodec; corsOrigins: string[]; pool: Pool }) {
   const schema = (summary: string) => ({ tags: ['platform'], summary, body: Body, response: { 200: Body } });
   const config = { roles: access.compliance };
   void app.register(async (codec) => {
@@ -37,18 +57,34 @@ export function codecRoutes(app: FastifyInstance, deps: { codec: PayloadCodec; c
       origin: deps.corsOrigins,
       methods: ['POST'],
       // What the UI sends: its access token, the signed-in user's ID token (Authorization-Extras) and the namespace.
-      allowedHeaders: ['content-type', 'authorization', 'authorization-extras', 'x-namespace'],
+      allowedHeaders: ['content-type', 'authorization', 'authorization-extras', 'x-namespace', 'x-workflow-id', 'x-run-id'],
       credentials: true,
       maxAge: 600,
     });
-    codec.post('/decode', { config, schema: schema('Decrypt payloads for the Temporal UI') }, async (request) => {
+    const decodeSchema = {
+      ...schema('Decrypt payloads for the Temporal UI'),
+      headers: DecodeHeaders,
+      description: 'Each request that decrypts a payload is recorded in the audit log first (`pii-read.codec-decode`: who, the ids ' +
+        'from X-Namespace, X-Workflow-Id and X-Run-Id, how many payloads; never the data); when it cannot be recorded the answer is 503.',
+    };
+    codec.post('/decode', { config, schema: decodeSchema }, async (request) => {
       const { payloads } = request.body as Static<typeof Body>;
+      let decoded: Payload[];
       try {
-        return { payloads: (await deps.codec.decode(payloads.map(fromJson))).map(toJson) };
+        decoded = await deps.codec.decode(payloads.map(fromJson));
       } catch (e) {
         // Wrong or missing key, tampered bytes: the caller's payloads cannot be read, which is not a server fault.
         throw new CryptoError((e as Error).message);
       }
+      // One row for the request, before it is answered: a read the audit log cannot record fails with 503 and hands
+      // out nothing (client/api/pii-reads.ts). Payloads passed through as they came (none encrypted) reveal nothing new.
+      const decrypted = payloads.filter(isEncrypted).length;
+      if (decrypted > 0) {
+        const headers = request.headers as Static<typeof DecodeHeaders>;
+        const ids = { namespace: headers['x-namespace'], workflowId: headers['x-workflow-id'], runId: headers['x-run-id'] };
+        await recordPiiRead(deps.pool, request, principalOf(request), codecDecodeRead(ids, payloads.length, decrypted));
+      }
+      return { payloads: decoded.map(toJson) };
     });
     codec.post('/encode', { config, schema: schema('Encrypt payloads for the Temporal UI') }, async (request) => {
       const { payloads } = request.body as Static<typeof Body>;
