@@ -8,7 +8,7 @@ import { Asset, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search
 import { outgoingViewUpdate } from '../workflows/transfer-view';
 import { writeTransferViewUpdate } from '../db/transfer-view';
 import { recordAuditEntry } from '../db/audit-log';
-import type { Principal } from '../lib/principal';
+import { auditActor, type Principal } from '../lib/principal';
 import { outgoingTransfer } from '../workflows';
 import { workflowIds } from '../workflows/ids';
 import type { OutgoingTransferInput } from '../workflows/outgoing-transfer';
@@ -53,7 +53,7 @@ export async function startOutgoingTransfer(
   // finds its row and appends nothing. No personal data: the parties are VASPs, the customers stay in the sealed request.
   if (requestedBy) {
     await recordAuditEntry(ctx.pool, {
-      actor: requestedBy.name, action: 'outgoing.requested', subject: id,
+      actor: auditActor(requestedBy), action: 'outgoing.requested', subject: id,
       details: {
         source: request.source, originatorVaspDid: request.body.originatorVASPdid, beneficiaryVaspDid: request.body.beneficiaryVASPdid ?? null,
         asset: assetLabel(request.body.transactionAsset), amount: request.body.transactionAmount, principal: requestedBy,
