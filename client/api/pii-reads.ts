@@ -85,8 +85,8 @@ export interface CodecRequestIds {
 }
 
 /**
- * A `/codec/decode` request: one row for all its payloads, with how many there were and how many were decrypted. The
- * ids are as the caller states them: the codec cannot tell which history the payloads came from.
+ * A `/codec/decode` request: one row for all its payloads, with how many there were and how many were encrypted (and
+ * so decrypted). The ids are as the caller states them: the codec cannot tell which history the payloads came from.
  */
 export function codecDecodeRead(ids: CodecRequestIds, payloads: number, decrypted: number): PiiRead {
   return {

@@ -137,8 +137,14 @@ describe('reads of personal data are audited: who read which transaction or hist
     expect(Buffer.from(((await named.json()) as { payloads: { data: string }[] }).payloads[0]!.data, 'base64').toString()).toContain(FAMILY);
     // As the Temporal UI sends it: the namespace only.
     expect((await decode(orch.headers('admin', { 'x-namespace': 'default' }), encoded.body.payloads.slice(0, 1))).status).toBe(200);
-    // Payloads the codec passes through as they came decrypt nothing, and are not a read.
-    expect((await decode({ authorization: `Bearer ${mlro}`, 'x-namespace': 'default' }, plain)).status).toBe(200);
+    // Payloads the codec passes through as they came are recorded too (it is the codec's business what it decrypts),
+    // with none counted as decrypted; the same encoding in unpadded base64 is still counted.
+    const unpadded = encoded.body.payloads.slice(0, 1).map((p: { metadata: Record<string, string> }) => ({
+      ...p, metadata: { ...p.metadata, encoding: p.metadata.encoding!.replace(/=+$/, '') },
+    }));
+    expect((await decode({ authorization: `Bearer ${mlro}`, 'x-namespace': 'default' }, [...plain.slice(0, 1), ...unpadded])).status).toBe(200);
+    // A request without payloads reads nothing.
+    expect((await decode({ authorization: `Bearer ${mlro}`, 'x-namespace': 'default' }, [])).status).toBe(200);
 
     const rows = await newRows();
     expect(rows).toEqual([
@@ -153,12 +159,13 @@ describe('reads of personal data are audited: who read which transaction or hist
         actor: 'test-admin', action: 'pii-read.codec-decode', subject: 'default',
         details: expect.objectContaining({ namespace: 'default', workflowId: null, runId: null, payloads: 1, decrypted: 1, principal: expect.objectContaining({ kind: 'api-key' }) }),
       }),
+      expect.objectContaining({ actor: 'Maya Compliance', subject: 'default', details: expect.objectContaining({ payloads: 2, decrypted: 1 }) }),
     ]);
     noPersonalData(rows);
 
     // A workflow id that breaks the free-text rule is refused, not recorded.
     expect((await decode({ authorization: `Bearer ${mlro}`, 'x-workflow-id': 'x'.repeat(1001) })).status).toBe(400);
-    expect(await newRows()).toHaveLength(2);
+    expect(await newRows()).toHaveLength(3);
   });
 
   it('a read the audit log cannot record fails with 503 and hands out nothing', async () => {
@@ -198,7 +205,7 @@ describe('reads of personal data are audited: who read which transaction or hist
     await audit('export', '--from', '2020-01-01T00:00:00Z', '--to', new Date(Date.now() + 60_000).toISOString(), '--out', file);
     const exported = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { chain: string; action: string });
     expect(exported.filter((r) => r.chain === 'pii-read').map((r) => r.action)).toEqual([
-      'pii-read.tx-info', 'pii-read.tx-info', 'pii-read.codec-decode', 'pii-read.codec-decode', 'pii-read.tx-info',
+      'pii-read.tx-info', 'pii-read.tx-info', 'pii-read.codec-decode', 'pii-read.codec-decode', 'pii-read.codec-decode', 'pii-read.tx-info',
     ]);
     expect(await audit('verify', '--file', file)).toMatch(/^audit chain intact in export/m);
   });

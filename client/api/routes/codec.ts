@@ -28,9 +28,11 @@ const DecodeHeaders = Type.Object({
   'x-run-id': Type.Optional(FreeText({ minLength: 1, maxLength: 128, description: 'Its run, recorded in the audit log' })),
 });
 
-const ENCRYPTED_BASE64 = Buffer.from(ENCRYPTED_ENCODING, 'utf8').toString('base64');
-/** A payload the codec decrypts, as opposed to one it passes through as it came. */
-const isEncrypted = (p: JsonPayloadT) => p.metadata?.[METADATA_ENCODING_KEY] === ENCRYPTED_BASE64;
+/** A payload the project's codec decrypts, as opposed to one it passes through as it came (counted in the audit row). */
+const isEncrypted = (p: Payload) => {
+  const encoding = p.metadata?.[METADATA_ENCODING_KEY];
+  return encoding !== undefined && encoding !== null && Buffer.from(encoding).toString('utf8') === ENCRYPTED_ENCODING;
+};
 
 const fromJson = ({ metadata, data }: JsonPayloadT): Payload => ({
   metadata: metadata ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])) : undefined,
@@ -47,7 +49,7 @@ const toJson = ({ metadata, data }: Payload): JsonPayloadT => ({
  * ciphertext. Decoding shows personal data, so it takes a token of the compliance or admin role: the UI server sends
  * its signed-in user's access token with `codec.passAccessToken: true` (README, "The Temporal UI and the codec").
  * Browsers may call it from the configured UI origins only (CORS), and nothing else in the API answers cross-origin.
- * Every decode that decrypts is a read of personal data, recorded in the audit log before it is answered.
+ * Every decode is a read of personal data, recorded in the audit log before it is answered.
  */
 export function codecRoutes(app: FastifyInstance, deps: { codec: PayloadCodec; corsOrigins: string[]; pool: Pool }) {
   const schema = (summary: string) => ({ tags: ['platform'], summary, body: Body, response: { 200: Body } });
@@ -64,25 +66,26 @@ export function codecRoutes(app: FastifyInstance, deps: { codec: PayloadCodec; c
     const decodeSchema = {
       ...schema('Decrypt payloads for the Temporal UI'),
       headers: DecodeHeaders,
-      description: 'Each request that decrypts a payload is recorded in the audit log first (`pii-read.codec-decode`: who, the ids ' +
+      description: 'Each request with payloads is recorded in the audit log first (`pii-read.codec-decode`: who, the ids ' +
         'from X-Namespace, X-Workflow-Id and X-Run-Id, how many payloads; never the data); when it cannot be recorded the answer is 503.',
     };
     codec.post('/decode', { config, schema: decodeSchema }, async (request) => {
       const { payloads } = request.body as Static<typeof Body>;
+      const input = payloads.map(fromJson);
       let decoded: Payload[];
       try {
-        decoded = await deps.codec.decode(payloads.map(fromJson));
+        decoded = await deps.codec.decode(input);
       } catch (e) {
         // Wrong or missing key, tampered bytes: the caller's payloads cannot be read, which is not a server fault.
         throw new CryptoError((e as Error).message);
       }
       // One row for the request, before it is answered: a read the audit log cannot record fails with 503 and hands
-      // out nothing (client/api/pii-reads.ts). Payloads passed through as they came (none encrypted) reveal nothing new.
-      const decrypted = payloads.filter(isEncrypted).length;
-      if (decrypted > 0) {
+      // out nothing (client/api/pii-reads.ts). Every request with payloads, whatever they hold: whether a payload is
+      // one the codec decrypts is the codec's business, and the row must not depend on the caller's way of saying it.
+      if (input.length > 0) {
         const headers = request.headers as Static<typeof DecodeHeaders>;
         const ids = { namespace: headers['x-namespace'], workflowId: headers['x-workflow-id'], runId: headers['x-run-id'] };
-        await recordPiiRead(deps.pool, request, principalOf(request), codecDecodeRead(ids, payloads.length, decrypted));
+        await recordPiiRead(deps.pool, request, principalOf(request), codecDecodeRead(ids, input.length, input.filter(isEncrypted).length));
       }
       return { payloads: decoded.map(toJson) };
     });
