@@ -6,8 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Pool } from 'pg';
-import { ConflictError, GoneError, NotFoundError } from '../lib/errors';
+import { AuditUnavailableError, ConflictError, GoneError, NotFoundError } from '../lib/errors';
 import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../lib/keystore/key-wrapper';
+import { appendAuditEntry, type AuditEntry } from './audit-log';
+import { withTransaction } from './transaction';
 
 /** What the store needs to know of a request it seals: how it came in and its originator (outgoing/request.ts). */
 export interface SealableRequest {
@@ -65,8 +67,13 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
   /**
    * Stores the request under `id` unless a row exists. A repeat with the same request is fine (`created: false`); a
    * repeat with a different one is a ConflictError: an idempotency key names one transfer.
+   *
+   * With `audit`, the row and its audit entry commit in one transaction, so there is never a stored request without the
+   * record of who made it, nor a record of a request that was not stored. The entry is appended only with the row: a
+   * repeat appends nothing (the row it finds was committed with its entry). When the entry cannot be written nothing is
+   * stored, and the AuditUnavailableError (503, worth retrying) says so.
    */
-  async put(id: string, request: R): Promise<{ created: boolean }> {
+  async put(id: string, request: R, audit?: { entry: AuditEntry; idempotencyKey?: string }): Promise<{ created: boolean }> {
     const dataKey = randomBytes(32);
     let sealed: Buffer;
     let wrapped: Uint8Array;
@@ -76,12 +83,26 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
     } finally {
       dataKey.fill(0);
     }
-    const { rowCount } = await this.pool.query(
+    const insert = async (db: Pick<Pool, 'query'>) => Boolean((await db.query(
       `insert into outgoing_transfers (id, source, originator_vasp_did, wrapping_key_id, wrapped_data_key, sealed_request)
        values ($1, $2, $3, $4, $5, $6) on conflict (id) do nothing`,
       [id, request.source, request.body.originatorVASPdid, this.wrapper.keyId, Buffer.from(wrapped), sealed],
-    );
-    if (rowCount) return { created: true };
+    )).rowCount);
+    const created = !audit ? await insert(this.pool) : await withTransaction(this.pool, async (tx) => {
+      if (!(await insert(tx))) return false;
+      // Last in the transaction: the chain's head stays locked only until the commit right after.
+      try {
+        await appendAuditEntry(tx, audit.entry, audit.idempotencyKey ? { idempotencyKey: audit.idempotencyKey } : {});
+      } catch (e) {
+        // The database's own error stays in `cause` for the log: its text is no part of the answer.
+        throw Object.assign(new AuditUnavailableError(
+          'the audit log could not record this transfer request, so it was neither stored nor started; try again shortly',
+          { action: audit.entry.action },
+        ), { cause: e });
+      }
+      return true;
+    });
+    if (created) return { created: true };
     const existing = await this.request(id);
     if (!isDeepStrictEqual(JSON.parse(JSON.stringify(existing)), JSON.parse(JSON.stringify(request)))) {
       throw new ConflictError(`transfer ${id} exists with a different request`, {

@@ -1,13 +1,13 @@
 /**
  * Starting an outgoing transfer and reading its state, for the API's two front doors (`POST /v1/transfers` and the
- * agent's `POST /tx/create`): the request is stored sealed, then its workflow started on the transfer's business id.
+ * agent's `POST /tx/create`): the request is stored sealed together with its `outgoing.requested` audit row (one
+ * transaction), then its workflow started on the transfer's business id.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { ConfigError, NotFoundError } from '../lib/errors';
+import { AuditUnavailableError, ConfigError, NotFoundError } from '../lib/errors';
 import { Asset, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
 import { outgoingViewUpdate } from '../workflows/transfer-view';
 import { writeTransferViewUpdate } from '../db/transfer-view';
-import { recordAuditEntry } from '../db/audit-log';
 import { auditActor, type Principal } from '../lib/principal';
 import { outgoingTransfer } from '../workflows';
 import { workflowIds } from '../workflows/ids';
@@ -48,17 +48,23 @@ export async function startOutgoingTransfer(
   requestedBy?: Principal,
 ): Promise<{ handle: WorkflowHandle<typeof outgoingTransfer>; started: boolean; input: OutgoingTransferInput }> {
   const ctx = needTransfers(deps);
-  await ctx.store.put(id, request);
-  // Who asked for the transfer, in the audit chain before the workflow starts; a repeat of the request (same id)
-  // finds its row and appends nothing. No personal data: the parties are VASPs, the customers stay in the sealed request.
-  if (requestedBy) {
-    await recordAuditEntry(ctx.pool, {
-      actor: auditActor(requestedBy), action: 'outgoing.requested', subject: id,
-      details: {
-        source: request.source, originatorVaspDid: request.body.originatorVASPdid, beneficiaryVaspDid: request.body.beneficiaryVASPdid ?? null,
-        asset: assetLabel(request.body.transactionAsset), amount: request.body.transactionAmount, principal: requestedBy,
+  // Who asked for the transfer, in the audit chain in the same transaction as the stored request, before the workflow
+  // starts; a repeat of the request (same id) finds the row and appends nothing. No personal data: the parties are
+  // VASPs, the customers stay in the sealed request.
+  try {
+    await ctx.store.put(id, request, requestedBy && {
+      entry: {
+        actor: auditActor(requestedBy), action: 'outgoing.requested', subject: id,
+        details: {
+          source: request.source, originatorVaspDid: request.body.originatorVASPdid, beneficiaryVaspDid: request.body.beneficiaryVASPdid ?? null,
+          asset: assetLabel(request.body.transactionAsset), amount: request.body.transactionAmount, principal: requestedBy,
+        },
       },
-    }, { idempotencyKey: `outgoing.requested:${id}` });
+      idempotencyKey: `outgoing.requested:${id}`,
+    });
+  } catch (e) {
+    if (e instanceof AuditUnavailableError) ctx.logger.error({ err: e.cause, id }, 'a transfer request could not be audited, so it was refused');
+    throw e;
   }
   const input: OutgoingTransferInput = {
     id,

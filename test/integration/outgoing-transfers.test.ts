@@ -255,6 +255,53 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     expect(((await other.json()) as { error: { field: string } }).error.field).toBe('Idempotency-Key');
   });
 
+  it('stores the request and its audit row in one transaction: when the row cannot be written, neither front door stores or starts anything (503), and a retry records it once', async () => {
+    const key = randomUUID();
+    const ref = `agent-${randomUUID()}`;
+    const payload = body();
+    const agentPayload = JSON.stringify(body({ transactionRef: ref }));
+    const agentCreate = () => fetch(`${orch.agentUrl}/tx/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: agentPayload });
+    const requested = async (id: string) =>
+      (await orch.pool.query<{ actor: string }>(`select actor from audit_log where action = 'outgoing.requested' and subject = $1`, [id])).rows;
+    const stored = async (id: string) => (await orch.pool.query('select 1 from outgoing_transfers where id = $1', [id])).rowCount;
+    const workflowExists = (id: string) => orch.client.workflow.getHandle(`outgoing-${id}`).describe().then(() => true, (e: Error) => {
+      if (e.name === 'WorkflowNotFoundError') return false;
+      throw e;
+    });
+    // The database refuses these two transfers' audit rows only (the log is shared with the suites running alongside).
+    const fn = `refuse_outgoing_requested_${randomBytes(4).toString('hex')}`;
+    await orch.pool.query(`create function ${fn}() returns trigger language plpgsql as $$ begin raise exception 'no audit writes'; end $$`);
+    await orch.pool.query(
+      `create trigger ${fn} before insert on audit_log for each row
+       when (new.action = 'outgoing.requested' and new.subject in ('${key}', '${ref}')) execute function ${fn}()`,
+    );
+    try {
+      const api = await post(payload, key);
+      expect(api.status).toBe(503);
+      expect(await api.json()).toEqual({
+        error: { type: 'AuditUnavailableError', message: expect.stringMatching(/neither stored nor started/), action: 'outgoing.requested' },
+      });
+      const agent = await agentCreate();
+      expect(agent.status).toBe(503);
+      expect(await agent.json()).toEqual({ err: { name: 'AuditUnavailableError', code: 503, message: expect.stringMatching(/neither stored nor started/) } });
+      for (const id of [key, ref]) {
+        expect([id, await stored(id), await workflowExists(id), await requested(id)]).toEqual([id, 0, false, []]);
+        expect((await fetch(`${orch.apiUrl}/v1/transfers/${id}`, { headers: orch.headers('viewer') })).status).toBe(404);
+      }
+    } finally {
+      await orch.pool.query(`drop trigger ${fn} on audit_log`);
+      await orch.pool.query(`drop function ${fn}()`);
+    }
+    // Once the log takes writes again, the same requests go through, each recorded once however often it is repeated.
+    expect((await post(payload, key)).status).toBe(202);
+    expect((await post(payload, key)).status).toBe(200);
+    expect((await agentCreate()).status).toBe(200);
+    expect((await agentCreate()).status).toBe(200);
+    for (const id of [key, ref]) expect([id, await stored(id), await workflowExists(id)]).toEqual([id, 1, true]);
+    expect(await requested(key)).toHaveLength(1);
+    expect(await requested(ref)).toEqual([{ actor: 'system:agent-listener' }]);
+  });
+
   it('answers 400 naming the field for bad input, and starts nothing', async () => {
     const cases: [Record<string, unknown> | undefined, string, string?][] = [
       [{ transactionBlockchainInfo: undefined }, 'transactionBlockchainInfo'],
