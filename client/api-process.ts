@@ -29,8 +29,9 @@ import { createTemporalClient } from './temporal';
  * workflow starts, and leaves the connection to its owner. Without it the API connects by itself.
  */
 export async function startApi(config: PlatformConfig, log: Logger, shared?: { temporal: Client }): Promise<() => Promise<void>> {
-  // Before anything else: an API off loopback without TLS does not start at all.
+  // Before anything else: an API off loopback without TLS (its own, or a proxy's in front) does not start at all.
   const https = apiHttpsOptions(config.host, config.transport);
+  const tlsAtProxy = !https && config.transport.tlsTerminatedByProxy === true;
   assertRetentionOutlastsTransfers(config.retention, config.transfers.answerDeadlineMs);
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
@@ -68,10 +69,17 @@ export async function startApi(config: PlatformConfig, log: Logger, shared?: { t
     https,
     rateLimits: config.transport.rateLimits,
     trustProxy: config.transport.trustProxy,
+    requireForwardedHttps: config.transport.tlsTerminatedByProxy === true,
   });
   await app.listen({ host: config.host, port: config.apiPort });
+  if (tlsAtProxy) {
+    log.warn(
+      { trustProxy: config.transport.trustProxy },
+      `the API listens on ${config.host}:${config.apiPort} in plain HTTP (TLS_TERMINATED_BY_PROXY=1): TLS is expected at the proxy in TRUST_PROXY; requests it does not forward with X-Forwarded-Proto: https are refused, /healthz excepted`,
+    );
+  }
   log.info(
-    { oidcIssuer: config.auth.oidc?.issuer ?? null, apiKeys: true, tls: https ? 'TLS 1.2+' : 'none (loopback)' },
+    { oidcIssuer: config.auth.oidc?.issuer ?? null, apiKeys: true, tls: https ? 'TLS 1.2+' : tlsAtProxy ? 'at the proxy (TLS_TERMINATED_BY_PROXY)' : 'none (loopback)' },
     `internal API listening on ${config.publicApiUrl} (docs at ${config.publicApiUrl}/docs); every route but /healthz and the webhooks needs a credential`,
   );
   let agent: Awaited<ReturnType<typeof buildAgentApi>> | undefined;

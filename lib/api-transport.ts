@@ -21,6 +21,12 @@ export interface ApiTransportConfig {
    * limits count the proxy as one client.
    */
   trustProxy?: string[];
+  /**
+   * TLS_TERMINATED_BY_PROXY=1 (only with TRUST_PROXY): a reverse proxy in front (an ingress, a load balancer) ends the
+   * clients' TLS and forwards plain HTTP. The API may then listen without TLS files off loopback, and answers only
+   * requests that proxy marks `X-Forwarded-Proto: https`, /healthz excepted (client/api/forwarded-https.ts).
+   */
+  tlsTerminatedByProxy?: true;
   rateLimits: {
     /** WEBHOOK_RATE_LIMIT: deliveries per client IP to each webhook receiver (unauthenticated, signed). */
     webhooks: RateLimit;
@@ -59,9 +65,24 @@ export function loadApiTransportConfig(env: Env): ApiTransportConfig {
     return family === 0 || rest.length > 0 || (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
   });
   if (badProxy !== undefined) throw new ConfigError('TRUST_PROXY', `"${badProxy}" is not an IP address or CIDR`, 'List the reverse proxies in front of the API, e.g. 10.0.0.5,10.1.0.0/16');
+  const terminated = (env.TLS_TERMINATED_BY_PROXY ?? '').trim().toLowerCase();
+  if (!['', '0', 'false', '1', 'true'].includes(terminated)) {
+    throw new ConfigError('TLS_TERMINATED_BY_PROXY', `"${terminated}" is neither 1 nor 0`, 'Set it to 1 when a proxy in TRUST_PROXY terminates TLS in front of the API, or leave it unset');
+  }
+  const tlsTerminatedByProxy = terminated === '1' || terminated === 'true';
+  // Only the proxies in TRUST_PROXY are believed about X-Forwarded-Proto: without them no request could prove it came
+  // over HTTPS (or, were every address trusted, any caller could claim it did).
+  if (tlsTerminatedByProxy && !trustProxy.length) {
+    throw new ConfigError(
+      'TLS_TERMINATED_BY_PROXY',
+      'is set without TRUST_PROXY',
+      'Set TRUST_PROXY to the addresses or CIDRs of the proxy that terminates TLS (its X-Forwarded-Proto is then believed), or unset TLS_TERMINATED_BY_PROXY and give the API TLS_CERT_FILE and TLS_KEY_FILE',
+    );
+  }
   return {
     ...(certFile && keyFile ? { tls: { certFile, keyFile } } : {}),
     ...(trustProxy.length ? { trustProxy } : {}),
+    ...(tlsTerminatedByProxy ? { tlsTerminatedByProxy: true as const } : {}),
     rateLimits: {
       webhooks: rateLimit(env, 'WEBHOOK_RATE_LIMIT', DEFAULT_WEBHOOK_RATE_LIMIT),
       authFailures: rateLimit(env, 'AUTH_FAILURE_RATE_LIMIT', DEFAULT_AUTH_FAILURE_RATE_LIMIT),
@@ -86,15 +107,16 @@ function readPem(name: string, path: string): Buffer {
 
 /**
  * The API's TLS for the address it listens on: HTTPS whenever TLS_CERT_FILE and TLS_KEY_FILE are set; without them
- * only on loopback, since bearer tokens, API keys and decrypted personal data would otherwise cross a network in clear.
+ * only on loopback, since bearer tokens, API keys and decrypted personal data would otherwise cross a network in clear,
+ * or behind a proxy that terminates TLS (TLS_TERMINATED_BY_PROXY), which must then say each request came over HTTPS.
  */
 export function apiHttpsOptions(host: string, transport: ApiTransportConfig): HttpsOptions | undefined {
   if (!transport.tls) {
-    if (isLoopbackHost(host)) return undefined;
+    if (isLoopbackHost(host) || transport.tlsTerminatedByProxy) return undefined;
     throw new ConfigError(
       'TLS_CERT_FILE',
       `and TLS_KEY_FILE are unset while the API listens on ${host}, which is not a loopback address`,
-      'Set TLS_CERT_FILE and TLS_KEY_FILE (PEM) so the API serves HTTPS there, or set HOST=127.0.0.1',
+      'Set TLS_CERT_FILE and TLS_KEY_FILE (PEM) so the API serves HTTPS there, set TLS_TERMINATED_BY_PROXY=1 and TRUST_PROXY when a proxy in front of it terminates TLS, or set HOST=127.0.0.1',
     );
   }
   return { cert: readPem('TLS_CERT_FILE', transport.tls.certFile), key: readPem('TLS_KEY_FILE', transport.tls.keyFile), minVersion: 'TLSv1.2' };

@@ -11,6 +11,7 @@ import type { Keystore } from '../../db/keystore';
 import type { TransferContext } from '../../outgoing/context';
 import type { Logger } from '../../lib/logger';
 import { errorHandler } from './errors';
+import { requireForwardedHttps } from './forwarded-https';
 import { addressBookRoutes } from './routes/address-book';
 import { checkRoutes } from './routes/checks';
 import { codecRoutes } from './routes/codec';
@@ -63,6 +64,11 @@ export interface ApiDeps {
   rateLimits: ApiTransportConfig['rateLimits'];
   /** Reverse proxies whose X-Forwarded-For names the client (TRUST_PROXY). */
   trustProxy?: string[];
+  /**
+   * A proxy in `trustProxy` terminates TLS (TLS_TERMINATED_BY_PROXY): answer only requests it forwards with
+   * `X-Forwarded-Proto: https`, /healthz excepted (client/api/forwarded-https.ts).
+   */
+  requireForwardedHttps?: boolean;
 }
 
 /** Every webhook receiver: public (signed by the network), so limited per client IP before anything else runs. */
@@ -94,6 +100,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     },
     frameguard: { action: 'deny' },
   });
+  if (deps.requireForwardedHttps) requireForwardedHttps(app);
   const limits = deps.rateLimits;
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith(WEBHOOK_PREFIX)) {

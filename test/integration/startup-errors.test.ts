@@ -73,6 +73,12 @@ describe('bad configuration stops start-up with one clear line', () => {
     expectOneClearLine(r.stderr, /^api: configuration error: TLS_CERT_FILE: and TLS_KEY_FILE are unset while the API listens on 0\.0\.0\.0, which is not a loopback address\. Set TLS_CERT_FILE and TLS_KEY_FILE/);
   });
 
+  it('an API behind a TLS-terminating proxy that names no trusted proxy, naming both variables', async () => {
+    const r = await run('client/main.ts', { ...good(), HOST: '0.0.0.0', TLS_TERMINATED_BY_PROXY: '1' });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^api: configuration error: TLS_TERMINATED_BY_PROXY: is set without TRUST_PROXY\. Set TRUST_PROXY to the addresses or CIDRs of the proxy that terminates TLS/);
+  });
+
   it('plain http to a network that is not on this machine', async () => {
     const r = await run('workers/main.ts', { ...good(), ...network, AUTH_URL: 'http://auth.network.example' });
     expect(r.code).toBe(1);

@@ -1,18 +1,19 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type SecureVersion } from 'node:tls';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../client/api/server';
 import { apiHttpsOptions } from '../../lib/api-transport';
 import { addressQueryHeaders, ADDRESS_SIGNATURE_HEADER, signAddressQuery } from '../../lib/address-webhook-signature';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import {
-  groupSeed, quietLogger, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox,
+  eventually, groupSeed, quietLogger, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox,
 } from '../harness/platform';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
@@ -233,6 +234,87 @@ describe('transport: security headers, rate limits, HTTPS', () => {
       expect(JSON.parse(answer.body)).toMatchObject({ kind: 'api-key', roles: ['viewer'] });
       expect(answer.hsts).toMatch(/max-age=/);
       await expect(call(`http://127.0.0.1:${port}`, 'GET', '/healthz')).rejects.toThrow();
+    });
+  });
+  /**
+   * The API process as deployed behind an ingress that terminates TLS: client/main.ts on 0.0.0.0 over plain HTTP with
+   * TLS_TERMINATED_BY_PROXY=1 and TRUST_PROXY=127.0.0.1, so this test's calls from 127.0.0.1 are the proxy's, and calls
+   * from any other loopback address are a caller that went around it.
+   */
+  describe('TLS terminated by a proxy (TLS_TERMINATED_BY_PROXY)', () => {
+    let child: ChildProcess;
+    let base: string;
+    let output = '';
+
+    beforeAll(async () => {
+      const port = await new Promise<number>((resolve) => {
+        const s = createServer().listen(0, '127.0.0.1', () => {
+          const { port: p } = s.address() as AddressInfo;
+          s.close(() => resolve(p));
+        });
+      });
+      base = `http://127.0.0.1:${port}`;
+      child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'client', 'main.ts')], {
+        env: {
+          PATH: process.env.PATH, HOME: process.env.HOME, HOST: '0.0.0.0', PORT: String(port), TLS_TERMINATED_BY_PROXY: '1', TRUST_PROXY: '127.0.0.1',
+          DATABASE_URL: testEnv().databaseUrl, TEMPORAL_ADDRESS: testEnv().temporalAddress, TEMPORAL_TASK_QUEUE: `tls-proxy-${randomUUID()}`,
+          TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS, DATA_DIR: mkdtempSync(join(tmpdir(), 'tls-proxy-')), LOG_LEVEL: 'warn',
+          KEYSTORE_MASTER_KEY: randomBytes(32).toString('base64'),
+          KEY_ROTATION_PERIOD: 'off', ADDRESS_BOOK_CRON: 'off', RETENTION_CRON: 'off', INCOMING_SWEEP_INTERVAL: 'off',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout!.on('data', (d) => (output += d));
+      child.stderr!.on('data', (d) => (output += d));
+      // The probe needs no header: orchestrators call the pod directly.
+      await eventually(async () => (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) || undefined, 90_000, 250)
+        .catch((e: unknown) => {
+          throw new Error(`the API behind a proxy did not answer: ${(e as Error).message}\n${output}`);
+        });
+    }, 120_000);
+    afterAll(async () => {
+      if (child && child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+    });
+
+    it('starts on 0.0.0.0 over plain HTTP and says once that TLS is expected at the proxy', () => {
+      const warnings = output.split('\n').filter((l) => l.includes('TLS_TERMINATED_BY_PROXY'));
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, msg: expect.stringMatching(/plain HTTP .*TLS is expected at the proxy in TRUST_PROXY/) });
+    });
+
+    it('answers what the trusted proxy forwards as https, refuses http, no header and an untrusted sender; /healthz always', async () => {
+      const viewer = orch.headers('viewer');
+      const ok = await call(base, 'GET', '/v1/me', { headers: { ...viewer, 'x-forwarded-proto': 'https' } });
+      expect([ok.status, ok.json]).toEqual([200, expect.objectContaining({ kind: 'api-key', roles: ['viewer'] })]);
+      expect(ok.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+
+      const refusals: [string, { from?: string; headers: Record<string, string> }][] = [
+        ['http at the proxy', { headers: { ...viewer, 'x-forwarded-proto': 'http' } }],
+        ['no header', { headers: viewer }],
+        ['https claimed by a caller that is not the proxy', { from: '127.0.0.9', headers: { ...viewer, 'x-forwarded-proto': 'https' } }],
+        ['no credential either', { headers: {} }],
+      ];
+      for (const [label, opts] of refusals) {
+        const r = await call(base, 'GET', '/v1/me', opts);
+        expect([label, r.status, r.json]).toEqual([label, 400, {
+          error: { type: 'ValidationError', message: expect.stringMatching(/^X-Forwarded-Proto: must be https/), field: 'X-Forwarded-Proto', rule: expect.any(String) },
+        }]);
+        // Refusals keep the security headers.
+        expect([label, r.headers['strict-transport-security'], r.headers['x-content-type-options']]).toEqual([label, expect.stringMatching(/max-age=/), 'nosniff']);
+      }
+      // The agent-compatible routes on the API refuse in the network's error shape, as they answer every error.
+      expect(await call(base, 'GET', '/tx/info?id=x', { headers: viewer })).toMatchObject({
+        status: 400, json: { err: { name: 'NotabeneTransactionValidationError', code: 400, field: 'X-Forwarded-Proto' } },
+      });
+
+      for (const headers of [{}, { 'x-forwarded-proto': 'http' }] as Record<string, string>[]) {
+        const health = await call(base, 'GET', '/healthz', { from: '127.0.0.9', headers });
+        expect([health.status, health.json]).toEqual([200, expect.objectContaining({ ok: true })]);
+      }
     });
   });
 });

@@ -26,3 +26,21 @@ describe('the API\'s HTTPS (TLS_CERT_FILE, TLS_KEY_FILE)', () => {
     expect(() => apiHttpsOptions('127.0.0.1', missing)).toThrow(/^TLS_KEY_FILE: cannot read .*nope\.pem \(ENOENT\)/);
   });
 });
+
+describe('TLS terminated by a proxy in front (TLS_TERMINATED_BY_PROXY, with TRUST_PROXY)', () => {
+  it('lets the API listen on plain HTTP off loopback, and only with the proxy it trusts named', () => {
+    const behindProxy = loadApiTransportConfig({ TLS_TERMINATED_BY_PROXY: '1', TRUST_PROXY: '10.0.0.0/8' });
+    expect(behindProxy).toMatchObject({ tlsTerminatedByProxy: true, trustProxy: ['10.0.0.0/8'] });
+    for (const host of ['0.0.0.0', '::', '10.0.0.7']) expect(apiHttpsOptions(host, behindProxy)).toBeUndefined();
+    expect(loadApiTransportConfig({ TLS_TERMINATED_BY_PROXY: 'true', TRUST_PROXY: '10.0.0.5' }).tlsTerminatedByProxy).toBe(true);
+    for (const off of ['', '0', 'false']) expect(loadApiTransportConfig({ TLS_TERMINATED_BY_PROXY: off }).tlsTerminatedByProxy).toBeUndefined();
+    // TRUST_PROXY alone changes nothing about TLS.
+    expect(() => apiHttpsOptions('0.0.0.0', loadApiTransportConfig({ TRUST_PROXY: '10.0.0.5' }))).toThrow(/TLS_TERMINATED_BY_PROXY=1 and TRUST_PROXY when a proxy/);
+  });
+
+  it('is refused without TRUST_PROXY, naming both variables, and for a value that is not a flag', () => {
+    expect(() => loadApiTransportConfig({ TLS_TERMINATED_BY_PROXY: '1' })).toThrow(ConfigError);
+    expect(() => loadApiTransportConfig({ TLS_TERMINATED_BY_PROXY: '1' })).toThrow(/^TLS_TERMINATED_BY_PROXY: is set without TRUST_PROXY\. Set TRUST_PROXY to /);
+    expect(() => loadApiTransportConfig({ TLS_TERMINATED_BY_PROXY: 'yes', TRUST_PROXY: '10.0.0.5' })).toThrow(/^TLS_TERMINATED_BY_PROXY: "yes" is neither 1 nor 0/);
+  });
+});
