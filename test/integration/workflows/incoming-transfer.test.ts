@@ -138,6 +138,44 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(timers.map((t) => [t.durationMs, t.cancelled, t.firedAt])).toEqual([[3_600_000, true, undefined]]);
   });
 
+  it('on the way to the confirmation, the list entry and the routing\'s audit row are written beside the network steps, and awaited', async () => {
+    // Each write holds until the network step after it has started: written one after the other, this would hang.
+    const started = (name: Parameters<typeof callsOf>[1]) => new Promise<void>((resolve) => {
+      const check = setInterval(() => { if (callsOf(calls, name).length > 0) { clearInterval(check); resolve(); } }, 5);
+    });
+    let auditDone = false;
+    let viewsDone = 0;
+    const { worker, taskQueue, calls } = await stubWorker(env, flagged({
+      getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),
+      findAddressOwner: async () => subsidiary,
+      redirectIncomingTransaction: async ({ transactionId }) => tx(transactionId, { beneficiaryVaspDid: subsidiary }),
+      screenIncomingTransfer: async () => ({ screenedNames: 2, nameHits: [], addressHits: [] }),
+      recordAudit: async (entry) => {
+        if ((entry as { action: string }).action === 'incoming.route.auto') {
+          await started('redirectIncomingTransaction');
+          auditDone = true;
+        }
+      },
+      recordTransferView: async () => {
+        if (viewsDone < 2) await started(viewsDone === 0 ? 'findAddressOwner' : 'confirmIncomingTransaction');
+        viewsDone++;
+      },
+    }));
+    const id = `tx-${randomBytes(4).toString('hex')}`;
+    const t0 = Date.now();
+    const result = await worker.runUntil(env.client.workflow.execute(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id)] }));
+    // One after the other, the first list entry would wait out its 10 s activity timeout.
+    expect(Date.now() - t0).toBeLessThan(8000);
+    expect(result).toMatchObject({ phase: 'completed', subsidiaryDid: subsidiary, routedBy: 'registry', networkStatus: 'ACCEPTED' });
+    expect(auditDone).toBe(true);
+    // Screening (after the confirmation) starts only once the writes begun beside the network steps are done.
+    const screenedAt = callsOf(calls, 'screenIncomingTransfer')[0]!.at;
+    const audits = callsOf(calls, 'recordAudit').map((c) => (c.args[0] as { action: string }).action);
+    expect(audits.slice(0, 2)).toEqual(['incoming.route.auto', 'incoming.approve']);
+    expect(viewsDone).toBeGreaterThanOrEqual(3);
+    expect(screenedAt).toBeGreaterThanOrEqual(callsOf(calls, 'confirmIncomingTransaction')[0]!.at);
+  });
+
   it('a transfer nobody owns waits to be routed, escalates at the route deadline, and is rejected when nobody routes it', async () => {
     const stubs = flagged({
       getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),

@@ -66,6 +66,7 @@ describe('replay: recorded histories of every workflow type replay through today
       'incoming-transfer-routed-by-person.before-audit-automatic-decisions.json',
     ],
     'expiry-owns-cancelled': ['outgoing-transfer-cancelled-after-deadline.before-expiry-owns-cancelled.json'],
+    'incoming-parallel-steps': ['incoming-transfer-registry-accepted.before-incoming-parallel-steps.json'],
     'outgoing-status-order': ['outgoing-transfer-out-of-order.before-outgoing-status-order.json'],
     'outgoing-one-step': [
       'outgoing-transfer-accepted.before-outgoing-one-step.json',
