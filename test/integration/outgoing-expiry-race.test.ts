@@ -64,6 +64,9 @@ describe('outgoing transfers: the deadline\'s own cancellation, reported by webh
     expect(done.status).toBe('EXPIRED');
     expect(done.history.map((h) => h.status)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'EXPIRED']);
     expect(done.history.at(-1)!.source).toMatch(/^deadline: cancelled at the network/);
-    expect((await (await fetch(`${sandbox.url}/sandbox/faults`, { headers: sandbox.testHeaders() })).json() as { injected: { latency: number } }).injected.latency).toBe(1);
+    // The control that the slow answer happened. At least once, not exactly: a local activity whose workflow task times
+    // out on a starved machine runs again (Temporal's at-least-once), and a second cancel of a cancelled transaction is
+    // harmless (it finds it settled).
+    expect((await (await fetch(`${sandbox.url}/sandbox/faults`, { headers: sandbox.testHeaders() })).json() as { injected: { latency: number } }).injected.latency).toBeGreaterThanOrEqual(1);
   });
 });
