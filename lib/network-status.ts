@@ -50,3 +50,10 @@ export function networkStatusProgress(status: string): number {
 /** A Transaction's `updatedAt` when it has one (a string), for ordering its updates. */
 export const networkUpdatedAtOf = (tx: { updatedAt?: unknown } | undefined): string | undefined =>
   typeof tx?.updatedAt === 'string' ? tx.updatedAt : undefined;
+
+/**
+ * The incoming transfer's order of statuses (workflows/incoming-transfer.ts): webhooks may arrive out of order, and its
+ * status only ever moves forward — unknown 0, any other 1, ACK 2, final 3.
+ */
+export const incomingStatusRank = (status: string): number =>
+  FINAL_NETWORK_STATUSES.has(status) ? 3 : status === 'ACK' ? 2 : status === 'UNKNOWN' ? 0 : 1;

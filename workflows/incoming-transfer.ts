@@ -15,7 +15,7 @@ import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/te
 import { incomingViewUpdate, type IncomingFacts } from './transfer-view';
 import { describePrincipal } from '../lib/auth/describe';
 import { systemPrincipal } from '../lib/principal';
-import { ACKNOWLEDGED_NETWORK_STATUSES, FINAL_NETWORK_STATUSES } from '../lib/network-status';
+import { ACKNOWLEDGED_NETWORK_STATUSES, FINAL_NETWORK_STATUSES, incomingStatusRank } from '../lib/network-status';
 import {
   decideUpdate,
   incomingStatusQuery,
@@ -72,7 +72,7 @@ export interface IncomingTransferInput {
 const FINAL = FINAL_NETWORK_STATUSES;
 const ACKED = ACKNOWLEDGED_NETWORK_STATUSES;
 /** Webhooks may arrive out of order: a status only ever moves forward. */
-const rank = (status: string) => (FINAL.has(status) ? 3 : status === 'ACK' ? 2 : status === 'UNKNOWN' ? 0 : 1);
+const rank = incomingStatusRank;
 
 /**
  * One incoming Travel Rule message at the gateway, from the first webhook to the final answer: route it to the

@@ -238,18 +238,25 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const address = evm('a9');
     await register(g.subA, address);
     const held = await send(address, ['Omar Farooq', 'Khan']);
-    await until(held, (s) => s.phase === 'awaiting-review');
+    const before = await until(held, (s) => s.phase === 'awaiting-review');
+    const updates = (s: { history: { event: string }[] }) => s.history.filter((h) => h.event === 'network-update').length;
+    // Known to the workflow (its list entry shows ACK): recorded and acknowledged, no signal, no workflow task.
     const stale = { id: held, status: 'SENT', originatorVASPdid: g.external, beneficiaryVASPdid: g.gateway };
-    expect(await deliver(`msg_stale_${held}`, stale)).toMatchObject({ duplicate: false, outcome: 'incoming' });
+    expect(await deliver(`msg_stale_${held}`, stale)).toMatchObject({ duplicate: false, outcome: 'known' });
     expect(await deliver(`msg_stale_${held}`, stale)).toEqual({ received: true, duplicate: true });
-    const after = await until(held, (s) => s.history.filter((h) => h.event === 'network-update').length >= 2);
+    expect(await deliver(`msg_ack_${held}`, { ...stale, status: 'ACK', beneficiaryVASPdid: g.subA })).toMatchObject({ outcome: 'known' });
+    const recorded = await orch.pool.query('select outcome from received_webhooks where webhook_id = any($1) order by webhook_id', [[`msg_stale_${held}`, `msg_ack_${held}`]]);
+    expect(recorded.rows).toEqual([{ outcome: 'known' }, { outcome: 'known' }]);
+    const after = await until(held, () => true);
     expect(after).toMatchObject({ phase: 'awaiting-review', networkStatus: 'ACK' });
+    expect(updates(after)).toBe(updates(before));
     // A webhook about a finished transfer does not start it again.
     await api('POST', `/v1/transfers/${held}/decision`, { decision: 'approve', reason: 'different person' });
     await until(held, (s) => s.phase === 'completed');
     // The query says completed while the workflow still reports its outcome; "late" means after it has closed.
     await orch.client.workflow.getHandle(`incoming-${held}`).result();
-    expect(await deliver(`msg_late_${held}`, { ...stale, status: 'ACCEPTED', beneficiaryVASPdid: g.subA })).toMatchObject({ outcome: 'late' });
+    expect(await deliver(`msg_late_${held}`, { ...stale, status: 'ACCEPTED', beneficiaryVASPdid: g.subA })).toMatchObject({ outcome: 'known' });
+    expect(await deliver(`msg_later_${held}`, { ...stale, status: 'CANCELLED', beneficiaryVASPdid: g.subA })).toMatchObject({ outcome: 'late' });
     const runs = await orch.client.workflow.list({ query: `WorkflowId = "incoming-${held}"` });
     let count = 0;
     for await (const _ of runs) count += 1;

@@ -6,6 +6,8 @@ import type { NetworkTransaction } from '../../../network/transactions';
 import type { TransferContext } from '../../../outgoing/context';
 import { AuthenticationError, ConfigError, UpstreamUnavailableError, ValidationError } from '../../../lib/errors';
 import { claimWebhook, recordWebhookOutcome, releaseWebhook } from '../../../db/received-webhooks';
+import { getTransferView } from '../../../db/transfer-view';
+import { isKnownToIncomingWorkflow } from '../../../incoming/known-update';
 import { verifyWebhookSignature } from '../../../lib/webhook-signature';
 import { workflowIds } from '../../../workflows/ids';
 import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
@@ -29,7 +31,7 @@ export interface WebhookRouteDeps {
   taskQueue?: string;
 }
 
-type Outcome = 'signalled' | 'late' | 'not-ours' | 'incoming' | `${'signalled' | 'late'}+${'incoming' | 'late'}`;
+type Outcome = 'signalled' | 'late' | 'not-ours' | 'incoming' | 'known' | `${'signalled' | 'late'}+${'incoming' | 'late' | 'known'}`;
 
 /**
  * A claim still `processing` after this long belongs to a request that died before handing the delivery on (a hand-over
@@ -40,7 +42,9 @@ const CLAIM_STALE_AFTER_SECONDS = 60;
 const Ack = Type.Object({
   received: Type.Boolean(),
   duplicate: Type.Boolean(),
-  outcome: Type.Optional(Type.String({ description: 'signalled, late (the transfer had already finished) or not-ours' })),
+  outcome: Type.Optional(Type.String({
+    description: 'signalled (outgoing), incoming (started or signalled the incoming transfer), known (the incoming transfer already has this status), late (the transfer had already finished) or not-ours; both sides joined by + for a transfer within the group',
+  })),
 });
 
 /** The Transaction of a delivery: the Svix envelope `{message, payload:{transaction}}`, or the legacy bare object. */
@@ -152,6 +156,10 @@ async function deliverIncoming(deps: WebhookRouteDeps, tx: NetworkTransaction): 
   const gateway = group.gatewayDid;
   if (!gateway || !deps.taskQueue || !isIncomingToGroup(group, tx)) return 'not-ours';
   const incoming = deps.incoming;
+  // Most webhooks about an incoming transfer report the workflow's own steps back: a signal would cost a workflow task
+  // and change nothing. The received_webhooks row still records the delivery.
+  const published = await getTransferView(needTransfers(deps).pool, workflowIds.incomingTransfer(tx.id));
+  if (isKnownToIncomingWorkflow(published, { status: tx.status!, beneficiaryVaspDid: tx.beneficiaryVASPdid }, group.subsidiaryDids)) return 'known';
   try {
     await startOrSignal(deps, tx, gateway, group, incoming);
   } catch (e) {
