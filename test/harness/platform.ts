@@ -10,6 +10,7 @@ import { NetworkClient } from '../../network/client';
 import { buildApi } from '../../client/api/server';
 import { buildAgentApi } from '../../client/api/agent-server';
 import { createPool } from '../../db/pool';
+import { dropDatabase, ensureDatabase } from '../../db/database-url';
 import type { AddressBookConfig } from '../../lib/address-book/config';
 import type { GroupConfig, NetworkBudgetConfig, NetworkConfig } from '../../lib/config';
 import { createRateBudget } from '../../network/rate-budget';
@@ -354,4 +355,16 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * A database of a suite's own on the test server (created, empty, by `create()`), for tests whose writes, or refused
+ * writes, no other suite of the run may see; `drop()` in afterAll.
+ */
+export function ownDatabase(label: string): { name: string; url: string; create(): Promise<void>; drop(): Promise<void> } {
+  const url = new URL(testEnv().databaseUrl);
+  const name = `${url.pathname.slice(1)}_${label}_${randomBytes(3).toString('hex')}`;
+  url.pathname = `/${name}`;
+  const serverUrl = testEnv().databaseUrl.slice(0, testEnv().databaseUrl.lastIndexOf('/'));
+  return { name, url: url.toString(), create: () => ensureDatabase(url.toString()), drop: () => dropDatabase(serverUrl, name) };
 }

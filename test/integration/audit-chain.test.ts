@@ -7,7 +7,6 @@ import { Client, type Pool } from 'pg';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { registerAuditCommands } from '../../client/cli/audit';
 import { recordAuditEntry } from '../../db/audit-log';
-import { ensureDatabase } from '../../db/database-url';
 import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
 import { createDidKeyRecord } from '../../lib/crypto';
@@ -17,7 +16,7 @@ import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
 import { runCli } from '../harness/cli';
 import {
-  eventually, groupSeed, operatorSeed, sandboxOidc, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox,
+  eventually, groupSeed, operatorSeed, ownDatabase, sandboxOidc, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox,
 } from '../harness/platform';
 
 
@@ -31,9 +30,7 @@ const LEGACY_DETAILS = {
 
 describe('the tamper-evident audit log: one hash chain per group of actions, verified in the database and offline', () => {
   // A database of its own: tests here edit and delete audit rows, which no other suite of the run may see.
-  const url = new URL(testEnv().databaseUrl);
-  const dbName = `${url.pathname.slice(1)}_audit_${randomBytes(3).toString('hex')}`;
-  url.pathname = `/${dbName}`;
+  const db = ownDatabase('audit');
   const g = groupSeed();
   const operators = operatorSeed();
   g.seed.operators = Object.values(operators);
@@ -55,10 +52,10 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
   const api = (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => bearerCall(orch.apiUrl, token, method, path, body);
 
   beforeAll(async () => {
-    await ensureDatabase(url.toString());
+    await db.create();
     // The log as it was before the chain: rows written by the first nine migrations' schema.
     const { runner } = await import('node-pg-migrate');
-    const client = new Client({ connectionString: url.toString() });
+    const client = new Client({ connectionString: db.url });
     await client.connect();
     try {
       await runner({
@@ -77,8 +74,8 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     } finally {
       await client.end();
     }
-    await migrate(url.toString(), 'orchestrator');
-    pool = createPool(url.toString(), 'orchestrator');
+    await migrate(db.url, 'orchestrator');
+    pool = createPool(db.url, 'orchestrator');
 
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
@@ -103,10 +100,7 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     await orch?.close();
     await sb?.close();
     await pool?.end();
-    const admin = new Client({ connectionString: testEnv().databaseUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists "${dbName}" with (force)`);
-    await admin.end();
+    await db.drop();
   });
 
   it('the migration chains the rows already in the log, hashing them exactly as the application does', async () => {
@@ -247,7 +241,7 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
   });
 
   it('appends from many connections and several pools at once leave one unbroken chain; a retried activity appends once', async () => {
-    const pools = [pool, createPool(url.toString(), 'orchestrator'), createPool(url.toString(), 'orchestrator')];
+    const pools = [pool, createPool(db.url, 'orchestrator'), createPool(db.url, 'orchestrator')];
     try {
       const before = Number((await pool.query(`select count(*) from audit_log where chain = 'concurrency'`)).rows[0].count);
       await Promise.all(Array.from({ length: 120 }, (_, i) =>

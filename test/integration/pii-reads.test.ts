@@ -2,9 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, type Pool } from 'pg';
+import type { Pool } from 'pg';
 import { registerAuditCommands } from '../../client/cli/audit';
-import { ensureDatabase } from '../../db/database-url';
 import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
 import { createDidKeyRecord } from '../../lib/crypto';
@@ -12,7 +11,7 @@ import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { runCli } from '../harness/cli';
 import { bearerCall } from '../harness/http';
 import {
-  groupSeed, operatorSeed, sandboxOidc, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox,
+  groupSeed, operatorSeed, ownDatabase, sandboxOidc, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox,
 } from '../harness/platform';
 
 /** The customer whose data is read: present in the answers, never in an audit row. */
@@ -24,9 +23,7 @@ type Row = { seq: string; actor: string; action: string; subject: string; detail
 
 describe('reads of personal data are audited: who read which transaction or history, and through which route, never the data', () => {
   // A database of its own: a test here makes the audit log refuse writes, which no other suite of the run may see.
-  const url = new URL(testEnv().databaseUrl);
-  const dbName = `${url.pathname.slice(1)}_piiread_${randomBytes(3).toString('hex')}`;
-  url.pathname = `/${dbName}`;
+  const db = ownDatabase('piiread');
   const g = groupSeed();
   const operators = operatorSeed();
   g.seed.operators = Object.values(operators);
@@ -48,9 +45,9 @@ describe('reads of personal data are audited: who read which transaction or hist
     fetch(`${base}/tx/info?id=${txId}`, { headers }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> })); // eslint-disable-line @typescript-eslint/no-explicit-any
 
   beforeAll(async () => {
-    await ensureDatabase(url.toString());
-    await migrate(url.toString(), 'orchestrator');
-    pool = createPool(url.toString(), 'orchestrator');
+    await db.create();
+    await migrate(db.url, 'orchestrator');
+    pool = createPool(db.url, 'orchestrator');
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       pool,
@@ -69,10 +66,7 @@ describe('reads of personal data are audited: who read which transaction or hist
     await orch?.close();
     await sb?.close();
     await pool?.end();
-    const admin = new Client({ connectionString: testEnv().databaseUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists "${dbName}" with (force)`);
-    await admin.end();
+    await db.drop();
   });
 
   it('GET /tx/info on the API leaves one row naming the principal and the transaction; a refused read leaves none', async () => {
