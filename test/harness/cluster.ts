@@ -1,19 +1,19 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { CLUSTER_PORT_OFFSETS, loadClusterConfig, MAX_MEMBERSHIP_PORT } from '../../lib/config';
 import { dropDatabase } from '../../db/database-url';
-import { clusterDatabases, initTemporalCluster, prepareTemporalCluster } from '../../scripts/cluster/temporal-cluster';
+import { initTemporalCluster } from '../../scripts/cluster/temporal-cluster';
+import { prepareRunCluster } from '../../scripts/cluster/run-server';
 import { prepareRun, setupLog, type RunKeys } from './global-setup';
 import { teardownRun } from './global-teardown';
 
 /**
  * The cluster suite's Temporal: the real server on PostgreSQL, exactly as `npm run start:cluster` prepares it (its own
- * databases for this run, dropped at the end), on free ports. The server runs detached with its pid in a state file,
- * so a test can restart it (`restartTemporalServer`) and the teardown stops whichever process runs then.
+ * databases for this run, dropped at the end), on free ports (scripts/cluster/run-server.ts, shared with `npm run chaos
+ * -- --cluster`). The server runs detached with its pid in a state file, so a test can restart it
+ * (`restartTemporalServer`) and the teardown stops whichever process runs then.
  */
 interface ClusterState {
   /** The process that ran the set-up (jest's main process, or a benchmark). */
@@ -33,28 +33,6 @@ const stateFile = () => {
   return path;
 };
 const readState = (): ClusterState => JSON.parse(readFileSync(stateFile(), 'utf8')) as ClusterState;
-
-/**
- * `count` ports free right now, below `MAX_MEMBERSHIP_PORT` (the kernel's own choice of a free port is above it, and
- * the server stores membership ports in a smallint), held together while chosen so none repeats.
- */
-async function freePorts(count: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    while (servers.length < count) {
-      const s = createServer();
-      const port = 20_000 + Math.floor(Math.random() * (MAX_MEMBERSHIP_PORT - 20_000));
-      const ok = await new Promise<boolean>((r) => {
-        s.once('error', () => r(false));
-        s.listen(port, '127.0.0.1', () => r(true));
-      });
-      if (ok) servers.push(s);
-    }
-    return servers.map((s) => (s.address() as AddressInfo).port);
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  }
-}
 
 function spawnServer(command: string[], log: string): number {
   const out = openSync(log, 'a');
@@ -145,25 +123,17 @@ async function removeAbandonedRuns(serverUrl: string): Promise<void> {
 export default async function clusterGlobalSetup(): Promise<void> {
   await prepareRun(CLUSTER_RUN, async (server) => {
     await removeAbandonedRuns(server.serverUrl);
-    const names = Object.keys(CLUSTER_PORT_OFFSETS) as (keyof typeof CLUSTER_PORT_OFFSETS)[];
-    const [frontend, ...others] = await freePorts(names.length + 1);
-    const cluster = loadClusterConfig({
-      TEMPORAL_ADDRESS: `127.0.0.1:${frontend}`,
-      TEMPORAL_CLUSTER_DATABASE: `tro_test_temporal_${Date.now()}_${process.pid}`,
-      ...Object.fromEntries(names.map((n, i) => [CLUSTER_PORT_OFFSETS[n][0], String(others[i])])),
-    });
     const rootDir = mkdtempSync(join(tmpdir(), 'tro-cluster-'));
-    const address = `127.0.0.1:${frontend}`;
-    const dropAll = () => Promise.all(clusterDatabases(cluster.database).map((d) => dropDatabase(server.serverUrl, d)));
-    const command = await prepareTemporalCluster({ cluster, serverUrl: server.serverUrl, rootDir, log: setupLog });
+    const run = await prepareRunCluster({ serverUrl: server.serverUrl, rootDir, database: `tro_test_temporal_${Date.now()}_${process.pid}`, log: setupLog });
+    const { address, command, databases } = run;
     const log = join(rootDir, 'server.log');
-    const state: ClusterState = { owner: process.pid, command, databases: clusterDatabases(cluster.database), pid: spawnServer(command, log), log, address };
+    const state: ClusterState = { owner: process.pid, command, databases, pid: spawnServer(command, log), log, address };
     const pid = state.pid;
     process.env.TEST_CLUSTER_STATE = join(rootDir, 'state.json');
     writeFileSync(process.env.TEST_CLUSTER_STATE, JSON.stringify(state));
     const teardown = async () => {
       await stopServer(readState().pid);
-      await dropAll();
+      await run.dropDatabases();
       rmSync(rootDir, { recursive: true, force: true });
     };
     try {
@@ -173,7 +143,7 @@ export default async function clusterGlobalSetup(): Promise<void> {
       await teardown();
       throw e;
     }
-    setupLog(`Temporal server on PostgreSQL at ${address} (databases ${clusterDatabases(cluster.database).join(', ')})`);
+    setupLog(`Temporal server on PostgreSQL at ${address} (databases ${databases.join(', ')})`);
     return { address, teardown };
   });
 }
