@@ -4,20 +4,22 @@
  * `npm run chaos` (issue #12): what is lost or sent twice when the worker, the Temporal server, the API and the network
  * fail in the middle of real work. Not a timed test: a run takes minutes and prints one table.
  *
- * Boots the stack from scratch in its own data dir, database and ports (Temporal dev server with its file database,
- * the sandbox with SANDBOX_FAULTS=1, the API and one worker, each its own process), then per round runs at once:
+ * Boots the stack from scratch in its own data dir, database and ports (the Temporal dev server with its file
+ * database, or with `--cluster` the Temporal server on PostgreSQL with databases of the run's own; the sandbox with
+ * SANDBOX_FAULTS=1, the API and one worker; each its own process), then per round runs at once:
  * outgoing transfers (the simulated counterparty accepts, declines, answers late, or stays silent until the short
  * answer deadline), incoming transfers through the three routing paths (a share from a sanctioned name, held for
  * review and decided here), one subsidiary's address-book reconciliation and one key rotation. Meanwhile, at seeded
  * random moments: the worker SIGKILLed 5 times (restarted at once or after a pause longer than the activity
- * timeouts), the Temporal dev server restarted, the API and the sandbox SIGKILLed and restarted. Round 2 adds network
+ * timeouts), the Temporal server, the API and the sandbox SIGKILLed and restarted. Round 2 adds network
  * faults in the sandbox (sandbox/faults). Then it waits for quiescence and checks, from the sandbox's tables and the
  * orchestrator's: outcomes, 0 created twice at the network per transactionRef, 0 missing, every incoming decided
  * once, the network's address book equal to the registry, the rotation done with the old key still decrypting, every
  * outgoing transfer's personal data read by its counterparty. Last, the secrets scan (bench/chaos/secrets.ts).
  *
  * Options: `--seed=<n>` (printed; replays the fault schedule and the work mix), `--scale=<x>` (counts × x; 1 = 200
- * outgoing, 200 incoming, 100,000 addresses), `--rounds=1,2`, `--keep` (keep the data dir and database).
+ * outgoing, 200 incoming, 100,000 addresses), `--rounds=1,2`, `--cluster` (the Temporal server on PostgreSQL, see
+ * bench/chaos/temporal.ts), `--keep` (keep the data dir and the databases, the Temporal server's included).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -33,13 +35,12 @@ import { loadSdnList } from '../screening/load-sdn';
 import { createApiKey } from '../client/api/auth/api-keys';
 import { ROLES, systemPrincipal, type Role } from '../lib/principal';
 import { formatCodecKey } from '../lib/temporal/codec-keys';
-import { searchAttributeCliArgs } from '../lib/temporal/search-attributes';
 import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
-import { ensureTemporalCli } from '../scripts/temporal-cli';
 import { loadOrCreateDemoGroup, type DemoVasp } from '../scripts/demo-group';
 import { demoKeys, prepareDemoNetwork } from '../scripts/demo-network';
-import { freePort, httpOk, Proc, sleep, temporalReady, tsxArgs } from './chaos/processes';
+import { freePort, httpOk, Proc, sleep, tsxArgs } from './chaos/processes';
 import { secretsScan, type ScanResult } from './chaos/secrets';
+import { chaosTemporal } from './chaos/temporal';
 
 const root = resolve(__dirname, '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -49,6 +50,7 @@ const SEED = Number(arg('seed') ?? Math.floor(Math.random() * 2 ** 31));
 const SCALE = Number(arg('scale') ?? 1);
 const ROUNDS = (arg('rounds') ?? '1,2').split(',').map(Number);
 const KEEP = process.argv.includes('--keep');
+const CLUSTER = process.argv.includes('--cluster');
 if (!Number.isInteger(SEED) || !(SCALE > 0 && SCALE <= 1)) throw new Error('--seed must be an integer, --scale a number in (0, 1]');
 const N_OUT = Math.max(8, Math.round(200 * SCALE));
 const N_IN = Math.max(9, Math.round(200 * SCALE));
@@ -96,6 +98,12 @@ interface FaultEvent {
   done?: number;
 }
 
+/**
+ * Stops every process the run started and, without --keep, drops its databases and the Temporal server's storage: at
+ * the end of a run, and when it fails half-way (a detached Temporal server and its databases would outlive it).
+ */
+let cleanUp: (() => Promise<void>) | undefined;
+
 interface WorkResult {
   work: string;
   total: number;
@@ -113,7 +121,7 @@ async function main() {
   const logDir = resolve(dataDir, 'logs');
   mkdirSync(logDir, { recursive: true });
   const started = Date.now();
-  say(`npm run chaos — seed ${SEED} (replay: npm run chaos -- --seed=${SEED}${SCALE !== 1 ? ` --scale=${SCALE}` : ''}), scale ${SCALE}: ` +
+  say(`npm run chaos — seed ${SEED} (replay: npm run chaos -- --seed=${SEED}${SCALE !== 1 ? ` --scale=${SCALE}` : ''}${CLUSTER ? ' --cluster' : ''}), scale ${SCALE}: ` +
     `${N_OUT} outgoing, ${N_IN} incoming, ${N_ADDR.toLocaleString('en')} addresses per round; data in ${dataDir}`);
 
   // PostgreSQL: the run's own database (both schemas).
@@ -126,8 +134,7 @@ async function main() {
   const orch = createPool(databaseUrl, 'orchestrator');
   const net = createPool(databaseUrl, 'sandbox');
 
-  const [temporalPort, sandboxPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-  const temporalAddress = `127.0.0.1:${temporalPort}`;
+  const [sandboxPort, apiPort] = [await freePort(), await freePort()];
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   // The sandbox's /sandbox/* test routes (faults, the simulated counterparty) answer only to this token.
   const testRoutes = { url: sandboxUrl, testToken: randomBytes(32).toString('base64url') };
@@ -136,11 +143,18 @@ async function main() {
   const codecKeys = formatCodecKey(`chaos-${tag}`, randomBytes(32));
   const masterKey = randomBytes(32).toString('base64');
 
-  const cli = await ensureTemporalCli(say);
-  const temporal = new Proc('temporal', [
-    cli, 'server', 'start-dev', '--db-filename', resolve(dataDir, 'temporal.db'), '--ip', '127.0.0.1', '--port', String(temporalPort),
-    '--headless', '--namespace', 'default', '--log-level', 'warn', ...searchAttributeCliArgs(),
-  ], {}, logDir, temporalReady(temporalAddress));
+  const temporalServer = await chaosTemporal({ cluster: CLUSTER, tag, dataDir, logDir, serverUrl: server.serverUrl, log: say });
+  const { proc: temporal, address: temporalAddress } = temporalServer;
+  const running: Proc[] = [temporal];
+  cleanUp = async () => {
+    for (const p of [...running].reverse()) await p.stop();
+    if (!KEEP) {
+      await dropDatabase(server.serverUrl, dbName);
+      await temporalServer.remove();
+      rmSync(resolve(dataDir, 'scan'), { recursive: true, force: true });
+    }
+    await server.stop();
+  };
 
   // The demo group plus a third subsidiary whose address book is reconciled (the other two hold the routing paths'
   // addresses, which must stay out of the network's book).
@@ -183,8 +197,9 @@ async function main() {
     SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: testRoutes.testToken,
     DATA_DIR: dataDir, LOG_LEVEL: 'info', HOST: '127.0.0.1',
   }, logDir, httpOk(`${sandboxUrl}/healthz`));
+  running.push(sandbox);
 
-  await Promise.all([temporal.start(), sandbox.start()]);
+  await Promise.all([temporalServer.start(), sandbox.start()]);
   const keys = demoKeys(group);
   const networkEnv = await prepareDemoNetwork(testRoutes, apiUrl, group, keys);
   const common: Record<string, string> = {
@@ -200,6 +215,7 @@ async function main() {
   };
   const worker = new Proc('worker', tsxArgs('workers/main.ts'), common, logDir, async () => true);
   const api = new Proc('api', tsxArgs('client/main.ts'), common, logDir, httpOk(`${apiUrl}/healthz`));
+  running.push(worker, api);
   await worker.start();
   await api.start();
   const procs = { temporal, sandbox, api, worker };
@@ -210,7 +226,7 @@ async function main() {
     const dir = resolve(root, 'data/sanctions');
     await loadSdnList(orch, { list: 'sample-sdn', sdnPath: `${dir}/sdn-sample.csv`, altPath: `${dir}/alt-sample.csv` });
   }
-  say(`stack up in ${((Date.now() - started) / 1000).toFixed(0)} s: Temporal ${temporalAddress}, sandbox ${sandboxUrl}, API ${apiUrl}`);
+  say(`stack up in ${((Date.now() - started) / 1000).toFixed(0)} s: ${temporalServer.label} ${temporalAddress}, sandbox ${sandboxUrl}, API ${apiUrl}`);
 
   /** A call to the internal API that outlasts its restarts: connection errors, 5xx and 429 are tried again. */
   async function call(method: string, path: string, role: Role, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
@@ -331,13 +347,15 @@ async function main() {
         const wait = t0 + e.at - Date.now();
         if (wait > 0) await sleep(wait);
         e.at = Date.now() - t0;
-        say(`  ${(e.at / 1000).toFixed(1)}s: ${e.kind} ${e.kind === 'temporal' ? 'stopped (SIGTERM)' : 'SIGKILLed'}${e.pauseMs ? `, back in ${(e.pauseMs / 1000).toFixed(1)} s` : ''}`);
+        const signal = e.kind === 'temporal' ? temporalServer.killSignal : 'SIGKILL';
+        say(`  ${(e.at / 1000).toFixed(1)}s: ${e.kind} ${signal === 'SIGKILL' ? 'SIGKILLed' : `stopped (${signal})`}${e.pauseMs ? `, back in ${(e.pauseMs / 1000).toFixed(1)} s` : ''}`);
         if (e.kind === 'sandbox' && networkFaultsOn) await readNetworkFaults();
         if (e.kind === 'sandbox') await readQuota();
-        await procs[e.kind].restart(e.pauseMs, e.kind === 'temporal' ? 'SIGTERM' : 'SIGKILL');
+        await procs[e.kind].restart(e.pauseMs, signal);
         if (e.kind === 'sandbox' && networkFaultsOn) await putNetworkFaults(NETWORK_FAULTS);
         if (e.kind === 'sandbox' && networkFaultsOn) await putQuota(LOWERED_QUOTA);
         e.done = Date.now() - t0;
+        say(`  ${(e.done / 1000).toFixed(1)}s: ${e.kind} back (down ${((e.done - e.at) / 1000).toFixed(1)} s)`);
       }
     }));
 
@@ -566,7 +584,7 @@ async function main() {
       row.recoverMs = done.length ? Math.max(0, Math.max(...done) - calm) : undefined;
     });
     const faultText = `worker ×5 (SIGKILL, ${events.filter((e) => e.kind === 'worker' && e.pauseMs >= LONG_PAUSE_MS).length} with a ${LONG_PAUSE_MS / 1000} s pause), ` +
-      'Temporal ×1, API ×1, sandbox ×1' + (networkFaultsOn ? `; network: ${Object.entries(injectedNetwork).filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(', ')}` : '');
+      `${temporalServer.label} ×1 (${temporalServer.killSignal}, ${temporalDown(events)}), API ×1, sandbox ×1 (SIGKILL)` + (networkFaultsOn ? `; network: ${Object.entries(injectedNetwork).filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(', ')}` : '');
     const quotaText = `; network quota ${networkFaultsOn ? `lowered to ${LOWERED_QUOTA.limit} per ${LOWERED_QUOTA.windowSeconds} s` : '6,000 per 300 s'}: ` +
       `${quotaTotals.rejected} × 429, ${quotaTotals.lockouts} lockouts`;
     results.push({ round, faults: faultText + quotaText, rows, seconds: (Date.now() - t0) / 1000, quota: { ...quotaTotals } });
@@ -579,7 +597,7 @@ async function main() {
   const scan = await secretsScan({
     temporalAddress, codecKeys, databaseUrl, logDir, outDir: resolve(dataDir, 'scan'), orch, masterKey,
     vaspDids: [group.gateway.did, ...group.subsidiaries.map((s) => s.did)],
-    needles,
+    needles, temporalStorage: temporalServer.storage,
   });
 
   // The report.
@@ -587,6 +605,7 @@ async function main() {
   const machine = `${cpu.length} × ${cpu[0]?.model.trim() ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GB, Node ${process.version}, load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`;
   const lines: string[] = [];
   lines.push(`seed ${SEED}, scale ${SCALE}, ${new Date().toISOString()}, ${machine}`);
+  lines.push(`Temporal: ${temporalServer.label}, restarted once per round after a ${temporalServer.killSignal}`);
   lines.push('');
   lines.push('| round | work | faults injected | completed | lost | duplicated | wrong outcome | time to recover |');
   lines.push('|---|---|---|---:|---:|---:|---:|---:|');
@@ -607,15 +626,18 @@ async function main() {
   say(bad ? '\nCHAOS CHECK FAILED (see the table and the notes above)' : '\nchaos check: 0 lost, 0 duplicated, every outcome as expected, 0 secrets found');
   say(`(total ${((Date.now() - started) / 1000).toFixed(0)} s; report in ${resolve(dataDir, 'chaos-report.md')})`);
 
-  for (const p of [api, worker, sandbox, temporal]) await p.stop();
   await orch.end();
   await net.end();
-  if (!KEEP) {
-    await dropDatabase(server.serverUrl, dbName);
-    for (const f of ['temporal.db', 'temporal.db-wal', 'temporal.db-shm', 'scan']) rmSync(resolve(dataDir, f), { recursive: true, force: true });
-  }
-  await server.stop();
+  const done = cleanUp;
+  cleanUp = undefined;
+  await done?.();
   return bad ? 1 : 0;
+}
+
+/** How long the Temporal server was down at its restart: from the kill until it answered again. */
+function temporalDown(events: FaultEvent[]): string {
+  const e = events.find((x) => x.kind === 'temporal');
+  return e?.done === undefined ? 'not restarted' : `back in ${((e.done - e.at) / 1000).toFixed(1)} s`;
 }
 
 /** When a transfer reached its final status, from its own history (the last entry's time). */
@@ -664,8 +686,9 @@ export type { Pool };
 
 main().then(
   (code) => process.exit(code),
-  (e: unknown) => {
+  async (e: unknown) => {
     process.stderr.write(`npm run chaos failed: ${(e as Error).stack ?? String(e)}\n`);
+    await cleanUp?.().catch((c: Error) => process.stderr.write(`and cleaning up failed: ${c.message}\n`));
     process.exit(2);
   },
 );

@@ -1,7 +1,8 @@
 /**
  * The stack of `npm run chaos` as separate processes that can be SIGKILLed and started again with the same command:
- * the Temporal dev server (its file database in the run's directory, so its state survives a restart), the sandbox,
- * the internal API and the worker. Each appends to `<dataDir>/logs/<name>.log`.
+ * the Temporal server (the dev server on a file in the run's directory, or the server on PostgreSQL: either way its
+ * state survives a restart; bench/chaos/temporal.ts), the sandbox, the internal API and the worker. Each appends to
+ * `<dataDir>/logs/<name>.log`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';

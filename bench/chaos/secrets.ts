@@ -1,8 +1,9 @@
 /**
  * The secrets scan at the end of `npm run chaos` (issue #12, item 4): exports every workflow history of the run as
- * stored (payloads encrypted by the codec) and decoded through the codec, takes every log file and a pg_dump of the
- * orchestrator's and the sandbox's schemas, and searches them for every plaintext personal-data value the run sent or
- * received and every private key (and the keystore master key and codec key) it used.
+ * stored (payloads encrypted by the codec) and decoded through the codec, takes every log file, a pg_dump of the
+ * orchestrator's and the sandbox's schemas and the Temporal server's own storage (the dev server's SQLite file, or a
+ * pg_dump of the Postgres-backed server's databases), and searches them for every plaintext personal-data value the
+ * run sent or received and every private key (and the keystore master key and codec key) it used.
  *
  * Expected: 0 everywhere, except the sandbox's schema holding the incoming transfers' personal data: the simulated
  * counterparty sends them in hosted mode, so the network keeps its own copy (the orchestrator's side is what counts).
@@ -60,6 +61,8 @@ export async function secretsScan(opts: {
   masterKey: string;
   vaspDids: string[];
   needles: { outgoingPii: string[]; incomingPii: string[] };
+  /** The Temporal server's storage as text, read when the scan reaches it. */
+  temporalStorage: () => { name: string; text: string };
 }): Promise<ScanResult> {
   mkdirSync(opts.outDir, { recursive: true });
   const notes: string[] = [];
@@ -86,10 +89,12 @@ export async function secretsScan(opts: {
   const stored: string[] = [];
   const decoded: string[] = [];
   let workflows = 0;
+  const workflowIds = new Set<string>();
   let payloads = 0;
   for await (const wf of client.workflow.list()) {
     const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
     workflows++;
+    workflowIds.add(wf.workflowId);
     stored.push(asText(history));
     const found = payloadsOf(history);
     payloads += found.length;
@@ -119,10 +124,16 @@ export async function secretsScan(opts: {
     });
   add('workflow history as stored', stored.join('\n'));
   add('workflow history decoded by the codec', decoded.join('\n'));
+  const storage = opts.temporalStorage();
+  add(storage.name, storage.text);
+  // A control: the storage is only searched for real if what it stores in the clear (workflow ids) reads as text.
+  const idsSeen = [...workflowIds].filter((id) => storage.text.includes(id)).length;
+  notes.push(`${storage.name}: ${idsSeen} of the ${workflowIds.size} workflow ids found in it as text (the control that the search reads it)`);
+  const unreadStorage = workflowIds.size > 0 && idsSeen === 0;
   add('log files (temporal, sandbox, API, worker)', logs);
   add('pg_dump of the orchestrator schema', dump('orchestrator'));
   add("pg_dump of the sandbox schema (the network's side)", dump('sandbox'), 'all-but-incoming');
-  const failed = sources.some((s) => s.hits.outgoingPii || s.hits.keys || (s.strict === 'all' && s.hits.incomingPii));
+  const failed = unreadStorage || sources.some((s) => s.hits.outgoingPii || s.hits.keys || (s.strict === 'all' && s.hits.incomingPii));
   return {
     sources, notes, failed,
     needles: { outgoingPii: opts.needles.outgoingPii.length, incomingPii: opts.needles.incomingPii.length, keys: keyNeedles.length },
