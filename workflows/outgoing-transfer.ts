@@ -5,6 +5,7 @@ import {
   patched,
   proxyLocalActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -91,6 +92,21 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
 
   /** The answer deadline, once the transaction exists; a CANCELLED heard after it is the deadline's own cancellation. */
   let deadline = Infinity;
+  /**
+   * Since 'answer-deadline-timer' the deadline is a timer of its own and `expired` says that it fired, so every decision
+   * about the deadline follows from the history's events. Before, the workflow compared its clock with `deadline`; but
+   * when a local activity outlives 80 % of the workflow task timeout, the worker heartbeats the task, and core replays
+   * such heartbeats (after a task without commands) as one task with the last one's start time: the activation that
+   * started a long poll read a later clock on replay than when it ran, and crossed the deadline where the run had not
+   * (12.3 in docs/reliability.md). `deadline` stays for histories recorded before.
+   */
+  let deadlineTimer = false;
+  let expired = false;
+  const pastDeadline = () => (deadlineTimer ? expired : Date.now() >= deadline);
+  /** A CANCELLED heard while the deadline's timer had not been seen to fire: the wait below settles whose it is. */
+  let cancelledHeard: string | undefined;
+  /** Settled: the network's CANCELLED came before the deadline, so someone else cancelled the transaction. */
+  let cancelledByOthers = false;
   /** The network's `updatedAt` of the newest status applied (ms), when the updates carried one. */
   let networkUpdatedAt: number | undefined;
   /**
@@ -109,7 +125,13 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   const advance = (status: string, source: string, searchable = true, updatedAt?: string) => {
     // The network's CANCELLED webhook can reach the workflow before the cancel call's answer, even in the activation
     // where the deadline's timer fires (signals are handled first): it still means the transfer expired.
-    if (status === 'CANCELLED' && !state.final && Date.now() >= deadline && patched('expiry-owns-cancelled')) {
+    if (status === 'CANCELLED' && !state.final && deadlineTimer && !cancelledByOthers) {
+      if (!expired) {
+        cancelledHeard ??= source;
+        return;
+      }
+      [status, source] = ['EXPIRED', `deadline: cancelled at the network (${source})`];
+    } else if (status === 'CANCELLED' && !state.final && !deadlineTimer && Date.now() >= deadline && patched('expiry-owns-cancelled')) {
       [status, source] = ['EXPIRED', `deadline: cancelled at the network (${source})`];
     }
     if (state.final || status === state.status) return;
@@ -205,20 +227,39 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   if (sentView && sentView.version === state.history.length && sentView.status === state.status) viewVersion = sentView.version;
   await publish();
 
-  deadline = Date.now() + input.answerDeadlineMs;
+  deadlineTimer = patched('answer-deadline-timer');
+  // The timer is only cancelled with the workflow, whose other waits then end it too.
+  if (deadlineTimer) void sleep(input.answerDeadlineMs).then(() => (expired = true), () => undefined);
+  else deadline = Date.now() + input.answerDeadlineMs;
   while (!state.final) {
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) {
-      await expire(created.id, advance);
+    if (pastDeadline()) {
+      if (cancelledHeard !== undefined) advance('EXPIRED', `deadline: cancelled at the network (${cancelledHeard})`);
+      else await expire(created.id, advance);
       break;
     }
-    // Woken early by a final status or, for the console's list, by any other change a webhook brought.
-    const woken = await condition(() => state.final || viewBehind(), Math.min(input.pollIntervalMs, remaining));
+    // Woken early by a final status, the deadline, a CANCELLED to settle or, for the console's list, by any other change
+    // a webhook brought.
+    const woken = await condition(
+      () => state.final || viewBehind() || expired || cancelledHeard !== undefined,
+      deadlineTimer ? input.pollIntervalMs : Math.min(input.pollIntervalMs, deadline - Date.now()),
+    );
     // A final status's entry is written with the report (oneStep), in the same local activity.
     if (state.final && oneStep) break;
     await publish();
     if (state.final) break;
-    if (woken || Date.now() >= deadline) continue;
+    if (cancelledHeard !== undefined && !expired) {
+      // Heard before the deadline's timer was seen to fire. It may have fired in the same activation (the webhook of
+      // the cancel call of a worker that died before recording it: signals are handled first, the timer after), so the
+      // CANCELLED is confirmed at the network first; that answer comes in a later activation, which sees the timer.
+      // Still not expired then: someone else cancelled the transaction.
+      await fetchOutgoingStatus({ transactionId: created.id }).catch((e: unknown) => log.warn('status poll failed', { error: describe(e).message }));
+      if (!expired) {
+        cancelledByOthers = true;
+        advance('CANCELLED', cancelledHeard);
+      }
+      continue;
+    }
+    if (woken || pastDeadline()) continue;
     try {
       const { status, updatedAt } = await fetchOutgoingStatus({ transactionId: created.id });
       advance(status, 'poll', true, updatedAt);

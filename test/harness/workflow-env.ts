@@ -36,11 +36,11 @@ export interface StubCall {
 export type Stubs = Partial<{ [K in keyof Activities]: (...args: Parameters<Activities[K]>) => unknown }>;
 
 /**
- * A worker on a fresh task queue with the given stubs as its activities; each call is recorded in `calls`. A call to
- * an activity without a stub fails as unregistered and is retried as the workflow's policy says, so the test fails on
- * its assertions or its timeout.
+ * A worker on a fresh task queue (or the given one: a second worker taking over a workflow) with the given stubs as its
+ * activities; each call is recorded in `calls`. A call to an activity without a stub fails as unregistered and is
+ * retried as the workflow's policy says, so the test fails on its assertions or its timeout.
  */
-export async function stubWorker(env: TestWorkflowEnvironment, stubs: Stubs): Promise<{ worker: Worker; taskQueue: string; calls: StubCall[] }> {
+export async function stubWorker(env: TestWorkflowEnvironment, stubs: Stubs, queue?: string): Promise<{ worker: Worker; taskQueue: string; calls: StubCall[] }> {
   const calls: StubCall[] = [];
   const activities: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
   for (const [name, fn] of Object.entries(stubs)) {
@@ -49,7 +49,7 @@ export async function stubWorker(env: TestWorkflowEnvironment, stubs: Stubs): Pr
       return (fn as (...a: unknown[]) => unknown)(...args);
     };
   }
-  const taskQueue = `wf-test-${randomBytes(6).toString('hex')}`;
+  const taskQueue = queue ?? `wf-test-${randomBytes(6).toString('hex')}`;
   const { keyring, workflowBundle } = testEnv();
   const worker = await createWorker({
     connection: env.nativeConnection, namespace: 'default', taskQueue, keyring, workflowBundlePath: workflowBundle,

@@ -245,7 +245,8 @@ async function record(): Promise<void> {
     }
 
     // Outgoing: the deadline passes while no worker runs, and the network's CANCELLED webhook is there first; the next
-    // worker hears both in one activation, the signal first (expiry-owns-cancelled).
+    // worker hears both in one activation, the signal first (expiry-owns-cancelled; since answer-deadline-timer the
+    // deadline is a timer and the wait loop settles the CANCELLED).
     if (want('outgoing-transfer-cancelled-after-deadline')) {
       orch.transfers.config.answerDeadlineMs = 3000;
       const late = randomUUID();

@@ -58,24 +58,29 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(state.history.map((h) => h.status)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'EXPIRED']);
     expect(state.history.at(-1)!.source).toBe('deadline: cancelled at the network');
 
-    // The wait is one timer per poll interval, the last one cut to what is left of the deadline (how many fit depends
-    // on how long the steps before took: the deadline counts from the workflow task that created the transaction).
-    const timers = timersOf(events);
-    expect(timers.length).toBeGreaterThanOrEqual(1);
-    expect(timers.length).toBeLessThanOrEqual(3);
-    expect(timers.slice(0, -1).every((t) => t.durationMs === POLL_MS)).toBe(true);
-    const last = timers.at(-1)!;
-    expect(last.durationMs).toBeLessThanOrEqual(POLL_MS);
-    expect(timers.reduce((sum, t) => sum + t.durationMs, 0)).toBeLessThanOrEqual(DEADLINE_MS);
-    for (const t of timers) expect(t.firedAt! - t.startedAt).toBeGreaterThanOrEqual(t.durationMs - 5);
+    // The deadline is a timer of its own, started once the transaction exists; the wait between polls is one timer per
+    // poll interval, and the deadline's firing ends the one in progress (cancelled, or fired at the same moment).
+    const [deadline, ...polls] = timersOf(events);
+    expect(deadline).toMatchObject({ durationMs: DEADLINE_MS, cancelled: false });
+    expect(deadline!.firedAt! - deadline!.startedAt).toBeGreaterThanOrEqual(DEADLINE_MS - 5);
+    expect(polls.length).toBeGreaterThanOrEqual(2);
+    expect(polls.length).toBeLessThanOrEqual(3);
+    expect(polls.every((t) => t.durationMs === POLL_MS)).toBe(true);
+    for (const t of polls.filter((p) => p.firedAt !== undefined)) expect(t.firedAt! - t.startedAt).toBeGreaterThanOrEqual(t.durationMs - 5);
+    expect(polls.every((t) => t.startedAt < deadline!.firedAt!)).toBe(true);
 
-    // A poll after each timer but the last, then the cancellation once the deadline has passed, then the report.
+    // A poll after each interval that ended before the deadline (one that ended with it may give way to the deadline),
+    // then the cancellation once the deadline's timer fired, then the report.
     // One step prepares and creates (no separate prepare/create, no plan from an API here: the worker plans).
     const sends = callsOf(calls, 'sendOutgoingTransfer');
     expect(sends.map((c) => c.args)).toEqual([[{ id: args.id, view: expect.objectContaining({ status: 'RECEIVED', version: 1 }) }]]);
     expect(callsOf(calls, 'prepareOutgoingTransfer')).toHaveLength(0);
     expect(callsOf(calls, 'createOutgoingTransaction')).toHaveLength(0);
-    expect(callsOf(calls, 'fetchOutgoingStatus').map((c) => c.args)).toEqual(timers.slice(1).map(() => [{ transactionId: 'tx-1' }]));
+    const fetches = callsOf(calls, 'fetchOutgoingStatus');
+    const endedBefore = polls.filter((t) => t.firedAt !== undefined && t.firedAt < deadline!.firedAt!).length;
+    expect(fetches.length).toBeGreaterThanOrEqual(endedBefore - 1);
+    expect(fetches.length).toBeLessThanOrEqual(endedBefore);
+    expect(fetches.every((c) => JSON.stringify(c.args) === JSON.stringify([{ transactionId: 'tx-1' }]))).toBe(true);
     const cancel = callsOf(calls, 'cancelOutgoingTransaction');
     expect(cancel.map((c) => c.args)).toEqual([[{ transactionId: 'tx-1', reason: 'no answer from the beneficiary VASP before the deadline' }]]);
     // The deadline counts from the workflow's clock when the transaction was created: the time its workflow task started,
@@ -84,7 +89,8 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(cancel[0]!.at - clockAt).toBeGreaterThanOrEqual(DEADLINE_MS - 100);
     // Not long after either (generous: the machine may be busy).
     expect(cancel[0]!.at - clockAt).toBeLessThan(DEADLINE_MS + 10_000);
-    expect(cancel[0]!.at).toBeGreaterThanOrEqual(last.firedAt! - 5);
+    expect(cancel[0]!.at).toBeGreaterThanOrEqual(deadline!.firedAt! - 5);
+    expect(fetches.every((c) => c.at < cancel[0]!.at)).toBe(true);
     // The last step writes the final list entry and reports, in one local activity.
     const finishes = callsOf(calls, 'finishOutgoingTransfer').map((c) => c.args[0] as { view?: { status: string; version: number }; report?: unknown });
     expect(finishes).toHaveLength(1);
@@ -137,8 +143,9 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(state.history.at(-1)).toMatchObject({ status: 'ACCEPTED', source: 'webhook' });
     expect(callsOf(calls, 'fetchOutgoingStatus')).toHaveLength(0);
     expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(0);
+    // The deadline's timer (left to the workflow's end) and the poll interval's (cancelled by the answer).
     const timers = timersOf(events);
-    expect(timers[0]).toMatchObject({ durationMs: 60_000, cancelled: true });
+    expect(timers).toEqual([expect.objectContaining({ durationMs: 600_000, cancelled: false }), expect.objectContaining({ durationMs: 60_000, cancelled: true })]);
     expect(timers.every((t) => t.firedAt === undefined)).toBe(true);
   });
 
@@ -183,6 +190,88 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(callsOf(calls, 'sendOutgoingTransfer')[0]!.args[0]).toMatchObject({ id: args.id, plan });
     // The send step's write failed: SENT written separately; the finish's write failed: ACCEPTED written separately.
     expect(callsOf(calls, 'recordTransferView').map((c) => (c.args[0] as { status: string }).status)).toEqual(['SENT', 'ACCEPTED']);
+  });
+
+  it('a CANCELLED before the deadline is someone else\'s: confirmed at the network, the transfer ends CANCELLED', async () => {
+    const { worker, taskQueue, calls } = await stubWorker(env, silent({ fetchOutgoingStatus: async () => ({ status: 'CANCELLED' }) }));
+    const args = input({ pollIntervalMs: 60_000, answerDeadlineMs: 600_000 });
+    const state = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      while (callsOf(calls, 'sendOutgoingTransfer').length === 0) await new Promise((r) => setTimeout(r, 20));
+      await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status: 'CANCELLED', source: 'webhook' });
+      return handle.result();
+    });
+    expect(state.status).toBe('CANCELLED');
+    expect(state.history.at(-1)).toMatchObject({ status: 'CANCELLED', source: 'webhook' });
+    expect(callsOf(calls, 'fetchOutgoingStatus')).toHaveLength(1);
+    expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(0);
+  });
+
+  it('a CANCELLED heard in the activation where the deadline\'s timer fires is the deadline\'s (a worker died after cancelling)', async () => {
+    // The worker that cancelled at the deadline died before recording it; the network's CANCELLED webhook and the
+    // deadline's timer reach the next worker in one activation, the signal first.
+    const first = await stubWorker(env, silent());
+    const args = input({ pollIntervalMs: 60_000, answerDeadlineMs: 2000 });
+    const handle = await first.worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue: first.taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      while (timersOf((await handle.fetchHistory()).events ?? []).length < 2) await new Promise((r) => setTimeout(r, 50));
+      return handle;
+    });
+    while (!timersOf((await handle.fetchHistory()).events ?? [])[0]?.firedAt) await new Promise((r) => setTimeout(r, 100));
+    await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status: 'CANCELLED', source: 'webhook' });
+    const second = await stubWorker(env, silent(), first.taskQueue);
+    const state = await second.worker.runUntil(handle.result());
+    expect(state.status).toBe('EXPIRED');
+    expect(state.history.at(-1)).toMatchObject({ status: 'EXPIRED', source: 'deadline: cancelled at the network (webhook)' });
+    expect(callsOf(second.calls, 'cancelOutgoingTransaction')).toHaveLength(0);
+    // The scenario: the timer fired, then the signal came, before the next workflow task started.
+    const history = await handle.fetchHistory();
+    const events = history.events ?? [];
+    const fired = events.findIndex((e) => e.timerFiredEventAttributes);
+    const signalled = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes);
+    const nextTask = events.findIndex((e, i) => i > fired && e.workflowTaskStartedEventAttributes);
+    expect(fired).toBeGreaterThan(0);
+    expect(signalled).toBeGreaterThan(fired);
+    expect(nextTask).toBeGreaterThan(signalled);
+    await Worker.runReplayHistory({ workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) }, history);
+  });
+
+  it('replays a history in which a poll ran through workflow-task heartbeats past the deadline (12.3)', async () => {
+    // A local activity that outlives 80 % of the workflow task timeout makes the worker heartbeat the task (complete
+    // it with no commands and take a new one). When the task before had no commands either (here a repeated webhook),
+    // core replays those tasks as one, with the start time of the last: the activation that started the poll reads a
+    // later clock on replay than when it ran. The workflow compared that clock with the deadline, so its replay (a
+    // query once the worker's cache dropped it, a worker restart) cancelled where the run had polled: a nondeterminism
+    // error, and the transfer's status unreadable through the API. Found by `npm run chaos -- --cluster`.
+    const POLL_RUNS_MS = 8000;
+    const { worker, taskQueue, calls } = await stubWorker(env, silent({
+      fetchOutgoingStatus: async () => {
+        await new Promise((r) => setTimeout(r, POLL_RUNS_MS));
+        return { status: 'SENT' };
+      },
+    }));
+    const args = input({ pollIntervalMs: 2000, answerDeadlineMs: 5000 });
+    const { state, history } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(outgoingTransfer, {
+        taskQueue, workflowId: `outgoing-${args.id}`, args: [args], workflowTaskTimeout: '2 seconds',
+      });
+      while (callsOf(calls, 'sendOutgoingTransfer').length === 0) await new Promise((r) => setTimeout(r, 20));
+      // The network repeats a webhook: the workflow task that hears it changes nothing and records no command.
+      await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status: 'SENT', source: 'webhook' });
+      const state = await handle.result();
+      return { state, history: await handle.fetchHistory() };
+    });
+    const events = history.events ?? [];
+    // The scenario: one poll, started before the deadline, still running through heartbeats when the deadline passed.
+    const heartbeats = events.filter((e, i) => e.workflowTaskCompletedEventAttributes && events[i + 1]?.workflowTaskScheduledEventAttributes).length;
+    expect(heartbeats).toBeGreaterThan(0);
+    const polls = callsOf(calls, 'fetchOutgoingStatus');
+    expect(polls).toHaveLength(1);
+    expect(polls[0]!.at - firstTaskStartedAt(events)).toBeLessThan(args.answerDeadlineMs);
+    expect(polls[0]!.at + POLL_RUNS_MS - firstTaskStartedAt(events)).toBeGreaterThan(args.answerDeadlineMs);
+    expect(state.status).toBe('EXPIRED');
+    expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(1);
+    await Worker.runReplayHistory({ workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) }, history);
   });
 
   it('a history of the one-step path replays through the same code (the send step\'s list entry is compared deterministically)', async () => {

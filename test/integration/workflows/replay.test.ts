@@ -68,6 +68,10 @@ describe('replay: recorded histories of every workflow type replay through today
     'expiry-owns-cancelled': ['outgoing-transfer-cancelled-after-deadline.before-expiry-owns-cancelled.json'],
     'incoming-parallel-steps': ['incoming-transfer-registry-accepted.before-incoming-parallel-steps.json'],
     'outgoing-status-order': ['outgoing-transfer-out-of-order.before-outgoing-status-order.json'],
+    'answer-deadline-timer': [
+      'outgoing-transfer-expired.before-answer-deadline-timer.json',
+      'outgoing-transfer-cancelled-after-deadline.before-answer-deadline-timer.json',
+    ],
     'outgoing-one-step': [
       'outgoing-transfer-accepted.before-outgoing-one-step.json',
       'outgoing-transfer-expired.before-outgoing-one-step.json',
