@@ -61,6 +61,8 @@ const LATE_S = 20;
 /** A worker pause "longer than the activity timeouts" (the longest outgoing/incoming/rotation one is 30 s). */
 const LONG_PAUSE_MS = 40_000;
 const QUIESCENCE_TIMEOUT_MS = 25 * 60_000;
+/** How long the watch loop retries one read: past the longest worker pause (the API's reads query the workflow). */
+const WATCH_PATIENCE_MS = LONG_PAUSE_MS + 50_000;
 
 /** mulberry32: a small seeded generator, so a seed replays the same schedule and mix. */
 function rng(seed: number) {
@@ -228,9 +230,13 @@ async function main() {
   }
   say(`stack up in ${((Date.now() - started) / 1000).toFixed(0)} s: ${temporalServer.label} ${temporalAddress}, sandbox ${sandboxUrl}, API ${apiUrl}`);
 
-  /** A call to the internal API that outlasts its restarts: connection errors, 5xx and 429 are tried again. */
-  async function call(method: string, path: string, role: Role, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
-    const deadline = Date.now() + 10 * 60_000;
+  /**
+   * A call to the internal API that outlasts its restarts: connection errors, 5xx and 429 are tried again for up to
+   * `patienceMs` (the watch loop's reads give up sooner and look again in its next round, so one answer that stays a
+   * 5xx cannot hold the loop up for minutes).
+   */
+  async function call(method: string, path: string, role: Role, body?: unknown, headers: Record<string, string> = {}, patienceMs = 10 * 60_000): Promise<{ status: number; body: Json }> {
+    const deadline = Date.now() + patienceMs;
     for (let attempt = 0; ; attempt++) {
       try {
         const r = await fetch(`${apiUrl}${path}`, {
@@ -428,7 +434,7 @@ async function main() {
     for (;;) {
       await checkSingletons();
       await pool(outgoing.filter((o) => !o.finalAt), 8, async (o) => {
-        const r = await call('GET', `/v1/transfers/${o.id}`, 'viewer');
+        const r = await call('GET', `/v1/transfers/${o.id}`, 'viewer', undefined, {}, WATCH_PATIENCE_MS);
         if (r.status !== 200) return;
         o.transactionId = r.body.transactionId;
         if (FINAL_OUT.has(r.body.status)) {
@@ -438,7 +444,7 @@ async function main() {
         }
       });
       await pool(incoming.flatMap((t) => t.ids.map((id) => ({ t, id }))).filter(({ id }) => !incomingState.get(id)?.finalAt), 8, async ({ t, id }) => {
-        const r = await call('GET', `/v1/incoming-transfers/${id}`, 'viewer');
+        const r = await call('GET', `/v1/incoming-transfers/${id}`, 'viewer', undefined, {}, WATCH_PATIENCE_MS);
         if (r.status !== 200) return;
         const s = incomingState.get(id) ?? { phase: '', networkStatus: '', decisions: 0 };
         Object.assign(s, { phase: r.body.phase, networkStatus: r.body.networkStatus, screening: r.body.screening });
