@@ -113,7 +113,8 @@ export function operatorSeed(): Record<Role, OperatorClientSeed> {
   const names: Record<Role, string> = { viewer: 'Vera Viewer', operator: 'Otto Operator', compliance: 'Maya Compliance', admin: 'Ada Admin' };
   return Object.fromEntries(ROLES.map((role) => [role, {
     clientId: `op-${role}-${randomSecret()}`, clientSecret: randomSecret(), subject: `user-${randomBytes(6).toString('hex')}`,
-    name: names[role], email: `${role}@operators.example`, roles: [role],
+    // An email of this seed's own: suites share the sandbox's database, and a sign-in looks at most 5 clients of one email.
+    name: names[role], email: `${role}-${randomBytes(4).toString('hex')}@operators.example`, roles: [role],
   }])) as Record<Role, OperatorClientSeed>;
 }
 
