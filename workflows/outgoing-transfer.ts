@@ -136,7 +136,7 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
     }
     if (state.final || status === state.status) return;
     // Histories recorded before this check replay the regressions they applied.
-    if (stale(status, updatedAt) && patched('outgoing-status-order')) return;
+    if (ordersStatuses && stale(status, updatedAt)) return;
     const at = updatedAt === undefined ? NaN : Date.parse(updatedAt);
     if (!Number.isNaN(at)) networkUpdatedAt = Math.max(networkUpdatedAt ?? at, at);
     state.status = status;
@@ -166,6 +166,12 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   // writes the final entry and reports: 4 activations and 2 markers per accepted transfer instead of 8 and 5.
   // Histories recorded before replay the separate steps.
   const oneStep = patched('outgoing-one-step');
+  // Asked here, in the first activation, not where they are used: asked after a local activity, a patch can be missed on
+  // replay. When the activity outlived a workflow-task heartbeat, replay hands its result to the activation before the
+  // one that used it, where the patch's marker (recorded in the later task) is not known yet, and the replay fails with
+  // a nondeterminism error (the first chaos run on this code: a finished transfer's status query failed).
+  const answerDeadlineTimer = patched('answer-deadline-timer');
+  const ordersStatuses = patched('outgoing-status-order');
   /** The final list entry and the report, in one local activity when oneStep. */
   const finish = async () => {
     if (!oneStep) {
@@ -227,7 +233,7 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
   if (sentView && sentView.version === state.history.length && sentView.status === state.status) viewVersion = sentView.version;
   await publish();
 
-  deadlineTimer = patched('answer-deadline-timer');
+  deadlineTimer = answerDeadlineTimer;
   // The timer is only cancelled with the workflow, whose other waits then end it too.
   if (deadlineTimer) void sleep(input.answerDeadlineMs).then(() => (expired = true), () => undefined);
   else deadline = Date.now() + input.answerDeadlineMs;
