@@ -53,7 +53,8 @@ export const networkUpdatedAtOf = (tx: { updatedAt?: unknown } | undefined): str
 
 /**
  * The incoming transfer's order of statuses (workflows/incoming-transfer.ts): webhooks may arrive out of order, and its
- * status only ever moves forward — unknown 0, any other 1, ACK 2, final 3.
+ * status only ever moves forward — unknown 0, any other 1, ACK 2, final 3. Coarser than networkStatusProgress (SENT and
+ * NOT_READY rank alike here): running incoming workflows replay with this order, so it changes only behind a patch.
  */
 export const incomingStatusRank = (status: string): number =>
   FINAL_NETWORK_STATUSES.has(status) ? 3 : status === 'ACK' ? 2 : status === 'UNKNOWN' ? 0 : 1;

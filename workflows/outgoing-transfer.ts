@@ -115,9 +115,8 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
    * else (and on a tie) by how far each status has come. A final status is never stale: nothing follows it; nor is
    * one of the workflow's own (PREPARED, EXPIRED, FAILED), which it sets in order.
    */
-  const stale = (status: string, updatedAt: string | undefined): boolean => {
+  const stale = (status: string, at: number): boolean => {
     if (isFinalNetworkStatus(status) || !isNetworkStatus(status)) return false;
-    const at = updatedAt === undefined ? NaN : Date.parse(updatedAt);
     if (!Number.isNaN(at) && networkUpdatedAt !== undefined && at !== networkUpdatedAt) return at < networkUpdatedAt;
     return networkStatusProgress(status) < networkStatusProgress(state.status);
   };
@@ -136,8 +135,8 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
     }
     if (state.final || status === state.status) return;
     // Histories recorded before this check replay the regressions they applied.
-    if (ordersStatuses && stale(status, updatedAt)) return;
     const at = updatedAt === undefined ? NaN : Date.parse(updatedAt);
+    if (ordersStatuses && stale(status, at)) return;
     if (!Number.isNaN(at)) networkUpdatedAt = Math.max(networkUpdatedAt ?? at, at);
     state.status = status;
     state.history.push({ status, at: new Date().toISOString(), source });
