@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
@@ -368,4 +369,12 @@ export function ownDatabase(label: string): { name: string; url: string; create(
   url.pathname = `/${name}`;
   const serverUrl = testEnv().databaseUrl.slice(0, testEnv().databaseUrl.lastIndexOf('/'));
   return { name, url: url.toString(), create: () => ensureDatabase(url.toString()), drop: () => dropDatabase(serverUrl, name) };
+}
+
+/** Stops a child process the test started and waits until it has exited (nothing when it already has). */
+export async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
 }

@@ -15,7 +15,7 @@ import { NetworkClient } from '../../network/client';
 import type { NetworkTransaction } from '../../network/transactions';
 import { workflowIds } from '../../workflows/ids';
 import type { TransferState } from '../../workflows/outgoing-transfer.messages';
-import { eventually, groupSeed, startSandbox, testEnv, type RunningSandbox } from '../harness/platform';
+import { eventually, groupSeed, startSandbox, stopChild, testEnv, type RunningSandbox } from '../harness/platform';
 
 const freePort = () => new Promise<number>((resolve) => {
   const s = createServer().listen(0, '127.0.0.1', () => {
@@ -73,11 +73,7 @@ describe('all-in-one process: the API and a worker on one connection, eager work
   }, 120_000);
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopChild(child);
     await pool?.end();
     await sandbox?.close();
   });

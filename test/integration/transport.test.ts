@@ -13,7 +13,7 @@ import { apiHttpsOptions } from '../../lib/api-transport';
 import { addressQueryHeaders, ADDRESS_SIGNATURE_HEADER, signAddressQuery } from '../../lib/address-webhook-signature';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import {
-  eventually, groupSeed, quietLogger, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox,
+  eventually, groupSeed, quietLogger, startOrchestrator, startSandbox, stopChild, testEnv, type RunningOrchestrator, type RunningSandbox,
 } from '../harness/platform';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
@@ -273,11 +273,7 @@ describe('transport: security headers, rate limits, HTTPS', () => {
         });
     }, 120_000);
     afterAll(async () => {
-      if (child && child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await stopChild(child);
     });
 
     it('starts on 0.0.0.0 over plain HTTP and says once that TLS is expected at the proxy', () => {
