@@ -30,7 +30,10 @@ export interface ApiTransportConfig {
   rateLimits: {
     /** WEBHOOK_RATE_LIMIT: deliveries per client IP to each webhook receiver (unauthenticated, signed). */
     webhooks: RateLimit;
-    /** AUTH_FAILURE_RATE_LIMIT: refused credentials per client IP; past it every request from the IP answers 429 until the window ends. */
+    /**
+     * AUTH_FAILURE_RATE_LIMIT: refused credentials per client IP answered at once; past it, until the window ends, each
+     * further refusal is held (0.5 s, doubling, at most 10 s) and answered 429. Valid credentials are always served.
+     */
     authFailures: RateLimit;
   };
 }

@@ -29,7 +29,8 @@ import type { ApiTransportConfig, HttpsOptions } from '../../lib/api-transport';
 import { TooManyRequestsError } from '../../lib/errors';
 import type { OperatorAuthConfig } from '../../lib/auth/config';
 import { createAuthenticator } from './auth/authenticator';
-import { BEARER_SCHEME, installAuth, type AuthFailure, type AuthFailureLimit } from './auth/plugin';
+import { BEARER_SCHEME, installAuth, type AuthFailure } from './auth/plugin';
+import { AuthFailureThrottle } from './auth/failure-throttle';
 import { apiKeyRoutes } from './routes/api-keys';
 
 export interface ApiDeps {
@@ -111,20 +112,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     global: false,
     errorResponseBuilder: (_request, context) => new TooManyRequestsError(`too many requests from this address; try again in ${Math.ceil(context.ttl / 1000)} s`, Math.ceil(context.ttl / 1000)),
   });
-  const failures = app.createRateLimit({ max: limits.authFailures.max, timeWindow: limits.authFailures.windowMs });
-  const failureLimit: AuthFailureLimit = {
-    blocked: async (request) => {
-      const state = await failures(request, { increment: false });
-      return !state.isAllowed && state.remaining === 0 ? Math.max(1, state.ttlInSeconds) : 0;
-    },
-    count: async (request) => {
-      await failures(request);
-    },
-  };
   installAuth(app, {
     authenticator: createAuthenticator({ pool: deps.pool, config: deps.auth ?? {}, logger: deps.logger }),
     onAuthFailure: deps.onAuthFailure,
-    failureLimit,
+    failureLimit: new AuthFailureThrottle(limits.authFailures),
     publicPrefixes: { '/docs': 'the API\'s documentation: describes the routes, holds no data' },
   });
   await app.register(swagger, {

@@ -10,6 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../client/api/server';
 import { apiHttpsOptions } from '../../lib/api-transport';
+import { DEFAULT_BASE_DELAY_MS } from '../../client/api/auth/failure-throttle';
 import { addressQueryHeaders, ADDRESS_SIGNATURE_HEADER, signAddressQuery } from '../../lib/address-webhook-signature';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import {
@@ -109,22 +110,38 @@ describe('transport: security headers, rate limits, HTTPS', () => {
     expect(agent.headers['x-content-type-options']).toBe('nosniff');
   });
 
-  it('after N refused credentials from one address answers 429 with Retry-After to it, valid key included; other addresses go on', async () => {
-    const attacker = '127.0.0.3';
-    for (let i = 0; i < AUTH_FAILURE_MAX; i++) {
-      const r = await call(orch.apiUrl, 'GET', '/v1/me', { from: attacker, headers: { authorization: `Bearer tro_0000000000000000_guess${i}` } });
-      expect(r.status).toBe(401);
-    }
-    const limited = await call(orch.apiUrl, 'GET', '/v1/me', { from: attacker, headers: { authorization: 'Bearer tro_0000000000000000_guess' } });
+  it('a valid credential is served at once from an address whose other credentials keep being refused; the refusals are slowed down', async () => {
+    // One address for everyone behind it: a company's NAT, or callers a trusted proxy forwards.
+    const shared = '127.0.0.3';
+    const guess = (i: number) => call(orch.apiUrl, 'GET', '/v1/me', { from: shared, headers: { authorization: `Bearer tro_0000000000000000_guess${i}` } });
+    for (let i = 0; i < AUTH_FAILURE_MAX; i++) expect((await guess(i)).status).toBe(401);
+    let started = Date.now();
+    const limited = await guess(AUTH_FAILURE_MAX);
+    const held = Date.now() - started;
     expect(limited.status).toBe(429);
+
+    // Colleagues' valid keys from the same address: verified and served at once, without the hold.
+    for (const headers of [orch.headers('viewer'), orch.headers('compliance')]) {
+      started = Date.now();
+      const served = await call(orch.apiUrl, 'GET', '/v1/me', { from: shared, headers });
+      expect([served.status, served.json?.kind]).toEqual([200, 'api-key']);
+      expect(Date.now() - started).toBeLessThan(DEFAULT_BASE_DELAY_MS);
+    }
+    // A refused role is a 403 at once, not a refusal of the credential.
+    expect((await call(orch.apiUrl, 'GET', '/v1/api-keys', { from: shared, headers: orch.headers('viewer') })).status).toBe(403);
+
+    // Past the limit a refusal is held, then answered 429 with the seconds until the window ends.
+    expect(held).toBeGreaterThanOrEqual(DEFAULT_BASE_DELAY_MS - 20);
     const retryAfter = Number(limited.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(limited.json).toEqual({ error: { type: 'TooManyRequestsError', message: expect.stringMatching(/too many refused credentials/), retryAfterSeconds: retryAfter } });
-    // The address is blocked whatever it presents until the window ends, so guessing gets no answer at all.
-    expect((await call(orch.apiUrl, 'GET', '/v1/me', { from: attacker, headers: orch.headers('viewer') })).status).toBe(429);
-    // Another client with a valid key is not affected, nor is one that sends no credential at all (it guesses nothing).
-    expect((await call(orch.apiUrl, 'GET', '/v1/me', { from: '127.0.0.2', headers: orch.headers('viewer') })).status).toBe(200);
+    expect(limited.json).toEqual({ error: { type: 'TooManyRequestsError', message: expect.stringMatching(/too many others from this address/), retryAfterSeconds: retryAfter } });
+    // Each further refusal is held longer (twice the first).
+    started = Date.now();
+    expect((await guess(AUTH_FAILURE_MAX + 1)).status).toBe(429);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * DEFAULT_BASE_DELAY_MS - 20);
+    // Another address is not slowed, nor is a call that presents no credential at all (it guesses nothing).
+    expect((await call(orch.apiUrl, 'GET', '/v1/me', { from: '127.0.0.2', headers: { authorization: 'Bearer tro_0000000000000000_guess' } })).status).toBe(401);
     for (let i = 0; i < AUTH_FAILURE_MAX + 2; i++) expect((await call(orch.apiUrl, 'GET', '/v1/me', { from: '127.0.0.4' })).status).toBe(401);
   });
 

@@ -1,7 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { AuthenticationError, ForbiddenError, TooManyRequestsError } from '../../../lib/errors';
 import type { Principal, Role } from '../../../lib/principal';
 import type { Authenticator } from './authenticator';
+import type { Throttled } from './failure-throttle';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -38,8 +40,8 @@ export interface AuthOptions {
   /** Called on every 401 this plugin answers, before the answer is sent. */
   onAuthFailure?: (failure: AuthFailure) => void;
   /**
-   * Refused credentials counted per client: `count` after each 401 to a presented credential, `blocked` before authenticating answers the
-   * seconds the client must still wait (0: not blocked). A blocked client gets 429 with Retry-After, whatever it sends.
+   * Refused credentials counted per client address (client/api/auth/failure-throttle.ts). Asked only after a presented
+   * credential was refused: a credential that verifies is always served, whoever else failed from its address.
    */
   failureLimit?: AuthFailureLimit;
   /** Routes that plugins register (API docs): public by path prefix, with the reason. */
@@ -47,8 +49,8 @@ export interface AuthOptions {
 }
 
 export interface AuthFailureLimit {
-  blocked(request: FastifyRequest): Promise<number>;
-  count(request: FastifyRequest): Promise<void>;
+  /** Counts one refusal from the address: undefined, answer the 401 at once; else hold it `delayMs` and answer 429. */
+  refused(address: string): Throttled | undefined;
 }
 
 export const BEARER_SCHEME = 'bearerAuth';
@@ -75,11 +77,6 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
   app.decorate('routeAccess', table);
 
   const authenticate = async (request: FastifyRequest, reply: FastifyReply, roles: readonly Role[]) => {
-    const wait = opts.failureLimit ? await opts.failureLimit.blocked(request) : 0;
-    if (wait > 0) {
-      reply.header('retry-after', String(wait));
-      throw new TooManyRequestsError(`too many refused credentials from this address; try again in ${wait} s`, wait);
-    }
     let principal: Principal;
     try {
       principal = await opts.authenticator.authenticate(request.headers.authorization);
@@ -90,7 +87,15 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
         opts.onAuthFailure?.({ request, reason: e.message });
         // Only a credential that was presented counts: a call without one (the development Temporal UI's codec
         // requests) guesses nothing.
-        if (presented) await opts.failureLimit?.count(request);
+        const throttled = presented ? opts.failureLimit?.refused(request.ip) : undefined;
+        if (throttled) {
+          await sleep(throttled.delayMs);
+          reply.header('retry-after', String(throttled.retryAfterSeconds));
+          throw new TooManyRequestsError(
+            `the credential was refused, and so were too many others from this address: refusals are answered slowly for ${throttled.retryAfterSeconds} s`,
+            throttled.retryAfterSeconds,
+          );
+        }
         reply.header('www-authenticate', presented ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`);
         throw e;
       }
