@@ -2,9 +2,10 @@ import type { Pool } from 'pg';
 import type { AddressBookConfig } from '../lib/address-book/config';
 import type { DeltaSummary, ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger } from '../lib/address-book/reconcile-types';
 import type { Logger } from '../lib/logger';
-import { withHeartbeat } from '../lib/temporal/heartbeat';
+import { heartbeat, withHeartbeat } from '../lib/temporal/heartbeat';
 import { assertRunId } from '../db/address-book-staging';
 import type { NetworkClient } from '../network/client';
+import { DEFAULT_TRANSIENT_RETRY } from '../network/retry';
 import { applyRemovals, awaitNetworkCount, registerAdds } from '../address-book/changes';
 import type { AddressBookDeps } from '../address-book/deps';
 import { computeDelta, computeHead } from '../address-book/diff';
@@ -19,6 +20,8 @@ export interface AddressBookActivityDeps {
   logger: Logger;
   /** The worker's settings (lib/config.ts, `addressBook`). */
   addressBook: AddressBookConfig;
+  /** A workflow's status by Temporal, to release a run lock whose workflow is gone (address-book/deps.ts). */
+  workflowStatus?: (workflowId: string) => Promise<string>;
 }
 
 /**
@@ -28,13 +31,19 @@ export interface AddressBookActivityDeps {
  */
 export function addressBookActivities(deps: AddressBookActivityDeps) {
   const cfg = deps.addressBook;
-  // Reconciliation can wait: it takes from the group's network budget only above the reserve.
+  // Reconciliation can wait: it takes from the group's network budget only above the reserve. Its steps make thousands
+  // of calls and resume from checkpoints, so each idempotent call rides out transient failures itself (heartbeating
+  // while it waits) instead of ending the attempt: only a permanent refusal, or an outage longer than the policy,
+  // reaches Temporal's retry.
   let network: NetworkClient | undefined;
   const run = <I extends { runId: string }, R>(step: (d: AddressBookDeps, input: I) => Promise<R>) => async (input: I): Promise<R> => {
     // The run id first: a bad one is refused before anything else is touched.
     assertRunId(input?.runId);
-    network ??= deps.network.at('low');
-    return step({ pool: deps.pool, network, logger: deps.logger, settings: cfg }, input);
+    network ??= deps.network.at('low').retrying({
+      ...DEFAULT_TRANSIENT_RETRY,
+      onRetry: ({ what, attempt, waitMs }) => heartbeat({ retrying: what, attempt, waitMs }),
+    });
+    return step({ pool: deps.pool, network, logger: deps.logger, settings: cfg, workflowStatus: deps.workflowStatus }, input);
   };
   return {
     /** Records the run and takes the VASP's run lock (see address-book/run.ts). */

@@ -22,6 +22,8 @@ export interface ActivityDeps {
   keystore: Keystore;
   /** Address-book reconciliation settings (lib/config.ts, `addressBook`). */
   addressBook: AddressBookConfig;
+  /** A workflow's status by Temporal ('NOT_FOUND' when it has none): the address book releases abandoned run locks. */
+  workflowStatus?: (workflowId: string) => Promise<string>;
   /** Outgoing transfers (keystore, sealed request store, settings); outgoing/context.ts. */
   transfers?: TransferContext;
 }

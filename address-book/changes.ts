@@ -3,13 +3,23 @@
  * small delta, and waiting for the network's asynchronous processing to show in its count. A row the network refuses
  * for good is recorded with its reason and the rest goes on.
  */
-import { isAppError } from '../lib/errors';
+import { AuthenticationError, ForbiddenError, isAppError, type AppError } from '../lib/errors';
 import { heartbeat } from '../lib/temporal/heartbeat';
 import { getRun, recordRejections, setProgress, setRunPhase } from '../db/address-book-runs';
 import { additionsAfter, refusedNewAdditions, refusedRemovalRows, removalsAfter } from '../db/address-book-staging';
 import { withTransaction } from '../db/transaction';
 import { DELETE_QUERY_BUDGET, deleteAddresses, networkTotal, registerCustomer } from '../network/address-book';
 import type { AddressBookDeps } from './deps';
+
+/**
+ * Whether the network refused these rows for good (a 4xx about the request: a malformed or unknown address), which is
+ * recorded per row while the run goes on. A refusal of our credential (401 after a fresh token, 403) is about every
+ * row to come: it fails the run, whose report says what was applied, and the next run starts from the network's
+ * listing. Transient failures never get here: the client rides them out (network/retry.ts).
+ */
+function refusesTheseRows(e: unknown): e is AppError {
+  return isAppError(e) && !e.retryable && !(e instanceof AuthenticationError || e instanceof ForbiddenError);
+}
 
 /** Deletes what the registry no longer has, in batches that fit a request line; resumes after the last batch. */
 export async function applyRemovals(deps: AddressBookDeps, input: { runId: string; vaspDid: string }): Promise<{ removed: number; rejected: number; refusedListingRows: number }> {
@@ -38,7 +48,7 @@ export async function applyRemovals(deps: AddressBookDeps, input: { runId: strin
         removed += batch.length;
         await setProgress(pool, input.runId, 'removed_through', last);
       } catch (e) {
-        if (!(isAppError(e) && !e.retryable)) throw e;
+        if (!refusesTheseRows(e)) throw e;
         // The network refused this batch for good: record why, go on with the rest.
         await withTransaction(pool, async (c) => {
           await recordRejections(c, input.runId, batch.map((address) => ({ action: 'remove' as const, address, reason: `deletion refused: ${e.message}` })), deps.settings.maxStoredRejections);
@@ -72,7 +82,7 @@ export async function registerAdds(deps: AddressBookDeps, input: { runId: string
         } catch (e) {
           // 409: the network says it has it already, which is what we wanted.
           if (isAppError(e) && e.httpStatus === 409) return undefined;
-          if (isAppError(e) && !e.retryable) return { action: 'add' as const, address: row.address, asset: row.asset, customerRef: row.customer_ref, reason: e.message };
+          if (refusesTheseRows(e)) return { action: 'add' as const, address: row.address, asset: row.asset, customerRef: row.customer_ref, reason: e.message };
           throw e;
         }
       }),

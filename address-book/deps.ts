@@ -9,4 +9,7 @@ export interface AddressBookDeps {
   network: NetworkClient;
   logger: Logger;
   settings: AddressBookConfig;
+  /** A workflow's status by Temporal ('RUNNING', 'TERMINATED', … or 'NOT_FOUND'): a run lock held by a run whose
+   *  workflow is gone is released. Without it, such a lock waits for an operator (the API releases it too). */
+  workflowStatus?: (workflowId: string) => Promise<string>;
 }

@@ -7,6 +7,7 @@ import type { ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger, 
 import { withHeartbeat } from '../lib/temporal/heartbeat';
 import { buildRunMirror, forgetResult, keepResult, mirrorState } from '../db/address-book-mirror';
 import {
+  closeAbandonedRun,
   databaseNow,
   findRun,
   finishRunRecord,
@@ -15,9 +16,10 @@ import {
   insertSkippedRun,
   reportFacts,
   runningRunOf,
+  runningRunWithWorkflow,
   storedReport,
 } from '../db/address-book-runs';
-import { createListingPartition, dropStaging } from '../db/address-book-staging';
+import { createListingPartition, dropStaging, sentChanges } from '../db/address-book-staging';
 import { withTransaction } from '../db/transaction';
 import { networkTotal } from '../network/address-book';
 import type { AddressBookDeps } from './deps';
@@ -40,8 +42,36 @@ async function chooseMode(deps: AddressBookDeps, vaspDid: string, requested: Rec
 }
 
 /**
- * Records the run and takes the VASP's run lock (one running run per VASP). A VASP with a run in progress gets a
- * 'skipped' record instead. Creates the run's listing partition. Returns the settings the run follows.
+ * Closes a run recorded as running whose workflow is gone (terminated, timed out): it releases the VASP's run lock and,
+ * since the run may have changed the network half-way, forgets the last verified result, so the next run is a full
+ * one that starts from the network's listing.
+ */
+export async function closeAbandoned(deps: Pick<AddressBookDeps, 'pool'>, run: { run_id: string; vasp_did: string }, why: string): Promise<void> {
+  await withTransaction(deps.pool, async (c) => {
+    await closeAbandonedRun(c, run.run_id, why);
+    await forgetResult(c, run);
+  });
+  await dropStaging(deps.pool, run.run_id);
+}
+
+/**
+ * The VASP's running run, closed when its workflow is gone; true when the lock is free afterwards. A holder with the
+ * asking run's own workflow id is an earlier execution of it, which has ended: a workflow id has one open execution.
+ */
+async function releaseAbandonedLock(deps: AddressBookDeps, vaspDid: string, workflowId: string): Promise<boolean> {
+  const holder = await runningRunWithWorkflow(deps.pool, vaspDid);
+  if (!holder) return true;
+  const status = holder.workflow_id === workflowId ? 'ENDED' : await deps.workflowStatus?.(holder.workflow_id);
+  if (status === undefined || status === 'RUNNING') return false;
+  deps.logger.warn({ runId: holder.run_id, workflowId: holder.workflow_id, status }, 'closing an abandoned address-book run');
+  await closeAbandoned(deps, { run_id: holder.run_id, vasp_did: vaspDid }, `abandoned: its workflow ${holder.workflow_id} is ${status}`);
+  return true;
+}
+
+/**
+ * Records the run and takes the VASP's run lock (one running run per VASP). A lock held by a run whose workflow is
+ * gone is released first; a VASP with a run in progress gets a 'skipped' record instead. Creates the run's listing
+ * partition. Returns the settings the run follows.
  */
 export async function beginRun(
   deps: AddressBookDeps,
@@ -59,12 +89,20 @@ export async function beginRun(
   const existing = await findRun(pool, input.runId);
   let chosen = existing ? { mode: existing.mode, reason: existing.error ?? '' } : undefined;
   if (!existing) {
-    try {
+    const insert = async () => {
       // Taken before the lock: a run that then finds the VASP busy has only read.
       chosen = await chooseMode(deps, input.vaspDid, input.mode ?? 'auto');
       await insertRun(pool, { runId: input.runId, vaspDid: input.vaspDid, workflowId: input.workflowId, trigger: input.trigger, mode: chosen.mode });
+    };
+    const lockTaken = (e: unknown) => (e as { code?: string }).code === '23505';
+    try {
+      // The mode is chosen again after an abandoned run is closed: that run may have changed the network.
+      await insert().catch(async (e) => {
+        if (!lockTaken(e) || !(await releaseAbandonedLock(deps, input.vaspDid, input.workflowId))) throw e;
+        await insert();
+      });
     } catch (e) {
-      if ((e as { code?: string }).code !== '23505') throw e;
+      if (!lockTaken(e)) throw e;
       const busyRunId = (await runningRunOf(pool, input.vaspDid)) ?? 'unknown';
       await insertSkippedRun(pool, {
         runId: input.runId, vaspDid: input.vaspDid, workflowId: input.workflowId, trigger: input.trigger,
@@ -104,6 +142,8 @@ export async function finishRun(
   const toUpdate = Number(r.to_update ?? 0);
   const toRemove = Number(r.to_remove ?? 0);
   const ok = input.status === 'succeeded';
+  // A failed run says how far it got: what it sent (less what the network refused) and what it never sent.
+  const sent = ok ? undefined : await sentChanges(pool, input.runId);
   const report: ReconcileReport = {
     runId: r.run_id,
     vaspDid: r.vasp_did,
@@ -118,9 +158,10 @@ export async function finishRun(
     networkBefore: r.network_before === null ? undefined : Number(r.network_before),
     networkAfter: r.network_after === null ? undefined : Number(r.network_after),
     // What was added, updated and removed, net of the rows the network refused or did not take.
-    added: ok ? Math.max(0, toAdd - x.rejectedAdds) : 0,
+    added: Math.max(0, (sent ? sent.additions : toAdd) - x.rejectedAdds),
     updated: ok ? toUpdate : 0,
-    removed: ok ? Math.max(0, toRemove - x.rejectedRemoves) : 0,
+    removed: Math.max(0, (sent ? sent.removals : toRemove) - x.rejectedRemoves),
+    ...(sent && { pending: { additions: toAdd + toUpdate - sent.additions, removals: toRemove - sent.removals } }),
     rejected: Number(r.rejected),
     chunks: x.chunks,
     verifiedBy: input.verifiedBy,

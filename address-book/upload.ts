@@ -10,6 +10,7 @@ import { setRunPhase } from '../db/address-book-runs';
 import { getChunk, markChunkPlanned, markChunkUploaded, markChunkUploadedByCount, markChunkUploading } from '../db/address-book-chunks';
 import { additionRows, newAdditionsThrough } from '../db/address-book-staging';
 import { networkTotal, postCsv, requestUploadUrl, UploadUrlRefused } from '../network/address-book';
+import { retryTransient } from '../network/retry';
 import type { AddressBookDeps } from './deps';
 
 const READ_BATCH = 10_000;
@@ -79,34 +80,38 @@ export async function uploadChunk(
   }
   const s = deps.settings;
   const fileName = `address-book-${input.runId}-${String(input.chunkNo).padStart(5, '0')}.csv`;
-  for (let urlAttempt = 1; ; urlAttempt++) {
-    const uploadUrl = await requestUploadUrl(network, input.vaspDid);
-    await markChunkUploading(pool, input.runId, input.chunkNo);
-    let rowsRead = 0;
-    const csv = chunkCsv(deps, input.runId, Number(chunk.first_seq), Number(chunk.last_seq), (n) => {
-      rowsRead += n;
-      heartbeat({ chunkNo: input.chunkNo, rows: rowsRead });
-    });
-    try {
-      const { bytes, response } = await postCsv(uploadUrl, fileName, csv, s.chunkMaxBytes, input.timeoutMs);
-      if (rowsRead !== chunk.rows) {
-        throw new ValidationError('chunk', `chunk ${input.chunkNo} of run ${input.runId} read ${rowsRead} rows, planned ${chunk.rows}: the run's staging was lost`);
-      }
-      const meta = response.uploadedFile?.metadata;
-      await markChunkUploaded(pool, input.runId, input.chunkNo, meta?.key ?? response.uploadedFile?.name ?? null, meta?.extra?.counter ?? null);
-      return { chunkNo: input.chunkNo, rows: chunk.rows, bytes, sent: true };
-    } catch (e) {
-      csv.destroy();
-      // Nothing (or a refused file) reached the network: the chunk is planned again.
-      if (e instanceof UploadUrlRefused || isAppError(e)) await markChunkPlanned(pool, input.runId, input.chunkNo);
-      if (e instanceof UploadUrlRefused) {
-        if (urlAttempt < 3) {
-          deps.logger.warn({ runId: input.runId, chunkNo: input.chunkNo }, `${e.message}; requesting a new upload URL`);
-          continue;
+  const send = async (): Promise<{ chunkNo: number; rows: number; bytes: number; sent: boolean }> => {
+    for (let urlAttempt = 1; ; urlAttempt++) {
+      const uploadUrl = await requestUploadUrl(network, input.vaspDid);
+      await markChunkUploading(pool, input.runId, input.chunkNo);
+      let rowsRead = 0;
+      const csv = chunkCsv(deps, input.runId, Number(chunk.first_seq), Number(chunk.last_seq), (n) => {
+        rowsRead += n;
+        heartbeat({ chunkNo: input.chunkNo, rows: rowsRead });
+      });
+      try {
+        const { bytes, response } = await postCsv(uploadUrl, fileName, csv, s.chunkMaxBytes, input.timeoutMs);
+        if (rowsRead !== chunk.rows) {
+          throw new ValidationError('chunk', `chunk ${input.chunkNo} of run ${input.runId} read ${rowsRead} rows, planned ${chunk.rows}: the run's staging was lost`);
         }
-        throw new UpstreamRejectedError(`${e.message} (three upload URLs in a row were refused)`);
+        const meta = response.uploadedFile?.metadata;
+        await markChunkUploaded(pool, input.runId, input.chunkNo, meta?.key ?? response.uploadedFile?.name ?? null, meta?.extra?.counter ?? null);
+        return { chunkNo: input.chunkNo, rows: chunk.rows, bytes, sent: true };
+      } catch (e) {
+        csv.destroy();
+        // Nothing (or a refused file) reached the network: the chunk is planned again.
+        if (e instanceof UploadUrlRefused || isAppError(e)) await markChunkPlanned(pool, input.runId, input.chunkNo);
+        if (e instanceof UploadUrlRefused) {
+          if (urlAttempt < 3) {
+            deps.logger.warn({ runId: input.runId, chunkNo: input.chunkNo }, `${e.message}; requesting a new upload URL`);
+            continue;
+          }
+          throw new UpstreamRejectedError(`${e.message} (three upload URLs in a row were refused)`);
+        }
+        throw e;
       }
-      throw e;
     }
-  }
+  };
+  // A transient failure of the POST (5xx, timeout) sends the chunk again with a new URL, within the client's policy.
+  return network.transientRetry ? retryTransient(`upload of chunk ${input.chunkNo}`, send, network.transientRetry) : send();
 }

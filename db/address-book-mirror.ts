@@ -130,7 +130,7 @@ export async function keepResult(c: PoolClient, r: RunRow): Promise<void> {
 }
 
 /** After a failed run nobody knows what the network took: no mirror, so the next run lists it all. */
-export async function forgetResult(c: PoolClient, r: RunRow): Promise<void> {
+export async function forgetResult(c: PoolClient, r: Pick<RunRow, 'run_id' | 'vasp_did'>): Promise<void> {
   const { rows: st } = await c.query<{ mirror_run_id: string }>('delete from address_book_state where vasp_did = $1 returning mirror_run_id', [r.vasp_did]);
   for (const id of new Set([r.run_id, ...st.map((x) => x.mirror_run_id)])) await c.query(`drop table if exists ${partition('address_book_mirror', id)}`);
 }

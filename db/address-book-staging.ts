@@ -191,6 +191,26 @@ export async function unconfirmedChanges(c: PoolClient, runId: string): Promise<
   return { missing, stillListed };
 }
 
+/**
+ * How much of the run's delta was sent to the network: removals up to the removal checkpoint, additions registered up
+ * to the registration checkpoint or in an uploaded chunk (rows the network refused count as sent). Zero when the run
+ * ended before its delta existed.
+ */
+export async function sentChanges(db: Db, runId: string): Promise<{ removals: number; additions: number }> {
+  const { rows: exists } = await db.query<{ t: string | null }>('select to_regclass($1) as t', [partitionName('address_book_delta', runId)]);
+  if (!exists[0]?.t) return { removals: 0, additions: 0 };
+  const { rows } = await db.query<{ removals: string; additions: string }>(
+    `select count(*) filter (where d.action = 'remove' and d.seq <= r.removed_through) as removals,
+            count(*) filter (where d.action = 'add' and (d.seq <= r.registered_through or exists (
+              select 1 from address_book_chunks c
+               where c.run_id = r.run_id and c.state = 'uploaded' and d.seq between c.first_seq and c.last_seq))) as additions
+       from ${partition('address_book_delta', runId)} d, address_book_runs r
+      where r.run_id = $1`,
+    [runId],
+  );
+  return { removals: Number(rows[0]!.removals), additions: Number(rows[0]!.additions) };
+}
+
 /** Drops the run's listing and delta partitions (its mirror stays, when kept). */
 export async function dropStaging(db: Db, runId: string): Promise<void> {
   for (const table of ['address_book_listing', 'address_book_delta'] as const) {

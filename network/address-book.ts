@@ -46,6 +46,7 @@ export function listPage(network: NetworkClient, vaspDid: string, page: number, 
         searchParams: { vasp_did: vaspDid, source: 'ADDRESS_GRAPH', source_type: 'INTERNAL', page, per_page: perPage },
       })
       .json<ListingPage>(),
+    { idempotent: true },
   );
 }
 
@@ -61,6 +62,8 @@ export async function deleteAddresses(network: NetworkClient, vaspDid: string, a
   const query = `addresses=${encodeURIComponent(addresses.join(','))}&vasp_did=${encodeURIComponent(vaspDid)}`;
   await network.call(`DELETE /v1/addresses (${addresses.length})`, () =>
     network.api.delete(`v1/addresses?${query}`).then(() => undefined),
+    // Deleting what is already gone changes nothing.
+    { idempotent: true },
   );
 }
 
@@ -73,12 +76,15 @@ export async function registerCustomer(
 ): Promise<void> {
   await network.call('POST /address/registerCustomer', () =>
     network.api.post('address/registerCustomer', { json: body }).then(() => undefined),
+    // The same registration again leaves the same entry (or answers 409, which callers take as done).
+    { idempotent: true },
   );
 }
 
 export async function requestUploadUrl(network: NetworkClient, vaspDid: string): Promise<string> {
   const body = await network.call(`GET /address/upload/${vaspDid}`, () =>
     network.api.get(`address/upload/${encodeURIComponent(vaspDid)}`).json<{ uploadUrl?: string }>(),
+    { idempotent: true },
   );
   if (!body.uploadUrl) throw new Error('the network answered GET /address/upload without an uploadUrl');
   return body.uploadUrl;

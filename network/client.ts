@@ -13,6 +13,7 @@ import {
   type AppError,
 } from '../lib/errors';
 import type { CallPriority, RateBudget } from './rate-budget';
+import { retryTransient, type TransientRetryPolicy } from './retry';
 
 interface CachedToken {
   value: string;
@@ -36,8 +37,9 @@ export interface NetworkClientOptions {
 
 /**
  * The network's HTTP API as the orchestrator uses it: client-credentials tokens per audience (API and personal-data
- * service), cached until shortly before they expire and renewed once on a 401. Retries are Temporal's job, so ky never
- * retries; every failure becomes one of the project's typed errors, keeping the network's error name and message.
+ * service), cached until shortly before they expire and renewed once on a 401. ky never retries; every failure becomes
+ * one of the project's typed errors, keeping the network's error name and message. Retries are Temporal's job, except
+ * in a view made with `retrying`: there an idempotent call rides out transient failures itself (network/retry.ts).
  *
  * Every request to the API and the personal-data service takes a call from the group's budget first (in the request
  * hook, so nothing made through `api` or `pii` bypasses it), at the priority of the view it is made through (`at`);
@@ -51,6 +53,8 @@ export class NetworkClient {
   readonly budget?: RateBudget;
   /** The priority of calls made through this client; `at` makes a view with another. */
   readonly priority: CallPriority = 'high';
+  /** Set on views made with `retrying`: how idempotent calls ride out transient failures. */
+  readonly transientRetry?: TransientRetryPolicy;
   private readonly now: () => number;
 
   constructor(
@@ -71,6 +75,17 @@ export class NetworkClient {
     if (priority === this.priority) return this;
     const view = Object.create(this) as NetworkClient;
     Object.defineProperty(view, 'priority', { value: priority });
+    return view;
+  }
+
+  /**
+   * The same client whose idempotent calls retry transient failures (5xx, timeouts, 429s) with backoff for up to
+   * `policy.maxElapsedMs`, each try taking from the budget like any call. For long steps of many calls, where ending
+   * the activity at the first failure would throw away its progress.
+   */
+  retrying(policy: TransientRetryPolicy): NetworkClient {
+    const view = Object.create(this) as NetworkClient;
+    Object.defineProperty(view, 'transientRetry', { value: policy });
     return view;
   }
 
@@ -150,15 +165,20 @@ export class NetworkClient {
     }
   }
 
-  /** Runs a request at this client's priority and maps any failure onto the project's errors. */
-  call<T>(what: string, request: () => Promise<T>): Promise<T> {
-    return callPriority.run(this.priority, async () => {
-      try {
-        return await request();
-      } catch (e) {
-        throw await toNetworkError(e, what, this.budget?.config.lockoutMs);
-      }
-    });
+  /**
+   * Runs a request at this client's priority and maps any failure onto the project's errors. An `idempotent` request
+   * (the same effect however often it arrives) is tried again on transient failures in a `retrying` view.
+   */
+  call<T>(what: string, request: () => Promise<T>, options: { idempotent?: boolean } = {}): Promise<T> {
+    const once = () =>
+      callPriority.run(this.priority, async () => {
+        try {
+          return await request();
+        } catch (e) {
+          throw await toNetworkError(e, what, this.budget?.config.lockoutMs);
+        }
+      });
+    return options.idempotent && this.transientRetry ? retryTransient(what, once, this.transientRetry) : once();
   }
 }
 

@@ -1,3 +1,4 @@
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { openTransferContext } from '../outgoing/context';
@@ -14,6 +15,8 @@ import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { connectTemporal } from '../lib/temporal/connect';
+import { createDataConverter } from '../lib/temporal/data-converter';
+import { workflowStatusOf } from '../lib/temporal/workflow-status';
 import { createWorker } from './worker';
 
 /**
@@ -35,6 +38,8 @@ export async function startWorker(config: PlatformConfig, log: Logger, shared?: 
     budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
   });
   const connection = shared?.connection ?? (await connectTemporal(NativeConnection, config.temporal));
+  // Activities ask Temporal one thing: whether a workflow still runs (the address book's abandoned run locks).
+  const temporal = new Client({ connection: connection as never, namespace: config.temporal.namespace, dataConverter: createDataConverter(keyring) });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
@@ -42,6 +47,7 @@ export async function startWorker(config: PlatformConfig, log: Logger, shared?: 
     keyring,
     activities: createActivities({
       pool, network, logger: createLogger('activities', config.logLevel), keystore, addressBook: config.addressBook,
+      workflowStatus: workflowStatusOf(temporal),
       transfers: openTransferContext({
         pool, network, keystore, masterKey: config.keystoreMasterKey, dataDir: config.dataDir, group: config.group,
         logger: createLogger('transfers', config.logLevel), config: config.transfers,

@@ -59,13 +59,18 @@ interface RunState {
   phases: Partial<Record<ReconcilePhase, number>>;
 }
 
-const quick = { startToCloseTimeout: '2 minutes', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 } } as const;
+// Ten minutes: the start reads the network's count, a call that may ride out transient failures for five.
+const quick = { startToCloseTimeout: '10 minutes', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 } } as const;
 const { abBeginRun } = proxyActivities<Activities>(quick);
-// Long activities heartbeat; a worker that dies is noticed within the heartbeat timeout and the attempt moves on.
+// Long activities heartbeat; a worker that dies is noticed within the heartbeat timeout and the attempt moves on. Each
+// attempt resumes from the step's checkpoint and its calls ride out transient network failures themselves, so an
+// attempt fails only on a worker's death or an outage longer than the client's policy: those are retried without a
+// count, up to half a day, and a permanent refusal (non-retryable) fails the run at once.
 const long = {
   startToCloseTimeout: '2 hours',
+  scheduleToCloseTimeout: '12 hours',
   heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 } as const;
 const { abListNetwork, abComputeHead, abComputeDelta, abBuildMirror, abApplyRemovals, abRegisterAdds, abUploadChunk, abVerify, abFinishRun } =
   proxyActivities<Activities>(long);
@@ -130,6 +135,7 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
     // The waiting activity polls for as long as the network may take, heartbeating at every poll.
     const { abAwaitNetworkCount } = proxyActivities<Activities>({
       startToCloseTimeout: settings.processingTimeoutMs + 5 * 60_000,
+      scheduleToCloseTimeout: long.scheduleToCloseTimeout,
       heartbeatTimeout: Math.max(60_000, 3 * settings.pollIntervalMs),
       retry: long.retry,
     });

@@ -89,6 +89,11 @@ export interface ReconcileReport {
   /** Phase durations in milliseconds. */
   phases: Partial<Record<ReconcilePhase, number>>;
   error?: string;
+  /**
+   * A failed run's delta rows that never reached the network. Its `added` (updates included) and `removed` count what
+   * did; the next run starts from the network's listing, so it completes what is pending.
+   */
+  pending?: { additions: number; removals: number };
   /** When a run was skipped: the run already in progress for the VASP. */
   busyRunId?: string;
 }

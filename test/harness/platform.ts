@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import pino from 'pino';
 import { createActivities, type Activities } from '../../activities';
+import { workflowStatusOf } from '../../lib/temporal/workflow-status';
 import { NetworkClient } from '../../network/client';
 import { buildApi } from '../../client/api/server';
 import { buildAgentApi } from '../../client/api/agent-server';
@@ -295,6 +296,7 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   });
   const activities = createActivities({
     pool, network: networkClient, logger: quietLogger(), addressBook: opts.addressBook ?? loadAddressBookConfig({}), keystore, transfers,
+    workflowStatus: workflowStatusOf(client),
   });
   const worker = await createWorker({
     connection: nativeConnection, namespace: 'default', taskQueue, keyring: env.keyring, activities,

@@ -3,7 +3,9 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import { checkEntry, checkKey, entryKey, normalizeAsset, type RegistryEntry } from '../../../lib/address-book/entry';
-import { closeAbandonedRun, finishedRuns, runningRunWithWorkflow, runRejections } from '../../../db/address-book-runs';
+import { finishedRuns, runningRunWithWorkflow, runRejections } from '../../../db/address-book-runs';
+import { closeAbandoned } from '../../../address-book/run';
+import { workflowStatusOf } from '../../../lib/temporal/workflow-status';
 import { deleteEntries, listEntries, upsertEntries } from '../../../db/address-registry';
 import type { GroupConfig } from '../../../lib/config';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
@@ -300,18 +302,13 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
 async function assertNoRunningRun(deps: { temporal: Client; pool: Pool }, vaspDid: string): Promise<void> {
   const running = await runningRunWithWorkflow(deps.pool, vaspDid);
   if (!running) return;
-  let status = 'NOT_FOUND';
-  try {
-    status = (await deps.temporal.workflow.getHandle(running.workflow_id).describe()).status.name;
-  } catch (e) {
-    if (!(e instanceof WorkflowNotFoundError)) throw e;
-  }
+  const status = await workflowStatusOf(deps.temporal)(running.workflow_id);
   if (status === 'RUNNING') {
     throw new ConflictError(`a reconciliation of ${vaspDid} is already running (run ${running.run_id})`, {
       field: 'vaspDID', runId: running.run_id, workflowId: running.workflow_id,
     });
   }
-  await closeAbandonedRun(deps.pool, running.run_id, `abandoned: its workflow ${running.workflow_id} is ${status}`);
+  await closeAbandoned(deps, { run_id: running.run_id, vasp_did: vaspDid }, `abandoned: its workflow ${running.workflow_id} is ${status}`);
 }
 
 export async function latestReports(pool: Pool, vaspDid: string, limit: number, rejectedRows: number) {
