@@ -1,6 +1,7 @@
 /**
- * Errors in the network's v1 shape: `{err:{name, code, message}}` with the matching HTTP status.
- * The sandbox never answers a stack trace.
+ * Errors in the network's v1 shape: `{err:{name, code, message, stack}}` with the matching HTTP status. The spec's
+ * named errors require `stack`; the sandbox answers only the line a stack starts with (`<name>: <message>`), never
+ * frames or anything of its own code.
  */
 export class NetworkError extends Error {
   constructor(
@@ -14,7 +15,7 @@ export class NetworkError extends Error {
   }
 
   toBody() {
-    return { err: { name: this.name, code: this.status, message: this.message } };
+    return { err: { name: this.name, code: this.status, message: this.message, stack: `${this.name}: ${this.message}` } };
   }
 }
 

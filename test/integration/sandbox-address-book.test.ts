@@ -281,7 +281,7 @@ describe('sandbox: address book', () => {
     });
 
     const missing = await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subB, address: 'x1' } });
-    expect(missing).toEqual({ status: 400, body: { err: { name: 'ValidationError', code: 400, message: 'customerRef: is required' } } });
+    expect(missing).toEqual({ status: 400, body: { err: { name: 'ValidationError', code: 400, message: 'customerRef: is required', stack: 'ValidationError: customerRef: is required' } } });
     const badTag = await call('POST', '/address/registerCustomer', { body: { ...body, address: 'rABC:' } });
     expect(badTag.status).toBe(400);
     expect(badTag.body).toMatchObject({ err: { message: expect.stringMatching(/^address: malformed tag form/) } });
@@ -335,7 +335,7 @@ describe('sandbox: address book', () => {
       pagination: { page: 0, per_page: 100, total: 0 }, metadata: { source: 'ADDRESS_GRAPH' }, data: [],
     });
     const tooMany = await list(vasp, '&per_page=1001', group.externalUser);
-    expect(tooMany).toEqual({ status: 400, body: { err: { name: 'ValidationError', code: 400, message: 'per_page: must be a whole number from 1 to 1000' } } });
+    expect(tooMany).toEqual({ status: 400, body: { err: { name: 'ValidationError', code: 400, message: 'per_page: must be a whole number from 1 to 1000', stack: 'ValidationError: per_page: must be a whole number from 1 to 1000' } } });
     expect((await list(vasp, '&page=-1', group.externalUser)).body).toMatchObject({ err: { message: expect.stringMatching(/^page: /) } });
     expect((await call('GET', `/v1/addresses?vasp_did=${vasp}`, { as: group.externalUser })).body)
       .toMatchObject({ err: { code: 400, message: 'source: is required' } });
@@ -482,7 +482,7 @@ describe('sandbox: address book', () => {
     const expired = await uploadUrl(vasp, { base: shortLived.url }); // valid for 1 s there
     await new Promise((r) => setTimeout(r, 2100));
     const late = await postFile(expired, content);
-    expect(late).toEqual({ status: 401, body: { err: { name: 'UnauthorizedError', code: 401, message: 'upload URL expired: request a new one' } } });
+    expect(late).toEqual({ status: 401, body: { err: { name: 'UnauthorizedError', code: 401, message: 'upload URL expired: request a new one', stack: 'UnauthorizedError: upload URL expired: request a new one' } } });
 
     const genuine = new URL(await uploadUrl(vasp));
     const [h, p] = genuine.searchParams.get('token')!.split('.') as [string, string, string];
@@ -492,7 +492,7 @@ describe('sandbox: address book', () => {
     const accessToken = await token();
     for (const t of [forgedKey, tampered, accessToken]) {
       const r = await postFile(`${sb.url}/upload?token=${t}`, content);
-      expect(r).toEqual({ status: 401, body: { err: { name: 'UnauthorizedError', code: 401, message: 'invalid upload token' } } });
+      expect(r).toEqual({ status: 401, body: { err: { name: 'UnauthorizedError', code: 401, message: 'invalid upload token', stack: 'UnauthorizedError: invalid upload token' } } });
     }
     expect((await postFile(`${sb.url}/upload`, content)).status).toBe(401);
     expect((await list(vasp, '&per_page=1')).body.pagination.total).toBe(before);

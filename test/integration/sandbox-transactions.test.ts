@@ -201,7 +201,8 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
           expect(r.body.actions.at(-1)).toMatchObject({ action, actionData: 'because', issuerDID: (who === gw() ? group.gatewayUser : group.externalUser).did });
         } else {
           expect([status, r.status]).toEqual([status, 400]);
-          expect(r.body.err).toEqual({ name: 'NotabeneTransactionInvalidStatusError', code: 400, message: `${status} is not a valid status for action ${action}` });
+          const message = `${status} is not a valid status for action ${action}`;
+          expect(r.body.err).toEqual({ name: 'NotabeneTransactionInvalidStatusError', code: 400, message, stack: `NotabeneTransactionInvalidStatusError: ${message}` });
         }
       }
     });
