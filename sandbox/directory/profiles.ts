@@ -4,6 +4,7 @@
  * tf_VASPInfoSimple, tf_VASPListSimple, Settings).
  */
 import type { Pool, PoolClient } from 'pg';
+import { OPERATOR_DID } from '../operator';
 
 export interface FieldValue {
   value: unknown;
@@ -100,29 +101,29 @@ export const SIMPLE_DEFAULT_FIELDS = [
 export type SimpleVasp = Record<string, unknown> & { did: string; name: string };
 
 /**
- * The simple view: the default fields plus one string property per requested field. A requested field the VASP has
- * not set is `null` (the real directory returns null for unset columns, e.g. `logo`). `issuers` maps each set field,
- * in snake_case, to who issued its current value, as the network's issuer attestations do.
+ * The simple view (tf_VASPInfoSimple): the default fields plus one string property per requested field. The spec types
+ * every default field as a string (or a boolean, for the flags) and interface.md answers "one string property per
+ * requested field", so a field the VASP has not set is left out, never null. `issuers` is a string too: JSON mapping each
+ * set field, in snake_case, to who issued its current value and when, as the network's issuer attestations do.
  */
 function simpleView(row: VaspRow, fields: Map<string, ValueRow[]> | undefined, requested: readonly string[]): SimpleVasp {
   const latest = (name: string) => fields?.get(name)?.[0];
   const str = (name: string) => {
     const v = latest(name);
-    return v === undefined ? null : asString(v.value);
+    return v === undefined ? undefined : asString(v.value);
   };
   const issuers: Record<string, { issuerDid: string; issuedDate: string }> = {};
   for (const [name, values] of fields ?? []) issuers[snake(name)] = { issuerDid: values[0]!.issuer, issuedDate: values[0]!.issued_at.toISOString() };
-  const view: SimpleVasp = {
-    did: row.did,
-    name: str('name') ?? row.name,
-    website: str('website'),
-    logo: str('logo'),
-    incorporationCountry: str('incorporationCountry'),
-    documents: null,
-    ...flags(row),
-    issuers,
-  };
-  for (const name of requested) if (!(name in view)) view[name] = str(name);
+  const view: SimpleVasp = { did: row.did, name: str('name') ?? row.name };
+  for (const name of ['website', 'logo', 'incorporationCountry', 'documents']) {
+    const v = str(name);
+    if (v !== undefined) view[name] = v;
+  }
+  Object.assign(view, flags(row), { issuers: JSON.stringify(issuers) });
+  for (const name of requested) {
+    const v = str(name);
+    if (!(name in view) && v !== undefined) view[name] = v;
+  }
   return view;
 }
 
@@ -179,7 +180,8 @@ export async function vaspInfo(db: Db, did: string) {
   const out: ProfileField[] = [];
   const toValue = (v: ValueRow): FieldValue => ({ value: v.value, issuer: v.issuer, issuanceDate: v.issued_at.toISOString(), expirationDate: null });
   if (!fields.has('name')) {
-    out.push({ fieldName: 'name', values: [{ value: row.name, issuer: 'operator', issuanceDate: row.created_at.toISOString(), expirationDate: null }] });
+    // The seed's name, given by the network's operator: the issuer is a DID like every other.
+    out.push({ fieldName: 'name', values: [{ value: row.name, issuer: OPERATOR_DID, issuanceDate: row.created_at.toISOString(), expirationDate: null }] });
   }
   for (const [fieldName, values] of fields) out.push({ fieldName, values: values.map(toValue) });
   const { hasAdmin, isActiveSender, isActiveReceiver } = flags(row);
