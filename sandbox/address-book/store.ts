@@ -73,7 +73,7 @@ export async function registerOne(db: Db, vaspDid: string, entry: Entry): Promis
 export interface ListedAddress {
   address: string;
   owner_vasp_did: string;
-  customer_did: string | null;
+  customer_did?: string;
   customer_ref: string;
 }
 
@@ -159,12 +159,11 @@ export async function listPage(
   if (last && entries.length === perPage) starts.set(walk, head.version, page + 1, [last.asset, last.address]);
   return {
     total: Number(head.total),
-    data: entries.map((r) => ({
-      address: r.address,
-      owner_vasp_did: vaspDid,
-      customer_did: customerDidOf(vaspDid, r.customer_ref),
-      customer_ref: r.customer_ref,
-    })),
+    data: entries.map((r) => {
+      // The spec types customer_did as a string: an entry without a customer has none, left out rather than null.
+      const customerDid = customerDidOf(vaspDid, r.customer_ref);
+      return { address: r.address, owner_vasp_did: vaspDid, ...(customerDid && { customer_did: customerDid }), customer_ref: r.customer_ref };
+    }),
   };
 }
 
