@@ -31,7 +31,7 @@ export interface KeyAuditInput {
   vaspDid: string;
   /** Why: the operator's reason, or "scheduled rotation". */
   reason: string;
-  /** Who asked: the caller's name, or `schedule`. */
+  /** Who asked: the caller's stable id (lib/principal.ts auditActor), or `schedule`. */
   actor: string;
   /** The authenticated caller, when the rotation was asked for through the API. */
   principal?: Principal;

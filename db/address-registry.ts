@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { ConflictError } from '../lib/errors';
 import { networkAddress, type RegistryEntry } from '../lib/address-book/entry';
-import type { Principal } from '../lib/principal';
+import { auditActor, type Principal } from '../lib/principal';
 import { appendAuditEntry } from './audit-log';
 import { withTransaction } from './transaction';
 
@@ -115,7 +115,7 @@ async function auditRegistryWrite(
   const vaspDids = [...new Set(entries.flatMap((e) => (e.vaspDID ? [e.vaspDID] : [])))].sort();
   const assets = [...new Set(entries.map((e) => e.asset))].sort();
   await appendAuditEntry(tx, {
-    actor: by.name, action, subject: 'address-registry', details: { entries: entries.length, ...counts, ...(vaspDids.length ? { vaspDids } : {}), assets, principal: by },
+    actor: auditActor(by), action, subject: 'address-registry', details: { entries: entries.length, ...counts, ...(vaspDids.length ? { vaspDids } : {}), assets, principal: by },
   });
 }
 

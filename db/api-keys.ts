@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import type { Principal, Role } from '../lib/principal';
+import { auditActor, type Principal, type Role } from '../lib/principal';
 import { NotFoundError } from '../lib/errors';
 import { withTransaction } from './transaction';
 import { appendAuditEntry } from './audit-log';
@@ -11,9 +11,13 @@ export interface ApiKeyInfo {
   name: string;
   role: Role;
   createdAt: string;
+  /** Who created it, by the stable id the audit log records (lib/principal.ts auditActor). */
   createdBy: string;
+  /** For display: the creator's name when it was created. */
+  createdByName: string | null;
   revokedAt: string | null;
   revokedBy: string | null;
+  revokedByName: string | null;
   lastUsedAt: string | null;
 }
 
@@ -34,20 +38,23 @@ interface Row {
   role: Role;
   created_at: Date;
   created_by: string;
+  created_by_name: string | null;
   revoked_at: Date | null;
   revoked_by: string | null;
+  revoked_by_name: string | null;
   last_used_at: Date | null;
 }
 
-const COLUMNS = 'id, prefix, name, role, created_at, created_by, revoked_at, revoked_by, last_used_at';
+const COLUMNS = 'id, prefix, name, role, created_at, created_by, created_by_name, revoked_at, revoked_by, revoked_by_name, last_used_at';
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const toInfo = (r: Row): ApiKeyInfo => ({
   id: r.id, prefix: r.prefix, name: r.name, role: r.role, createdAt: r.created_at.toISOString(), createdBy: r.created_by,
-  revokedAt: iso(r.revoked_at), revokedBy: r.revoked_by, lastUsedAt: iso(r.last_used_at),
+  createdByName: r.created_by_name, revokedAt: iso(r.revoked_at), revokedBy: r.revoked_by, revokedByName: r.revoked_by_name,
+  lastUsedAt: iso(r.last_used_at),
 });
 
 async function audit(db: PoolClient, principal: Principal, action: string, key: ApiKeyInfo): Promise<void> {
-  await appendAuditEntry(db, { actor: principal.name, action, subject: key.prefix, details: { principal, apiKey: { id: key.id, name: key.name, role: key.role } } });
+  await appendAuditEntry(db, { actor: auditActor(principal), action, subject: key.prefix, details: { principal, apiKey: { id: key.id, name: key.name, role: key.role } } });
 }
 
 /** Stores a new key (its hash only) and audits its creation, in one transaction. */
@@ -58,8 +65,8 @@ export async function insertApiKey(
 ): Promise<ApiKeyInfo> {
   return withTransaction(pool, async (db) => {
     const { rows } = await db.query<Row>(
-      `insert into api_keys (id, prefix, name, role, secret_sha256, created_by) values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
-      [key.id, key.prefix, key.name, key.role, key.secretSha256, by.name],
+      `insert into api_keys (id, prefix, name, role, secret_sha256, created_by, created_by_name) values ($1, $2, $3, $4, $5, $6, $7) returning ${COLUMNS}`,
+      [key.id, key.prefix, key.name, key.role, key.secretSha256, auditActor(by), by.name],
     );
     const info = toInfo(rows[0]!);
     await audit(db, by, 'api-key.create', info);
@@ -94,7 +101,9 @@ export async function revokeApiKey(pool: Pool, idOrPrefix: string, by: Principal
     const row = rows[0];
     if (!row) throw new NotFoundError(`no API key ${idOrPrefix}`, { field: 'key', rule: 'must be the id or the prefix (tro_…) of an API key' });
     if (row.revoked_at) return toInfo(row);
-    const updated = await db.query<Row>(`update api_keys set revoked_at = now(), revoked_by = $2 where id = $1 returning ${COLUMNS}`, [row.id, by.name]);
+    const updated = await db.query<Row>(
+      `update api_keys set revoked_at = now(), revoked_by = $2, revoked_by_name = $3 where id = $1 returning ${COLUMNS}`, [row.id, auditActor(by), by.name],
+    );
     const info = toInfo(updated.rows[0]!);
     await audit(db, by, 'api-key.revoke', info);
     return info;

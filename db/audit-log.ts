@@ -4,12 +4,15 @@ import { exactTimestamp, keyset, type ListOrder } from './listing';
 import type { Page } from './transfer-view';
 import { withTransaction } from './transaction';
 import { auditRowHash, chainOf, GENESIS_HASH, type AuditChainRow, type ChainHead } from '../lib/audit/chain';
+import { auditActor, principalIn } from '../lib/principal';
 
 /** One row of the audit log as the console searches and exports it. */
 export interface AuditRow {
   id: string;
   at: string;
   actor: string;
+  /** For display: the name of the principal in the details when there is one (a person can change it; actor is stable). */
+  actorName: string | null;
   action: string;
   subject: string;
   details: unknown;
@@ -47,9 +50,10 @@ export async function listAuditLog(pool: Pool, filter: AuditFilter, page: { limi
   if (ks.where) where.push(ks.where);
   params.push(page.limit + 1);
   const { rows } = await pool.query<{
-    id: string; at: Date; actor: string; action: string; subject: string; details: unknown; chain: string; seq: string; prev_hash: string; hash: string; cursor_at: string;
+    id: string; at: Date; actor: string; actor_name: string | null; action: string; subject: string; details: unknown; chain: string; seq: string; prev_hash: string; hash: string; cursor_at: string;
   }>(
-    `select id::text as id, at, actor, action, subject, details, chain, seq, prev_hash, hash, ${exactTimestamp('at')} as cursor_at from audit_log
+    `select id::text as id, at, actor, details->'principal'->>'name' as actor_name, action, subject, details, chain, seq, prev_hash, hash,
+            ${exactTimestamp('at')} as cursor_at from audit_log
       ${where.length ? `where ${where.join(' and ')}` : ''} ${ks.orderBy} limit $${params.length}`,
     params,
   );
@@ -58,7 +62,7 @@ export async function listAuditLog(pool: Pool, filter: AuditFilter, page: { limi
   const last = shown[shown.length - 1];
   return {
     rows: shown.map((r) => ({
-      id: r.id, at: r.at.toISOString(), actor: r.actor, action: r.action, subject: r.subject, details: r.details,
+      id: r.id, at: r.at.toISOString(), actor: r.actor, actorName: r.actor_name, action: r.action, subject: r.subject, details: r.details,
       chain: r.chain, seq: Number(r.seq), prevHash: r.prev_hash, hash: r.hash,
     })),
     ...(more && last ? { next: { at: last.cursor_at, id: last.id } } : {}),
@@ -67,6 +71,10 @@ export async function listAuditLog(pool: Pool, filter: AuditFilter, page: { limi
 
 /** One entry of the audit log: who did what to which subject, and the details (no personal data). */
 export interface AuditEntry {
+  /**
+   * Who: a principal's stable id (lib/principal.ts auditActor), or a component's own name. When the details carry the
+   * principal, the row's actor is that principal's stable id whatever is given here.
+   */
   actor: string;
   action: string;
   subject: string;
@@ -98,6 +106,10 @@ const toChainRow = (r: ChainRowRecord): AuditChainRow => ({
  */
 export async function appendAuditEntry(tx: PoolClient, entry: AuditEntry, opts: AppendOptions = {}): Promise<AuditChainRow> {
   const chain = chainOf(entry.action);
+  // The principal decides the actor: a caller (or a workflow's input written before actors were stable ids) that
+  // passed a display name cannot make a row read as someone else or as a system component.
+  const principal = principalIn(entry.details.principal);
+  const actor = principal ? auditActor(principal) : entry.actor;
   // Locks the chain's head and reads it, with the row's time taken once the lock is held (so times follow seq).
   const lockHead = () => tx.query<{ seq: string; hash: string; at: string }>(
     `update audit_chain_heads set updated_at = clock_timestamp() where chain = $1 returning seq, hash, ${exactTimestamp('updated_at')} as at`, [chain],
@@ -110,7 +122,7 @@ export async function appendAuditEntry(tx: PoolClient, entry: AuditEntry, opts: 
   const { seq, hash: prevHash, at } = head.rows[0]!;
   // The details as the database will give them back (JSON, no undefined), so the hash verifies on reading.
   const details = JSON.parse(JSON.stringify(entry.details)) as unknown;
-  const fields = { chain, seq: Number(seq) + 1, at, actor: entry.actor, action: entry.action, subject: entry.subject, details, prevHash };
+  const fields = { chain, seq: Number(seq) + 1, at, actor, action: entry.action, subject: entry.subject, details, prevHash };
   const hash = auditRowHash(fields);
   // One statement: the row, and the head moved only if the row went in (an idempotency key already there keeps both).
   const { rows } = await tx.query<{ id: string }>(
@@ -121,7 +133,7 @@ export async function appendAuditEntry(tx: PoolClient, entry: AuditEntry, opts: 
        returning id
      ), moved as (update audit_chain_heads set seq = $2, hash = $9 where chain = $1 and exists (select 1 from ins))
      select id::text as id from ins`,
-    [chain, fields.seq, fields.at, entry.actor, entry.action, entry.subject, JSON.stringify(details), fields.prevHash, hash, opts.idempotencyKey ?? null],
+    [chain, fields.seq, fields.at, actor, entry.action, entry.subject, JSON.stringify(details), fields.prevHash, hash, opts.idempotencyKey ?? null],
   );
   if (rows[0]) return { id: rows[0].id, ...fields, hash };
   // A retry: the row its earlier attempt wrote (committed before this append got the lock).

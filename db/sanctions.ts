@@ -4,7 +4,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { ValidationError } from '../lib/errors';
-import type { Principal } from '../lib/principal';
+import { auditActor, type Principal } from '../lib/principal';
 import { appendAuditEntry } from './audit-log';
 import { normalizeName } from '../lib/screening/normalize';
 import { networkAsset, type SdnAlias, type SdnEntry } from '../lib/screening/sdn-csv';
@@ -99,7 +99,7 @@ export async function replaceSanctionsList(
     await client.query('update sanctions_lists set entries = $2, aliases = $3, addresses = $4 where name = $1', [
       opts.list, result.entries, result.aliases, result.addresses,
     ]);
-    await appendAuditEntry(client, { actor: opts.by.name, action: 'screening.list.load', subject: opts.list, details: { ...result, source: opts.source, principal: opts.by } });
+    await appendAuditEntry(client, { actor: auditActor(opts.by), action: 'screening.list.load', subject: opts.list, details: { ...result, source: opts.source, principal: opts.by } });
     await client.query('commit');
     return result;
   } catch (e) {

@@ -6,7 +6,7 @@
  */
 import type { Pool } from 'pg';
 import { ValidationError } from '../lib/errors';
-import { systemPrincipal } from '../lib/principal';
+import { auditActor, systemPrincipal } from '../lib/principal';
 import type { Logger } from '../lib/logger';
 import { activityIdempotencyKey, activityWorkflowId, cancelled, heartbeat } from '../lib/temporal/heartbeat';
 import { recordAuditEntry } from '../db/audit-log';
@@ -27,6 +27,9 @@ export interface PruneResult {
 
 /** Rows per statement: each batch is its own short transaction, so a years-long backlog never holds long locks. */
 export const RETENTION_BATCH_ROWS = 5_000;
+
+/** Who erases and sweeps, in the audit log: `system:retention-sweep`. */
+const RETENTION = systemPrincipal('retention-sweep');
 
 function wholeDays(field: keyof PruneInput, value: unknown): number {
   if (!Number.isInteger(value) || (value as number) < 1) throw new ValidationError(field, 'must be a whole number of days, at least 1');
@@ -62,14 +65,14 @@ export async function pruneExpiredRecords(
   const cut = await retentionCutoffs(deps.pool, webhookDays, transferPiiDays);
   const webhooksDeleted = await inBatches('webhooksDeleted', batchRows, () => deleteWebhookIdsBefore(deps.pool, cut.webhook, batchRows));
   const workflowId = activityWorkflowId();
-  const by = { actor: 'retention-sweep', details: { transferPiiDays, principal: systemPrincipal('retention-sweep'), ...(workflowId ? { workflowId } : {}) } };
+  const by = { actor: auditActor(RETENTION), details: { transferPiiDays, principal: RETENTION, ...(workflowId ? { workflowId } : {}) } };
   const transferRequestsErased = await inBatches('transferRequestsErased', batchRows, () => eraseTransferRequestsBefore(deps.pool, cut.transfer, batchRows, by));
   const result: PruneResult = {
     webhooksDeleted, transferRequestsErased, webhookCutoff: cut.webhook.toISOString(), transferCutoff: cut.transfer.toISOString(),
   };
   // A retried activity finds the row its earlier attempt wrote instead of adding one.
   await recordAuditEntry(deps.pool, {
-    actor: 'retention-sweep', action: 'retention.sweep', subject: 'retention',
+    actor: auditActor(RETENTION), action: 'retention.sweep', subject: 'retention',
     details: { ...result, webhookDays, transferPiiDays, ...(workflowId ? { workflowId } : {}) },
   }, { idempotencyKey: activityIdempotencyKey() });
   deps.logger?.info({ ...result }, 'retention sweep done');

@@ -16,7 +16,8 @@ export interface TransactionUpdate {
 
 /**
  * Who acts on a transfer: the caller the API authenticated (never a name from a request body), and that principal's
- * name as `actor`. Histories recorded before principals existed carry `actor` alone.
+ * stable id as `actor` (lib/principal.ts auditActor; the name is the principal's, for display). Histories recorded
+ * before principals existed carry `actor` alone, and those before actors were stable ids a name.
  */
 export interface Acting {
   principal?: Principal;

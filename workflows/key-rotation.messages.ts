@@ -18,7 +18,7 @@ export interface KeyRotationInput {
   vaspDid: string;
   /** Why the key is rotated (audited), e.g. "suspected compromise" or "scheduled rotation". */
   reason: string;
-  /** Who asked: the authenticated caller's name, or `schedule`. */
+  /** Who asked: the authenticated caller's stable id (lib/principal.ts auditActor), or `schedule`. */
   requestedBy: string;
   /** The authenticated caller who asked through the API (absent for schedules): recorded in every audit row of the rotation. */
   principal?: Principal;

@@ -7,6 +7,7 @@ import { stringify, type Stringifier } from 'csv-stringify';
 import { checkEntry, entryKey, type RegistryEntry } from '../../lib/address-book/entry';
 import type { ReconcileProgress, ReconcileReport } from '../../lib/address-book/reconcile-types';
 import { loadConfig } from '../../lib/config';
+import { SPREADSHEET_SAFE } from '../../lib/spreadsheet-csv';
 import { apiTarget, authHeader, type ApiTarget } from './api-client';
 
 /** `tro addresses …`: import a CSV into the group's registry, reconcile a subsidiary's book at the network. */
@@ -137,7 +138,7 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
   let reportFile: WriteStream | undefined;
   const rejectRow = (line: number, row: Record<string, string | undefined> | RegistryEntry, field: string, reason: string) => {
     if (!report) {
-      report = stringify({ header: true, columns: REPORT_COLUMNS });
+      report = stringify({ header: true, columns: REPORT_COLUMNS, ...SPREADSHEET_SAFE });
       reportFile = createWriteStream(errorsPath);
       report.pipe(reportFile);
     }

@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { Pool } from 'pg';
 import { listApiKeys, revokeApiKey } from '../../db/api-keys';
-import { ROLES, systemPrincipal } from '../../lib/principal';
+import { cliPrincipal, ROLES } from '../../lib/principal';
 import { createApiKey } from '../api/auth/api-keys';
 import { withCliPool } from './database';
 
@@ -13,7 +13,7 @@ import { withCliPool } from './database';
 export function registerApiKeyCommands(program: Command, opts: { pool?: Pool } = {}): void {
   const apiKeys = program.command('api-keys').description('API keys of the services that call the internal API');
   const withPool = <T>(fn: (pool: Pool) => Promise<T>) => withCliPool(opts.pool, fn);
-  const cli = () => systemPrincipal(`cli:${userInfo().username}`);
+  const cli = () => cliPrincipal(userInfo().username);
 
   apiKeys
     .command('create')
@@ -38,7 +38,8 @@ export function registerApiKeyCommands(program: Command, opts: { pool?: Pool } =
       if (o.json) return void process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
       for (const k of keys) {
         const state = k.revokedAt ? `revoked ${k.revokedAt}` : `last used ${k.lastUsedAt ?? 'never'}`;
-        process.stdout.write(`${k.prefix}  ${k.role.padEnd(10)} ${k.name.padEnd(24)} created ${k.createdAt} by ${k.createdBy}, ${state}\n`);
+        const by = k.createdByName && k.createdByName !== k.createdBy ? `${k.createdByName} (${k.createdBy})` : k.createdBy;
+        process.stdout.write(`${k.prefix}  ${k.role.padEnd(10)} ${k.name.padEnd(24)} created ${k.createdAt} by ${by}, ${state}\n`);
       }
     });
 

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { systemPrincipal } from '../../lib/principal';
+import { cliPrincipal } from '../../lib/principal';
 import { loadConfig } from '../../lib/config';
 import { loadedLists, screenAddress, screenName } from '../../db/sanctions';
 import { loadSdnList } from '../../screening/load-sdn';
@@ -18,7 +18,7 @@ export function registerScreeningCommands(program: Command): void {
     .option('--alt <altCsv>', "alternate names in OFAC's alt.csv format")
     .option('--list <name>', 'name of the list', 'OFAC-SDN')
     .action(async (sdnCsv: string, opts: { alt?: string; list: string }) => {
-      const by = systemPrincipal(`cli:${userInfo().username}`);
+      const by = cliPrincipal(userInfo().username);
       const result = await withCliPool(undefined, (pool) => loadSdnList(pool, { list: opts.list, sdnPath: sdnCsv, altPath: opts.alt, by }));
       process.stdout.write(`${result.list}: ${result.entries} entries, ${result.aliases} aliases, ${result.addresses} digital-currency addresses\n`);
     });

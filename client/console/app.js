@@ -58,6 +58,8 @@ const rolesText = (session) => (session.roles.length ? session.roles.join(', ') 
 
 const short = (did) => (did ? (did.length > 26 ? `${did.slice(0, 16)}…${did.slice(-6)}` : did) : '—');
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+// Who acted: the name to read, and the stable id that the audit log records (a name can be changed at the identity provider).
+const who = (actor, name) => (name && name !== actor ? `${name} (${actor})` : actor);
 const ago = (iso) => {
   if (!iso) return '';
   const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
@@ -283,7 +285,7 @@ function DecisionForm({ session, view, onDone, onStale }) {
       const now = await api(session, 'GET', `/v1/transfers/list/${encodeURIComponent(view.workflowId)}`);
       if (now.version !== view.version || !now.needsReview) {
         setBusy(false);
-        return onStale(`Your decision was not sent: this page was out of date. The transfer changed since you opened it (now ${now.status}, ${now.phase}${now.decision ? `, decided by ${now.decision.actor}` : ''}); the page now shows its current state.`);
+        return onStale(`Your decision was not sent: this page was out of date. The transfer changed since you opened it (now ${now.status}, ${now.phase}${now.decision ? `, decided by ${who(now.decision.actor, now.decision.principal?.name)}` : ''}); the page now shows its current state.`);
       }
       await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/decision`, {
         decision: decision === 'accept' ? 'approve' : 'decline', reason: reason.trim(),
@@ -403,8 +405,8 @@ function TransferPage({ session, config, workflowId }) {
           <dt>Workflow</dt><dd><a href=${temporalLink} target="_blank" rel="noopener">${view.workflowId} in the Temporal UI</a></dd>
         </dl></div>
         <div class="panel" id="decisions"><h3>Decisions</h3>
-          ${view.decision ? html`<p id="decision">${view.decision.decision === 'approve' ? 'Accepted' : 'Declined'} by <strong>${view.decision.actor}</strong> at ${when(view.decision.at)}: “${view.decision.reason}”</p>` : ''}
-          ${decisions.filter((d) => d.event === 'route-requested').map((d) => html`<p>Routed to <code>${d.detail.subsidiaryDid}</code> by <strong>${d.detail.actor}</strong> at ${when(d.at)}: “${d.detail.reason}”</p>`)}
+          ${view.decision ? html`<p id="decision">${view.decision.decision === 'approve' ? 'Accepted' : 'Declined'} by <strong>${who(view.decision.actor, view.decision.principal?.name)}</strong> at ${when(view.decision.at)}: “${view.decision.reason}”</p>` : ''}
+          ${decisions.filter((d) => d.event === 'route-requested').map((d) => html`<p>Routed to <code>${d.detail.subsidiaryDid}</code> by <strong>${who(d.detail.actor, d.detail.principal?.name)}</strong> at ${when(d.at)}: “${d.detail.reason}”</p>`)}
           ${!view.decision && decisions.length === 0 ? html`<p class="muted">No decision by a person.</p>` : ''}
         </div>
         ${view.needsReview && canDecide(session) ? html`<${DecisionForm} session=${session} view=${view} onDone=${() => { setProblem(''); setNotice('Decision recorded.'); load(); }} onStale=${(text) => { setNotice(''); setProblem(text); load(); }} />` : ''}
@@ -669,7 +671,7 @@ function AuditLog({ session }) {
     </form>
     <${Message}>${error}<//>
     ${rows && html`<table id="audit"><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Subject</th><th>Details</th><th>Chain</th></tr></thead>
-      <tbody>${rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td class="mono">${r.subject}</td><td class="mono">${JSON.stringify(r.details)}</td>
+      <tbody>${rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${who(r.actor, r.actorName)}</td><td>${r.action}</td><td class="mono">${r.subject}</td><td class="mono">${JSON.stringify(r.details)}</td>
         <td class="mono" title=${`hash ${r.hash}\nprevious ${r.prevHash}`}>${r.chain} #${r.seq} ${r.hash.slice(0, 12)}…</td></tr>`)}</tbody></table>
       ${rows.length === 0 ? html`<p>No entry matches.</p>` : ''}
       ${next ? html`<button type="button" onClick=${() => search(next)}>More</button>` : ''}`}

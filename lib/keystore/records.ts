@@ -26,7 +26,7 @@ export interface KeyInfo {
 }
 
 export interface AuditContext {
-  /** Who asked: `schedule`, `config:KEYS`, a workflow id, an operator's name. */
+  /** Who asked: `schedule`, `config:KEYS`, a workflow id, a principal's stable id (lib/principal.ts auditActor). */
   actor: string;
   /** The authenticated caller, when a person or a service asked through the API (recorded whole in the audit row). */
   principal?: Principal;

@@ -220,10 +220,13 @@ describe('access: every route of the API × every role and bad credential, again
     expect((await fetch(`${orch.agentUrl}/codec/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"payloads":[]}' })).status).toBe(404);
   });
 
-  it('names the caller from the token: subject, name, roles, credential; a token a little past exp is within the clock skew', async () => {
+  it('names the caller from the token: subject, issuer, name, roles, credential, and the stable actor; a token a little past exp is within the clock skew', async () => {
     const me = await call('GET', '/v1/me', `Bearer ${tokens.compliance}`);
     const jti = (JSON.parse(Buffer.from(tokens.compliance.split('.')[1]!, 'base64url').toString()) as Json).jti;
-    expect(me.json).toEqual({ kind: 'oidc', subject: operators.compliance.subject, name: 'Maya Compliance', roles: ['compliance'], credentialId: jti });
+    expect(me.json).toEqual({
+      kind: 'oidc', subject: operators.compliance.subject, issuer: operatorIssuerUrl(sb.url), name: 'Maya Compliance', roles: ['compliance'], credentialId: jti,
+      actor: `oidc:${operators.compliance.subject}`,
+    });
     const issuer = await OperatorIssuer.open(sb.pool, operatorIssuerUrl(sb.url));
     const now = Math.floor(Date.now() / 1000);
     const late = await issuer.sign({ iss: issuer.issuer, sub: 'late', aud: 'travel-rule-orchestrator', iat: now - 600, exp: now - 10, roles: ['viewer'] });
@@ -241,9 +244,10 @@ describe('access: every route of the API × every role and bad credential, again
     expect(created.status).toBe(201);
     const { key, apiKey } = (await created.json()) as Json;
     expect(key).toMatch(/^tro_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
-    expect(apiKey).toMatchObject({ prefix: key.slice(0, 20), name: 'core-banking', role: 'operator', createdBy: 'Ada Admin', lastUsedAt: null });
+    const adminActor = `oidc:${operators.admin.subject}`;
+    expect(apiKey).toMatchObject({ prefix: key.slice(0, 20), name: 'core-banking', role: 'operator', createdBy: adminActor, createdByName: 'Ada Admin', lastUsedAt: null });
     expect((await call('GET', '/v1/me', `Bearer ${key}`)).json).toEqual({
-      kind: 'api-key', subject: apiKey.id, name: 'core-banking', roles: ['operator'], credentialId: apiKey.prefix,
+      kind: 'api-key', subject: apiKey.id, name: 'core-banking', roles: ['operator'], credentialId: apiKey.prefix, actor: `apikey:${apiKey.id}`,
     });
     // The key itself is stored nowhere: only its SHA-256.
     const stored = await orch.pool.query('select * from api_keys where id = $1', [apiKey.id]);
@@ -254,13 +258,13 @@ describe('access: every route of the API × every role and bad credential, again
     expect(listed.json!.data).toEqual(expect.arrayContaining([expect.objectContaining({ id: apiKey.id, lastUsedAt: expect.any(String) })]));
     expect(JSON.stringify(listed.json)).not.toContain(key.slice(21));
     const cliList = await runCli((p) => registerApiKeyCommands(p, { pool: orch.pool }), ['api-keys', 'list']);
-    expect(cliList).toMatch(new RegExp(`${apiKey.prefix}  operator +core-banking +created .* by Ada Admin, last used 20`));
+    expect(cliList).toMatch(new RegExp(`${apiKey.prefix}  operator +core-banking +created .* by Ada Admin \\(${adminActor}\\), last used 20`));
 
     const revoked = await call('POST', `/v1/api-keys/${apiKey.prefix}/revoke`, `Bearer ${tokens.admin}`);
-    expect(revoked.json).toMatchObject({ revokedBy: 'Ada Admin', revokedAt: expect.any(String) });
+    expect(revoked.json).toMatchObject({ revokedBy: adminActor, revokedByName: 'Ada Admin', revokedAt: expect.any(String) });
     expect((await call('GET', '/v1/me', `Bearer ${key}`)).status).toBe(401);
     const audit = await orch.pool.query(`select actor, action, details from audit_log where subject = $1 order by id`, [apiKey.prefix]);
-    expect(audit.rows.map((r) => [r.actor, r.action])).toEqual([['Ada Admin', 'api-key.create'], ['Ada Admin', 'api-key.revoke']]);
+    expect(audit.rows.map((r) => [r.actor, r.action])).toEqual([[adminActor, 'api-key.create'], [adminActor, 'api-key.revoke']]);
     expect(audit.rows[0].details.principal).toMatchObject({ kind: 'oidc', name: 'Ada Admin', roles: ['admin'] });
     expect((await call('POST', '/v1/api-keys', `Bearer ${tokens.admin}`)).json!.error).toMatchObject({ field: 'name' });
   });

@@ -123,8 +123,10 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     expect((await api('PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: 'c-1' }] })).status).toBe(200);
     // The import is audited with its write; a refused one (the address is subA's) writes neither.
     const imports = async () => (await pool.query(`select actor, details from audit_log where chain = 'address-book' order by seq`)).rows;
+    // Actors are stable ids (apikey:<id>, oidc:<sub>); the names are the principals', for display.
+    const actorOf = async (token: string) => (await api('GET', '/v1/me', undefined, token)).body.actor as string;
     expect(await imports()).toEqual([{
-      actor: 'test-admin',
+      actor: await actorOf(orch.apiKeys.admin),
       details: { entries: 1, inserted: 1, updated: 0, unchanged: 0, vaspDids: [g.subA], assets: ['ETH'], principal: expect.objectContaining({ kind: 'api-key', name: 'test-admin' }) },
     }]);
     expect((await api('PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subB, asset: 'ETH', address, customerRef: 'c-2' }] })).status).toBe(409);
@@ -148,20 +150,20 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     // The automatic decisions before the person's, in the order taken.
     const rows = await pool.query('select actor, action from audit_log where subject = $1 order by seq', [id]);
     expect(rows.rows.map((r) => [r.actor, r.action])).toEqual([
-      ['system:routing', 'incoming.route.auto'], ['system:screening', 'incoming.screening.hit'], ['Maya Compliance', 'incoming.decline'],
+      ['system:routing', 'incoming.route.auto'], ['system:screening', 'incoming.screening.hit'], [`oidc:${operators.compliance.subject}`, 'incoming.decline'],
     ]);
     const decline = await pool.query('select chain, seq, actor, details, prev_hash, hash from audit_log where subject = $1 and action = $2', [id, 'incoming.decline']);
-    expect(decline.rows[0]).toMatchObject({ chain: 'incoming', actor: 'Maya Compliance', details: { principal: { kind: 'oidc', name: 'Maya Compliance', roles: ['compliance'] } } });
+    expect(decline.rows[0]).toMatchObject({ chain: 'incoming', actor: `oidc:${operators.compliance.subject}`, details: { principal: { kind: 'oidc', name: 'Maya Compliance', roles: ['compliance'] } } });
     expect(decline.rows[0].hash).toMatch(/^[0-9a-f]{64}$/);
     const keyRows = await pool.query(`select action from audit_log where subject = $1 and chain = 'key' order by seq`, [g.subA]);
     expect(keyRows.rows.map((r) => r.action)).toEqual(expect.arrayContaining(['key.imported', 'key.rotation.requested', 'key.created', 'key.retired', 'key.activated']));
     // Loading a sanctions list and starting a reconciliation are audited too.
     const loaded = await pool.query(`select actor, subject, details from audit_log where action = 'screening.list.load'`);
-    expect(loaded.rows).toEqual([{ actor: 'sanctions-loader', subject: 'audit-test', details: expect.objectContaining({ list: 'audit-test', entries: expect.any(Number), principal: expect.objectContaining({ kind: 'system' }) }) }]);
+    expect(loaded.rows).toEqual([{ actor: 'system:sanctions-loader', subject: 'audit-test', details: expect.objectContaining({ list: 'audit-test', entries: expect.any(Number), principal: expect.objectContaining({ kind: 'system' }) }) }]);
     const reconcile = await api('POST', `/v1/address-book/${encodeURIComponent(g.subA)}/reconcile`, {}, orch.apiKeys.operator);
     expect(reconcile.status).toBe(202);
     const requested = await pool.query(`select actor, details from audit_log where action = 'address-book.reconcile.requested' and subject = $1`, [g.subA]);
-    expect(requested.rows).toEqual([{ actor: 'test-operator', details: expect.objectContaining({ workflowId: reconcile.body.workflowId, principal: expect.objectContaining({ name: 'test-operator' }) }) }]);
+    expect(requested.rows).toEqual([{ actor: await actorOf(orch.apiKeys.operator), details: expect.objectContaining({ workflowId: reconcile.body.workflowId, principal: expect.objectContaining({ name: 'test-operator' }) }) }]);
     await eventually(async () => {
       const r = await api('GET', `/v1/address-book/${encodeURIComponent(g.subA)}/reconcile/${reconcile.body.workflowId}`);
       return r.body.status !== 'RUNNING' ? true : undefined;
@@ -170,7 +172,7 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
 
     // The console's search shows the chain fields.
     const listed = await api('GET', `/v1/audit-log?subject=${id}&action=incoming.decline`, undefined, mlro);
-    expect(listed.body.data[0]).toMatchObject({ actor: 'Maya Compliance', chain: 'incoming', seq: Number(decline.rows[0].seq), hash: decline.rows[0].hash, prevHash: decline.rows[0].prev_hash });
+    expect(listed.body.data[0]).toMatchObject({ actor: `oidc:${operators.compliance.subject}`, actorName: 'Maya Compliance', chain: 'incoming', seq: Number(decline.rows[0].seq), hash: decline.rows[0].hash, prevHash: decline.rows[0].prev_hash });
   });
 
   it('verify names the row whose field was changed in the database, and a row deleted from the middle or the end', async () => {

@@ -163,7 +163,8 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     expect(view).toMatchObject({
       status: 'DECLINED',
       decision: {
-        decision: 'decline', actor: 'Maya Compliance',
+        // Recorded by the provider's subject; the name is shown beside it.
+        decision: 'decline', actor: `oidc:${operators.compliance.subject}`,
         principal: { kind: 'oidc', subject: operators.compliance.subject, name: 'Maya Compliance', roles: ['compliance'] },
       },
     });
@@ -202,7 +203,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
       const v = (await api('GET', `/v1/transfers/list/incoming-${id}`)).body;
       return v.final ? v : undefined;
     }, 30_000);
-    expect(view).toMatchObject({ status: 'ACCEPTED', decision: { actor: 'Other Reviewer', decision: 'approve' } });
+    expect(view).toMatchObject({ status: 'ACCEPTED', decision: { actor: expect.stringMatching(/^apikey:[0-9a-f-]{36}$/), principal: { name: 'Other Reviewer' }, decision: 'approve' } });
     // The API itself refuses a second decision.
     const again = await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'again' }, await keyOf('Rita Reviewer', 'compliance'));
     expect(again.status).toBe(409);

@@ -96,7 +96,8 @@ describe('console lists: the transfer list the workflows keep current, address-b
 
     expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'confirmed match' }, orch.headers('compliance'))).status).toBe(200);
     const done = await row(id, (r) => r.final);
-    expect(done).toMatchObject({ status: 'DECLINED', phase: 'completed', needsReview: false, decision: { decision: 'decline', actor: 'test-compliance', reason: 'confirmed match', principal: { kind: 'api-key', name: 'test-compliance', roles: ['compliance'] } } });
+    const compliance = (await api('GET', '/v1/me', undefined, orch.headers('compliance'))).body.actor as string;
+    expect(done).toMatchObject({ status: 'DECLINED', phase: 'completed', needsReview: false, decision: { decision: 'decline', actor: compliance, reason: 'confirmed match', principal: { kind: 'api-key', name: 'test-compliance', roles: ['compliance'] } } });
     expect((await list({ needs: 'review', order: 'asc', subsidiary: g.subA })).data.map((r) => r.id)).not.toContain(id);
     expect((await list({ status: 'DECLINED', direction: 'incoming', q: id })).data.map((r) => r.id)).toEqual([id]);
   });
@@ -172,9 +173,10 @@ describe('console lists: the transfer list the workflows keep current, address-b
     expect(r.headers.get('content-type')).toContain('text/csv');
     const csv = await r.text();
     const lines = csv.trim().split('\n');
-    expect(lines[0]).toBe('id,at,actor,action,subject,details,chain,seq,prevHash,hash');
+    expect(lines[0]).toBe('id,at,actor,actorName,action,subject,details,chain,seq,prevHash,hash');
     expect(lines).toHaveLength(4);
-    expect(lines[1]).toContain(`${actor},incoming.decline,${subject},"{""reason"":""why, \\""quoted\\"", incoming.decline""}",incoming,`);
+    // No principal in these rows' details, so no name to show beside the actor.
+    expect(lines[1]).toContain(`${actor},,incoming.decline,${subject},"{""reason"":""why, \\""quoted\\"", incoming.decline""}",incoming,`);
     expect(lines[1]).toMatch(/,incoming,\d+,[0-9a-f]{64},[0-9a-f]{64}$/);
     expect((await api('GET', '/v1/audit-log?from=last-week')).body.error).toMatchObject({ field: 'querystring.from' });
     expect((await api('GET', '/v1/audit-log?action=Incoming%20Decline')).body.error).toMatchObject({ field: 'querystring.action' });
@@ -258,7 +260,8 @@ describe('console lists: the transfer list the workflows keep current, address-b
       const r = await api('GET', `/v1/key-rotations?vaspDID=${encodeURIComponent(g.subB)}`);
       return r.body.data.find((x: Json) => x.status === 'completed');
     }, 30_000);
-    expect(rotation).toMatchObject({ workflowId: rotate.body.workflowId, runId: rotate.body.runId, requestedBy: 'test-operator', reason: 'console list test', newDid: expect.stringMatching(/^did:key:/) });
+    const operator = (await api('GET', '/v1/me', undefined, orch.headers('operator'))).body.actor as string;
+    expect(rotation).toMatchObject({ workflowId: rotate.body.workflowId, runId: rotate.body.runId, requestedBy: operator, reason: 'console list test', newDid: expect.stringMatching(/^did:key:/) });
 
     const started = await api('POST', `/v1/address-book/${encodeURIComponent(g.subA)}/reconcile`, {});
     expect(started.status).toBe(202);

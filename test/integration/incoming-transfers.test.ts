@@ -117,7 +117,8 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(audit.rows).toEqual([
       expect.objectContaining({ actor: 'system:routing', action: 'incoming.route.escalated', details: expect.objectContaining({ principal: expect.objectContaining({ kind: 'system' }) }) }),
       expect.objectContaining({
-        actor: 'test-admin', action: 'incoming.route', details: expect.objectContaining({ principal: expect.objectContaining({ kind: 'api-key', name: 'test-admin' }) }),
+        actor: (await api('GET', '/v1/me')).body.actor, action: 'incoming.route',
+        details: expect.objectContaining({ principal: expect.objectContaining({ kind: 'api-key', name: 'test-admin' }) }),
       }),
       expect.objectContaining({ actor: 'system:screening', action: 'incoming.approve', details: expect.objectContaining({ reason: 'no screening hit', nameHits: 0 }) }),
     ]);
@@ -154,7 +155,9 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const jti = JSON.parse(Buffer.from(mlro.split('.')[1]!, 'base64url').toString()).jti as string;
     const principal = { kind: 'oidc', subject: operators.compliance.subject, name: 'Maya Compliance', roles: ['compliance'], credentialId: jti };
     // The workflow's state (its query) and its history: the update's input as recorded, decoded with the codec.
-    expect(done.decision).toMatchObject({ decision: 'decline', actor: 'Maya Compliance', principal });
+    // Recorded as the provider's subject; the name is the principal's, for display.
+    const maya = `oidc:${operators.compliance.subject}`;
+    expect(done.decision).toMatchObject({ decision: 'decline', actor: maya, principal });
     expect(done.history.find((h) => h.event === 'decision')!.detail).toMatchObject({ principal });
     const history = await orch.client.workflow.getHandle(`incoming-${declined}`).fetchHistory();
     const accepted = history.events!.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes)!.workflowExecutionUpdateAcceptedEventAttributes!;
@@ -168,10 +171,10 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     const audit = await orch.pool.query('select subject, actor, action, details from audit_log where subject = any($1) order by seq', [[approved, declined]]);
     const decided = audit.rows.filter((r) => r.action === 'incoming.approve' || r.action === 'incoming.decline');
     expect(decided.map((r) => r.action).sort()).toEqual(['incoming.approve', 'incoming.decline']);
-    for (const row of decided) expect(row).toMatchObject({ actor: 'Maya Compliance', details: { principal } });
+    for (const row of decided) expect(row).toMatchObject({ actor: maya, details: { principal } });
     // Before them, the registry's routing and the screening hit, automatic decisions under their rules.
     expect(audit.rows.filter((r) => r.subject === declined).map((r) => [r.actor, r.action])).toEqual([
-      ['system:routing', 'incoming.route.auto'], ['system:screening', 'incoming.screening.hit'], ['Maya Compliance', 'incoming.decline'],
+      ['system:routing', 'incoming.route.auto'], ['system:screening', 'incoming.screening.hit'], [maya, 'incoming.decline'],
     ]);
   });
 

@@ -132,7 +132,10 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     expect(started.body).toMatchObject({ workflowId: workflowIds.keyRotation(group.subA), vaspDID: group.subA });
     expect(started.body.step).not.toBe('verifying-vasp');
     const done = await finished(group.subA);
-    expect(done).toMatchObject({ workflowStatus: 'COMPLETED', step: 'completed', reason: 'suspected compromise', requestedBy: 'test-operator', previousDid: subAOriginal.did });
+    // Who asked, by the key's stable id (its name is in the principal, for display).
+    const operator = (await api('GET', '/v1/me', undefined, 'operator')).body.actor as string;
+    expect(operator).toMatch(/^apikey:[0-9a-f-]{36}$/);
+    expect(done).toMatchObject({ workflowStatus: 'COMPLETED', step: 'completed', reason: 'suspected compromise', requestedBy: operator, previousDid: subAOriginal.did });
     expect(done.status).toMatch(/^Rotated: did:key:z6Mk.* is active; did:key:.* is retired/);
 
     const keys = await keysOf(group.subA);
@@ -154,8 +157,8 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     );
     const requested = audit.rows.find((r) => r.action === 'key.rotation.requested')!;
     const principal = { kind: 'api-key', name: 'test-operator', roles: ['operator'], credentialId: orch.apiKeys.operator.slice(0, 20) };
-    expect(requested).toMatchObject({ actor: 'test-operator', details: { reason: 'suspected compromise', workflowId: workflowIds.keyRotation(group.subA), principal } });
-    expect(audit.rows.find((r) => r.action === 'key.activated')!).toMatchObject({ actor: 'test-operator', details: { reason: 'suspected compromise', keyId: active.id, principal } });
+    expect(requested).toMatchObject({ actor: operator, details: { reason: 'suspected compromise', workflowId: workflowIds.keyRotation(group.subA), principal } });
+    expect(audit.rows.find((r) => r.action === 'key.activated')!).toMatchObject({ actor: operator, details: { reason: 'suspected compromise', keyId: active.id, principal } });
 
     // The search attribute is set, so operators can filter the VASP's workflows in the UI.
     const description = await orch.client.workflow.getHandle(workflowIds.keyRotation(group.subA)).describe();

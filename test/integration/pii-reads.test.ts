@@ -80,11 +80,13 @@ describe('reads of personal data are audited: who read which transaction or hist
     expect(JSON.stringify(read.body.ivms101)).toContain(FAMILY);
     const rows = await reads();
     expect(rows).toEqual([{
-      seq: '1', actor: 'Maya Compliance', action: 'pii-read.tx-info', subject: txId,
+      seq: '1', actor: `oidc:${operators.compliance.subject}`, action: 'pii-read.tx-info', subject: txId,
       details: {
         route: 'GET /tx/info', listener: 'api', transactionId: txId, transferId: null, workflowIds: [`incoming-${txId}`],
         vaspDid: null, decryptedWith: g.gateway,
-        principal: { kind: 'oidc', subject: expect.any(String), name: 'Maya Compliance', roles: ['compliance'], credentialId: expect.any(String) },
+        principal: {
+          kind: 'oidc', subject: operators.compliance.subject, issuer: expect.any(String), name: 'Maya Compliance', roles: ['compliance'], credentialId: expect.any(String),
+        },
       },
     }]);
     noPersonalData(rows);
@@ -143,17 +145,17 @@ describe('reads of personal data are audited: who read which transaction or hist
     const rows = await newRows();
     expect(rows).toEqual([
       expect.objectContaining({
-        actor: 'Maya Compliance', action: 'pii-read.codec-decode', subject: `incoming-${txId}`,
+        actor: `oidc:${operators.compliance.subject}`, action: 'pii-read.codec-decode', subject: `incoming-${txId}`,
         details: {
           route: 'POST /codec/decode', namespace: 'default', workflowId: `incoming-${txId}`, runId, payloads: 3, decrypted: 3,
           principal: expect.objectContaining({ kind: 'oidc', name: 'Maya Compliance', roles: ['compliance'], credentialId: expect.any(String) }),
         },
       }),
       expect.objectContaining({
-        actor: 'test-admin', action: 'pii-read.codec-decode', subject: 'default',
+        actor: expect.stringMatching(/^apikey:[0-9a-f-]{36}$/), action: 'pii-read.codec-decode', subject: 'default',
         details: expect.objectContaining({ namespace: 'default', workflowId: null, runId: null, payloads: 1, decrypted: 1, principal: expect.objectContaining({ kind: 'api-key' }) }),
       }),
-      expect.objectContaining({ actor: 'Maya Compliance', subject: 'default', details: expect.objectContaining({ payloads: 2, decrypted: 1 }) }),
+      expect.objectContaining({ actor: `oidc:${operators.compliance.subject}`, subject: 'default', details: expect.objectContaining({ payloads: 2, decrypted: 1 }) }),
     ]);
     noPersonalData(rows);
 

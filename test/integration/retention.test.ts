@@ -83,13 +83,13 @@ describe('data retention: nightly sweep of webhook ids and transfer personal dat
     const audit = await orch.pool.query(
       `select actor, details from audit_log where action = 'retention.sweep' and details->>'workflowId' = $1`, [`retention-test-${tag}-1`],
     );
-    expect(audit.rows).toEqual([{ actor: 'retention-sweep', details: expect.objectContaining({ ...first, ...DAYS }) }]);
+    expect(audit.rows).toEqual([{ actor: 'system:retention-sweep', details: expect.objectContaining({ ...first, ...DAYS }) }]);
     expect(JSON.stringify(audit.rows)).not.toMatch(/Old Person/);
     // The erasure itself is audited with its batch, naming the transfers.
     const erased = await orch.pool.query(
       `select actor, details from audit_log where action = 'retention.erase' and details->'transferIds' ? $1`, [`${tag}-old`],
     );
-    expect(erased.rows).toEqual([{ actor: 'retention-sweep', details: expect.objectContaining({ transferPiiDays: DAYS.transferPiiDays, workflowId: `retention-test-${tag}-1` }) }]);
+    expect(erased.rows).toEqual([{ actor: 'system:retention-sweep', details: expect.objectContaining({ transferPiiDays: DAYS.transferPiiDays, workflowId: `retention-test-${tag}-1` }) }]);
     expect(JSON.stringify(erased.rows)).not.toMatch(/Old Person/);
 
     const second = await sweep('2');

@@ -42,6 +42,8 @@ function principalOf(payload: JWTPayload, kid: string | undefined, config: OidcC
   return {
     kind: 'oidc',
     subject,
+    issuer: config.issuer,
+    // For display: the audit log and decisions record the subject (lib/principal.ts auditActor).
     name: text(payload.name) ?? text(payload.preferred_username) ?? text(payload.email) ?? subject,
     roles: rolesFrom(claimAt(payload, config.rolesClaim), config.rolePrefix),
     credentialId: text(payload.jti, 255) ?? `kid:${kid ?? 'none'}`,

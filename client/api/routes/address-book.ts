@@ -15,6 +15,7 @@ import { workflowIds } from '../../../workflows/ids';
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
+import { auditActor } from '../../../lib/principal';
 import { recordAuditEntry } from '../../../db/audit-log';
 
 /** Entries per PUT or DELETE request. The CLI import sends batches well below this. */
@@ -218,7 +219,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
         });
         const principal = principalOf(request);
         await recordAuditEntry(deps.pool, {
-          actor: principal.name, action: 'address-book.reconcile.requested', subject: vaspDID,
+          actor: auditActor(principal), action: 'address-book.reconcile.requested', subject: vaspDID,
           details: { trigger, mode, workflowId: handle.workflowId, runId: handle.firstExecutionRunId, principal },
         });
         return reply.code(202).send({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import { listApiKeys, revokeApiKey } from '../../../db/api-keys';
-import { ROLES } from '../../../lib/principal';
+import { auditActor, ROLES } from '../../../lib/principal';
 import { createApiKey } from '../auth/api-keys';
 import { principalOf } from '../auth/plugin';
 import { access } from '../auth/roles';
@@ -15,13 +15,16 @@ const ApiKeyInfo = Type.Object({
   name: Type.String(),
   role: Role,
   createdAt: Type.String(),
-  createdBy: Type.String(),
+  createdBy: Type.String({ description: 'Who created it, by a stable id as the audit log records it: oidc:<sub>, apikey:<id>, cli:<OS user>' }),
+  createdByName: Type.Union([Type.String(), Type.Null()], { description: 'For display: the creator\'s name at the time' }),
   revokedAt: Nullable,
   revokedBy: Nullable,
+  revokedByName: Nullable,
   lastUsedAt: Type.Union([Type.String(), Type.Null()], { description: 'Recorded at most once a minute' }),
 });
 const Principal = Type.Object({
-  kind: Type.String(), subject: Type.String(), name: Type.String(), roles: Type.Array(Type.String()), credentialId: Type.String(),
+  kind: Type.String(), subject: Type.String(), issuer: Type.Optional(Type.String()), name: Type.String(), roles: Type.Array(Type.String()), credentialId: Type.String(),
+  actor: Type.String({ description: 'How the audit log, decisions and API keys record the caller (oidc:<sub>, apikey:<id>); the name is for display' }),
 });
 const CreateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for, e.g. core-banking' }),
@@ -37,7 +40,10 @@ export function apiKeyRoutes(app: FastifyInstance, deps: { pool: Pool }) {
   app.get('/v1/me', {
     config: { roles: access.read },
     schema: { tags: ['access'], summary: 'The caller as the API authenticated it: name, roles, credential', response: { 200: Principal } },
-  }, async (request) => principalOf(request));
+  }, async (request) => {
+    const principal = principalOf(request);
+    return { ...principal, actor: auditActor(principal) };
+  });
 
   app.get('/v1/api-keys', {
     config: { roles: access.admin },

@@ -12,7 +12,7 @@ import { decideUpdate, incomingStatusQuery, routeUpdate, type IncomingStatus } f
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
-import type { Principal } from '../../../lib/principal';
+import { auditActor, type Principal } from '../../../lib/principal';
 
 export interface IncomingRouteDeps {
   temporal: Client;
@@ -73,7 +73,8 @@ async function update<A>(deps: IncomingRouteDeps, id: string, def: typeof routeU
   }
 }
 
-const acting = (principal: Principal) => ({ principal, actor: principal.name });
+// The actor is the principal's stable id (the name is the principal's, for display).
+const acting = (principal: Principal) => ({ principal, actor: auditActor(principal) });
 
 /** Operators' side of incoming transfers: their status, routing a transfer nobody owns, deciding a screening hit. */
 export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {

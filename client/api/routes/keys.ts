@@ -34,6 +34,7 @@ import { keyRotationAcceptedUpdate, keyRotationStatusQuery, type KeyRotationStat
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
+import { auditActor } from '../../../lib/principal';
 
 export interface KeyRouteDeps {
   temporal: Client;
@@ -176,7 +177,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       const start = new WithStartWorkflowOperation(keyRotation, {
         workflowId,
         taskQueue: deps.taskQueue,
-        args: [{ vaspDid: vaspDID, reason, requestedBy: principal.name, principal }],
+        args: [{ vaspDid: vaspDID, reason, requestedBy: auditActor(principal), principal }],
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
         typedSearchAttributes: [{ key: VaspDid, value: vaspDID }],
       });
@@ -195,7 +196,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       }
       // The with-start handle does not carry the run id: read it back (the run was just created, so it is the first).
       const { runId } = await handle.describe();
-      await recordAuditEntry(deps.pool, { actor: principal.name, action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, runId, principal } });
+      await recordAuditEntry(deps.pool, { actor: auditActor(principal), action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, runId, principal } });
       let status: KeyRotationStatus | 'timeout';
       try {
         status = await Promise.race([accepted, timeout(ACCEPT_WAIT_MS)]);
@@ -268,7 +269,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
         throw new ValidationError('key', 'send either key (a JsonDIDKey record) or privateKeyHex (with an optional did), not both');
       }
       const principal = principalOf(request);
-      const { key, outcome } = await keystore().importKey(vaspDID, record, { actor: principal.name, principal, reason: body.reason }, 'key');
+      const { key, outcome } = await keystore().importKey(vaspDID, record, { actor: auditActor(principal), principal, reason: body.reason }, 'key');
       return reply.code(outcome === 'already-present' ? 200 : 201).send({ key, outcome });
     },
   );
@@ -287,7 +288,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       const { vaspDID, keyId } = request.params as Static<typeof KeyParams>;
       const { reason } = request.body as Static<typeof DestroyBody>;
       const principal = principalOf(request);
-      return keystore().destroyKey(vaspDID, keyId, { actor: principal.name, principal, reason });
+      return keystore().destroyKey(vaspDID, keyId, { actor: auditActor(principal), principal, reason });
     },
   );
 }

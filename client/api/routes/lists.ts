@@ -17,6 +17,7 @@ import { getTransferView, listTransferViews, type TransferViewFilter } from '../
 import { NotFoundError, ValidationError } from '../../../lib/errors';
 import { decodeCursor, encodeCursor, type CursorKey } from '../../../lib/listing/cursor';
 import { FreeText } from '../../../lib/text';
+import { SPREADSHEET_SAFE } from '../../../lib/spreadsheet-csv';
 import type { Logger } from '../../../lib/logger';
 import type { GroupConfig } from '../../../lib/config';
 import { rebuildTransferView } from '../../../transfer-view/rebuild';
@@ -102,7 +103,10 @@ const AuditQuery = Type.Object({
   ...Paging,
 }, { additionalProperties: false });
 const AuditRowSchema = Type.Object({
-  id: Type.String(), at: Type.String(), actor: Type.String(), action: Type.String(), subject: Type.String(), details: Type.Unknown(),
+  id: Type.String(), at: Type.String(),
+  actor: Type.String({ description: 'who, by a stable id: oidc:<sub>, apikey:<id>, cli:<OS user>, system:<component>' }),
+  actorName: Type.Union([Type.String(), Type.Null()], { description: 'for display: the principal\'s name (a person may change it at the identity provider)' }),
+  action: Type.String(), subject: Type.String(), details: Type.Unknown(),
   chain: Type.String({ description: 'the hash chain the row belongs to (the action\'s first segment)' }),
   seq: Type.Integer({ description: 'its place in the chain, from 1' }),
   prevHash: Type.String({ description: 'the previous row\'s hash (SHA-256, hex); 64 zeros for the first' }),
@@ -230,17 +234,18 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
     config: { roles: access.compliance },
     schema: {
       tags: ['console'],
-      summary: `The audit log rows matching the same filters as CSV (at, actor, action, subject, details as JSON, chain, seq, prevHash, hash), oldest first, at most ${AUDIT_EXPORT_MAX.toLocaleString('en')}`,
+      summary: `The audit log rows matching the same filters as CSV (at, actor, actor's name, action, subject, details as JSON, chain, seq, prevHash, hash), oldest first, at most ${AUDIT_EXPORT_MAX.toLocaleString('en')}`,
+      description: 'A cell a spreadsheet would take for a formula (starting with =, +, -, @, tab or carriage return) starts with \' (lib/spreadsheet-csv.ts).',
       querystring: Type.Object({ ...AuditQuery.properties, limit: Type.Optional(Type.Never()), cursor: Type.Optional(Type.Never()), order: Type.Optional(Type.Never()) }, { additionalProperties: false }),
     },
   }, async (request, reply) => {
     const filter = auditFilter(request.query as Static<typeof AuditQuery>);
-    const lines: string[] = [stringify([['id', 'at', 'actor', 'action', 'subject', 'details', 'chain', 'seq', 'prevHash', 'hash']])];
+    const lines: string[] = [stringify([['id', 'at', 'actor', 'actorName', 'action', 'subject', 'details', 'chain', 'seq', 'prevHash', 'hash']], SPREADSHEET_SAFE)];
     let cursor: CursorKey | undefined;
     let rows = 0;
     do {
       const p = await listAuditLog(deps.pool, filter, { limit: Math.min(1000, AUDIT_EXPORT_MAX - rows), order: 'asc', cursor });
-      lines.push(stringify(p.rows.map((r) => [r.id, r.at, r.actor, r.action, r.subject, JSON.stringify(r.details), r.chain, r.seq, r.prevHash, r.hash])));
+      lines.push(stringify(p.rows.map((r) => [r.id, r.at, r.actor, r.actorName ?? '', r.action, r.subject, JSON.stringify(r.details), r.chain, r.seq, r.prevHash, r.hash]), SPREADSHEET_SAFE));
       rows += p.rows.length;
       cursor = p.next;
     } while (cursor && rows < AUDIT_EXPORT_MAX);

@@ -64,7 +64,7 @@ describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loo
     const verifier = new OidcVerifier(config, { jwksCooldownMs: 0 });
     const first = await idp.newKey('k1');
     expect(await verifier.verify(await sign(first, claims()))).toEqual({
-      kind: 'oidc', subject: 'f1d2', name: 'mlro', roles: ['compliance'], credentialId: 'j-1',
+      kind: 'oidc', subject: 'f1d2', issuer: idp.issuer, name: 'mlro', roles: ['compliance'], credentialId: 'j-1',
     });
     expect(idp.reads).toEqual({ discovery: 1, jwks: 1 });
     await verifier.verify(await sign(first, claims({ jti: 'j-2' })));
