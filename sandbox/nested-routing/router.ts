@@ -8,6 +8,7 @@ import { getVaspSettings } from '../directory/profiles';
 import { holdDeliveries, releaseDeliveries } from '../webhooks/holds';
 import { OPERATOR_DID } from '../operator';
 import { type TransactionEvent, type TransactionService } from '../transactions';
+import { lookupAsset } from '../transactions/model';
 
 /**
  * Nested-VASP routing, as the network describes it. A message whose beneficiary is a gateway is resolved, in order:
@@ -27,7 +28,8 @@ const childrenOf = async (db: Pool | PoolClient, gateway: string) =>
 const parentOf = async (db: Pool | PoolClient, did: string) =>
   (await db.query<{ parent_did: string | null }>('select parent_did from vasps where did = $1', [did])).rows[0]?.parent_did ?? null;
 
-const assetText = (a: unknown) => (typeof a === 'string' ? a : '');
+/** The asset a lookup of the transaction's destination matches, as tx/create looks it up (transactions/model.ts). */
+const assetText = (a: unknown) => (typeof a === 'string' ? lookupAsset(a) : '');
 
 export class NestedRouter {
   private readonly loop: BackgroundLoop;

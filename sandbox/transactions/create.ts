@@ -2,18 +2,31 @@
  * `tx/create`: idempotency on transactionRef (a claim per reference, the same body answers the same transaction),
  * beneficiary resolution by address, personal data, and the status jump.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
 import { badRequest, forbidden, NetworkError, notFound } from '../errors';
 import { findOwners, pickOwner } from '../address-book';
+import { customerDidOf } from '../address-book/store';
 import { addOwners, type PiiEntry } from '../pii-store/store';
 import { OPERATOR_DID } from '../operator';
 import type { Row, TransactionCore } from './core';
 import { record } from './history';
-import { parseCreateRequest, requestHash, type Transaction } from './model';
+import { assetDecimals } from './assets';
+import { lookupAsset, parseCreateRequest, requestHash, type Transaction } from './model';
 import { checkCids, cidLeaves, hostedEncrypt, storeHosted } from './personal-data';
 
 const STALE_CLAIM_SECONDS = 60;
+
+/**
+ * A customer's DID (`originatorDid`, `beneficiaryDid`: DIDs in the spec, which requires `beneficiaryDid`): the
+ * request's own; else the one the address book reports for the same (VASP, customer reference), so a customer keeps
+ * its DID; else a fresh one, as the network gives every customer of a transfer a DID.
+ */
+function customerDid(given: string | undefined, vaspDid: string | undefined, customerRef: string | undefined): string {
+  if (given) return given;
+  const derived = vaspDid && customerRef ? customerDidOf(vaspDid, customerRef) : null;
+  return derived ?? `did:ethr:0x${randomBytes(20).toString('hex')}`;
+}
 
 export async function createTransaction(core: TransactionCore, access: Access, body: unknown): Promise<Transaction> {
   const req = parseCreateRequest(body);
@@ -85,7 +98,7 @@ async function claimRef(core: TransactionCore, originator: string, ref: string, 
 async function doCreate(core: TransactionCore, access: Access, req: ReturnType<typeof parseCreateRequest>): Promise<Transaction> {
   const originator = req.originatorVASPdid;
   const destination = req.blockchain.destination;
-  const owners = await findOwners(core.pool, req.assetSymbol, destination);
+  const owners = await findOwners(core.pool, lookupAsset(req.assetText), destination);
   let beneficiary = req.beneficiaryVASPdid;
   let beneficiaryName = req.beneficiaryVASPname;
   if (!beneficiary) {
@@ -117,13 +130,13 @@ async function doCreate(core: TransactionCore, access: Access, req: ReturnType<t
     status: 'NEW',
     transactionType: 'TRAVELRULE',
     ...(req.transactionRef !== undefined && { transactionRef: req.transactionRef }),
-    transactionAsset: req.transactionAsset,
+    transactionAsset: req.assetText,
     transactionAmount: req.transactionAmount,
-    ...(req.transactionAssetDecimals !== undefined && { transactionAssetDecimals: req.transactionAssetDecimals }),
+    transactionAssetDecimals: req.transactionAssetDecimals ?? assetDecimals(req.assetText),
     chargedQuantity: 1,
     amountInLocalCurrency: null,
-    originatorDid: req.originatorDid ?? '',
-    beneficiaryDid: req.beneficiaryDid ?? '',
+    originatorDid: customerDid(req.originatorDid, originator, req.originatorRef),
+    beneficiaryDid: customerDid(req.beneficiaryDid, beneficiary, req.beneficiaryRef),
     ...(req.originatorRef !== undefined && { originatorRef: req.originatorRef }),
     ...(req.beneficiaryRef !== undefined && { beneficiaryRef: req.beneficiaryRef }),
     originatorVASPdid: originator,

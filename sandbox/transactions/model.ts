@@ -32,11 +32,15 @@ export interface Transaction {
   status: TransactionStatus;
   transactionType: 'TRAVELRULE';
   transactionRef?: string;
-  transactionAsset: unknown;
+  /** A string, as the spec and interface.md type it: the symbol, or the text of the asset object the request gave (assetText). */
+  transactionAsset: string;
   transactionAmount: string;
-  transactionAssetDecimals?: number;
+  /** The request's, else the asset's (assets.ts): `tx/list` answers TransactionResolved, which requires it. */
+  transactionAssetDecimals: number;
   chargedQuantity: number;
+  /** interface.md: "number or null"; the sandbox prices nothing. */
   amountInLocalCurrency: null;
+  /** The customers' DIDs: the request's, else derived (create.ts customerDid); never empty, the spec types them as DIDs. */
   originatorDid: string;
   beneficiaryDid: string;
   originatorRef?: string;
@@ -81,18 +85,28 @@ function text(body: Record<string, unknown>, field: string, opts: { pattern?: Re
 
 const did = (body: Record<string, unknown>, field: string) => text(body, field, { pattern: DID, rule: 'must be a DID (did:<method>:<id>)' });
 
-/** The asset as given (symbol, `{caip19}` or `{coingeckoId, network}`), and a text form for the index column. */
-function asset(v: unknown): { value: unknown; text: string; symbol: string } {
+/**
+ * The asset as given (symbol, `{caip19}` or `{coingeckoId, network}`) and its text: the symbol, the CAIP-19 id, or
+ * `coingeckoId@network`. The text is what the Transaction answers as `transactionAsset` (a string in the spec and in
+ * interface.md), what the index column holds and what `tx/list?transactionAsset=` matches.
+ */
+function asset(v: unknown): { value: unknown; text: string } {
   if (typeof v === 'string') {
     if (!v.trim() || v.length > 64) throw validationError('transactionAsset: must be an asset symbol of 1 to 64 characters');
-    return { value: v, text: v, symbol: v };
+    return { value: v, text: v };
   }
-  if (isObject(v) && typeof v.caip19 === 'string' && v.caip19) return { value: { caip19: v.caip19 }, text: v.caip19, symbol: '' };
+  if (isObject(v) && typeof v.caip19 === 'string' && v.caip19) return { value: { caip19: v.caip19 }, text: v.caip19 };
   if (isObject(v) && typeof v.coingeckoId === 'string' && typeof v.network === 'string' && v.coingeckoId && v.network) {
-    return { value: { coingeckoId: v.coingeckoId, network: v.network }, text: `${v.coingeckoId}@${v.network}`, symbol: '' };
+    return { value: { coingeckoId: v.coingeckoId, network: v.network }, text: `${v.coingeckoId}@${v.network}` };
   }
   throw validationError('transactionAsset: must be an asset symbol, {caip19} or {coingeckoId, network}');
 }
+
+/**
+ * The asset an address-book lookup of the transaction's destination matches: its symbol or CAIP-19 id; none ('', any
+ * asset) for a CoinGecko pair (`id@network`), which the book does not index.
+ */
+export const lookupAsset = (transactionAsset: string): string => (transactionAsset.includes('@') ? '' : transactionAsset);
 
 /** IVMS101 nests about eight levels; the cap keeps every later walk (ours, JSON.stringify, jsonb) off the stack limit. */
 const MAX_DEPTH = 32;
@@ -142,8 +156,8 @@ const optionalObject = (body: Record<string, unknown>, field: string): unknown =
 export interface CreateRequest {
   transactionRef?: string;
   transactionAsset: unknown;
+  /** What the Transaction answers as `transactionAsset` (see asset()). */
   assetText: string;
-  assetSymbol: string;
   transactionAmount: string;
   transactionAssetDecimals?: number;
   originatorVASPdid: string;
@@ -208,7 +222,6 @@ export function parseCreateRequest(body: unknown): CreateRequest {
     transactionRef: text(body, 'transactionRef', { max: 256 }),
     transactionAsset: a.value,
     assetText: a.text,
-    assetSymbol: a.symbol,
     transactionAmount: amount,
     transactionAssetDecimals: decimals as number | undefined,
     originatorVASPdid: did(body, 'originatorVASPdid')!,
