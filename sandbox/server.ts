@@ -5,7 +5,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '../lib/logger';
 import { NetworkError } from './errors';
 import { bearerGuard } from './auth/guard';
-import { testRouteGate } from './auth/test-routes';
+import { testRouteGate, testRoutesOn } from './auth/test-routes';
 import { TokenService } from './auth/tokens';
 import { operatorIssuerRoutes, tokenRoute, viewerRoute } from './routes/auth';
 import { OperatorIssuer } from './auth/operator-issuer';
@@ -71,10 +71,11 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   refuseBadInput(app);
   const faults = new Faults(deps.config.faults === true);
   const ctx: SandboxContext = { pool: deps.pool, config: deps.config, tokens, logger: deps.logger, faults };
-  // Before anything else: a refused test route runs no other hook.
-  testRouteGate(app, { enabled: deps.config.testRoutes === true, operatorToken: deps.config.operatorToken });
+  // Before anything else: a refused test route runs no other hook, and none is registered while they are off.
+  testRouteGate(app, deps.config);
+  const testRoutes = testRoutesOn(deps.config);
   // First after the gate, so its hooks run before every route's (and the auth guards').
-  faultRoutes(app, faults);
+  faultRoutes(app, faults, { testRoutes });
 
   app.get('/healthz', async () => ({ ok: true }));
   tokenRoute(app, { pool: deps.pool, tokens, audiences: [deps.config.publicUrl, deps.config.piiUrl] });
@@ -87,7 +88,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   await webhookPublicRoutes(app, ctx);
   await counterpartyRoutes(app, ctx);
   await nestedRoutingPublicRoutes(app, ctx);
-  rateLimitRoutes(app, limiter);
+  if (testRoutes) rateLimitRoutes(app, limiter);
 
   // The network's API: bearer tokens for the API audience. Each part adds one line.
   await app.register(async (api) => {

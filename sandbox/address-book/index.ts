@@ -4,6 +4,7 @@ import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import { documented, Uuid, WholeNumber } from '../openapi';
 import type { SandboxContext } from '../context';
+import { testRoutesOn } from '../auth/test-routes';
 import { badRequest, notFound } from '../errors';
 import { resolveOptions, type AddressBookOptions } from './options';
 import { readOutbox } from './outbox';
@@ -77,6 +78,8 @@ export async function addressBookPublicRoutes(app: FastifyInstance, ctx: Sandbox
       body: Type.Object({ file: Type.String({ contentEncoding: 'binary', description: 'The CSV file (header asset,address,customerRef…)' }) }),
     }), async (request, reply) => handleUpload(request, reply, { ctx, opts, urls: await urls(), processor, spool, lingering }));
 
+    // The windows below are test routes: they exist only when those are on (sandbox/auth/test-routes.ts).
+    if (!testRoutesOn(ctx.config)) return;
     scope.get('/sandbox/uploads/:id', documented({ params: Type.Object({ id: Uuid }), querystring: Type.Object({ rejected_limit: Type.Optional(WholeNumber(0, 10_000)) }) }), async (request) => {
       const { id } = request.params as { id: string };
       const raw = (request.query as Record<string, unknown>).rejected_limit ?? '1000';

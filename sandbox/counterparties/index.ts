@@ -12,7 +12,7 @@ import type { SandboxContext } from '../context';
 import { addFieldValues, simpleVasp } from '../directory/profiles';
 import { badRequest, notFound } from '../errors';
 import { OPERATOR_DID } from '../operator';
-import { notSimulated } from '../auth/test-routes';
+import { notSimulated, testRoutesOn } from '../auth/test-routes';
 import { transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
 import { DEFAULT_BEHAVIOUR, parseBehaviour, type Behaviour } from './behaviours';
@@ -135,6 +135,8 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
   await app.register(async (scope) => {
     scope.addHook('onReady', async () => simulator.start());
     scope.addHook('onClose', async () => simulator.stop());
+    // The simulator runs either way (seeded simulated VASPs answer transfers); only its controls are test routes.
+    if (!testRoutesOn(ctx.config)) return;
 
     scope.put('/sandbox/counterparties/:vaspDID', documented({ params: VaspParams, body: ConfigureBody }), async (request) => {
       const { vaspDID } = request.params as { vaspDID: string };

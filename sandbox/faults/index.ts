@@ -156,7 +156,8 @@ export function parseFaultConfig(body: unknown): FaultConfig {
   return config;
 }
 
-const EXEMPT = /^\/(healthz|sandbox|oidc)(\/|$|\?)/;
+/** Routes never faulted, by the route the router matched (it decodes the path, so the raw URL cannot tell). */
+const EXEMPT = /^\/(healthz|sandbox|oidc)(\/|$)/;
 const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));
 
 /** The sandbox's current faults (one per process: a restarted sandbox starts without any). */
@@ -186,10 +187,11 @@ export class Faults {
 
   /** Before the handler: latency, then 429 or 5xx (answered here, so the handler never runs). */
   async beforeHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (EXEMPT.test(request.url)) return;
+    const matched = request.routeOptions.url;
+    if (matched !== undefined && EXEMPT.test(matched)) return;
     const { latency, rateLimit, errors, dropAfterCommit } = this.config;
     const path = request.url.split('?')[0]!;
-    const route = request.routeOptions.url ?? path;
+    const route = matched ?? path;
     const on = (routes: string[] | undefined) => !routes || routes.some((r) => r === `${request.method} ${route}` || r === route || r === path);
     if (latency && on(latency.routes) && this.hit('latency', latency.share)) {
       if (latency.afterHandler) delayed.set(request, latency.ms);
@@ -251,8 +253,8 @@ export class Faults {
 const dropped = new WeakSet<FastifyRequest>();
 const delayed = new WeakMap<FastifyRequest, number>();
 
-/** The hooks on every route and the `/sandbox/faults` window. */
-export function faultRoutes(app: FastifyInstance, faults: Faults): void {
+/** The hooks on every route, and the `/sandbox/faults` window when the test routes are on (sandbox/auth/test-routes.ts). */
+export function faultRoutes(app: FastifyInstance, faults: Faults, opts: { testRoutes: boolean }): void {
   app.addHook('onRequest', async (request, reply) => {
     await faults.beforeHandler(request, reply);
     if (reply.sent) return reply;
@@ -261,6 +263,7 @@ export function faultRoutes(app: FastifyInstance, faults: Faults): void {
     await faults.onSend(request);
     return payload;
   });
+  if (!opts.testRoutes) return;
   const refuse = () => new NetworkError(403, 'ForbiddenError', 'fault injection is off: start the sandbox with SANDBOX_FAULTS=1');
   app.put('/sandbox/faults', documented({ body: FaultBody }), async (request) => {
     if (!faults.enabled) throw refuse();

@@ -21,7 +21,7 @@ import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
 import { simpleVasp } from '../directory/profiles';
 import { badRequest, notFound } from '../errors';
-import { notSimulated } from '../auth/test-routes';
+import { notSimulated, testRoutesOn } from '../auth/test-routes';
 import { ValidationError } from '../../lib/errors';
 import { putEntries } from '../pii-store/store';
 import { actorOf, requireParty, transactionService } from '../transactions';
@@ -143,6 +143,7 @@ export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: Sandb
   transactions.onChange(router.onChange);
   app.addHook('onReady', async () => router.start());
   app.addHook('onClose', async () => router.stop());
+  if (!testRoutesOn(ctx.config)) return;
   app.post('/sandbox/simulate/transfers', documented({ body: SimulateBody }), async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const from = body.originatorVASPdid;

@@ -19,6 +19,7 @@ import { Did, documented, Uuid } from '../openapi';
 import { generateWebhookSecret } from '../../lib/webhook-signature';
 import type { Access } from '../auth/access';
 import { accessOf } from '../auth/guard';
+import { testRoutesOn } from '../auth/test-routes';
 import type { SandboxContext } from '../context';
 import { badRequest, forbidden, notFound } from '../errors';
 import { transactionService } from '../transactions';
@@ -111,6 +112,7 @@ export async function webhookPublicRoutes(app: FastifyInstance, ctx: SandboxCont
   await app.register(async (scope) => {
     scope.addHook('onReady', async () => dispatcher.start());
     scope.addHook('onClose', async () => dispatcher.stop());
+    if (!testRoutesOn(ctx.config)) return;
     scope.get('/sandbox/webhooks/deliveries', documented({ querystring: DeliveriesQuery }), async (request) => {
       const q = request.query as Record<string, unknown>;
       for (const name of ['vaspDID', 'transactionId']) if (Array.isArray(q[name])) throw invalid(`${name}: must be given once`);

@@ -106,6 +106,16 @@ describe('sandbox: network faults (SANDBOX_FAULTS=1)', () => {
     }
   });
 
+  it('exempts /healthz and /sandbox/* by the route the router matched: percent-encoded, they are not faulted either (issue 25)', async () => {
+    await faults({ errors: { share: 1, status: 502 }, rateLimit: { share: 0 } });
+    // The router decodes `%68` to `h` and `%73` to `s`: these are /healthz and /sandbox/faults.
+    expect((await send('GET', `${sb.url}/%68ealthz`)).status).toBe(200);
+    const view = await send('GET', `${sb.url}/%73andbox/faults`, undefined, sb.testToken);
+    expect([view.status, view.body.injected?.errors]).toEqual([200, 0]);
+    // A network route is faulted however its path is spelled.
+    expect((await send('GET', `${sb.url}/tf/simple/%76asps`)).status).toBe(502);
+  });
+
   it('rateLimit: 429 with Retry-After (10 s unless set)', async () => {
     await faults({ rateLimit: { share: 1 } });
     const r = await send('GET', `${sb.url}/tf/simple/vasps/${encodeURIComponent(group.subA)}`);

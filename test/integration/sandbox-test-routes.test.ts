@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Fastify from 'fastify';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { ConfigError } from '../../lib/errors';
+import { testRouteGate } from '../../sandbox/auth/test-routes';
 import { loadSandboxConfig } from '../../sandbox/config';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { groupSeed, startSandbox, type RunningSandbox } from '../harness/platform';
@@ -65,6 +67,44 @@ describe('sandbox: the /sandbox/* test routes', () => {
       }
     }
     expect(await publishedKey(on, group.subA)).toBe(key);
+  });
+
+  it('are gated on the route the router matched: a percent-encoded path is the same route, 401 without the token, 404 when off (issue 25)', async () => {
+    // The router decodes the path, so each of these is a test route however it is spelled.
+    const encoded: [string, string, unknown?][] = [
+      ['GET', '/%73andbox/outbox'],
+      ['GET', '/%73andbox/faults'],
+      ['GET', '/%73andbox/rate-limit'],
+      ['GET', '/sandbox/webhook%73/deliveries'],
+      ['GET', `/%73andbox/counterparties/${group.external}`],
+      ['PUT', `/%73andbox/counterparties/${group.external}`, {}],
+      ['POST', '/%73andbox/simulate/transfers', { originatorVASPdid: group.external, beneficiaryVASPdid: group.subA }],
+    ];
+    const gw = await on.token(group.gatewayUser);
+    for (const [method, path, body] of encoded) {
+      for (const bearer of [undefined, 'not-the-token', gw]) {
+        const r = await send(on, method, path, body, bearer);
+        expect([method, path, r.status, r.body.err?.name]).toEqual([method, path, 401, 'UnauthorizedError']);
+      }
+      const off404 = await send(off, method, path, body, off.testToken);
+      expect([method, path, off404.status, off404.body.err?.name]).toEqual([method, path, 404, 'NotFoundError']);
+    }
+    expect((await on.pool.query('select 1 from sim_counterparties where vasp_did = $1', [group.external])).rowCount).toBe(0);
+    // With the token the encoded path reaches the route itself: it is the same route, not a miss.
+    const outbox = await send(on, 'GET', '/%73andbox/outbox', undefined, on.testToken);
+    expect([outbox.status, Array.isArray(outbox.body.emails)]).toEqual([200, true]);
+  });
+
+  it('are not registered at all when off: a test route added then stops the sandbox from starting (issue 25)', async () => {
+    // The gate's own check, on a bare Fastify: the parts must ask testRoutesOn before registering a /sandbox route.
+    const app = Fastify();
+    testRouteGate(app, { testRoutes: false });
+    expect(() => app.get('/sandbox/anything', async () => ({}))).toThrow(/test route registered while SANDBOX_TEST_ROUTES is off/);
+    app.get('/tf/simple/vasps', async () => ({}));
+    await app.close();
+    // And the sandbox that runs with them off lists none in its OpenAPI document.
+    const doc = await send(off, 'GET', '/openapi.json');
+    expect(Object.keys(doc.body.paths as Json).filter((p) => p.startsWith('/sandbox'))).toEqual([]);
   });
 
   it('with the token, act only for VASPs the seed marks simulated: a real VASP\'s published key stays, nothing is sent as it', async () => {
