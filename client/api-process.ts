@@ -18,6 +18,7 @@ import { buildApi } from './api/server';
 import { buildAgentApi } from './api/agent-server';
 import { isLoopbackHost } from '../lib/loopback';
 import { apiHttpsOptions } from '../lib/api-transport';
+import { agentListenerHosts } from './api/agent-host-guard';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
@@ -31,6 +32,9 @@ import { createTemporalClient } from './temporal';
 export async function startApi(config: PlatformConfig, log: Logger, shared?: { temporal: Client }): Promise<() => Promise<void>> {
   // Before anything else: an API off loopback without TLS (its own, or a proxy's in front) does not start at all.
   const https = apiHttpsOptions(config.host, config.transport);
+  // Likewise the agent listener: HTTPS off loopback (lib/auth/config.ts refused it there without the TLS files), plain
+  // HTTP on loopback, where the programs written for the agent call it.
+  const agentHttps = apiHttpsOptions(config.agent.host, { rateLimits: config.transport.rateLimits, ...(config.agent.tls && { tls: config.agent.tls }) });
   const tlsAtProxy = !https && config.transport.tlsTerminatedByProxy === true;
   assertRetentionOutlastsTransfers(config.retention, config.transfers.answerDeadlineMs);
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
@@ -85,11 +89,14 @@ export async function startApi(config: PlatformConfig, log: Logger, shared?: { t
   let agent: Awaited<ReturnType<typeof buildAgentApi>> | undefined;
   if (config.agent.port !== undefined) {
     if (!isLoopbackHost(config.agent.host)) {
-      log.warn(`the agent endpoints listen on ${config.agent.host}:${config.agent.port} WITHOUT authentication (AGENT_ALLOW_REMOTE=1): whoever reaches that address can send transfers and read decrypted personal data`);
+      log.warn(`the agent endpoints listen on ${config.agent.host}:${config.agent.port} over HTTPS WITHOUT authentication (AGENT_ALLOW_REMOTE=1): whoever reaches that address can send transfers and read decrypted personal data`);
     }
-    agent = await buildAgentApi({ temporal, taskQueue: config.temporal.taskQueue, transfers, eagerStart: shared !== undefined, logger: createLogger('agent', config.logLevel) });
+    agent = await buildAgentApi(
+      { temporal, taskQueue: config.temporal.taskQueue, transfers, eagerStart: shared !== undefined, logger: createLogger('agent', config.logLevel) },
+      { https: agentHttps, hosts: agentListenerHosts(config.agent) },
+    );
     await agent.listen({ host: config.agent.host, port: config.agent.port });
-    log.info(`agent endpoints (/didkey/new, /tx/*, no Authorization header) listening on ${config.agent.host}:${config.agent.port}`);
+    log.info(`agent endpoints (/didkey/new, /tx/*, no Authorization header) listening on ${agentHttps ? 'https' : 'http'}://${config.agent.host}:${config.agent.port}`);
   }
   return async () => {
     await agent?.close();

@@ -232,7 +232,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     incoming: loadIncomingConfig(env),
     webhooks: loadWebhookConfig(env),
     auth: loadOperatorAuthConfig(env),
-    agent: loadAgentListenerConfig(env, apiPort),
+    agent: loadAgentListenerConfig(env, apiPort, transport),
     transport,
   };
 }

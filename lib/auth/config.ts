@@ -1,4 +1,6 @@
 import { ConfigError } from '../errors';
+import type { ApiTransportConfig } from '../api-transport';
+import { parseHost } from '../host-header';
 import { isLoopbackHost } from '../loopback';
 
 /**
@@ -31,14 +33,22 @@ export interface OidcConfig {
   consoleClientId?: string;
 }
 
-/** The agent-compatible endpoints without Authorization, on a listener of their own (AGENT_PORT unset: none). */
+/**
+ * The agent-compatible endpoints without Authorization, on a listener of their own (AGENT_PORT unset: none). It
+ * answers only requests addressed to it by name (client/api/agent-host-guard.ts): loopback's, its own address, and
+ * AGENT_PUBLIC_HOST.
+ */
 export interface AgentListenerConfig {
   /** AGENT_PORT. */
   port?: number;
-  /** AGENT_HOST, default 127.0.0.1; anything else needs AGENT_ALLOW_REMOTE=1. */
+  /** AGENT_HOST, default 127.0.0.1; anything else needs AGENT_ALLOW_REMOTE=1 and TLS. */
   host: string;
   /** AGENT_ALLOW_REMOTE=1: the operator accepts that anyone who reaches the address acts without a credential. */
   allowRemote: boolean;
+  /** Off loopback only: the API's TLS_CERT_FILE and TLS_KEY_FILE, with which the listener serves HTTPS. */
+  tls?: { certFile: string; keyFile: string };
+  /** AGENT_PUBLIC_HOST: `name[:port]`, the name callers address the listener by off loopback (a `Host` it accepts). */
+  publicHost?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -103,9 +113,13 @@ function loadOidcConfig(env: Env): { oidc?: OidcConfig } {
   };
 }
 
-export function loadAgentListenerConfig(env: Env, apiPort: number): AgentListenerConfig {
+export function loadAgentListenerConfig(env: Env, apiPort: number, transport: Pick<ApiTransportConfig, 'tls'> = {}): AgentListenerConfig {
   const host = (env.AGENT_HOST || '127.0.0.1').trim();
   const allowRemote = env.AGENT_ALLOW_REMOTE === '1' || env.AGENT_ALLOW_REMOTE === 'true';
+  const publicHost = env.AGENT_PUBLIC_HOST?.trim() || undefined;
+  if (publicHost !== undefined && !parseHost(publicHost)) {
+    throw new ConfigError('AGENT_PUBLIC_HOST', `"${publicHost}" is not a host name with an optional port`, 'Set it to the name callers use for the agent listener, e.g. agent.bank.example or agent.bank.example:8443, or unset it');
+  }
   const raw = (env.AGENT_PORT ?? '').trim();
   if (raw === '') return { host, allowRemote };
   const port = /^\d+$/.test(raw) ? Number(raw) : NaN;
@@ -118,5 +132,13 @@ export function loadAgentListenerConfig(env: Env, apiPort: number): AgentListene
       'Bind it to 127.0.0.1 (the default), or set AGENT_ALLOW_REMOTE=1 if whoever can reach that address may send transfers and read personal data',
     );
   }
-  return { port, host, allowRemote };
+  // Transfers and decrypted personal data, without a credential, must not cross a network in clear.
+  if (!isLoopbackHost(host) && !transport.tls) {
+    throw new ConfigError(
+      'AGENT_HOST',
+      `"${host}" is not a loopback address, and TLS_CERT_FILE and TLS_KEY_FILE are unset: the agent endpoints would answer in clear`,
+      'Set TLS_CERT_FILE and TLS_KEY_FILE (PEM; the agent listener then serves HTTPS with them, and AGENT_PUBLIC_HOST names the host its callers use), or bind it to 127.0.0.1',
+    );
+  }
+  return { port, host, allowRemote, ...(transport.tls && !isLoopbackHost(host) ? { tls: transport.tls } : {}), ...(publicHost ? { publicHost } : {}) };
 }

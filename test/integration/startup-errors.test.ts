@@ -79,6 +79,12 @@ describe('bad configuration stops start-up with one clear line', () => {
     expectOneClearLine(r.stderr, /^api: configuration error: TLS_TERMINATED_BY_PROXY: is set without TRUST_PROXY\. Set TRUST_PROXY to the addresses or CIDRs of the proxy that terminates TLS/);
   });
 
+  it('an agent listener off loopback without TLS files, even with AGENT_ALLOW_REMOTE=1 (issue 25)', async () => {
+    const r = await run('client/main.ts', { ...good(), AGENT_PORT: '38123', AGENT_HOST: '0.0.0.0', AGENT_ALLOW_REMOTE: '1' });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^api: configuration error: AGENT_HOST: "0\.0\.0\.0" is not a loopback address, and TLS_CERT_FILE and TLS_KEY_FILE are unset: the agent endpoints would answer in clear\. Set TLS_CERT_FILE and TLS_KEY_FILE/);
+  });
+
   it('plain http to a network that is not on this machine', async () => {
     const r = await run('workers/main.ts', { ...good(), ...network, AUTH_URL: 'http://auth.network.example' });
     expect(r.code).toBe(1);

@@ -186,6 +186,10 @@ describe('loadConfig: operator authentication and the agent listener', () => {
     [{ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_AUTH_CLOCK_SKEW: '3600' }, /^OPERATOR_AUTH_CLOCK_SKEW:/],
     [{ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_CONSOLE_CLIENT_ID: 'tro console' }, /^OPERATOR_CONSOLE_CLIENT_ID: is not a client id/],
     [{ AGENT_PORT: '8080', AGENT_HOST: '0.0.0.0' }, /^AGENT_HOST: "0.0.0.0" is not a loopback address.*AGENT_ALLOW_REMOTE=1/],
+    [{ AGENT_PORT: '8080', AGENT_HOST: '0.0.0.0', AGENT_ALLOW_REMOTE: '1' }, /^AGENT_HOST: "0.0.0.0" is not a loopback address, and TLS_CERT_FILE and TLS_KEY_FILE are unset: .*Set TLS_CERT_FILE and TLS_KEY_FILE/],
+    [{ AGENT_PORT: '8080', AGENT_HOST: '10.0.0.5', AGENT_ALLOW_REMOTE: '1', TLS_TERMINATED_BY_PROXY: '1', TRUST_PROXY: '10.0.0.1' }, /^AGENT_HOST: "10.0.0.5" is not a loopback address, and TLS_CERT_FILE/],
+    [{ AGENT_PUBLIC_HOST: 'https://agent.bank.example' }, /^AGENT_PUBLIC_HOST: "https:\/\/agent.bank.example" is not a host name/],
+    [{ AGENT_PUBLIC_HOST: 'agent.bank.example:99999' }, /^AGENT_PUBLIC_HOST: /],
     [{ AGENT_PORT: '3000' }, /^AGENT_PORT: is the API's port 3000/],
     [{ AGENT_PORT: 'x' }, /^AGENT_PORT: "x" is not a TCP port/],
   ])('rejects %j with one ConfigError line', (env, message) => {
@@ -193,10 +197,15 @@ describe('loadConfig: operator authentication and the agent listener', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
-  it('serves the agent endpoints on loopback only, unless AGENT_ALLOW_REMOTE=1 says otherwise', () => {
+  it('serves the agent endpoints on loopback only, unless AGENT_ALLOW_REMOTE=1 says otherwise, and then over TLS', () => {
     expect(loadConfig({}).agent).toEqual({ host: '127.0.0.1', allowRemote: false });
     expect(loadConfig({ AGENT_PORT: '8080' }).agent).toEqual({ port: 8080, host: '127.0.0.1', allowRemote: false });
     expect(loadConfig({ AGENT_PORT: '8080', AGENT_HOST: '::1' }).agent.host).toBe('::1');
-    expect(loadConfig({ AGENT_PORT: '8080', AGENT_HOST: '10.0.0.5', AGENT_ALLOW_REMOTE: '1' }).agent).toEqual({ port: 8080, host: '10.0.0.5', allowRemote: true });
+    // On loopback it stays plain HTTP even when the API has TLS files: the programs written for the agent call http://.
+    expect(loadConfig({ AGENT_PORT: '8080', TLS_CERT_FILE: '/etc/tls/api.pem', TLS_KEY_FILE: '/etc/tls/api.key' }).agent.tls).toBeUndefined();
+    const tls = { TLS_CERT_FILE: '/etc/tls/api.pem', TLS_KEY_FILE: '/etc/tls/api.key' };
+    expect(loadConfig({ AGENT_PORT: '8080', AGENT_HOST: '10.0.0.5', AGENT_ALLOW_REMOTE: '1', AGENT_PUBLIC_HOST: 'agent.bank.example', ...tls }).agent).toEqual({
+      port: 8080, host: '10.0.0.5', allowRemote: true, tls: { certFile: '/etc/tls/api.pem', keyFile: '/etc/tls/api.key' }, publicHost: 'agent.bank.example',
+    });
   });
 });
