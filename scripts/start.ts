@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
@@ -61,7 +61,19 @@ function spawnProcess(name: string, args: string[], env: Record<string, string>,
   return child;
 }
 
-const tsxArgs = (entry: string) => [process.execPath, resolve(root, 'node_modules/tsx/dist/cli.mjs'), resolve(root, entry)];
+/**
+ * How a process of the stack runs: from source through tsx for development; in cluster mode, the production topology,
+ * from `npm run build`'s compiled JavaScript (built at start) with its prebuilt workflow bundle.
+ */
+const entryArgs = clusterMode
+  ? (entry: string) => [process.execPath, '--enable-source-maps', resolve(root, 'dist', entry.replace(/\.ts$/, '.js'))]
+  : (entry: string) => [process.execPath, resolve(root, 'node_modules/tsx/dist/cli.mjs'), resolve(root, entry)];
+
+function build(): void {
+  say('Building (npm run build: dist/ and the workflow bundle)…');
+  const r = spawnSync(process.execPath, [resolve(root, 'scripts/build.cjs')], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error('npm run build failed; see the output above');
+}
 
 async function portInUse(host: string, port: number): Promise<boolean> {
   return new Promise((done) => {
@@ -242,6 +254,7 @@ async function main() {
 
   for (const [name, port] of [['PORT', config.apiPort], ['SANDBOX_PORT', config.sandboxPort]] as const) await assertFree(name, '127.0.0.1', port);
 
+  if (clusterMode) build();
   database = await resolveDatabaseServer({ databaseUrl: config.databaseUrl, dataDir, log: say });
   const databaseUrl = databaseUrlOn(database, config.databaseUrl);
   await ensureDatabase(databaseUrl);
@@ -275,7 +288,7 @@ async function main() {
   if (!config.network) {
     sandboxUrl = `http://127.0.0.1:${config.sandboxPort}`;
     writeFileSync(resolve(dataDir, 'sandbox-operator-token'), `${sandboxTestToken}\n`, { mode: 0o600 });
-    spawnProcess('sandbox', tsxArgs('sandbox/main.ts'), { ...common, SANDBOX_SEED: seedFile, SANDBOX_PUBLIC_URL: sandboxUrl, SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: sandboxTestToken }, logDir);
+    spawnProcess('sandbox', entryArgs('sandbox/main.ts'), { ...common, SANDBOX_SEED: seedFile, SANDBOX_PUBLIC_URL: sandboxUrl, SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: sandboxTestToken }, logDir);
     await waitFor('the sandbox', httpOk(`${sandboxUrl}/healthz`));
     network = {
       AUTH_URL: sandboxUrl, BASE_URL: sandboxUrl, AUDIENCE: sandboxUrl, BASEURL_PII: `${sandboxUrl}/pii`, AUDIENCE_PII: `${sandboxUrl}/pii`,
@@ -296,11 +309,11 @@ async function main() {
 
   if (allInOne) {
     // The API and a worker in one process (all-in-one/main.ts); in cluster mode the other workers run beside it.
-    spawnProcess('all-in-one', tsxArgs('all-in-one/main.ts'), { ...common, ...network }, logDir);
+    spawnProcess('all-in-one', entryArgs('all-in-one/main.ts'), { ...common, ...network }, logDir);
   }
   const workers = (clusterMode ? loadClusterConfig().workerProcesses : 1) - (allInOne ? 1 : 0);
-  for (let i = 1; i <= workers; i++) spawnProcess(workers === 1 ? 'worker' : `worker-${i}`, tsxArgs('workers/main.ts'), { ...common, ...network }, logDir);
-  if (!allInOne) spawnProcess('api', tsxArgs('client/main.ts'), { ...common, ...network }, logDir);
+  for (let i = 1; i <= workers; i++) spawnProcess(workers === 1 ? 'worker' : `worker-${i}`, entryArgs('workers/main.ts'), { ...common, ...network }, logDir);
+  if (!allInOne) spawnProcess('api', entryArgs('client/main.ts'), { ...common, ...network }, logDir);
   await waitFor('the internal API', httpOk(`${config.publicApiUrl}/healthz`), 120_000);
 
   const creds = await devCredentials({ sandboxUrl: config.auth.oidc ? undefined : sandboxUrl, databaseUrl, group });
