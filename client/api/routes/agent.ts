@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { WorkflowUpdateFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { Type } from 'typebox';
-import { updateThroughAgent } from '../../../outgoing/agent-update';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
 import { decryptTransactionWith } from '../../../outgoing/personal-data';
 import { OutgoingTransferBody } from '../../../outgoing/request';
@@ -15,6 +14,7 @@ import { createDidKeyRecord } from '../../../lib/crypto';
 import { access } from '../auth/roles';
 import { systemPrincipal, type Principal } from '../../../lib/principal';
 import { recordPiiRead, txInfoRead } from '../pii-reads';
+import { auditedTxUpdate } from '../tx-updates';
 
 const PublicKeyEntry = {
   type: Type.Literal('Ed25519'),
@@ -178,15 +178,16 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         schema: {
           tags: ['agent'],
           summary: 'Agent: update a transaction; plain originator/beneficiary are encrypted like /tx/create (?hybrid=1 for hybrid)',
+          description: 'Recorded in the audit log before it is sent (`transaction.update.requested`: who, the transaction, the names of the fields, ' +
+            'never their values), and again if it is then refused (`transaction.update.refused`); when it cannot be recorded the answer is 503 ' +
+            'and nothing is sent.',
           querystring: Hybrid,
           body: Type.Object({ id: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
         },
       },
-      async (request) => {
-        const ctx = needTransfers(deps);
-        const body = { ...(request.body as Record<string, unknown> & { id: string }) };
-        return updateThroughAgent(ctx, body, isHybrid(request.query));
-      },
+      async (request) => auditedTxUpdate(needTransfers(deps), request, {
+        principal: callerOf(request), listener: listenerOf(request), body: request.body as Record<string, unknown> & { id: string }, hybrid: isHybrid(request.query),
+      }),
     );
   });
 }
