@@ -13,13 +13,13 @@ const written = (h: HostAndPort, port: number) => `${h.name.includes(':') ? `[${
  * loopback port by rebinding its own name to 127.0.0.1 (DNS rebinding): the browser then sends the page's name as
  * `Host`, and an `Origin` on its cross-origin requests and every POST. So a request is answered only if its `Host` is
  * a loopback name (or one in `hosts`: the listener's own address, AGENT_PUBLIC_HOST) with the port it arrived on
- * (the one in `hosts` if given), and it carries no `Origin`. Refused in an onRequest hook, before body parsing and
+ * (the one in `hosts` if given), and it carries no `Origin` and no `Sec-Fetch-Site` (a browser's mark). Refused in an onRequest hook, before body parsing and
  * any route, with 403 in the network's error shape naming the header and the rule. Registered after helmet, so
  * refusals keep the security headers.
  */
 export function refuseForeignHostOrOrigin(app: FastifyInstance, opts: { hosts?: HostAndPort[] } = {}): void {
   const others = opts.hosts ?? [];
-  const refuse = (reply: FastifyReply, field: 'Host' | 'Origin', rule: string) =>
+  const refuse = (reply: FastifyReply, field: 'Host' | 'Origin' | 'Sec-Fetch-Site', rule: string) =>
     reply.code(403).send({ err: { name: 'ForbiddenError', code: 403, message: `${field}: ${rule}`, field, rule } });
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -37,6 +37,11 @@ export function refuseForeignHostOrOrigin(app: FastifyInstance, opts: { hosts?: 
     }
     if (request.headers.origin !== undefined) {
       return refuse(reply, 'Origin', 'must not be sent: the agent endpoints answer without credentials to programs, never to web pages (a browser sends Origin with a page\'s cross-origin requests and its POSTs)');
+    }
+    // A page's cross-site GET without Origin (an image, a link) still reaches a route, which would decrypt and audit a
+    // read the page cannot see: browsers mark every request of theirs with Sec-Fetch-Site, programs send none.
+    if (request.headers['sec-fetch-site'] !== undefined) {
+      return refuse(reply, 'Sec-Fetch-Site', 'must not be sent: the agent endpoints answer programs, never a browser\'s requests (which carry it)');
     }
   });
 }

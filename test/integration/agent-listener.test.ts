@@ -50,7 +50,7 @@ function call(port: number, method: string, path: string, opts: { headers?: Reco
   });
 }
 
-const refusal = (field: 'Host' | 'Origin', rule: string | jest.AsymmetricMatcher = expect.any(String)) =>
+const refusal = (field: 'Host' | 'Origin' | 'Sec-Fetch-Site', rule: string | jest.AsymmetricMatcher = expect.any(String)) =>
   ({ err: { name: 'ForbiddenError', code: 403, message: expect.stringMatching(new RegExp(`^${field}: `)), field, rule } });
 
 /**
@@ -109,6 +109,13 @@ describe('agent listener: requests addressed to it by its own names, from progra
     const post = await call(port, 'POST', '/tx/create', { headers: { origin: 'http://evil.example' }, body: '{"not json' });
     expect([post.status, post.json?.err?.field]).toEqual([403, 'Origin']);
     expect((await call(port, 'POST', '/tx/create', { body: '{"not json' })).status).toBe(400);
+  });
+
+  it('refuses a browser\'s request without an Origin (an image or a link on a page): it carries Sec-Fetch-Site', async () => {
+    for (const site of ['cross-site', 'same-site', 'same-origin', 'none']) {
+      const r = await call(port, 'GET', '/tx/info?id=00000000-0000-4000-8000-000000000000', { headers: { 'sec-fetch-site': site } });
+      expect([site, r.status, r.json?.err?.field]).toEqual([site, 403, 'Sec-Fetch-Site']);
+    }
   });
 });
 
