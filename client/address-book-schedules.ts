@@ -2,7 +2,7 @@ import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { PlatformConfig } from '../lib/config';
 import { addressBookReconcile } from '../workflows';
 import { workflowIds } from '../workflows/ids';
-import { ensureSchedule, removeSchedule } from './schedules';
+import { ensureSchedule, removeSchedule, type ScheduleOutcome } from './schedules';
 
 /**
  * One nightly reconciliation per subsidiary (ADDRESS_BOOK_CRON in ADDRESS_BOOK_TIMEZONE), created or brought up to
@@ -13,8 +13,8 @@ import { ensureSchedule, removeSchedule } from './schedules';
 export async function ensureAddressBookSchedules(
   client: Client,
   config: Pick<PlatformConfig, 'group' | 'addressBook' | 'temporal'>,
-): Promise<Record<string, 'created' | 'updated' | 'deleted' | 'absent'>> {
-  const out: Record<string, 'created' | 'updated' | 'deleted' | 'absent'> = {};
+): Promise<Record<string, ScheduleOutcome>> {
+  const out: Record<string, ScheduleOutcome> = {};
   for (const vaspDid of config.group.subsidiaryDids) {
     const scheduleId = workflowIds.addressBookSchedule(vaspDid);
     if (!config.addressBook.cron) {

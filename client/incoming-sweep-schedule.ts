@@ -3,7 +3,7 @@ import type { IncomingConfig } from '../lib/incoming/config';
 import type { GroupConfig } from '../lib/config';
 import { incomingSweep } from '../workflows';
 import { workflowIds } from '../workflows/ids';
-import { ensureSchedule, removeSchedule } from './schedules';
+import { ensureSchedule, removeSchedule, type ScheduleOutcome } from './schedules';
 
 /** Most transfers one sweep starts; a backlog larger than that drains over the following sweeps. */
 const SWEEP_LIMIT = 500;
@@ -16,7 +16,7 @@ export async function ensureIncomingSweepSchedule(
   client: Client,
   config: { group: GroupConfig; taskQueue: string },
   incoming: IncomingConfig,
-): Promise<'created' | 'updated' | 'deleted' | 'absent'> {
+): Promise<ScheduleOutcome> {
   const gatewayDid = config.group.gatewayDid;
   if (!gatewayDid || !incoming.sweepInterval) return removeSchedule(client, workflowIds.incomingSweepSchedule);
   return ensureSchedule(client, {

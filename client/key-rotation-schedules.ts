@@ -3,7 +3,7 @@ import { DEFAULT_KEY_ROTATION_PERIOD, type PlatformConfig } from '../lib/config'
 import { VaspDid } from '../lib/temporal/search-attributes';
 import { scheduledKeyRotation } from '../workflows';
 import { workflowIds } from '../workflows/ids';
-import { ensureSchedule, removeSchedule } from './schedules';
+import { ensureSchedule, removeSchedule, type ScheduleOutcome } from './schedules';
 
 /**
  * One key-rotation schedule per VASP of the group (the gateway and every subsidiary), every KEY_ROTATION_PERIOD,
@@ -14,8 +14,8 @@ import { ensureSchedule, removeSchedule } from './schedules';
 export async function ensureKeyRotationSchedules(
   client: Client,
   config: Pick<PlatformConfig, 'group' | 'keyRotationPeriodMs' | 'temporal'>,
-): Promise<Record<string, 'created' | 'updated' | 'deleted' | 'absent'>> {
-  const out: Record<string, 'created' | 'updated' | 'deleted' | 'absent'> = {};
+): Promise<Record<string, ScheduleOutcome>> {
+  const out: Record<string, ScheduleOutcome> = {};
   const vasps = [...(config.group.gatewayDid ? [config.group.gatewayDid] : []), ...config.group.subsidiaryDids];
   const periodMs = config.keyRotationPeriodMs ?? parseDays(DEFAULT_KEY_ROTATION_PERIOD);
   for (const vaspDid of vasps) {

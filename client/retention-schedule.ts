@@ -2,7 +2,7 @@ import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { PlatformConfig } from '../lib/config';
 import { retentionSweep } from '../workflows';
 import { workflowIds } from '../workflows/ids';
-import { ensureSchedule, removeSchedule } from './schedules';
+import { ensureSchedule, removeSchedule, type ScheduleOutcome } from './schedules';
 
 /**
  * The nightly data-retention sweep (RETENTION_CRON in RETENTION_TIMEZONE), created or brought up to date at every API
@@ -12,7 +12,7 @@ import { ensureSchedule, removeSchedule } from './schedules';
 export async function ensureRetentionSchedule(
   client: Client,
   config: Pick<PlatformConfig, 'retention' | 'temporal'>,
-): Promise<'created' | 'updated' | 'deleted' | 'absent'> {
+): Promise<ScheduleOutcome> {
   const { cron, timezone, webhookDays, transferPiiDays } = config.retention;
   if (!cron) return removeSchedule(client, workflowIds.retentionSchedule);
   return ensureSchedule(client, {
