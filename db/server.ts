@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { answers, DEFAULT_DATABASE, LOCAL_SERVER_URL } from './database-url';
+import { answers, LOCAL_SERVER_URL } from './database-url';
 import { embeddedPostgresPaths, type RelocationRoots } from './embedded-postgres-paths';
 
 export interface DatabaseServer {
@@ -70,7 +70,3 @@ export async function startEmbeddedPostgres(
   };
 }
 
-/** The application database on a server: the one named in DATABASE_URL, or `travel_rule`. */
-export function databaseUrlOn(server: DatabaseServer, configuredUrl?: string): string {
-  return configuredUrl ?? `${server.serverUrl}/${DEFAULT_DATABASE}`;
-}

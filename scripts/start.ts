@@ -10,7 +10,8 @@ import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { searchAttributeCliArgs } from '../lib/temporal/search-attributes';
 import { ensureDatabase } from '../db/database-url';
 import { migrate } from '../db/migrate';
-import { databaseUrlOn, resolveDatabaseServer, type DatabaseServer } from '../db/server';
+import { resolveDatabaseServer, type DatabaseServer } from '../db/server';
+import { installationNames } from './installation';
 import { readSeedFile } from '../sandbox/seed';
 import type { SandboxTestRoutes } from '../sandbox/nested-routing/simulate-client';
 import { loadOrCreateDemoGroup, type DemoGroup, type DevCredential } from './demo-group';
@@ -256,7 +257,10 @@ async function main() {
 
   if (clusterMode) build();
   database = await resolveDatabaseServer({ databaseUrl: config.databaseUrl, dataDir, log: say });
-  const databaseUrl = databaseUrlOn(database, config.databaseUrl);
+  // Without DATABASE_URL, the databases are this data directory's own (scripts/installation.ts).
+  const names = installationNames(dataDir);
+  const databaseUrl = config.databaseUrl ?? `${database.serverUrl}/${names.database}`;
+  process.env.TEMPORAL_CLUSTER_DATABASE ||= names.temporalDatabase;
   await ensureDatabase(databaseUrl);
   await migrate(databaseUrl, 'orchestrator');
   await migrate(databaseUrl, 'sandbox');
