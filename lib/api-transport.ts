@@ -35,6 +35,11 @@ export interface ApiTransportConfig {
      * further refusal is held (0.5 s, doubling, at most 10 s) and answered 429. Valid credentials are always served.
      */
     authFailures: RateLimit;
+    /**
+     * HEALTHZ_RATE_LIMIT: requests per client IP to /healthz, which answers anyone and asks Temporal and the database
+     * each time. Absent: the default.
+     */
+    healthz?: RateLimit;
   };
 }
 
@@ -42,6 +47,13 @@ type Env = Record<string, string | undefined>;
 
 export const DEFAULT_WEBHOOK_RATE_LIMIT = '6000/1m';
 export const DEFAULT_AUTH_FAILURE_RATE_LIMIT = '20/5m';
+/** Above a probe every second or two and a start-up's poll every 250 ms, far below a flood. */
+export const DEFAULT_HEALTHZ_RATE_LIMIT = '300/1m';
+
+/** The rate limit of /healthz when the configuration gives none (a caller that builds the API itself). */
+export function healthzRateLimit(limits: ApiTransportConfig['rateLimits']): RateLimit {
+  return limits.healthz ?? rateLimit({}, 'HEALTHZ_RATE_LIMIT', DEFAULT_HEALTHZ_RATE_LIMIT);
+}
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
 
 /** `<max>/<window>`, e.g. `600/1m`: at most `max` per window of `<n>s|m|h`. */
@@ -89,6 +101,7 @@ export function loadApiTransportConfig(env: Env): ApiTransportConfig {
     rateLimits: {
       webhooks: rateLimit(env, 'WEBHOOK_RATE_LIMIT', DEFAULT_WEBHOOK_RATE_LIMIT),
       authFailures: rateLimit(env, 'AUTH_FAILURE_RATE_LIMIT', DEFAULT_AUTH_FAILURE_RATE_LIMIT),
+      healthz: rateLimit(env, 'HEALTHZ_RATE_LIMIT', DEFAULT_HEALTHZ_RATE_LIMIT),
     },
   };
 }

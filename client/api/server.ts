@@ -25,7 +25,7 @@ import { listRoutes } from './routes/lists';
 import { consoleRoutes, type ConsoleSettings } from './routes/console';
 import type { IncomingConfig } from '../../lib/incoming/config';
 import type { WebhookConfig } from '../../lib/webhooks/config';
-import type { ApiTransportConfig, HttpsOptions } from '../../lib/api-transport';
+import { healthzRateLimit, type ApiTransportConfig, type HttpsOptions } from '../../lib/api-transport';
 import { TooManyRequestsError } from '../../lib/errors';
 import type { OperatorAuthConfig } from '../../lib/auth/config';
 import { createAuthenticator } from './auth/authenticator';
@@ -61,7 +61,7 @@ export interface ApiDeps {
   console?: ConsoleSettings;
   /** Serve HTTPS with these (lib/api-transport.ts apiHttpsOptions); absent: plain HTTP, for loopback. */
   https?: HttpsOptions;
-  /** Rate limits on webhooks and refused credentials, per client IP (lib/api-transport.ts). */
+  /** Rate limits on webhooks, /healthz and refused credentials, per client IP (lib/api-transport.ts). */
   rateLimits: ApiTransportConfig['rateLimits'];
   /** Reverse proxies whose X-Forwarded-For names the client (TRUST_PROXY). */
   trustProxy?: string[];
@@ -74,6 +74,8 @@ export interface ApiDeps {
 
 /** Every webhook receiver: public (signed by the network), so limited per client IP before anything else runs. */
 const WEBHOOK_PREFIX = '/webhooks/';
+/** Public too, and each request asks Temporal and the database: limited per client IP (HEALTHZ_RATE_LIMIT). */
+const HEALTHZ = '/healthz';
 
 /**
  * The internal HTTP API. Route schemas are TypeBox JSON Schemas: fastify validates requests with them and
@@ -103,10 +105,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   });
   if (deps.requireForwardedHttps) requireForwardedHttps(app);
   const limits = deps.rateLimits;
+  const healthz = healthzRateLimit(limits);
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith(WEBHOOK_PREFIX)) {
-      route.config = { ...route.config, rateLimit: { max: limits.webhooks.max, timeWindow: limits.webhooks.windowMs } } as typeof route.config;
-    }
+    const limit = route.url.startsWith(WEBHOOK_PREFIX) ? limits.webhooks : route.url === HEALTHZ ? healthz : undefined;
+    if (limit) route.config = { ...route.config, rateLimit: { max: limit.max, timeWindow: limit.windowMs } } as typeof route.config;
   });
   await app.register(rateLimit, {
     global: false,

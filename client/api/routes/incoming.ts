@@ -121,6 +121,16 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
   const AddressQuery = Type.Object({ asset: Type.Optional(FreeText({ maxLength: 64 })), address: FreeText({ minLength: 1, maxLength: 1024 }) });
   app.get('/webhooks/address/:vaspDid', {
     config: { public: 'the network signs each address query with the webhook\'s secret' },
+    // The signature covers the path and query as sent: it is checked before they are validated or used, so a caller
+    // without the secret learns nothing from how its input is read (401 whatever the query holds). preParsing, not
+    // onRequest: the webhook rate limit, an onRequest hook, counts the query first.
+    preParsing: async (request) => {
+      const { vaspDid } = request.params as { vaspDid: string };
+      const secret = deps.webhooks.address[vaspDid];
+      if (!secret || !deps.subsidiaryDids.includes(vaspDid)) throw new NotFoundError(`no address webhook for ${vaspDid}`);
+      const check = checkAddressQuery(secret, 'GET', request.url, request.headers, { requireTimestamp: deps.webhooks.addressTimestamp !== 'optional' });
+      if (!check.ok) throw new AuthenticationError(`address webhook: ${check.reason}`);
+    },
     schema: {
       tags: ['webhooks'],
       summary: 'Address webhook: does this subsidiary own the address? (signed by the network)',
@@ -130,10 +140,6 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
     },
   }, async (request) => {
     const { vaspDid } = request.params as { vaspDid: string };
-    const secret = deps.webhooks.address[vaspDid];
-    if (!secret || !deps.subsidiaryDids.includes(vaspDid)) throw new NotFoundError(`no address webhook for ${vaspDid}`);
-    const check = checkAddressQuery(secret, 'GET', request.url, request.headers, { requireTimestamp: deps.webhooks.addressTimestamp !== 'optional' });
-    if (!check.ok) throw new AuthenticationError(`address webhook: ${check.reason}`);
     const { address } = request.query as Static<typeof AddressQuery>;
     return { owns: (await findRegistryOwner(deps.pool, address, [vaspDid])) === vaspDid };
   });

@@ -68,7 +68,7 @@ function secretsFor(webhooks: WebhookConfig, endpoint: string | undefined): stri
   return [...Object.values(notification), ...(notificationDefault ? [notificationDefault] : [])];
 }
 
-function verified(secrets: string[], headers: FastifyRequest['headers'], raw: string): boolean {
+function verified(secrets: string[], headers: FastifyRequest['headers'], raw: Buffer): boolean {
   for (const secret of secrets) {
     try {
       if (verifyWebhookSignature(secret, headers, raw)) return true;
@@ -80,29 +80,38 @@ function verified(secrets: string[], headers: FastifyRequest['headers'], raw: st
 }
 
 /**
- * The network's notification webhook: verifies the signature with the endpoint's secret,
- * acknowledges a repeated delivery id without acting on it again, and passes the transaction's new status to the
- * outgoing transfer's workflow (`outgoing-<transactionRef>`, or found by transaction id) and, when the group is the
+ * The largest delivery accepted: a Transaction update is a few KiB, and the network's largest (a transaction with
+ * every optional field filled) stays far below this. A longer body answers 413 before any of it is read past the limit.
+ */
+export const WEBHOOK_BODY_LIMIT = 256 * 1024;
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new ValidationError('(body)', 'is not JSON');
+  }
+}
+
+/**
+ * The network's notification webhook: verifies the signature with the endpoint's secret over the raw body before
+ * parsing it, acknowledges a repeated delivery id without acting on it again, and passes the transaction's new status
+ * to the outgoing transfer's workflow (`outgoing-<transactionRef>`, or found by transaction id) and, when the group is the
  * beneficiary, to the incoming transfer's workflow (both, for a transfer between two VASPs of the group). Others are
  * recorded and acknowledged. It answers as soon as the signals are accepted; a failure to reach Temporal answers 503
  * so the network delivers again.
  */
 export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps) {
   void app.register(async (hooks) => {
-    // The signature covers the exact bytes sent: keep them.
-    hooks.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      (request as FastifyRequest & { rawBody?: string }).rawBody = body as string;
-      try {
-        done(null, JSON.parse(body as string));
-      } catch {
-        done(new ValidationError('(body)', 'is not JSON'), undefined);
-      }
-    });
+    // The signature covers the exact bytes sent: the body stays those bytes until it has verified, so nobody without
+    // the secret gets a JSON parse of their input. JSON is the only type the network sends; others answer 415 unread.
+    hooks.removeAllContentTypeParsers();
+    hooks.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
     const handler = async (request: FastifyRequest) => {
       const ctx = needTransfers(deps);
       const endpoint = (request.params as { endpoint?: string }).endpoint;
-      const raw = (request as FastifyRequest & { rawBody?: string }).rawBody ?? '';
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const secrets = secretsFor(deps.webhooks, endpoint);
       // Our own misconfiguration, not the sender's fault: a 5xx makes the network deliver again once it is fixed.
       if (secrets.length === 0) {
@@ -110,7 +119,7 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       }
       if (!verified(secrets, request.headers, raw)) throw new AuthenticationError('webhook signature does not verify');
 
-      const { message, tx } = transactionOf(request.body);
+      const { message, tx } = transactionOf(parseJson(raw));
       const header = (name: string) => (typeof request.headers[name] === 'string' ? (request.headers[name] as string) : undefined);
       const webhookId = header('webhook-id') ?? header('svix-id') ?? `sha256:${createHash('sha256').update(raw).digest('hex')}`;
       const claimed = await claimWebhook(ctx.pool, {
@@ -141,8 +150,9 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       response: { 200: Ack },
     };
     const config = { public: 'the network signs each delivery (Svix) with the endpoint\'s secret' };
-    hooks.post('/webhooks/notification', { config, schema }, handler);
-    hooks.post('/webhooks/notification/:endpoint', { config, schema: { ...schema, params: Type.Object({ endpoint: Type.String() }) } }, handler);
+    const bodyLimit = WEBHOOK_BODY_LIMIT;
+    hooks.post('/webhooks/notification', { config, schema, bodyLimit }, handler);
+    hooks.post('/webhooks/notification/:endpoint', { config, bodyLimit, schema: { ...schema, params: Type.Object({ endpoint: Type.String() }) } }, handler);
   });
 }
 

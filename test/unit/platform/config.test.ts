@@ -14,15 +14,18 @@ describe('loadConfig', () => {
   it('takes http for the network on loopback only; reads the API\'s TLS files, rate limits and proxies', () => {
     const local = loadConfig({ CLIENT_ID: 'a', CLIENT_SECRET: 'b', AUTH_URL: 'http://127.0.0.1:4000', BASE_URL: 'http://localhost:4000' });
     expect(local.network).toMatchObject({ authUrl: 'http://127.0.0.1:4000', baseUrl: 'http://localhost:4000', baseUrlPii: 'http://localhost:4000/pii' });
-    expect(loadConfig({}).transport).toEqual({ rateLimits: { webhooks: { max: 6000, windowMs: 60_000 }, authFailures: { max: 20, windowMs: 300_000 } } });
+    expect(loadConfig({}).transport).toEqual({
+      rateLimits: { webhooks: { max: 6000, windowMs: 60_000 }, authFailures: { max: 20, windowMs: 300_000 }, healthz: { max: 300, windowMs: 60_000 } },
+    });
     const c = loadConfig({
       HOST: '0.0.0.0', TLS_CERT_FILE: '/etc/tls/api.pem', TLS_KEY_FILE: '/etc/tls/api.key', WEBHOOK_RATE_LIMIT: '100/10s',
-      AUTH_FAILURE_RATE_LIMIT: '5/1h', TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,::1',
+      AUTH_FAILURE_RATE_LIMIT: '5/1h', HEALTHZ_RATE_LIMIT: '30/1m', TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,::1',
     });
     expect(c.transport).toEqual({
       tls: { certFile: '/etc/tls/api.pem', keyFile: '/etc/tls/api.key' }, trustProxy: ['10.0.0.5', '10.1.0.0/16', '::1'],
-      rateLimits: { webhooks: { max: 100, windowMs: 10_000 }, authFailures: { max: 5, windowMs: 3_600_000 } },
+      rateLimits: { webhooks: { max: 100, windowMs: 10_000 }, authFailures: { max: 5, windowMs: 3_600_000 }, healthz: { max: 30, windowMs: 60_000 } },
     });
+    expect(() => loadConfig({ HEALTHZ_RATE_LIMIT: 'lots' })).toThrow(/^HEALTHZ_RATE_LIMIT: "lots" is not a rate limit/);
     expect(c.publicApiUrl).toBe('https://127.0.0.1:3000');
   });
 
