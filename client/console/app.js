@@ -81,6 +81,8 @@ function StatusBadge({ status }) {
 }
 
 function hitsText(hits) {
+  // The API leaves the field out for roles that may not read screening hits (compliance and admin may).
+  if (hits === undefined) return 'shown to the compliance role only';
   if (!hits) return '—';
   const names = (hits.nameHits || []).map((x) => `${x.matchedName} (${x.list} #${x.entNum}, ${Math.round(x.score * 100)} %)`);
   const addresses = (hits.addressHits || []).map((x) => `address on ${x.list}`);
@@ -405,8 +407,8 @@ function TransferPage({ session, config, workflowId }) {
           <dt>Workflow</dt><dd><a href=${temporalLink} target="_blank" rel="noopener">${view.workflowId} in the Temporal UI</a></dd>
         </dl></div>
         <div class="panel" id="decisions"><h3>Decisions</h3>
-          ${view.decision ? html`<p id="decision">${view.decision.decision === 'approve' ? 'Accepted' : 'Declined'} by <strong>${who(view.decision.actor, view.decision.principal?.name)}</strong> at ${when(view.decision.at)}: “${view.decision.reason}”</p>` : ''}
-          ${decisions.filter((d) => d.event === 'route-requested').map((d) => html`<p>Routed to <code>${d.detail.subsidiaryDid}</code> by <strong>${who(d.detail.actor, d.detail.principal?.name)}</strong> at ${when(d.at)}: “${d.detail.reason}”</p>`)}
+          ${view.decision ? html`<p id="decision">${view.decision.decision === 'approve' ? 'Accepted' : 'Declined'} by <strong>${who(view.decision.actor, view.decision.principal?.name)}</strong> at ${when(view.decision.at)}${view.decision.reason !== undefined ? `: “${view.decision.reason}”` : ''}</p>` : ''}
+          ${decisions.filter((d) => d.event === 'route-requested').map((d) => html`<p>Routed to <code>${d.detail.subsidiaryDid}</code> by <strong>${who(d.detail.actor, d.detail.principal?.name)}</strong> at ${when(d.at)}${d.detail.reason !== undefined ? `: “${d.detail.reason}”` : ''}</p>`)}
           ${!view.decision && decisions.length === 0 ? html`<p class="muted">No decision by a person.</p>` : ''}
         </div>
         ${view.needsReview && canDecide(session) ? html`<${DecisionForm} session=${session} view=${view} onDone=${() => { setProblem(''); setNotice('Decision recorded.'); load(); }} onStale=${(text) => { setNotice(''); setProblem(text); load(); }} />` : ''}

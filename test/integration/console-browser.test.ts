@@ -216,6 +216,8 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await signIn(page, 'Victor Viewer', 'viewer');
     await page.goto(`${orch.apiUrl}/console#/transfer/incoming-${id}`);
     await page.waitForSelector('#no-decide');
+    // The hits are compliance matters: the viewer sees that the transfer waits for review, not what matched.
+    expect(await page.textContent('#hits')).toBe('shown to the compliance role only');
     expect(await page.locator('#decide').count()).toBe(0);
     expect(await page.locator('#show-pii').count()).toBe(0);
     await shot(page, 'viewer-without-decide-button');

@@ -12,6 +12,7 @@ import { decideUpdate, incomingStatusQuery, routeUpdate, type IncomingStatus } f
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
+import { incomingStatusFor } from '../screening-visibility';
 import { auditActor, type Principal } from '../../../lib/principal';
 
 export interface IncomingRouteDeps {
@@ -80,11 +81,14 @@ const acting = (principal: Principal) => ({ principal, actor: auditActor(princip
 export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
   app.get('/v1/incoming-transfers/:id', {
     config: { roles: access.read },
-    schema: { tags: ['incoming transfers'], summary: 'Status and history of an incoming transfer', params: TxId, response: { 200: Status } },
+    schema: {
+      tags: ['incoming transfers'], summary: 'Status and history of an incoming transfer', params: TxId, response: { 200: Status },
+      description: 'The screening outcome, and the reasons given for decisions and routings, only for the compliance and admin roles.',
+    },
   }, async (request) => {
     const { id } = request.params as Static<typeof TxId>;
     try {
-      return await deps.temporal.workflow.getHandle(workflowIds.incomingTransfer(id)).query(incomingStatusQuery);
+      return incomingStatusFor(principalOf(request), await deps.temporal.workflow.getHandle(workflowIds.incomingTransfer(id)).query(incomingStatusQuery));
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no incoming transfer ${id}`, { field: 'id' });
       throw e;

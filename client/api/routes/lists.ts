@@ -23,6 +23,8 @@ import type { GroupConfig } from '../../../lib/config';
 import { rebuildTransferView } from '../../../transfer-view/rebuild';
 import { needTransfers } from '../../../outgoing/start';
 import { access } from '../auth/roles';
+import { principalOf } from '../auth/plugin';
+import { transferRowFor } from '../screening-visibility';
 
 const DID = Type.String({ pattern: '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 200 });
 const Timestamp = Type.String({ maxLength: 40, description: 'An ISO 8601 date or date-time, e.g. 2026-11-24 or 2026-11-24T10:00:00Z' });
@@ -63,8 +65,8 @@ const TransferRow = Type.Object({
   counterpartyDid: Type.Union([Type.String(), Type.Null()]),
   asset: Type.Union([Type.String(), Type.Null()]),
   amount: Type.Union([Type.String(), Type.Null()]),
-  hits: Type.Unknown({ description: 'screening hits: sanctions-list entries and scores' }),
-  decision: Type.Unknown({ description: 'the decision and who made it' }),
+  hits: Type.Optional(Type.Unknown({ description: 'screening hits: sanctions-list entries and scores; only for the compliance and admin roles' })),
+  decision: Type.Unknown({ description: 'the decision and who made it; its reason only for the compliance and admin roles' }),
   deadlineAt: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String(),
   updatedAt: Type.String(),
@@ -186,7 +188,9 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
     },
   }, async (request) => {
     const q = request.query as Static<typeof TransferQuery>;
-    return page(await listTransferViews(deps.pool, transferFilter(q), paging(q)));
+    const principal = principalOf(request);
+    const found = await listTransferViews(deps.pool, transferFilter(q), paging(q));
+    return page({ ...found, rows: found.rows.map((row) => transferRowFor(principal, row)) });
   });
 
   app.get('/v1/transfers/list/:workflowId', {
@@ -201,7 +205,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
     const { workflowId } = request.params as { workflowId: string };
     const found = await getTransferView(deps.pool, workflowId);
     if (!found) throw new NotFoundError(`no transfer ${workflowId} in the list`, { field: 'workflowId' });
-    return found;
+    return transferRowFor(principalOf(request), found);
   });
 
   app.get('/v1/address-book/runs', {
