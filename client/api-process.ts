@@ -23,6 +23,8 @@ import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
 import { createTemporalClient } from './temporal';
+import { startAuditCheckpoints } from '../audit/checkpoints';
+import { loadCheckpointKeyring } from '../lib/audit/checkpoint';
 
 /**
  * The API process's work (client/main.ts): migrations, schedules, the internal API and the agent endpoints. `shared`
@@ -42,6 +44,10 @@ export async function startApi(config: PlatformConfig, log: Logger, shared?: { t
   await assertReachable(databaseUrl);
   await migrate(databaseUrl, 'orchestrator');
   const pool = createPool(databaseUrl, 'orchestrator');
+  const stopCheckpoints = await startAuditCheckpoints({
+    pool, keyring: loadCheckpointKeyring(config.audit.checkpointKeys, config.dataDir), intervalMs: config.audit.checkpointIntervalMs,
+    heartbeatMs: config.audit.checkpointHeartbeatMs, logger: createLogger('audit', config.logLevel),
+  });
   const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
   const temporal = shared?.temporal ?? (await createTemporalClient(config, keyring));
   log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
@@ -101,6 +107,7 @@ export async function startApi(config: PlatformConfig, log: Logger, shared?: { t
   return async () => {
     await agent?.close();
     await app.close();
+    await stopCheckpoints();
     if (!shared) await temporal.connection.close();
     await pool.end();
   };

@@ -1,3 +1,4 @@
+import { loadAuditConfig, type AuditConfig } from './audit/config';
 import { ConfigError } from './errors';
 import { loadAddressBookConfig, type AddressBookConfig } from './address-book/config';
 import { loadRetentionConfig, type RetentionConfig } from './retention/config';
@@ -97,6 +98,8 @@ export interface PlatformConfig {
   agent: AgentListenerConfig;
   /** The API's HTTPS and rate limits (lib/api-transport.ts). */
   transport: ApiTransportConfig;
+  /** Signed checkpoints of the audit chains (lib/audit/config.ts). */
+  audit: AuditConfig;
 }
 
 export interface GroupConfig {
@@ -234,6 +237,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     auth: loadOperatorAuthConfig(env),
     agent: loadAgentListenerConfig(env, apiPort, transport),
     transport,
+    audit: loadAuditConfig(env),
   };
 }
 

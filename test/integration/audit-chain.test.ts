@@ -211,7 +211,10 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
   it('an export of a time range verifies offline with the same code; a changed line fails, named', async () => {
     const file = join(dir, 'audit.jsonl');
     const out = await audit('export', '--from', '2020-01-01T00:00:00Z', '--to', new Date(Date.now() + 60_000).toISOString(), '--out', file);
-    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    // The rows, then the trailer (their count and each chain's end): audit-checkpoints.test.ts checks it.
+    const all = readFileSync(file, 'utf8').trim().split('\n');
+    const lines = all.slice(0, -1);
+    expect(JSON.parse(all[all.length - 1]!)).toMatchObject({ trailer: true, rows: lines.length });
     expect(out).toBe(`exported ${lines.length} rows to ${file}\n`);
     expect(lines.map((l) => JSON.parse(l))).toContainEqual(expect.objectContaining({
       chain: 'incoming', seq: 1, action: 'incoming.decline', at: '2026-01-02T03:04:06.000000Z', prevHash: '0'.repeat(64), hash: expect.stringMatching(/^[0-9a-f]{64}$/),
@@ -225,21 +228,21 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     // A time range of its own: its first row per chain links to rows outside it.
     const later = join(dir, 'later.jsonl');
     await audit('export', '--from', '2026-01-02T03:04:06Z', '--to', '2026-01-02T03:04:08Z', '--out', later);
-    expect(readFileSync(later, 'utf8').trim().split('\n').map((l) => JSON.parse(l).action)).toEqual(['incoming.decline', 'key.activated']);
+    expect(readFileSync(later, 'utf8').trim().split('\n').map((l) => JSON.parse(l).action)).toEqual(['incoming.decline', 'key.activated', undefined]);
     expect(await audit('verify', '--file', later)).toMatch(/intact/);
 
     const i = lines.findIndex((l) => JSON.parse(l).chain === 'key' && JSON.parse(l).seq === 2);
     const [row, after] = [JSON.parse(lines[i]!), JSON.parse(lines[i + 1]!)];
     expect(after).toMatchObject({ chain: 'key', seq: 3 });
     const tampered = join(dir, 'tampered.jsonl');
-    writeFileSync(tampered, [...lines.slice(0, i), JSON.stringify({ ...row, subject: 'another subject' }), ...lines.slice(i + 1)].join('\n'));
+    writeFileSync(tampered, [...all.slice(0, i), JSON.stringify({ ...row, subject: 'another subject' }), ...all.slice(i + 1)].join('\n'));
     expect(await verifyFails('--file', tampered)).toBe(`audit chain broken in export ${tampered} at row id ${row.id} (chain key, seq 2): its hash does not match its contents (the row was changed)`);
     const dropped = join(dir, 'dropped.jsonl');
-    writeFileSync(dropped, [...lines.slice(0, i), ...lines.slice(i + 1)].join('\n'));
+    writeFileSync(dropped, [...all.slice(0, i), ...all.slice(i + 1)].join('\n'));
     expect(await verifyFails('--file', dropped)).toBe(`audit chain broken in export ${dropped} at row id ${after.id} (chain key, seq 3): row seq 2 is missing before it (deleted)`);
     // The stdout form needs no database either.
     const printed = await audit('export', '--from', '2026-01-02T00:00:00Z', '--to', '2026-01-03T00:00:00Z');
-    expect(printed.trim().split('\n')).toHaveLength(4);
+    expect(printed.trim().split('\n')).toHaveLength(4 + 1);
   });
 
   it('appends from many connections and several pools at once leave one unbroken chain; a retried activity appends once', async () => {
