@@ -15,8 +15,8 @@ import { workflowIds } from '../../../workflows/ids';
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
+import { recordRequest } from '../audited-request';
 import { auditActor } from '../../../lib/principal';
-import { recordAuditEntry } from '../../../db/audit-log';
 
 /** Entries per PUT or DELETE request. The CLI import sends batches well below this. */
 export const MAX_BATCH = 10_000;
@@ -211,16 +211,17 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       const trigger = (body.trigger ?? 'api') as 'api' | 'cli';
       const mode = (body.mode ?? 'auto') as 'auto' | 'full';
       await assertNoRunningRun(deps, vaspDID);
+      const workflowId = workflowIds.addressBookReconcile(vaspDID);
+      const principal = principalOf(request);
+      // The request is in the audit log before the run starts, and no run starts when it cannot be written there.
+      await recordRequest(deps.pool, request, {
+        actor: auditActor(principal), action: 'address-book.reconcile.requested', subject: vaspDID, details: { trigger, mode, workflowId, principal },
+      });
       try {
         const handle = await deps.temporal.workflow.start(addressBookReconcile, {
           taskQueue: deps.taskQueue,
-          workflowId: workflowIds.addressBookReconcile(vaspDID),
+          workflowId,
           args: [{ vaspDid: vaspDID, trigger, mode }],
-        });
-        const principal = principalOf(request);
-        await recordAuditEntry(deps.pool, {
-          actor: auditActor(principal), action: 'address-book.reconcile.requested', subject: vaspDID,
-          details: { trigger, mode, workflowId: handle.workflowId, runId: handle.firstExecutionRunId, principal },
         });
         return reply.code(202).send({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
       } catch (e) {

@@ -25,7 +25,6 @@ import {
   type AppError,
 } from '../../../lib/errors';
 import { listKeys, recordFromPrivateKeyHex, type Keystore } from '../../../db/keystore';
-import { recordAuditEntry } from '../../../db/audit-log';
 import { parseDidKeyRecord } from '../../../lib/crypto';
 import { VaspDid } from '../../../lib/temporal/search-attributes';
 import { keyRotation } from '../../../workflows';
@@ -34,6 +33,7 @@ import { keyRotationAcceptedUpdate, keyRotationStatusQuery, type KeyRotationStat
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
+import { recordRequest } from '../audited-request';
 import { auditActor } from '../../../lib/principal';
 
 export interface KeyRouteDeps {
@@ -174,6 +174,13 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       const principal = principalOf(request);
       requireGroupVasp(vaspDID);
       const workflowId = workflowIds.keyRotation(vaspDID);
+      const running = () => new ConflictError(`a key rotation for ${vaspDID} is already running (workflow ${workflowId}); wait for it to finish`, {
+        field: 'vaspDID', rule: 'one rotation per VASP at a time', workflowId,
+      });
+      // Refused before it is recorded when a rotation is visibly running; the start below still decides a race.
+      if (await deps.temporal.workflow.getHandle(workflowId).describe().then((d) => d.status.name === 'RUNNING', () => false)) throw running();
+      // The request is in the audit log before anything starts, and nothing starts when it cannot be written there.
+      await recordRequest(deps.pool, request, { actor: auditActor(principal), action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, principal } });
       const start = new WithStartWorkflowOperation(keyRotation, {
         workflowId,
         taskQueue: deps.taskQueue,
@@ -187,16 +194,11 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       try {
         handle = await start.workflowHandle();
       } catch (e) {
-        if (e instanceof WorkflowExecutionAlreadyStartedError) {
-          throw new ConflictError(`a key rotation for ${vaspDID} is already running (workflow ${workflowId}); wait for it to finish`, {
-            field: 'vaspDID', rule: 'one rotation per VASP at a time', workflowId,
-          });
-        }
+        if (e instanceof WorkflowExecutionAlreadyStartedError) throw running();
         throw e;
       }
       // The with-start handle does not carry the run id: read it back (the run was just created, so it is the first).
       const { runId } = await handle.describe();
-      await recordAuditEntry(deps.pool, { actor: auditActor(principal), action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, runId, principal } });
       let status: KeyRotationStatus | 'timeout';
       try {
         status = await Promise.race([accepted, timeout(ACCEPT_WAIT_MS)]);
