@@ -50,7 +50,7 @@ describe('a transfer between two subsidiaries of the group', () => {
     await sb?.close();
   });
 
-  const api = async (method: string, path: string, role: 'operator' | 'viewer' | 'admin', body?: unknown, extra: Record<string, string> = {}) => {
+  const api = async (method: string, path: string, role: 'operator' | 'viewer' | 'compliance' | 'admin', body?: unknown, extra: Record<string, string> = {}) => {
     const r = await fetch(`${orch.apiUrl}${path}`, {
       method, headers: orch.headers(role, { ...extra, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }),
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -85,7 +85,8 @@ describe('a transfer between two subsidiaries of the group', () => {
 
     // The beneficiary's side: its incoming workflow decrypted with B's key, screened and accepted.
     const incoming = await eventually(async () => {
-      const r = await api('GET', `/v1/incoming-transfers/${txId}`, 'viewer');
+      // Compliance: screening results are theirs to read (viewers get the transfer without them).
+      const r = await api('GET', `/v1/incoming-transfers/${txId}`, 'compliance');
       return r.status === 200 && (r.body as IncomingStatus).phase === 'completed' ? (r.body as IncomingStatus) : undefined;
     }, 30_000);
     expect(incoming).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subB });
