@@ -27,6 +27,12 @@ export interface OidcConfig {
   /** Leeway on `exp` and `nbf` (OPERATOR_AUTH_CLOCK_SKEW, seconds, default 30). */
   clockToleranceSeconds: number;
   /**
+   * Tokens must be typed `at+jwt` in their header, as RFC 9068 access tokens are (OPERATOR_AUTH_REQUIRE_AT_JWT, on
+   * unless `0`; absent here: on). Providers that do not type their access tokens (Keycloak, Entra ID, Okta) need `0`;
+   * an ID token is refused either way.
+   */
+  requireAtJwt?: boolean;
+  /**
    * The console's client id at the provider (OPERATOR_CONSOLE_CLIENT_ID): a public client of the authorization code
    * flow with PKCE whose redirect URI is the console's address. Unset: the console accepts pasted tokens only.
    */
@@ -101,6 +107,10 @@ function loadOidcConfig(env: Env): { oidc?: OidcConfig } {
   if (!(skew >= 0 && skew <= MAX_CLOCK_SKEW_SECONDS)) {
     throw new ConfigError('OPERATOR_AUTH_CLOCK_SKEW', `"${skewRaw}" is not a number of seconds from 0 to ${MAX_CLOCK_SKEW_SECONDS}`, 'Set a small leeway such as 30, or unset it');
   }
+  const atJwt = (env.OPERATOR_AUTH_REQUIRE_AT_JWT ?? '').trim().toLowerCase();
+  if (!['', '0', '1', 'true', 'false'].includes(atJwt)) {
+    throw new ConfigError('OPERATOR_AUTH_REQUIRE_AT_JWT', `"${atJwt}" is neither 1 nor 0`, 'Leave it unset (access tokens must be typed at+jwt, RFC 9068), or set 0 for a provider that does not type them');
+  }
   const consoleClientId = env.OPERATOR_CONSOLE_CLIENT_ID?.trim();
   if (consoleClientId !== undefined && consoleClientId !== '' && !/^[\x21-\x7e]{1,256}$/.test(consoleClientId)) {
     throw new ConfigError('OPERATOR_CONSOLE_CLIENT_ID', 'is not a client id (1 to 256 printable characters, no spaces)', 'Set it to the console\'s client id at the provider, or unset it');
@@ -108,7 +118,7 @@ function loadOidcConfig(env: Env): { oidc?: OidcConfig } {
   return {
     oidc: {
       issuer: issuerUrl(issuer), audience, rolesClaim, rolePrefix: env.OPERATOR_AUTH_ROLE_PREFIX?.trim() ?? '', algorithms,
-      clockToleranceSeconds: skew, ...(consoleClientId ? { consoleClientId } : {}),
+      clockToleranceSeconds: skew, requireAtJwt: atJwt !== '0' && atJwt !== 'false', ...(consoleClientId ? { consoleClientId } : {}),
     },
   };
 }

@@ -71,9 +71,12 @@ export class OperatorIssuer {
     });
   }
 
-  /** Signs exactly these claims with the issuer's key (tests make expired or misdirected tokens with it). */
-  sign(claims: JWTPayload): Promise<string> {
-    return new SignJWT(claims).setProtectedHeader({ alg: ALG, typ: 'JWT', kid: this.publicJwk.kid }).sign(this.privateKey);
+  /**
+   * Signs exactly these claims with the issuer's key, typed `at+jwt` as RFC 9068 types access tokens unless `typ` says
+   * otherwise (tests make expired, misdirected or ID tokens with it).
+   */
+  sign(claims: JWTPayload, typ = 'at+jwt'): Promise<string> {
+    return new SignJWT(claims).setProtectedHeader({ alg: ALG, typ, kid: this.publicJwk.kid }).sign(this.privateKey);
   }
 }
 

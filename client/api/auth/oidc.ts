@@ -50,11 +50,34 @@ function principalOf(payload: JWTPayload, kid: string | undefined, config: OidcC
   };
 }
 
+/** Claims only ID tokens carry: OpenID Connect Core's nonce, at_hash and c_hash, and FAPI's s_hash. */
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash', 's_hash'];
+
+/**
+ * An access token, not an ID token or another JWT the provider signs with the same keys: an ID token says who signed
+ * in to some client and may carry this API's id as its audience, but grants nothing. RFC 9068 types access tokens
+ * `at+jwt` (`application/at+jwt`); with `requireAtJwt` nothing else is accepted. Without it (providers that do not
+ * type them), a typ other than JWT is still refused, and so are the claims only ID tokens carry and Keycloak's
+ * `typ: "ID"` claim.
+ */
+function assertAccessToken(typ: string | undefined, payload: JWTPayload, requireAtJwt: boolean): void {
+  const type = typ?.toLowerCase().replace(/^application\//, '');
+  const details = { credential: 'oidc', rule: 'an access token (typ at+jwt, RFC 9068)' };
+  if (requireAtJwt && type !== 'at+jwt') {
+    throw new AuthenticationError(`the token is not typed as an access token: its typ is ${typ === undefined ? 'missing' : JSON.stringify(typ)}, not at+jwt (RFC 9068; OPERATOR_AUTH_REQUIRE_AT_JWT=0 for a provider that does not type its access tokens)`, details);
+  }
+  if (type !== undefined && type !== 'at+jwt' && type !== 'jwt') throw new AuthenticationError(`the token's typ ${JSON.stringify(typ)} is not an access token's`, details);
+  const idClaim = ID_TOKEN_CLAIMS.find((c) => payload[c] !== undefined);
+  if (idClaim !== undefined || payload.typ === 'ID') {
+    throw new AuthenticationError(`an ID token is not an access token (it carries ${idClaim ?? 'typ "ID"'})`, details);
+  }
+}
+
 /**
  * Verifies OIDC / OAuth 2 access tokens of one identity provider: the JWKS is found through the issuer's discovery
  * document and cached (refetched on an unknown `kid`, at most every 30 s); the signature, `iss`, `aud`, `exp` and
- * `nbf` (with the configured leeway) and the algorithm (asymmetric ones only) are checked. A provider that cannot be
- * reached is a 503, not the caller's fault.
+ * `nbf` (with the configured leeway), the algorithm (asymmetric ones only) and that it is an access token (typ at+jwt)
+ * are checked. A provider that cannot be reached is a 503, not the caller's fault.
  */
 export class OidcVerifier {
   private keys?: Promise<JWTVerifyGetKey>;
@@ -80,6 +103,7 @@ export class OidcVerifier {
         clockTolerance: this.config.clockToleranceSeconds,
         requiredClaims: ['sub', 'exp'],
       });
+      assertAccessToken(protectedHeader.typ, payload, this.config.requireAtJwt !== false);
       return principalOf(payload, protectedHeader.kid, this.config);
     } catch (e) {
       throw refusal(e);

@@ -38,16 +38,18 @@ async function provider() {
   };
 }
 
-const sign = (key: { kid: string; privateKey: CryptoKey }, claims: JWTPayload) =>
-  new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: key.kid }).sign(key.privateKey);
+const sign = (key: { kid: string; privateKey: CryptoKey }, claims: JWTPayload, typ?: string) =>
+  new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: key.kid, ...(typ !== undefined ? { typ } : {}) }).sign(key.privateKey);
 
 describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loopback', () => {
   let idp: Awaited<ReturnType<typeof provider>>;
   let config: OidcConfig;
   beforeAll(async () => {
     idp = await provider();
+    // Keycloak-like: access tokens without a typ, so the at+jwt requirement is off for it (OPERATOR_AUTH_REQUIRE_AT_JWT=0).
     config = {
       issuer: idp.issuer, audience: 'tro-api', rolesClaim: 'realm_access.roles', rolePrefix: 'tro-', algorithms: ['RS256'], clockToleranceSeconds: 30,
+      requireAtJwt: false,
     };
   });
   afterAll(() => idp.close());
@@ -80,6 +82,25 @@ describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loo
     // A key the provider does not publish is refused, whatever the token says.
     const rogue = await idp.newKey('k3', false);
     await expect(verifier.verify(await sign(rogue, claims()))).rejects.toThrow(new AuthenticationError('the token is signed with a key the identity provider does not publish'));
+  });
+
+  it('takes access tokens only: typed at+jwt when required (the default), never an ID token (issue 25, item 7e)', async () => {
+    const key = await idp.newKey('typ');
+    const strict = new OidcVerifier({ ...config, requireAtJwt: undefined }, { jwksCooldownMs: 0 });
+    expect((await strict.verify(await sign(key, claims(), 'at+jwt'))).subject).toBe('f1d2');
+    expect((await strict.verify(await sign(key, claims(), 'application/at+jwt'))).subject).toBe('f1d2');
+    await expect(strict.verify(await sign(key, claims()))).rejects.toThrow(/^the token is not typed as an access token: its typ is missing, not at\+jwt/);
+    await expect(strict.verify(await sign(key, claims(), 'JWT'))).rejects.toThrow(/^the token is not typed as an access token: its typ is "JWT", not at\+jwt/);
+
+    // Not required (a provider that does not type its tokens): an untyped or JWT-typed access token passes, an ID token never.
+    const lenient = new OidcVerifier(config, { jwksCooldownMs: 0 });
+    expect((await lenient.verify(await sign(key, claims(), 'JWT'))).subject).toBe('f1d2');
+    await expect(lenient.verify(await sign(key, claims({ nonce: 'n-1' })))).rejects.toThrow(new AuthenticationError('an ID token is not an access token (it carries nonce)'));
+    await expect(lenient.verify(await sign(key, claims({ at_hash: 'x' }), 'JWT'))).rejects.toThrow(/an ID token is not an access token \(it carries at_hash\)/);
+    await expect(lenient.verify(await sign(key, claims({ typ: 'ID' })))).rejects.toThrow(/an ID token is not an access token \(it carries typ "ID"\)/);
+    await expect(lenient.verify(await sign(key, claims(), 'id_token+jwt'))).rejects.toThrow(/the token's typ "id_token\+jwt" is not an access token's/);
+    // Typed at+jwt but carrying an ID token's claim: refused too.
+    await expect(strict.verify(await sign(key, claims({ nonce: 'n-2' }), 'at+jwt'))).rejects.toThrow(/an ID token is not an access token/);
   });
 
   it('takes roles from a dotted claim path with a prefix, or a space-separated string', () => {

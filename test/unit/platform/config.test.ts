@@ -169,9 +169,12 @@ describe('loadConfig: operator authentication and the agent listener', () => {
       apiToken: 'tro_x',
       oidc: {
         issuer: 'https://login.bank.example/realms/ops', audience: 'tro', rolesClaim: 'realm_access.roles', rolePrefix: '',
-        algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'], clockToleranceSeconds: 30,
+        algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'], clockToleranceSeconds: 30, requireAtJwt: true,
       },
     });
+    // Access tokens typed at+jwt (RFC 9068) unless the provider does not type them.
+    expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_AUTH_REQUIRE_AT_JWT: '0' }).auth.oidc?.requireAtJwt).toBe(false);
+    expect(() => loadConfig({ OPERATOR_AUTH_ISSUER: 'https://idp.example', OPERATOR_AUTH_AUDIENCE: 'a', OPERATOR_AUTH_REQUIRE_AT_JWT: 'maybe' })).toThrow(/^OPERATOR_AUTH_REQUIRE_AT_JWT: "maybe" is neither 1 nor 0/);
     expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'http://127.0.0.1:4000/oidc', OPERATOR_AUTH_AUDIENCE: 'a' }).auth.oidc?.issuer).toBe('http://127.0.0.1:4000/oidc');
     // Compared with `iss` as it is: Auth0's issuers end with a slash.
     expect(loadConfig({ OPERATOR_AUTH_ISSUER: 'https://bank.eu.auth0.com/', OPERATOR_AUTH_AUDIENCE: 'a' }).auth.oidc?.issuer).toBe('https://bank.eu.auth0.com/');
