@@ -144,10 +144,14 @@ describe('npm start: the printed credentials and console work end to end', () =>
     const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as { operators: Record<string, { token: string }> };
     const audit = (await (await fetch(`${apiUrl}/v1/audit-log?subject=${held}`, {
       headers: { authorization: `Bearer ${demo.operators.compliance!.token}` },
-    })).json()) as { data: { action: string; actor: string }[] };
-    expect(audit.data).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'incoming.decline', actor: name })]));
+    })).json()) as { data: { action: string; actor: string; actorName?: string }[] };
+    // The actor is the identity provider's stable subject; the name is for display.
+    expect(audit.data).toEqual(expect.arrayContaining([
+      expect.objectContaining({ action: 'incoming.decline', actor: expect.stringMatching(/^oidc:aurora-compliance-/), actorName: name }),
+    ]));
+    // The same data directory as npm start's: its development key signs the audit checkpoints the command checks.
     const verify = spawnSync(process.execPath, [resolve(ROOT, 'node_modules/tsx/dist/cli.mjs'), resolve(ROOT, 'client/cli/main.ts'), 'audit', 'verify'], {
-      cwd: ROOT, env: { ...process.env, DATABASE_URL: `${LOCAL_SERVER_URL}/${database}` }, encoding: 'utf8', timeout: 120_000,
+      cwd: ROOT, env: { ...process.env, DATABASE_URL: `${LOCAL_SERVER_URL}/${database}`, DATA_DIR: dataDir }, encoding: 'utf8', timeout: 120_000,
     });
     expect({ status: verify.status, out: verify.stdout + verify.stderr }).toEqual({ status: 0, out: expect.stringContaining('audit chain intact') });
   });
