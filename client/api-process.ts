@@ -18,6 +18,7 @@ import { buildApi } from './api/server';
 import { buildAgentApi } from './api/agent-server';
 import { isLoopbackHost } from '../lib/loopback';
 import { apiHttpsOptions } from '../lib/api-transport';
+import { assertKeysConfigured } from '../lib/development-keys';
 import { agentListenerHosts } from './api/agent-host-guard';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
@@ -38,6 +39,8 @@ export async function startApi(config: PlatformConfig, log: Logger, shared?: { t
   // HTTP on loopback, where the programs written for the agent call it.
   const agentHttps = apiHttpsOptions(config.agent.host, { rateLimits: config.transport.rateLimits, ...(config.agent.tls && { tls: config.agent.tls }) });
   const tlsAtProxy = !https && config.transport.tlsTerminatedByProxy === true;
+  // Off loopback, no development key is made up for it: the codec, keystore and audit checkpoint keys must be set.
+  assertKeysConfigured(config);
   assertRetentionOutlastsTransfers(config.retention, config.transfers.answerDeadlineMs);
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { testEnv } from '../harness/platform';
@@ -83,6 +84,20 @@ describe('bad configuration stops start-up with one clear line', () => {
     const r = await run('client/main.ts', { ...good(), AGENT_PORT: '38123', AGENT_HOST: '0.0.0.0', AGENT_ALLOW_REMOTE: '1' });
     expect(r.code).toBe(1);
     expectOneClearLine(r.stderr, /^api: configuration error: AGENT_HOST: "0\.0\.0\.0" is not a loopback address, and TLS_CERT_FILE and TLS_KEY_FILE are unset: the agent endpoints would answer in clear\. Set TLS_CERT_FILE and TLS_KEY_FILE/);
+  });
+
+  it('an API off loopback without its keys, naming the variable, and no development key made up for it (issue 25, item 7f)', async () => {
+    const offLoopback = { HOST: '0.0.0.0', TLS_TERMINATED_BY_PROXY: '1', TRUST_PROXY: '127.0.0.1' };
+    const { TEMPORAL_CODEC_KEYS: codecKeys, ...withoutCodecKeys } = good();
+    const dataDir = mkdtempSync(join(tmpdir(), 'tro-keys-'));
+    const r = await run('client/main.ts', { ...withoutCodecKeys, ...offLoopback, DATA_DIR: dataDir });
+    expect(r.code).toBe(1);
+    expectOneClearLine(r.stderr, /^api: configuration error: TEMPORAL_CODEC_KEYS: is unset while the API listens on 0\.0\.0\.0, which is not a loopback address \(so are KEYSTORE_MASTER_KEY and AUDIT_CHECKPOINT_KEYS\): a development key would be created in the data directory\. Set TEMPORAL_CODEC_KEYS/);
+    expect(readdirSync(dataDir)).toEqual([]);
+
+    const some = await run('client/main.ts', { ...withoutCodecKeys, ...offLoopback, TEMPORAL_CODEC_KEYS: codecKeys!, KEYSTORE_MASTER_KEY: randomBytes(32).toString('base64') });
+    expect(some.code).toBe(1);
+    expectOneClearLine(some.stderr, /^api: configuration error: AUDIT_CHECKPOINT_KEYS: is unset while the API listens on 0\.0\.0\.0/);
   });
 
   it('plain http to a network that is not on this machine', async () => {

@@ -276,7 +276,7 @@ describe('transport: security headers, rate limits, HTTPS', () => {
           PATH: process.env.PATH, HOME: process.env.HOME, HOST: '0.0.0.0', PORT: String(port), TLS_TERMINATED_BY_PROXY: '1', TRUST_PROXY: '127.0.0.1',
           DATABASE_URL: testEnv().databaseUrl, TEMPORAL_ADDRESS: testEnv().temporalAddress, TEMPORAL_TASK_QUEUE: `tls-proxy-${randomUUID()}`,
           TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS, DATA_DIR: mkdtempSync(join(tmpdir(), 'tls-proxy-')), LOG_LEVEL: 'warn',
-          KEYSTORE_MASTER_KEY: randomBytes(32).toString('base64'),
+          KEYSTORE_MASTER_KEY: randomBytes(32).toString('base64'), AUDIT_CHECKPOINT_KEYS: `t:${randomBytes(32).toString('base64')}`,
           KEY_ROTATION_PERIOD: 'off', ADDRESS_BOOK_CRON: 'off', RETENTION_CRON: 'off', INCOMING_SWEEP_INTERVAL: 'off',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
