@@ -8,21 +8,19 @@ import { checkEntry, entryKey, type RegistryEntry } from '../../lib/address-book
 import type { ReconcileProgress, ReconcileReport } from '../../lib/address-book/reconcile-types';
 import { loadConfig } from '../../lib/config';
 import { SPREADSHEET_SAFE } from '../../lib/spreadsheet-csv';
-import { apiTarget, authHeader, type ApiTarget } from './api-client';
+import { apiOptions, apiTarget, authHeader, type ApiTarget } from './api-client';
 
 /** `tro addresses …`: import a CSV into the group's registry, reconcile a subsidiary's book at the network. */
 export function registerAddressCommands(program: Command): void {
   const addresses = program.command('addresses').description("the group's address registry and its reconciliation with the network");
 
-  addresses
+  apiOptions(addresses
     .command('import')
     .description('stream a CSV (asset,address,customerRef[,vaspDID][,tag]) of any size into the registry')
     .argument('<file>', 'the CSV file; header row required')
     .option('--vasp <did>', 'owning subsidiary for rows without a vaspDID column value')
     .option('--errors <path>', 'where to write the rejected rows (default: <file>.rejected.csv)')
-    .option('--batch <n>', 'entries per upsert request', (v) => Number(v), 5000)
-    .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
-    .option('--token <credential>', 'access token or API key for the API (default: API_TOKEN)')
+    .option('--batch <n>', 'entries per upsert request', (v) => Number(v), 5000))
     .action(async (file: string, opts: { vasp?: string; errors?: string; batch: number; api?: string; token?: string }) => {
       const summary = await importAddresses({ file, vaspDid: opts.vasp, errorsPath: opts.errors, batchSize: opts.batch, api: apiTarget(opts) });
       process.stdout.write(
@@ -31,14 +29,12 @@ export function registerAddressCommands(program: Command): void {
       );
     });
 
-  addresses
+  apiOptions(addresses
     .command('reconcile')
     .description("reconcile a subsidiary's address book at the network now")
     .requiredOption('--vasp <did>', 'the subsidiary VASP')
     .option('--follow', 'follow the run with a progress bar until it ends')
-    .option('--full', 'list the whole book at the network instead of starting from the last verified result')
-    .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
-    .option('--token <credential>', 'access token or API key for the API (default: API_TOKEN)')
+    .option('--full', 'list the whole book at the network instead of starting from the last verified result'))
     .action(async (opts: { vasp: string; follow?: boolean; full?: boolean; api?: string; token?: string }) => {
       const base = apiTarget(opts);
       const started = await startReconcile(base, opts.vasp, opts.full ? 'full' : 'auto');
@@ -49,13 +45,11 @@ export function registerAddressCommands(program: Command): void {
       if (report.status === 'failed') process.exitCode = 1;
     });
 
-  addresses
+  apiOptions(addresses
     .command('reports')
     .description("a subsidiary's latest reconciliation reports")
     .requiredOption('--vasp <did>', 'the subsidiary VASP')
-    .option('--limit <n>', 'how many', (v) => Number(v), 5)
-    .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL)')
-    .option('--token <credential>', 'access token or API key for the API (default: API_TOKEN)')
+    .option('--limit <n>', 'how many', (v) => Number(v), 5))
     .action(async (opts: { vasp: string; limit: number; api?: string; token?: string }) => {
       const r = await api<{ reports: ReconcileReport[] }>(apiTarget(opts), 'GET', `/v1/address-book/${encodeURIComponent(opts.vasp)}/reports?limit=${opts.limit}`);
       for (const report of r.reports) process.stdout.write(`${formatReport(report)}\n`);

@@ -9,8 +9,10 @@ import { isLoopbackHost } from '../loopback';
  */
 export interface OperatorAuthConfig {
   oidc?: OidcConfig;
-  /** The credential the CLI sends to the API (API_TOKEN, or the commands' --token): an access token or an API key. */
+  /** The credential the CLI sends to the API (API_TOKEN, or the commands' --token-file): an access token or an API key. */
   apiToken?: string;
+  /** API_TOKEN_FILE: a file holding that credential, read when API_TOKEN is unset. */
+  apiTokenFile?: string;
 }
 
 export interface OidcConfig {
@@ -83,7 +85,8 @@ function issuerUrl(raw: string): string {
 
 export function loadOperatorAuthConfig(env: Env): OperatorAuthConfig {
   const apiToken = env.API_TOKEN?.trim() || undefined;
-  return { ...(apiToken ? { apiToken } : {}), ...loadOidcConfig(env) };
+  const apiTokenFile = env.API_TOKEN_FILE?.trim() || undefined;
+  return { ...(apiToken ? { apiToken } : {}), ...(apiTokenFile ? { apiTokenFile } : {}), ...loadOidcConfig(env) };
 }
 
 function loadOidcConfig(env: Env): { oidc?: OidcConfig } {
