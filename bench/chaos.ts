@@ -491,6 +491,24 @@ async function main() {
               (select count(*)::int from jsonb_array_elements(coalesce(body->'actions', '[]')) a where a->>'action' in ('accept', 'decline', 'reject')) as decisions
          from transactions where originator_vasp_did = $1 and created_at >= $2`, [group.external.did, new Date(roundStart)]);
     const extraIncoming = netIncoming.filter((t) => !known.has(t.id) && incoming.some((i) => i.amount === t.amount));
+    // The watch loop knows only the ids its sends returned: a transfer the counterparty sent again is read here, and
+    // waited for (like the others, up to the quiescence deadline) before it is checked.
+    for (const extra of extraIncoming) {
+      while (!incomingState.get(extra.id)?.finalAt && Date.now() < deadline) {
+        const r = await call('GET', `/v1/incoming-transfers/${extra.id}`, 'viewer', undefined, {}, WATCH_PATIENCE_MS);
+        if (r.status === 200) {
+          // Held for review like the transfer it repeats: decided as the script decides that one.
+          const repeated = incoming.find((i) => i.amount === extra.amount);
+          if (r.body.phase === 'awaiting-review') {
+            await call('POST', `/v1/transfers/${extra.id}/decision`, 'compliance', { decision: repeated?.decision ?? 'approve', reason: `chaos round ${round}` });
+          }
+          const final = r.body.phase === 'completed' || r.body.phase === 'rejected';
+          incomingState.set(extra.id, { phase: r.body.phase, networkStatus: r.body.networkStatus, screening: r.body.screening, decisions: 0, ...(final && { finalAt: Date.now() }) });
+          if (final) break;
+        }
+        await sleep(5000);
+      }
+    }
 
     // Checks, from the network's tables and the orchestrator's.
     const ids = outgoing.map((o) => o.id);
