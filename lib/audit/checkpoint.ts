@@ -14,8 +14,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { ConfigError } from '../errors';
 import { canonicalJson, type ChainHead } from './chain';
+import { parseKeyringSetting } from '../keyring-setting';
 
 /** The keys that sign checkpoints and trailers: the first signs, every one verifies (rotation keeps the old ones). */
 export interface CheckpointKeyring {
@@ -28,21 +28,7 @@ const FIX = `Set ${CHECKPOINT_KEYS_SETTING} to "id:base64key[,id:base64key…]" 
 
 /** Parses `AUDIT_CHECKPOINT_KEYS`: comma-separated `id:base64` keys of 32 bytes, the signing one first. */
 export function parseCheckpointKeys(raw: string, setting = CHECKPOINT_KEYS_SETTING): CheckpointKeyring {
-  const keys = new Map<string, Buffer>();
-  let currentKeyId: string | undefined;
-  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const sep = entry.indexOf(':');
-    if (sep <= 0) throw new ConfigError(setting, `entry "${entry.slice(0, 12)}…" has no "id:" prefix`, FIX);
-    const id = entry.slice(0, sep);
-    if (!/^[A-Za-z0-9._-]{1,64}$/.test(id)) throw new ConfigError(setting, `key id "${id}" is not [A-Za-z0-9._-]`, FIX);
-    const key = Buffer.from(entry.slice(sep + 1), 'base64');
-    if (key.length !== 32) throw new ConfigError(setting, `key "${id}" is ${key.length} bytes, not 32`, FIX);
-    if (keys.has(id)) throw new ConfigError(setting, `key id "${id}" appears twice`, FIX);
-    keys.set(id, key);
-    currentKeyId ??= id;
-  }
-  if (!currentKeyId) throw new ConfigError(setting, 'holds no key', FIX);
-  return { currentKeyId, keys };
+  return parseKeyringSetting(raw, setting, FIX);
 }
 
 /**

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { ConfigError } from '../errors';
 import type { CodecKeyring } from './codec';
+import { parseKeyringSetting } from '../keyring-setting';
 
 const FIX = 'Set TEMPORAL_CODEC_KEYS to "id:base64key[,id:base64key…]" with 32-byte keys, the encrypting key first';
 
@@ -11,21 +11,7 @@ const FIX = 'Set TEMPORAL_CODEC_KEYS to "id:base64key[,id:base64key…]" with 32
  * them decrypt, so a key can be rotated by putting the new one first and keeping the old one while history needs it.
  */
 export function parseCodecKeys(raw: string, setting = 'TEMPORAL_CODEC_KEYS'): CodecKeyring {
-  const keys = new Map<string, Buffer>();
-  let currentKeyId: string | undefined;
-  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const sep = entry.indexOf(':');
-    if (sep <= 0) throw new ConfigError(setting, `entry "${entry.slice(0, 12)}…" has no "id:" prefix`, FIX);
-    const id = entry.slice(0, sep);
-    if (!/^[A-Za-z0-9._-]{1,64}$/.test(id)) throw new ConfigError(setting, `key id "${id}" is not [A-Za-z0-9._-]`, FIX);
-    const key = Buffer.from(entry.slice(sep + 1), 'base64');
-    if (key.length !== 32) throw new ConfigError(setting, `key "${id}" is ${key.length} bytes, not 32`, FIX);
-    if (keys.has(id)) throw new ConfigError(setting, `key id "${id}" appears twice`, FIX);
-    keys.set(id, key);
-    currentKeyId ??= id;
-  }
-  if (!currentKeyId) throw new ConfigError(setting, 'holds no key', FIX);
-  return { currentKeyId, keys };
+  return parseKeyringSetting(raw, setting, FIX);
 }
 
 export const formatCodecKey = (id: string, key: Buffer) => `${id}:${key.toString('base64')}`;
