@@ -8,39 +8,40 @@ const nodeBuiltins = [
 ];
 
 /**
- * The layers of the repository (README, Layout): each folder imports only from the folders listed for it. A rule per
- * folder and depth, since a top-level folder is `../x` from `db/a.ts` and `../../x` from `db/keystore/a.ts`.
+ * The layers of the repository (README, "Where things live"): each folder imports only from the folders listed for it.
+ * A rule per folder and depth, since a top-level folder is `../x` from `keys/a.ts` and `../../x` from
+ * `address-book/store/a.ts`.
  */
-const domain = ['outgoing', 'incoming', 'address-book', 'screening', 'retention', 'audit', 'transfer-view', 'callback'];
-/** A domain folder's row: the folders it may import, as the README's table lists them. */
-const domainLayer = (folder, only) => ({ only, why: `${folder}/ is domain code over ${only.map((f) => `${f}/`).join(', ')} only` });
+/** The capabilities: one folder each, holding its logic, its workflow-safe types.ts (and status.ts) and its SQL. */
+const capabilities = ['keys', 'address-book', 'outgoing', 'incoming', 'screening', 'audit', 'transfer-view', 'retention', 'auth', 'webhooks'];
 const layers = {
-  lib: { only: [], why: 'lib/ is shared by all and imports nothing above it' },
-  db: { only: ['lib'], why: 'db/ holds the SQL over lib/ only' },
-  network: { only: ['lib'], why: 'network/ is the network\'s HTTP client over lib/ only' },
-  callback: { only: ['lib'], why: 'callback/ posts to the internal systems over lib/ only' },
-  outgoing: domainLayer('outgoing', ['lib', 'db', 'network', 'callback', 'workflows']),
-  incoming: domainLayer('incoming', ['lib', 'db', 'network', 'workflows']),
-  'address-book': domainLayer('address-book', ['lib', 'db', 'network']),
-  retention: domainLayer('retention', ['lib', 'db']),
-  audit: domainLayer('audit', ['lib', 'db']),
-  screening: domainLayer('screening', ['lib', 'db']),
-  'transfer-view': domainLayer('transfer-view', ['lib', 'db', 'network', 'workflows']),
-  activities: { only: ['lib', 'db', 'network', 'workflows', ...domain], why: 'activities/ adapts the domain modules for Temporal' },
-  workers: { only: ['lib', 'db', 'network', 'workflows', 'activities', ...domain], why: 'workers/ runs the activities and workflows' },
-  client: { only: ['lib', 'db', 'network', 'workflows', ...domain], why: 'client/ calls the domain modules, never activities/' },
-  sandbox: { only: ['lib', 'db'], why: 'sandbox/ is the network\'s side: lib/ and its own schema in db/ only' },
-  'all-in-one': { only: ['lib', 'client', 'workers'], why: 'all-in-one/ only joins the API process and the worker process in one' },
+  lib: { only: [], why: 'lib/ holds what several capabilities share and imports nothing above it' },
+  // db/migrate-cli.ts, an entry point, reads the configuration.
+  db: { only: ['lib', 'config'], why: 'db/ holds the pool, the migrations and their runner, over lib/ only' },
+  network: { only: ['lib', 'db'], why: 'network/ is the one client of the network, over lib/ and db/ only' },
+  // A capability may use another (outgoing writes audit rows, reads the address book), never the roles above it.
+  ...Object.fromEntries(capabilities.map((c) => [c, {
+    only: ['lib', 'db', 'network', ...capabilities],
+    why: `${c}/ is a capability: it uses lib/, db/, network/ and other capabilities, never workflows/, activities/, client/ or config/`,
+  }])),
+  config: { only: ['lib', 'network', ...capabilities], why: 'config/ builds the one configuration from the sections the capabilities define' },
+  activities: { only: ['lib', 'db', 'network', 'config', 'workflows', ...capabilities], why: 'activities/ adapts the capabilities for Temporal' },
+  workers: { only: ['lib', 'db', 'network', 'config', 'workflows', 'activities', 'client', ...capabilities], why: 'workers/ runs the activities and workflows (and, all in one, the API beside them)' },
+  client: { only: ['lib', 'db', 'network', 'config', 'workflows', ...capabilities], why: 'client/ calls the capabilities and starts workflows, never activities/' },
+  sandbox: { only: ['lib', 'db', 'config', 'keys'], why: "sandbox/ is the network's side: lib/, the key records of keys/ and its own schema only" },
 };
 const layerRules = Object.entries(layers).flatMap(([folder, { only, why }]) =>
   [1, 2, 3, 4].map((depth) => ({
     files: [`${folder}/${'*/'.repeat(depth - 1)}*.ts`],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
+        // Heartbeats and cancellation reach a capability as functions the activity passes in.
+        // lib/temporal/heartbeat.ts is the last reader of the context outside activities/ until its callers take functions (issue 19).
+        paths: folder === 'activities' || folder === 'lib' ? [] : [{ name: '@temporalio/activity', message: 'Only activities/ touches the activity context: pass heartbeats in as a function.' }],
         patterns: [{
           // Leaving the folder (`depth` times ../) for anything but the allowed folders.
           regex: `^(\\.\\./){${depth}}(?!(${only.join('|') || '$^'})(/|$))`,
-          message: `${why} (README, Layout).`,
+          message: `${why} (README, Where things live).`,
         }],
       }],
     },
@@ -60,14 +61,14 @@ export default tseslint.config(
   },
   ...layerRules,
   {
-    // One configuration: the environment is read once at start (lib/config.ts; the sandbox's own sandbox/config.ts) and
+    // One configuration: the environment is read once at start (config/index.ts; the sandbox's own sandbox/config.ts) and
     // the sections are passed in. Scripts, tests and benchmarks set up processes and may read it.
     files: ['**/*.ts'],
-    ignores: ['lib/config.ts', 'sandbox/config.ts', 'scripts/**', 'test/**', 'bench/**'],
+    ignores: ['config/index.ts', 'sandbox/config.ts', 'scripts/**', 'test/**', 'bench/**'],
     rules: {
       'no-restricted-properties': ['error', {
         object: 'process', property: 'env',
-        message: 'Read settings in lib/config.ts (or sandbox/config.ts) and pass the section in (README, Environment variables).',
+        message: 'Read settings in config/index.ts (or sandbox/config.ts) and pass the section in (README, Environment variables).',
       }],
     },
   },
@@ -90,7 +91,12 @@ export default tseslint.config(
           { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities type-only (import type …) and call them through proxyActivities.' },
           { group: ['**/db/**', '**/client/**', '**/sandbox/**', '**/workers/**', '**/lib/crypto/**', '**/lib/logger'], message: 'Workflows may not import I/O code.' },
           // The layers table's row for workflows/ (README, Layout): lib/ and activity types, nothing else of the repository.
-          { regex: '^\\.\\./(?!(lib|activities)(/|$))', message: 'workflows/ imports only workflow-safe lib/ modules and activity types (README, Layout).' },
+          // The layers table's row for workflows/: lib/, activity types and the capabilities' workflow-safe types.ts and
+          // status.ts, nothing else of the repository.
+          {
+            regex: `^\\.\\./(?!((lib|activities)(/|$))|((${capabilities.join('|')})/(types|status)$))`,
+            message: "workflows/ imports only workflow-safe lib/ modules, activity types and capabilities' types.ts and status.ts (README, Where things live).",
+          },
         ],
       }],
       'no-restricted-globals': ['error',

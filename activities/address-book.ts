@@ -1,9 +1,9 @@
 import type { Pool } from 'pg';
-import type { AddressBookConfig } from '../lib/address-book/config';
-import type { DeltaSummary, ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger } from '../lib/address-book/reconcile-types';
+import type { AddressBookConfig } from '../address-book/config';
+import type { DeltaSummary, ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger } from '../address-book/types';
 import type { Logger } from '../lib/logger';
 import { heartbeat, withHeartbeat } from '../lib/temporal/heartbeat';
-import { assertRunId } from '../db/address-book-staging';
+import { assertRunId } from '../address-book/store/staging';
 import type { NetworkClient } from '../network/client';
 import { DEFAULT_TRANSIENT_RETRY } from '../network/retry';
 import { applyRemovals, awaitNetworkCount, registerAdds } from '../address-book/changes';
@@ -18,7 +18,7 @@ export interface AddressBookActivityDeps {
   pool: Pool;
   network: NetworkClient;
   logger: Logger;
-  /** The worker's settings (lib/config.ts, `addressBook`). */
+  /** The worker's settings (config/index.ts, `addressBook`). */
   addressBook: AddressBookConfig;
   /** A workflow's status by Temporal, to release a run lock whose workflow is gone (address-book/deps.ts). */
   workflowStatus?: (workflowId: string) => Promise<string>;

@@ -1,11 +1,11 @@
 import type { Pool } from 'pg';
-import { recordAuditEntry, type AuditEntry } from '../db/audit-log';
+import { recordAuditEntry, type AuditEntry } from '../audit/store';
 import { activityIdempotencyKey } from '../lib/temporal/heartbeat';
-import { findRegistryOwner } from '../db/registry-owner';
+import { findRegistryOwner } from '../address-book/store/registry-owner';
 import type { NetworkClient } from '../network/client';
-import { postTransferOutcome } from '../callback/transfer-outcome';
+import { postTransferOutcome } from '../lib/transfer-callback';
 import { recordRoutedAddress } from '../incoming/routing';
-import { screenIncomingTransfer, type ScreeningDeps } from '../incoming/screening';
+import { screenIncomingTransfer, type ScreeningDeps } from '../screening/screen-transfer';
 import {
   acceptIncoming,
   confirmIncoming,
@@ -61,7 +61,7 @@ export function incomingActivities(deps: IncomingDeps) {
       return rejectIncoming(deps.network, input.transactionId, input.reason);
     },
 
-    /** Screens the originator's names and origin address; returns only the hits (see incoming/screening.ts). */
+    /** Screens the originator's names and origin address; returns only the hits (see screening/screen-transfer.ts). */
     async screenIncomingTransfer(input: { transactionId: string; subsidiaryDid: string; gatewayDid: string; threshold: number }): Promise<ScreeningOutcome> {
       return screenIncomingTransfer(deps, input);
     },

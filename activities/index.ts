@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
-import type { AddressBookConfig } from '../lib/address-book/config';
-import type { Keystore } from '../db/keystore';
+import type { AddressBookConfig } from '../address-book/config';
+import type { Keystore } from '../keys';
 import type { Logger } from '../lib/logger';
 import type { NetworkClient } from '../network/client';
 import type { TransferContext } from '../outgoing/context';
@@ -18,9 +18,9 @@ export interface ActivityDeps {
   pool: Pool;
   network: NetworkClient;
   logger: Logger;
-  /** The VASPs' own keys (db/keystore): activities hand out key ids and public keys only. */
+  /** The VASPs' own keys (keys): activities hand out key ids and public keys only. */
   keystore: Keystore;
-  /** Address-book reconciliation settings (lib/config.ts, `addressBook`). */
+  /** Address-book reconciliation settings (config/index.ts, `addressBook`). */
   addressBook: AddressBookConfig;
   /** A workflow's status by Temporal ('NOT_FOUND' when it has none): the address book releases abandoned run locks. */
   workflowStatus?: (workflowId: string) => Promise<string>;

@@ -3,14 +3,14 @@
  * did:key as `pii_didkey`, read the directory back). Inputs and results carry key ids and public did:keys only, so no
  * private key ever reaches workflow history, not even encrypted by the codec.
  */
-import type { Keystore } from '../db/keystore';
+import type { Keystore } from '../keys';
 import { activityRunId } from '../lib/temporal/heartbeat';
-import { recordRotationFinished, recordRotationStarted } from '../db/key-rotations';
-import { listKeys } from '../db/keystore';
+import { recordRotationFinished, recordRotationStarted } from '../keys/rotation-store';
+import { listKeys } from '../keys';
 import type { NetworkClient } from '../network/client';
 import { publishPiiDidKey, vaspProfile } from '../network/directory';
 import type { Principal } from '../lib/principal';
-import type { AuditContext } from '../lib/keystore/records';
+import type { AuditContext } from '../keys/types';
 
 export interface VaspDirectoryEntry {
   did: string;

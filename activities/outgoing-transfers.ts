@@ -1,6 +1,6 @@
 import { ConfigError } from '../lib/errors';
-import type { TransferViewUpdate } from '../lib/transfer-view';
-import { writeTransferViewUpdate } from '../db/transfer-view';
+import type { TransferViewUpdate } from '../transfer-view/types';
+import { writeTransferViewUpdate } from '../transfer-view/store';
 import type { NetworkTransaction } from '../network/transactions';
 import { networkUpdatedAtOf } from '../lib/network-status';
 import type { TransferContext } from '../outgoing/context';

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
-import { writeTransferViewUpdate } from '../db/transfer-view';
-import type { TransferViewUpdate } from '../lib/transfer-view';
+import { writeTransferViewUpdate } from '../transfer-view/store';
+import type { TransferViewUpdate } from '../transfer-view/types';
 
 /** The console's transfer list, written by the transfer workflows at each change of their state. */
 export function transferViewActivities(deps: { pool: Pool }) {

@@ -5,8 +5,8 @@
  */
 import { AuthenticationError, ForbiddenError, isAppError, type AppError } from '../lib/errors';
 import { heartbeat } from '../lib/temporal/heartbeat';
-import { getRun, recordRejections, setProgress, setRunPhase } from '../db/address-book-runs';
-import { additionsAfter, refusedNewAdditions, refusedRemovalRows, removalsAfter } from '../db/address-book-staging';
+import { getRun, recordRejections, setProgress, setRunPhase } from './store/runs';
+import { additionsAfter, refusedNewAdditions, refusedRemovalRows, removalsAfter } from './store/staging';
 import { withTransaction } from '../db/transaction';
 import { DELETE_QUERY_BUDGET, deleteAddresses, networkTotal, registerCustomer } from '../network/address-book';
 import type { AddressBookDeps } from './deps';

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { AddressBookConfig } from '../lib/address-book/config';
+import type { AddressBookConfig } from './config';
 import type { Logger } from '../lib/logger';
 import type { NetworkClient } from '../network/client';
 

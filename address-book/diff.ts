@@ -1,11 +1,11 @@
 /**
  * A run's diff: the desired set (each registry entry's network address, plus the master address of every tagged entry)
  * against what the network listed, as the run's delta (additions and removals, numbered), how the additions go
- * (single registrations or uploads) and the upload chunks. The SQL is db/address-book-diff.ts.
+ * (single registrations or uploads) and the upload chunks. The SQL is address-book/store/diff.ts.
  */
-import type { DeltaSummary } from '../lib/address-book/reconcile-types';
+import type { DeltaSummary } from './types';
 import { ValidationError } from '../lib/errors';
-import { deleteChunks } from '../db/address-book-chunks';
+import { deleteChunks } from './store/chunks';
 import {
   analyzeListing,
   attachDeltaTable,
@@ -26,9 +26,9 @@ import {
   writeHead,
   writeRest,
   type DeltaCounts,
-} from '../db/address-book-diff';
-import { getRun, setRunPhase, type RunRow } from '../db/address-book-runs';
-import { deltaCounts, hasListing } from '../db/address-book-staging';
+} from './store/diff';
+import { getRun, setRunPhase, type RunRow } from './store/runs';
+import { deltaCounts, hasListing } from './store/staging';
 import { withTransaction } from '../db/transaction';
 import type { PoolClient } from 'pg';
 import type { AddressBookDeps } from './deps';

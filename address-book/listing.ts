@@ -1,6 +1,6 @@
 import { heartbeat } from '../lib/temporal/heartbeat';
-import { getRun } from '../db/address-book-runs';
-import { listingCounts, recordListingPage, type ListingKind } from '../db/address-book-staging';
+import { getRun } from './store/runs';
+import { listingCounts, recordListingPage, type ListingKind } from './store/staging';
 import { withTransaction } from '../db/transaction';
 import { LISTING_PAGE_SIZE, listPage, type ListingPage } from '../network/address-book';
 import type { AddressBookDeps } from './deps';

@@ -1,11 +1,11 @@
 /**
  * A reconciliation run's start and end: the VASP's run lock, the choice between a full and an incremental run, the
- * mirror of the result, and the report. The run's state lives in address_book_runs (db/address-book-runs.ts), so every
+ * mirror of the result, and the report. The run's state lives in address_book_runs (address-book/store/runs.ts), so every
  * step resumes where the last stopped.
  */
-import type { ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger, RunSettings } from '../lib/address-book/reconcile-types';
+import type { ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger, RunSettings } from './types';
 import { withHeartbeat } from '../lib/temporal/heartbeat';
-import { buildRunMirror, forgetResult, keepResult, mirrorState } from '../db/address-book-mirror';
+import { buildRunMirror, forgetResult, keepResult, mirrorState } from './store/mirror';
 import {
   closeAbandonedRun,
   databaseNow,
@@ -18,8 +18,8 @@ import {
   runningRunOf,
   runningRunWithWorkflow,
   storedReport,
-} from '../db/address-book-runs';
-import { createListingPartition, dropStaging, sentChanges } from '../db/address-book-staging';
+} from './store/runs';
+import { createListingPartition, dropStaging, sentChanges } from './store/staging';
 import { withTransaction } from '../db/transaction';
 import { networkTotal } from '../network/address-book';
 import type { AddressBookDeps } from './deps';
@@ -113,12 +113,12 @@ export async function beginRun(
   } else if (existing.status === 'skipped') {
     return { started: false, busyRunId: /run (\S+)/.exec(existing.error ?? '')?.[1] ?? 'unknown' };
   }
-  // The delta's partition is created by the diff (db/address-book-diff.ts, createDeltaTable).
+  // The delta's partition is created by the diff (address-book/store/diff.ts, createDeltaTable).
   await createListingPartition(pool, input.runId);
   return { started: true, settings: out, mode: chosen!.mode, modeReason: chosen!.reason };
 }
 
-/** Builds a full run's mirror (see db/address-book-mirror.ts): started beside the removals and uploads, awaited before the end. */
+/** Builds a full run's mirror (see address-book/store/mirror.ts): started beside the removals and uploads, awaited before the end. */
 export async function buildMirror(deps: Pick<AddressBookDeps, 'pool'>, input: { runId: string }): Promise<{ built: boolean }> {
   const r = await getRun(deps.pool, input.runId);
   if (r.mode !== 'full' || r.mirror_built) return { built: r.mirror_built };

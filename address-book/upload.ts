@@ -3,12 +3,12 @@
  * POSTed to an upload URL of the network, exactly once.
  */
 import { Readable } from 'node:stream';
-import { CSV_COLUMNS } from '../lib/address-book/csv';
+import { CSV_COLUMNS } from './csv';
 import { isAppError, UpstreamRejectedError, ValidationError } from '../lib/errors';
 import { heartbeat } from '../lib/temporal/heartbeat';
-import { setRunPhase } from '../db/address-book-runs';
-import { getChunk, markChunkPlanned, markChunkUploaded, markChunkUploadedByCount, markChunkUploading } from '../db/address-book-chunks';
-import { additionRows, newAdditionsThrough } from '../db/address-book-staging';
+import { setRunPhase } from './store/runs';
+import { getChunk, markChunkPlanned, markChunkUploaded, markChunkUploadedByCount, markChunkUploading } from './store/chunks';
+import { additionRows, newAdditionsThrough } from './store/staging';
 import { networkTotal, postCsv, requestUploadUrl, UploadUrlRefused } from '../network/address-book';
 import { retryTransient } from '../network/retry';
 import type { AddressBookDeps } from './deps';
@@ -16,7 +16,7 @@ import type { AddressBookDeps } from './deps';
 const READ_BATCH = 10_000;
 
 /**
- * One CSV field as csv-stringify writes it (and the diff's row size counts it, db/address-book-diff.ts): quoted, its
+ * One CSV field as csv-stringify writes it (and the diff's row size counts it, address-book/store/diff.ts): quoted, its
  * quotes doubled, only when it holds a comma, a quote or a line break. Written by hand: csv-stringify took 90–175 ms per
  * 50,000-row chunk where this takes 40 ms, and the first chunk's time is the network's idle time.
  */

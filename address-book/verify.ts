@@ -1,6 +1,6 @@
 import { withHeartbeat } from '../lib/temporal/heartbeat';
-import { recordRejections, setNetworkAfter, setRunPhase } from '../db/address-book-runs';
-import { unconfirmedChanges } from '../db/address-book-staging';
+import { recordRejections, setNetworkAfter, setRunPhase } from './store/runs';
+import { unconfirmedChanges } from './store/staging';
 import { withTransaction } from '../db/transaction';
 import { networkTotal } from '../network/address-book';
 import type { AddressBookDeps } from './deps';

@@ -1,11 +1,11 @@
 /**
- * Writes the signed checkpoints of the audit chains (lib/audit/checkpoint.ts) while the API runs: one at start, then
+ * Writes the signed checkpoints of the audit chains (audit/checkpoint-signature.ts) while the API runs: one at start, then
  * every interval when the heads changed, and at least once a heartbeat when they did not, so the newest checkpoint's
  * age tells `audit verify` that checkpoints kept being written.
  */
 import type { Pool } from 'pg';
-import { writeAuditCheckpoint } from '../db/audit-checkpoints';
-import type { CheckpointKeyring } from '../lib/audit/checkpoint';
+import { writeAuditCheckpoint } from './checkpoint-store';
+import type { CheckpointKeyring } from './checkpoint-signature';
 import type { Logger } from '../lib/logger';
 
 export interface CheckpointSchedule {

@@ -1,19 +1,19 @@
 /**
- * Checking and exporting the audit chain (lib/audit/chain.ts): the whole log in the database, a time range written as
+ * Checking and exporting the audit chain (audit/chain.ts): the whole log in the database, a time range written as
  * JSON lines, and such a file checked offline by the same code.
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Pool, PoolClient } from 'pg';
-import { auditChainHeads, readAuditChain } from '../db/audit-log';
-import { hashesAt, readCheckpoints } from '../db/audit-checkpoints';
-import { ChainChecker, type AuditChainRow, type ChainHead, type ChainReport } from '../lib/audit/chain';
+import { auditChainHeads, readAuditChain } from './store';
+import { hashesAt, readCheckpoints } from './checkpoint-store';
+import { ChainChecker, type AuditChainRow, type ChainHead, type ChainReport } from './chain';
 import {
   checkCheckpoint, checkTrailerSignature, exportTrailer, sameHeads, type AuditCheckpoint, type CheckpointKeyring, type ExportTrailer,
-} from '../lib/audit/checkpoint';
+} from './checkpoint-signature';
 import { ValidationError } from '../lib/errors';
 
-/** What the signed checkpoints say (lib/audit/checkpoint.ts); absent when no key was given to check them. */
+/** What the signed checkpoints say (audit/checkpoint-signature.ts); absent when no key was given to check them. */
 export interface CheckpointReport {
   count: number;
   newest?: { seq: number; at: string };

@@ -13,7 +13,7 @@
  *   rest of the run.
  *
  * Knobs: BENCH_ROWS (default 1000000), BENCH_DELTA_PERCENT (default 1), BENCH_WORKER_FLAGS (Node flags for the worker
- * process; default `--max-old-space-size=96 --max-semi-space-size=4`, '' for Node's defaults), ADDRESS_BOOK_* settings (see lib/address-book/config.ts; the defaults apply otherwise, with a 100 ms poll
+ * process; default `--max-old-space-size=96 --max-semi-space-size=4`, '' for Node's defaults), ADDRESS_BOOK_* settings (see address-book/config.ts; the defaults apply otherwise, with a 100 ms poll
  * interval).
  */
 import { fork, spawn } from 'node:child_process';
@@ -22,7 +22,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createPool } from '../db/pool';
-import type { ReconcileReport } from '../lib/address-book/reconcile-types';
+import type { ReconcileReport } from '../address-book/types';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';

@@ -30,7 +30,7 @@ import { createPool } from '../db/pool';
 import { dropDatabase, ensureDatabase } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { resolveDatabaseServer } from '../db/server';
-import { loadedLists } from '../db/sanctions';
+import { loadedLists } from '../screening/store';
 import { loadSdnList } from '../screening/load-sdn';
 import { createApiKey } from '../client/api/auth/api-keys';
 import { ROLES, systemPrincipal, type Role } from '../lib/principal';

@@ -20,8 +20,8 @@ import { ensureDatabase } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { resolveDatabaseServer } from '../db/server';
-import { fillSyntheticTransfers } from '../db/transfer-view-synthetic';
-import { loadIncomingConfig } from '../lib/incoming/config';
+import { fillSyntheticTransfers } from '../transfer-view/synthetic-store';
+import { loadIncomingConfig } from '../incoming/config';
 import { quantile } from './stats';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);

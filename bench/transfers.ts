@@ -21,7 +21,7 @@
  * BENCH_TEMPORAL=cluster (the Temporal server on PostgreSQL instead of the dev server), `--workers=1,2` or
  * BENCH_WORKERS=1,2 (the Temporal path once per worker-process count; default 1), BENCH_PATHS (any of temporal,
  * all-in-one,direct: `all-in-one` runs the API and a worker in this process on one connection with eager start, as
- * all-in-one/main.ts does), BENCH_FLOOR=off (else the empty-workflow floor is measured at the end on the same server,
+ * workers/all-in-one.ts does), BENCH_FLOOR=off (else the empty-workflow floor is measured at the end on the same server,
  * BENCH_FLOOR_RATE per second, default 20). Every run checks that each transfer
  * ended ACCEPTED exactly once (lost: no callback within BENCH_LOST_AFTER_MS, default 120 s; duplicated: a second
  * callback, or a second transaction at the network under the same transactionRef), and prints each process's CPU.
@@ -253,7 +253,7 @@ async function measure(temporal: BenchTemporal) {
     if (paths.includes('temporal')) results.push(await run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi));
   }
   if (paths.includes('all-in-one')) {
-    // What all-in-one/main.ts runs: the API and a worker in this process on one NativeConnection, eager starts.
+    // What workers/all-in-one.ts runs: the API and a worker in this process on one NativeConnection, eager starts.
     await orch.close();
     orch = { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings, webhooks, keystoreMasterKey: masterKey, eagerStart: true })), workerPids: [] };
     await run('warm-up (all-in-one)', Math.min(100, N), viaApi);

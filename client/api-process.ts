@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { PlatformConfig } from '../lib/config';
+import type { PlatformConfig } from '../config';
 import type { Logger } from '../lib/logger';
 import { createLogger } from '../lib/logger';
 import { EncryptionCodec } from '../lib/temporal/codec';
@@ -8,34 +8,34 @@ import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { openTransferContext } from '../outgoing/context';
-import { assertRetentionOutlastsTransfers } from '../lib/retention/config';
+import { assertRetentionOutlastsTransfers } from '../retention/config';
 import { NetworkClient } from '../network/client';
 import { createRateBudget } from '../network/rate-budget';
-import { networkBudgetStore } from '../db/network-budget';
-import { openKeystore } from '../db/keystore';
+import { networkBudgetStore } from '../network/budget-store';
+import { openKeystore } from '../keys';
 import { ensureAddressBookSchedules } from './address-book-schedules';
 import { buildApi } from './api/server';
 import { buildAgentApi } from './api/agent-server';
 import { isLoopbackHost } from '../lib/loopback';
 import { apiHttpsOptions } from '../lib/api-transport';
-import { assertKeysConfigured } from '../lib/development-keys';
+import { assertKeysConfigured } from '../config/development-keys';
 import { agentListenerHosts } from './api/agent-host-guard';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
 import { createTemporalClient } from './temporal';
 import { startAuditCheckpoints } from '../audit/checkpoints';
-import { loadCheckpointKeyring } from '../lib/audit/checkpoint';
+import { loadCheckpointKeyring } from '../audit/checkpoint-signature';
 
 /**
  * The API process's work (client/main.ts): migrations, schedules, the internal API and the agent endpoints. `shared`
- * is the all-in-one process's Client on its worker's NativeConnection (all-in-one/main.ts): the API then asks for eager
+ * is the all-in-one process's Client on its worker's NativeConnection (workers/all-in-one.ts): the API then asks for eager
  * workflow starts, and leaves the connection to its owner. Without it the API connects by itself.
  */
 export async function startApi(config: PlatformConfig, log: Logger, shared?: { temporal: Client }): Promise<() => Promise<void>> {
   // Before anything else: an API off loopback without TLS (its own, or a proxy's in front) does not start at all.
   const https = apiHttpsOptions(config.host, config.transport);
-  // Likewise the agent listener: HTTPS off loopback (lib/auth/config.ts refused it there without the TLS files), plain
+  // Likewise the agent listener: HTTPS off loopback (auth/config.ts refused it there without the TLS files), plain
   // HTTP on loopback, where the programs written for the agent call it.
   const agentHttps = apiHttpsOptions(config.agent.host, { rateLimits: config.transport.rateLimits, ...(config.agent.tls && { tls: config.agent.tls }) });
   const tlsAtProxy = !https && config.transport.tlsTerminatedByProxy === true;

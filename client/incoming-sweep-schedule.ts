@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
-import type { IncomingConfig } from '../lib/incoming/config';
-import type { GroupConfig } from '../lib/config';
+import type { IncomingConfig } from '../incoming/config';
+import type { GroupConfig } from '../config';
 import { incomingSweep } from '../workflows';
-import { workflowIds } from '../workflows/ids';
+import { workflowIds } from '../lib/temporal/workflow-ids';
 import { ensureSchedule, removeSchedule, type ScheduleOutcome } from './schedules';
 
 /** Most transfers one sweep starts; a backlog larger than that drains over the following sweeps. */

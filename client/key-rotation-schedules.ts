@@ -1,8 +1,8 @@
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import { DEFAULT_KEY_ROTATION_PERIOD, type PlatformConfig } from '../lib/config';
+import { DEFAULT_KEY_ROTATION_PERIOD, type PlatformConfig } from '../config';
 import { VaspDid } from '../lib/temporal/search-attributes';
 import { scheduledKeyRotation } from '../workflows';
-import { workflowIds } from '../workflows/ids';
+import { workflowIds } from '../lib/temporal/workflow-ids';
 import { ensureSchedule, removeSchedule, type ScheduleOutcome } from './schedules';
 
 /**

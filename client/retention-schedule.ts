@@ -1,7 +1,7 @@
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import type { PlatformConfig } from '../lib/config';
+import type { PlatformConfig } from '../config';
 import { retentionSweep } from '../workflows';
-import { workflowIds } from '../workflows/ids';
+import { workflowIds } from '../lib/temporal/workflow-ids';
 import { ensureSchedule, removeSchedule, type ScheduleOutcome } from './schedules';
 
 /**

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import type { PlatformConfig } from '../lib/config';
+import type { PlatformConfig } from '../config';
 import type { CodecKeyring } from '../lib/temporal/codec';
 import { connectTemporal } from '../lib/temporal/connect';
 import { createDataConverter } from '../lib/temporal/data-converter';

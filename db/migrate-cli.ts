@@ -1,7 +1,7 @@
 // `npm run migrate`: applies the orchestrator's and the sandbox's migrations to the configured databases and says
 // what it applied. The API, the worker and the sandbox also migrate at start; this is for deployments that run schema
 // changes as a step of their own before rolling out new processes.
-import { loadConfig } from '../lib/config';
+import { loadConfig } from '../config';
 import { ConfigError } from '../lib/errors';
 import { ensureDatabase } from './database-url';
 import { migrate } from './migrate';

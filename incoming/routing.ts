@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
-import { checkEntry } from '../lib/address-book/entry';
+import { checkEntry } from '../address-book/entry';
 import { ConflictError } from '../lib/errors';
-import { upsertEntries } from '../db/address-registry';
+import { upsertEntries } from '../address-book/store/registry';
 
 /**
  * A person routed a transfer nobody owned, and the network registers the address to that subsidiary when it is

@@ -1,5 +1,5 @@
 /**
- * The value parsers of every configuration section (lib/config.ts and the sections it reads): one duration syntax,
+ * The value parsers of every configuration section (config/index.ts and the sections it reads): one duration syntax,
  * one cron check, one time-zone check, one JSON-secrets parser. Each throws a ConfigError naming the variable and the fix.
  */
 import { ConfigError } from './errors';

@@ -1,4 +1,8 @@
-import type { GroupConfig } from './config';
+/** The gateway VASP and its subsidiaries (GATEWAY_VASP_DID, SUBSIDIARY_VASP_DIDS). */
+export interface GroupConfig {
+  gatewayDid?: string;
+  subsidiaryDids: string[];
+}
 
 interface Parties {
   originatorVASPdid?: string;

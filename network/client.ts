@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import ky, { HTTPError, type KyInstance, type Options } from 'ky';
-import type { NetworkConfig } from '../lib/config';
+import type { NetworkConfig } from './config';
 import {
   AuthenticationError,
   ForbiddenError,

@@ -1,4 +1,4 @@
-import type { NetworkBudgetConfig } from '../lib/config';
+import type { NetworkBudgetConfig } from './config';
 import { RateLimitedError } from '../lib/errors';
 
 /**
@@ -7,7 +7,7 @@ import { RateLimitedError } from '../lib/errors';
  */
 export type CallPriority = 'high' | 'low';
 
-/** One take from the shared bucket and the block after a 429, as db/network-budget.ts stores them (injected: network/ does no SQL). */
+/** One take from the shared bucket and the block after a 429, as network/budget-store.ts stores them (injected: network/ does no SQL). */
 export interface BudgetStore {
   take(q: { credential: string; capacity: number; ratePerSecond: number; floor: number }): Promise<{
     granted: boolean;

@@ -1,5 +1,5 @@
 import { ValidationError } from '../lib/errors';
-import { listKeys } from '../db/keystore';
+import { listKeys } from '../keys';
 import type { TransferContext } from './context';
 import { assertOriginatorAllowed, planTransfer, type TransferPlan } from './plan';
 import { validateOutgoingBody, type OutgoingRequest, type OutgoingTransferBody } from './request';

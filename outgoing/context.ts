@@ -3,14 +3,14 @@
  * store, the settings and the group, plus short-lived caches of directory answers and of the VASPs' active keys.
  */
 import type { Pool } from 'pg';
-import type { GroupConfig } from '../lib/config';
+import type { GroupConfig } from '../lib/group';
 import type { LocalDidKey } from '../lib/crypto';
 import { BoundedCache } from '../lib/crypto/bounded-cache';
 import type { Logger } from '../lib/logger';
-import { keyWrapperFromConfig, type Keystore, type KeyWrapper } from '../db/keystore';
-import { TransferStore } from '../db/outgoing-transfers';
+import { keyWrapperFromConfig, type Keystore, type KeyWrapper } from '../keys';
+import { TransferStore } from './store';
 import type { NetworkClient } from '../network/client';
-import type { TransferConfig } from '../lib/transfers/config';
+import type { TransferConfig } from './config';
 import type { OutgoingRequest } from './request';
 
 export interface TransferContext {

@@ -5,7 +5,7 @@
 import { encryptPiiValue, piiRecipients, type LocalDidKey } from '../lib/crypto';
 import { ValidationError } from '../lib/errors';
 import { decryptIvms101, flattenIvms101, unflattenIvms101, type FlatEntry } from '../lib/ivms101';
-import type { StoredPii, TransferRow } from '../db/outgoing-transfers';
+import type { StoredPii, TransferRow } from './store';
 import { getPii, putPii } from '../network/pii';
 import type { NetworkTransaction } from '../network/transactions';
 import { activeKey, type TransferContext } from './context';

@@ -3,7 +3,7 @@
  * request, the directory and whether the originator's keys are held here. Reads only public information; private
  * keys stay in the keystore.
  */
-import type { GroupConfig } from '../lib/config';
+import type { GroupConfig } from '../lib/group';
 import { remoteDidKey } from '../lib/crypto';
 import { ForbiddenError, NotFoundError, ValidationError } from '../lib/errors';
 import { addressOwner, vaspProfile, type VaspProfile } from '../network/directory';

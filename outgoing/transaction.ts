@@ -3,13 +3,13 @@
  * back, withdrawn when the counterparty does not answer in time, and the final status reported to the internal systems.
  */
 import { FINAL_NETWORK_STATUSES } from '../lib/network-status';
-import type { StoredPii } from '../db/outgoing-transfers';
+import type { StoredPii } from './store';
 import { toNetworkError } from '../network/client';
 import { txCancel, txCreate, txInfo, type NetworkTransaction } from '../network/transactions';
-import { postTransferOutcome } from '../callback/transfer-outcome';
-import { writeTransferViewUpdate } from '../db/transfer-view';
-import type { TransferViewUpdate } from '../lib/transfer-view';
-import { outgoingViewAfterSend } from '../workflows/transfer-view';
+import { postTransferOutcome } from '../lib/transfer-callback';
+import { writeTransferViewUpdate } from '../transfer-view/store';
+import type { TransferViewUpdate } from '../transfer-view/types';
+import { outgoingViewAfterSend } from '../transfer-view/status';
 import type { TransferContext } from './context';
 import { storePii } from './personal-data';
 import { planTransfer, type TransferPlan } from './plan';

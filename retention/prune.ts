@@ -9,8 +9,8 @@ import { ValidationError } from '../lib/errors';
 import { auditActor, systemPrincipal } from '../lib/principal';
 import type { Logger } from '../lib/logger';
 import { activityIdempotencyKey, activityWorkflowId, cancelled, heartbeat } from '../lib/temporal/heartbeat';
-import { recordAuditEntry } from '../db/audit-log';
-import { deleteWebhookIdsBefore, eraseTransferRequestsBefore, retentionCutoffs } from '../db/retention';
+import { recordAuditEntry } from '../audit/store';
+import { deleteWebhookIdsBefore, eraseTransferRequestsBefore, retentionCutoffs } from './store';
 
 export interface PruneInput {
   webhookDays: number;

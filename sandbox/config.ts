@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadConfig } from '../lib/config';
+import { loadConfig } from '../config';
 import type { ApiTransportConfig } from '../lib/api-transport';
 import { ConfigError } from '../lib/errors';
 import { MIN_OPERATOR_TOKEN_LENGTH } from './auth/test-routes';
@@ -42,7 +42,7 @@ function testRoutesFromEnv(env: Record<string, string | undefined>): Pick<Sandbo
   return { testRoutes, operatorToken };
 }
 
-/** The sandbox's settings, read once by sandbox/main.ts (the sandbox's counterpart of lib/config.ts). */
+/** The sandbox's settings, read once by sandbox/main.ts (the sandbox's counterpart of config/index.ts). */
 export function loadSandboxConfig(env: Record<string, string | undefined> = process.env): SandboxConfig {
   const base = loadConfig(env);
   const publicUrl = (env.SANDBOX_PUBLIC_URL || `http://127.0.0.1:${base.sandboxPort}`).replace(/\/+$/, '');

@@ -5,7 +5,7 @@ import { migrate } from '../db/migrate';
 import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
 import { applySeed, readSeedFile } from './seed';
 import { buildSandbox } from './server';
-import { runMain } from '../lib/run-main';
+import { runMain } from '../config/run-main';
 import { apiHttpsOptions } from '../lib/api-transport';
 
 runMain('sandbox', async (log) => {

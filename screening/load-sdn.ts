@@ -1,14 +1,14 @@
 /**
  * Loading a sanctions list from OFAC's SDN files (sdn.csv and, optionally, alt.csv), streamed into the database as
- * one replacement of the list (db/sanctions.ts). A malformed row is a ValidationError naming the file and line.
+ * one replacement of the list (screening/store.ts). A malformed row is a ValidationError naming the file and line.
  */
 import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
 import type { Pool } from 'pg';
 import { ValidationError } from '../lib/errors';
 import { systemPrincipal, type Principal } from '../lib/principal';
-import { parseAltRow, parseSdnRow, type SdnAlias, type SdnEntry } from '../lib/screening/sdn-csv';
-import { replaceSanctionsList, type LoadResult } from '../db/sanctions';
+import { parseAltRow, parseSdnRow, type SdnAlias, type SdnEntry } from './sdn-csv';
+import { replaceSanctionsList, type LoadResult } from './store';
 
 async function* csvRows(path: string): AsyncGenerator<{ row: string[]; line: number }> {
   const parser = createReadStream(path).pipe(parse({ relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: false, bom: true }));

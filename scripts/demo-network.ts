@@ -3,7 +3,7 @@ import { simulateTransfer, type SandboxTestRoutes } from '../sandbox/nested-rout
 import { resolve } from 'node:path';
 import { createDidKeyRecord, type DidKeyRecord } from '../lib/crypto';
 import { createPool } from '../db/pool';
-import { loadedLists } from '../db/sanctions';
+import { loadedLists } from '../screening/store';
 import { loadSdnList } from '../screening/load-sdn';
 import type { DemoGroup } from './demo-group';
 

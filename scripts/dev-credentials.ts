@@ -1,6 +1,6 @@
-import { findApiKeyCredential } from '../db/api-keys';
+import { findApiKeyCredential } from '../auth/api-key-store';
 import { createPool } from '../db/pool';
-import { parseApiKey } from '../lib/auth/api-key';
+import { parseApiKey } from '../auth/api-key';
 import { ROLES, systemPrincipal, type Role } from '../lib/principal';
 import { createApiKey } from '../client/api/auth/api-keys';
 import type { DemoGroup, DevCredential } from './demo-group';

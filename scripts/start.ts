@@ -4,7 +4,7 @@ import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { loadClusterConfig, loadConfig, type PlatformConfig } from '../lib/config';
+import { loadClusterConfig, loadConfig, type PlatformConfig } from '../config';
 import { ConfigError } from '../lib/errors';
 import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { searchAttributeCliArgs } from '../lib/temporal/search-attributes';
@@ -34,7 +34,7 @@ const DEMO_CONSOLE_CLIENT_ID = 'travel-rule-console';
  *
  * `npm run start:cluster` (`--cluster`): the same, but Temporal is the real server on PostgreSQL (its own databases,
  * migrated at every start), with the Temporal UI server beside it and `WORKER_PROCESSES` workers (2 by default).
- * `--all-in-one`: the API and a worker run as one process (all-in-one/main.ts), which starts transfers eagerly.
+ * `--all-in-one`: the API and a worker run as one process (workers/all-in-one.ts), which starts transfers eagerly.
  */
 const clusterMode = process.argv.includes('--cluster');
 const allInOne = process.argv.includes('--all-in-one');
@@ -312,8 +312,8 @@ async function main() {
   }
 
   if (allInOne) {
-    // The API and a worker in one process (all-in-one/main.ts); in cluster mode the other workers run beside it.
-    spawnProcess('all-in-one', entryArgs('all-in-one/main.ts'), { ...common, ...network }, logDir);
+    // The API and a worker in one process (workers/all-in-one.ts); in cluster mode the other workers run beside it.
+    spawnProcess('all-in-one', entryArgs('workers/all-in-one.ts'), { ...common, ...network }, logDir);
   }
   const workers = (clusterMode ? loadClusterConfig().workerProcesses : 1) - (allInOne ? 1 : 0);
   for (let i = 1; i <= workers; i++) spawnProcess(workers === 1 ? 'worker' : `worker-${i}`, entryArgs('workers/main.ts'), { ...common, ...network }, logDir);

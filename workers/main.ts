@@ -1,5 +1,5 @@
-import { loadConfig } from '../lib/config';
-import { runMain } from '../lib/run-main';
+import { loadConfig } from '../config';
+import { runMain } from '../config/run-main';
 import { startWorker } from './worker-process';
 
 runMain('worker', (log) => startWorker(loadConfig(), log));

@@ -4,11 +4,11 @@ import { createActivities } from '../activities';
 import { openTransferContext } from '../outgoing/context';
 import { NetworkClient } from '../network/client';
 import { createRateBudget } from '../network/rate-budget';
-import { networkBudgetStore } from '../db/network-budget';
-import type { PlatformConfig } from '../lib/config';
+import { networkBudgetStore } from '../network/budget-store';
+import type { PlatformConfig } from '../config';
 import type { Logger } from '../lib/logger';
 import { ConfigError } from '../lib/errors';
-import { openKeystore } from '../db/keystore';
+import { openKeystore } from '../keys';
 import { createLogger } from '../lib/logger';
 import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { assertReachable, DEFAULT_DATABASE_URL } from '../db/database-url';
@@ -21,7 +21,7 @@ import { createWorker } from './worker';
 
 /**
  * The worker process's work (workers/main.ts): the activities' dependencies and one worker on the task queue.
- * `connection` is the all-in-one process's NativeConnection (all-in-one/main.ts), shared with its Client and closed
+ * `connection` is the all-in-one process's NativeConnection (workers/all-in-one.ts), shared with its Client and closed
  * by it; without it the worker connects by itself.
  */
 export async function startWorker(config: PlatformConfig, log: Logger, shared?: { connection: NativeConnection }): Promise<() => Promise<void>> {

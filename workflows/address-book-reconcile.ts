@@ -21,7 +21,7 @@ import type {
   ReconcileReport,
   ReconcileTrigger,
   RunSettings,
-} from '../lib/address-book/reconcile-types';
+} from '../address-book/types';
 
 /** Progress of the run: phase, rows and chunks done. Shared with the API and the CLI (`--follow`). */
 export const addressBookProgressQuery = defineQuery<ReconcileProgress>('addressBookProgress');

@@ -1,7 +1,7 @@
 import { ParentClosePolicy, proxyActivities, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { workflowIds } from './ids';
+import { workflowIds } from '../lib/temporal/workflow-ids';
 import { incomingTransfer, type IncomingTransferInput } from './incoming-transfer';
 
 const { listUnansweredIncoming } = proxyActivities<Activities>({

@@ -12,8 +12,8 @@ import {
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
-import { incomingViewUpdate, type IncomingFacts } from './transfer-view';
-import { describePrincipal } from '../lib/auth/describe';
+import { incomingViewUpdate, type IncomingFacts } from '../transfer-view/status';
+import { describePrincipal } from '../lib/describe-principal';
 import { systemPrincipal } from '../lib/principal';
 import { ACKNOWLEDGED_NETWORK_STATUSES, FINAL_NETWORK_STATUSES, incomingStatusRank } from '../lib/network-status';
 import {

@@ -15,7 +15,7 @@ import { activityCause } from './failures';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { VaspDid } from '../lib/temporal/search-attributes';
-import { workflowIds } from './ids';
+import { workflowIds } from '../lib/temporal/workflow-ids';
 import {
   keyRotationAcceptedUpdate,
   keyRotationStatusQuery,

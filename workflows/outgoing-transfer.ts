@@ -14,7 +14,7 @@ import type { Activities } from '../activities';
 import type { CreatedTransaction, TransferPlan, TransferReport } from '../activities/outgoing-transfers';
 import { TransferStatus } from '../lib/temporal/search-attributes';
 import { isFinalNetworkStatus, isNetworkStatus, networkStatusProgress, networkUpdatedAtOf } from '../lib/network-status';
-import { outgoingViewUpdate, type TransferViewUpdate } from './transfer-view';
+import { outgoingViewUpdate, type TransferViewUpdate } from '../transfer-view/status';
 import {
   transactionCreatedUpdate,
   transactionUpdatedSignal,
@@ -24,27 +24,9 @@ import {
   type TransferState,
 } from './outgoing-transfer.messages';
 
-/** Everything the workflow gets: a reference to the sealed request and non-personal metadata. */
-export interface OutgoingTransferInput {
-  /** The transfer id (idempotency key; the network's transactionRef). The request is read from the database by it. */
-  id: string;
-  originatorVaspDid: string;
-  beneficiaryVaspDid?: string;
-  asset: string;
-  amount: string;
-  /** How long to wait for the counterparty's final answer after the transaction is created. */
-  answerDeadlineMs: number;
-  /** Interval of the `GET /tx/info` fallback while no webhook arrives. */
-  pollIntervalMs: number;
-  /** Whether a callback URL is configured (the activity reads the URL itself). */
-  report: boolean;
-  /**
-   * What the API decided when it checked the request (outgoing/checks.ts): DIDs, the mode and the recipients' public
-   * keys, no personal data. The worker follows it instead of validating and asking the directory again; a transfer
-   * started without one (by an API from before) is planned in the worker.
-   */
-  plan?: TransferPlan;
-}
+import type { OutgoingTransferInput } from '../outgoing/types';
+
+export type { OutgoingTransferInput } from '../outgoing/types';
 
 
 // Local activities: each step is short (a few database reads, encryption, one or two HTTP calls) and idempotent, so

@@ -14,7 +14,7 @@ import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import type { Pool } from 'pg';
-import { openKeystore } from '../../db/keystore';
+import { openKeystore } from '../../keys';
 import type { DidKeyRecord } from '../../lib/crypto';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { parseCodecKeys } from '../../lib/temporal/codec-keys';

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AgentListenerConfig } from '../../lib/auth/config';
+import type { AgentListenerConfig } from '../../auth/config';
 import { parseHost, type HostAndPort } from '../../lib/host-header';
 
 /** The names a program on this machine uses for the listener; a web page cannot make a browser send them for its own site. */

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import helmet from '@fastify/helmet';
-import type { OutgoingStartDeps } from '../../outgoing/start';
+import type { OutgoingStartDeps } from '../transfers/start-outgoing';
 import type { HttpsOptions } from '../../lib/api-transport';
 import type { HostAndPort } from '../../lib/host-header';
 import type { Logger } from '../../lib/logger';
@@ -9,7 +9,7 @@ import { errorHandler } from './errors';
 import { agentRoutes } from './routes/agent';
 
 export interface AgentApiOptions {
-  /** Serve HTTPS: required off loopback (lib/auth/config.ts refuses to start there without it). */
+  /** Serve HTTPS: required off loopback (auth/config.ts refuses to start there without it). */
   https?: HttpsOptions;
   /** Host names besides loopback's that callers may address the listener by (its own address, AGENT_PUBLIC_HOST). */
   hosts?: HostAndPort[];

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { recordAuditEntry, type AuditEntry } from '../../db/audit-log';
+import { recordAuditEntry, type AuditEntry } from '../../audit/store';
 import { AuditUnavailableError } from '../../lib/errors';
 
 /**

@@ -4,7 +4,7 @@
  * and counts, never the data. Auditors ask who looked at which customer's data and when (GDPR access logs, the Travel
  * Rule's data-protection duties); decisions and actions are recorded elsewhere in the log.
  *
- * A chain of its own (chains are keyed by the action's first segment, lib/audit/chain.ts), so reads, which can be
+ * A chain of its own (chains are keyed by the action's first segment, audit/chain.ts), so reads, which can be
  * many (the Temporal UI decodes a history in many requests), never wait for the lock of the decisions' chains, nor
  * decisions for theirs. One append per request, in a transaction of its own, after the data is decrypted and before
  * it is answered: when the row cannot be written the request fails with 503 (AuditUnavailableError, in the route's
@@ -13,13 +13,13 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { recordAuditEntry } from '../../db/audit-log';
-import type { GroupConfig } from '../../lib/config';
+import { recordAuditEntry } from '../../audit/store';
+import type { GroupConfig } from '../../config';
 import { AuditUnavailableError } from '../../lib/errors';
 import { inGroup } from '../../lib/group';
 import { auditActor, type Principal } from '../../lib/principal';
 import type { NetworkTransaction } from '../../network/transactions';
-import { workflowIds } from '../../workflows/ids';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
 
 export const PII_READ_ACTIONS = {
   /** `GET /tx/info`, on the API or the agent listener: a transaction with its IVMS101 decrypted here (or echoed plain by the network). */

@@ -6,8 +6,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import type { Pool } from 'pg';
-import type { GroupConfig } from '../../lib/config';
-import type { Keystore } from '../../db/keystore';
+import type { GroupConfig } from '../../config';
+import type { Keystore } from '../../keys';
 import type { TransferContext } from '../../outgoing/context';
 import type { Logger } from '../../lib/logger';
 import { errorHandler } from './errors';
@@ -23,11 +23,11 @@ import { keyRoutes } from './routes/keys';
 import { incomingRoutes } from './routes/incoming';
 import { listRoutes } from './routes/lists';
 import { consoleRoutes, type ConsoleSettings } from './routes/console';
-import type { IncomingConfig } from '../../lib/incoming/config';
-import type { WebhookConfig } from '../../lib/webhooks/config';
+import type { IncomingConfig } from '../../incoming/config';
+import type { WebhookConfig } from '../../webhooks/config';
 import { healthzRateLimit, type ApiTransportConfig, type HttpsOptions } from '../../lib/api-transport';
 import { TooManyRequestsError } from '../../lib/errors';
-import type { OperatorAuthConfig } from '../../lib/auth/config';
+import type { OperatorAuthConfig } from '../../auth/config';
 import { createAuthenticator } from './auth/authenticator';
 import { BEARER_SCHEME, installAuth, type AuthFailure } from './auth/plugin';
 import { AuthFailureThrottle } from './auth/failure-throttle';
@@ -41,11 +41,11 @@ export interface ApiDeps {
   logger: Logger;
   /** Origins allowed to call the codec endpoint from a browser: the Temporal UI's. */
   corsOrigins: string[];
-  /** How callers authenticate (lib/auth/config.ts); absent: API keys only. */
+  /** How callers authenticate (auth/config.ts); absent: API keys only. */
   auth?: OperatorAuthConfig;
   /** Called for every refused credential (a 401 from authentication): what a rate limit on failures counts. */
   onAuthFailure?: (failure: AuthFailure) => void;
-  /** The VASPs' keys (db/keystore), for importing keys; client/main.ts opens it. */
+  /** The VASPs' keys (keys), for importing keys; client/main.ts opens it. */
   keystore?: Keystore;
   /** The VASP group the system runs for. */
   group: GroupConfig;

@@ -12,7 +12,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { recordAuditEntry } from '../../db/audit-log';
+import { recordAuditEntry } from '../../audit/store';
 import { AuditUnavailableError, isAppError } from '../../lib/errors';
 import { auditActor, type Principal } from '../../lib/principal';
 import type { NetworkTransaction } from '../../network/transactions';

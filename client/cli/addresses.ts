@@ -4,9 +4,9 @@ import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { parse } from 'csv-parse';
 import { stringify, type Stringifier } from 'csv-stringify';
-import { checkEntry, entryKey, type RegistryEntry } from '../../lib/address-book/entry';
-import type { ReconcileProgress, ReconcileReport } from '../../lib/address-book/reconcile-types';
-import { loadConfig } from '../../lib/config';
+import { checkEntry, entryKey, type RegistryEntry } from '../../address-book/entry';
+import type { ReconcileProgress, ReconcileReport } from '../../address-book/types';
+import { loadConfig } from '../../config';
 import { SPREADSHEET_SAFE } from '../../lib/spreadsheet-csv';
 import { apiOptions, apiTarget, authHeader, type ApiTarget } from './api-client';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { loadConfig } from '../../lib/config';
+import { loadConfig } from '../../config';
 import { ValidationError } from '../../lib/errors';
 import { isLoopbackHost } from '../../lib/loopback';
 

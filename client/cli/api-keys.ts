@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { Pool } from 'pg';
-import { listApiKeys, revokeApiKey } from '../../db/api-keys';
+import { listApiKeys, revokeApiKey } from '../../auth/api-key-store';
 import { cliPrincipal, ROLES } from '../../lib/principal';
 import { createApiKey } from '../api/auth/api-keys';
 import { withCliPool } from './database';

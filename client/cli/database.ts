@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { DEFAULT_DATABASE_URL } from '../../db/database-url';
 import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
-import { loadConfig } from '../../lib/config';
+import { loadConfig } from '../../config';
 
 /**
  * Runs a CLI command's work against the orchestrator's database (DATABASE_URL), migrated first so the first command

@@ -1,8 +1,8 @@
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { cliPrincipal } from '../../lib/principal';
-import { loadConfig } from '../../lib/config';
-import { loadedLists, screenAddress, screenName } from '../../db/sanctions';
+import { loadConfig } from '../../config';
+import { loadedLists, screenAddress, screenName } from '../../screening/store';
 import { loadSdnList } from '../../screening/load-sdn';
 import { withCliPool } from './database';
 

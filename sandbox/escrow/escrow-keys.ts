@@ -8,7 +8,7 @@ import { withTransaction } from '../../db/transaction';
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { createDidKeyRecord, Keyring, parseDidKey, toPublicDidKeyRecord, type PublicDidKeyRecord } from '../../lib/crypto';
-import { aesGcmOpen, aesGcmSeal } from '../../lib/keystore/key-wrapper';
+import { aesGcmOpen, aesGcmSeal } from '../../lib/crypto/key-wrapper';
 
 const SECRET_NAME = 'escrow-sealing-key';
 

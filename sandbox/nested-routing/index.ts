@@ -15,7 +15,7 @@ import { SignJWT } from 'jose';
 import { Type } from 'typebox';
 import { Did, documented, Uuid } from '../openapi';
 import { encryptIvms101, unflattenIvms101 } from '../../lib/ivms101';
-import { recordFromPrivateKeyHex } from '../../lib/keystore/records';
+import { recordFromPrivateKeyHex } from '../../keys/types';
 import { Access } from '../auth/access';
 import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';

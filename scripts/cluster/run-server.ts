@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { CLUSTER_PORT_OFFSETS, loadClusterConfig, MAX_MEMBERSHIP_PORT, type ClusterConfig } from '../../lib/config';
+import { CLUSTER_PORT_OFFSETS, loadClusterConfig, MAX_MEMBERSHIP_PORT, type ClusterConfig } from '../../config';
 import { dropDatabase } from '../../db/database-url';
 import { clusterDatabases, prepareTemporalCluster } from './temporal-cluster';
 

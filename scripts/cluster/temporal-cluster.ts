@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import type { ClusterConfig } from '../../lib/config';
+import type { ClusterConfig } from '../../config';
 import { ALL_SEARCH_ATTRIBUTES } from '../../lib/temporal/search-attributes';
 import { databaseExists } from '../../db/database-url';
 import { ensureTemporalServer, ensureTemporalUiServer, type TemporalServerBinaries } from '../temporal-server';

@@ -1,4 +1,4 @@
-import { loadAddressBookConfig, type AddressBookConfig } from '../../lib/address-book/config';
+import { loadAddressBookConfig, type AddressBookConfig } from '../../address-book/config';
 import type { RunningSandbox } from './platform';
 
 /** A deterministic EVM address: `salt` keeps scenarios (and test files) apart in the one shared registry. */

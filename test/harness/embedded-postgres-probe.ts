@@ -4,7 +4,7 @@
 import { Client } from 'pg';
 import { ensureDatabase } from '../../db/database-url';
 import { migrate } from '../../db/migrate';
-import { recordAuditEntry } from '../../db/audit-log';
+import { recordAuditEntry } from '../../audit/store';
 import { createPool } from '../../db/pool';
 import { startEmbeddedPostgres } from '../../db/server';
 

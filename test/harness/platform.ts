@@ -13,11 +13,11 @@ import { buildApi } from '../../client/api/server';
 import { buildAgentApi } from '../../client/api/agent-server';
 import { createPool } from '../../db/pool';
 import { dropDatabase, ensureDatabase } from '../../db/database-url';
-import type { AddressBookConfig } from '../../lib/address-book/config';
-import type { GroupConfig, NetworkBudgetConfig, NetworkConfig } from '../../lib/config';
+import type { AddressBookConfig } from '../../address-book/config';
+import type { GroupConfig, NetworkBudgetConfig, NetworkConfig } from '../../config';
 import { createRateBudget } from '../../network/rate-budget';
-import { networkBudgetStore } from '../../db/network-budget';
-import { openKeystore, type Keystore } from '../../db/keystore';
+import { networkBudgetStore } from '../../network/budget-store';
+import { openKeystore, type Keystore } from '../../keys';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { parseCodecKeys } from '../../lib/temporal/codec-keys';
 import { createDataConverter } from '../../lib/temporal/data-converter';
@@ -26,13 +26,13 @@ import { buildSandbox, operatorIssuerUrl } from '../../sandbox/server';
 import { DEFAULT_OPERATOR_AUDIENCE } from '../../sandbox/auth/operator-issuer';
 import { applySeed, type Seed } from '../../sandbox/seed';
 import { createWorker } from '../../workers/worker';
-import { loadTransferConfig, type TransferConfig } from '../../lib/transfers/config';
+import { loadTransferConfig, type TransferConfig } from '../../outgoing/config';
 import { createTransferContext, type TransferContext } from '../../outgoing/context';
-import { LocalKeyWrapper } from '../../db/keystore';
-import { loadIncomingConfig, type IncomingConfig } from '../../lib/incoming/config';
-import type { WebhookConfig } from '../../lib/webhooks/config';
-import { loadAddressBookConfig } from '../../lib/address-book/config';
-import type { OperatorAuthConfig } from '../../lib/auth/config';
+import { LocalKeyWrapper } from '../../keys';
+import { loadIncomingConfig, type IncomingConfig } from '../../incoming/config';
+import type { WebhookConfig } from '../../webhooks/config';
+import { loadAddressBookConfig } from '../../address-book/config';
+import type { OperatorAuthConfig } from '../../auth/config';
 import type { ApiTransportConfig } from '../../lib/api-transport';
 import { ROLES, systemPrincipal, type Role } from '../../lib/principal';
 import { createApiKey } from '../../client/api/auth/api-keys';
@@ -235,7 +235,7 @@ export interface RunningOrchestrator {
 
 /** The worker (the project's own worker code and activities) and the internal API, talking to the given network. */
 export interface OrchestratorOptions {
-  /** The API's Client on the worker's NativeConnection, asking for eager starts (what all-in-one/main.ts does). */
+  /** The API's Client on the worker's NativeConnection, asking for eager starts (what workers/all-in-one.ts does). */
   eagerStart?: boolean;
   pool?: Pool;
   /** Join an existing task queue (a second worker taking over from a stopped one). */

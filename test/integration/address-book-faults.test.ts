@@ -1,4 +1,4 @@
-import type { ReconcileReport } from '../../lib/address-book/reconcile-types';
+import type { ReconcileReport } from '../../address-book/types';
 import { followReconcile, startReconcile } from '../../client/cli/addresses';
 import { addressBookReconcile } from '../../workflows/address-book-reconcile';
 import { eventually, groupSeed, randomDid, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';

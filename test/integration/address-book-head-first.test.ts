@@ -3,7 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { addressBookActivities } from '../../activities/address-book';
 import { NetworkClient } from '../../network/client';
 import { followReconcile, startReconcile } from '../../client/cli/addresses';
-import type { AddressBookConfig } from '../../lib/address-book/config';
+import type { AddressBookConfig } from '../../address-book/config';
 import { createLogger } from '../../lib/logger';
 import { groupSeed, randomDid, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
 import { addressBookTestSettings, evm, networkBook } from '../harness/address-book';

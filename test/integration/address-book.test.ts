@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { NetworkClient } from '../../network/client';
 import { ensureAddressBookSchedules } from '../../client/address-book-schedules';
 import { followReconcile, importAddresses, startReconcile } from '../../client/cli/addresses';
-import type { AddressBookConfig } from '../../lib/address-book/config';
-import type { ReconcileProgress, ReconcileReport } from '../../lib/address-book/reconcile-types';
-import { workflowIds } from '../../workflows/ids';
+import type { AddressBookConfig } from '../../address-book/config';
+import type { ReconcileProgress, ReconcileReport } from '../../address-book/types';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
 import {
   eventually, groupSeed, randomDid, startOrchestrator, startSandbox,
   type RunningOrchestrator, type RunningSandbox,

@@ -13,7 +13,7 @@ import { createPool } from '../../db/pool';
 import { systemPrincipal } from '../../lib/principal';
 import { NetworkClient } from '../../network/client';
 import type { NetworkTransaction } from '../../network/transactions';
-import { workflowIds } from '../../workflows/ids';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
 import type { TransferState } from '../../workflows/outgoing-transfer.messages';
 import { eventually, groupSeed, startSandbox, stopChild, testEnv, type RunningSandbox } from '../harness/platform';
 
@@ -25,7 +25,7 @@ const freePort = () => new Promise<number>((resolve) => {
 });
 
 /**
- * The all-in-one process (all-in-one/main.ts) as deployed: the API and a worker in one Node process on one Temporal
+ * The all-in-one process (workers/all-in-one.ts) as deployed: the API and a worker in one Node process on one Temporal
  * connection. A transfer sent to its API completes end to end, and its workflow was started eagerly: the first workflow
  * task came back with the start call (so the history records it as started by the starter, not a poller).
  */

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Client, type Pool } from 'pg';
 import { parse } from 'csv-parse/sync';
 import { registerAuditCommands } from '../../client/cli/audit';
-import { recordAuditEntry } from '../../db/audit-log';
+import { recordAuditEntry } from '../../audit/store';
 import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
 import { OperatorIssuer } from '../../sandbox/auth/operator-issuer';

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
 import { registerAuditCommands } from '../../client/cli/audit';
-import { writeAuditCheckpoint } from '../../db/audit-checkpoints';
-import { recordAuditEntry } from '../../db/audit-log';
+import { writeAuditCheckpoint } from '../../audit/checkpoint-store';
+import { recordAuditEntry } from '../../audit/store';
 import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
-import { auditRowHash } from '../../lib/audit/chain';
-import { parseCheckpointKeys, type CheckpointKeyring } from '../../lib/audit/checkpoint';
+import { auditRowHash } from '../../audit/chain';
+import { parseCheckpointKeys, type CheckpointKeyring } from '../../audit/checkpoint-signature';
 import { runCli } from '../harness/cli';
 import { ownDatabase } from '../harness/platform';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createDidKeyRecord } from '../../lib/crypto';
 import type { Role } from '../../lib/principal';
-import { workflowIds } from '../../workflows/ids';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
 
 // JSON bodies of HTTP answers, read field by field in assertions.

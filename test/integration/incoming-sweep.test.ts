@@ -5,7 +5,7 @@ import { webhookHeaders } from '../../lib/webhook-signature';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { ensureIncomingSweepSchedule } from '../../client/incoming-sweep-schedule';
 import { removeSchedule } from '../../client/schedules';
-import { workflowIds } from '../../workflows/ids';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { incomingSweep } from '../../workflows';
 import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
 import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';

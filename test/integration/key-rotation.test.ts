@@ -13,12 +13,12 @@ import { runCli } from '../harness/cli';
 import { registerKeyCommands } from '../../client/cli/keys';
 import { ensureKeyRotationSchedules } from '../../client/key-rotation-schedules';
 import { createDidKeyRecord, decryptPiiValue, encryptPiiValue, localDidKey, parseDidKeyRecord, piiRecipients } from '../../lib/crypto';
-import { listKeys, LocalKeyWrapper, type KeyInfo } from '../../db/keystore';
-import { aesGcmOpen } from '../../lib/keystore/key-wrapper';
+import { listKeys, LocalKeyWrapper, type KeyInfo } from '../../keys';
+import { aesGcmOpen } from '../../lib/crypto/key-wrapper';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { VaspDid } from '../../lib/temporal/search-attributes';
 import { keyRotation } from '../../workflows';
-import { workflowIds } from '../../workflows/ids';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { keyRotationStatusQuery } from '../../workflows/key-rotation.messages';
 import type { Role } from '../../lib/principal';
 import {

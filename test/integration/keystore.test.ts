@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { createPool } from '../../db/pool';
 import { createDidKeyRecord, encryptPiiValue, decryptPiiValue, localDidKey, piiRecipients } from '../../lib/crypto';
 import { ConflictError, NotFoundError } from '../../lib/errors';
-import { importAgentKeys, Keystore, listKeys, LocalKeyWrapper, openKeystore, parseAgentKeys } from '../../db/keystore';
+import { importAgentKeys, Keystore, listKeys, LocalKeyWrapper, openKeystore, parseAgentKeys } from '../../keys';
 import { randomDid, testEnv } from '../harness/platform';
 
 /** Every byte the table holds for a VASP, as text and as raw bytea, to search for key material. */

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readNetworkBudget } from '../../db/network-budget';
-import type { NetworkBudgetConfig } from '../../lib/config';
+import { readNetworkBudget } from '../../network/budget-store';
+import type { NetworkBudgetConfig } from '../../config';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { NetworkClient } from '../../network/client';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { createPool } from '../../db/pool';
-import { networkBudgetStore, readNetworkBudget, takeNetworkBudget } from '../../db/network-budget';
-import type { NetworkBudgetConfig } from '../../lib/config';
+import { networkBudgetStore, readNetworkBudget, takeNetworkBudget } from '../../network/budget-store';
+import type { NetworkBudgetConfig } from '../../config';
 import { RateLimitedError } from '../../lib/errors';
 import { NetworkClient } from '../../network/client';
 import { fetchViewer } from '../../network/directory';
@@ -14,7 +14,7 @@ jest.setTimeout(120_000);
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
- * The group's one rate budget (network/rate-budget.ts over db/network-budget.ts) and the sandbox's limit, over real
+ * The group's one rate budget (network/rate-budget.ts over network/budget-store.ts) and the sandbox's limit, over real
  * PostgreSQL and HTTP. Each "process" is a client with a pool of its own: they share nothing but the database.
  */
 describe('the network rate budget', () => {

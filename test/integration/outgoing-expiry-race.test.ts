@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { NetworkClient } from '../../network/client';
-import { startOutgoingTransfer } from '../../outgoing/start';
+import { startOutgoingTransfer } from '../../client/transfers/start-outgoing';
 import { createDidKeyRecord } from '../../lib/crypto';
 import type { TransferState } from '../../workflows/outgoing-transfer.messages';
 import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { NetworkClient } from '../../network/client';
 import { planTransfer } from '../../outgoing/plan';
 import type { NetworkTransaction } from '../../network/transactions';
-import { startOutgoingTransfer } from '../../outgoing/start';
+import { startOutgoingTransfer } from '../../client/transfers/start-outgoing';
 import { runTransferDirect } from '../../outgoing/transaction';
 import { createDidKeyRecord, Keyring, type DidKeyRecord } from '../../lib/crypto';
 import { decryptIvms101, flattenIvms101 } from '../../lib/ivms101';

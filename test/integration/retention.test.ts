@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { ensureRetentionSchedule } from '../../client/retention-schedule';
 import { removeSchedule } from '../../client/schedules';
 import { GoneError } from '../../lib/errors';
-import { loadRetentionConfig } from '../../lib/retention/config';
+import { loadRetentionConfig } from '../../retention/config';
 import type { OutgoingRequest } from '../../outgoing/request';
 import { retentionSweep } from '../../workflows';
-import { workflowIds } from '../../workflows/ids';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { eventually, randomDid, startOrchestrator, type RunningOrchestrator } from '../harness/platform';
 
 // The sweep needs no network: nothing answers here, and nothing should call it.

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Pool } from 'pg';
 import { createPool } from '../../db/pool';
-import { loadedLists, screenAddress, screenName } from '../../db/sanctions';
+import { loadedLists, screenAddress, screenName } from '../../screening/store';
 import { loadSdnList } from '../../screening/load-sdn';
 import { ValidationError } from '../../lib/errors';
 import { testEnv } from '../harness/platform';

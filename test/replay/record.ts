@@ -25,7 +25,7 @@ import { loadSdnList } from '../../screening/load-sdn';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { followReconcile, startReconcile } from '../../client/cli/addresses';
 import { connectivityCheck, incomingSweep, retentionSweep, scheduledKeyRotation } from '../../workflows';
-import { workflowIds } from '../../workflows/ids';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
 import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
 import { transactionUpdatedSignal, type TransferState } from '../../workflows/outgoing-transfer.messages';
 import globalSetup from '../harness/global-setup';

@@ -1,7 +1,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Pool } from 'pg';
-import { findApiKeyCredential, insertApiKey, recordApiKeyUse, type ApiKeyInfo } from '../../../db/api-keys';
-import { newApiKey, parseApiKey } from '../../../lib/auth/api-key';
+import { findApiKeyCredential, insertApiKey, recordApiKeyUse, type ApiKeyInfo } from '../../../auth/api-key-store';
+import { newApiKey, parseApiKey } from '../../../auth/api-key';
 import { AuthenticationError, ValidationError } from '../../../lib/errors';
 import type { Logger } from '../../../lib/logger';
 import { ROLES, type Principal, type Role } from '../../../lib/principal';

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
-import type { OperatorAuthConfig } from '../../../lib/auth/config';
-import { looksLikeApiKey } from '../../../lib/auth/api-key';
+import type { OperatorAuthConfig } from '../../../auth/config';
+import { looksLikeApiKey } from '../../../auth/api-key';
 import { AuthenticationError } from '../../../lib/errors';
 import type { Logger } from '../../../lib/logger';
 import type { Principal } from '../../../lib/principal';

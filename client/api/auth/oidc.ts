@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import type { OidcConfig } from '../../../lib/auth/config';
+import type { OidcConfig } from '../../../auth/config';
 import { AuthenticationError, UpstreamUnavailableError } from '../../../lib/errors';
 import { isLoopbackHost } from '../../../lib/loopback';
 import { ROLES, type Principal, type Role } from '../../../lib/principal';

@@ -2,16 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
-import { checkEntry, checkKey, entryKey, normalizeAsset, type RegistryEntry } from '../../../lib/address-book/entry';
-import { finishedRuns, runningRunWithWorkflow, runRejections } from '../../../db/address-book-runs';
+import { checkEntry, checkKey, entryKey, normalizeAsset, type RegistryEntry } from '../../../address-book/entry';
+import { finishedRuns, runningRunWithWorkflow, runRejections } from '../../../address-book/store/runs';
 import { closeAbandoned } from '../../../address-book/run';
 import { workflowStatusOf } from '../../../lib/temporal/workflow-status';
-import { deleteEntries, listEntries, upsertEntries } from '../../../db/address-registry';
-import type { GroupConfig } from '../../../lib/config';
+import { deleteEntries, listEntries, upsertEntries } from '../../../address-book/store/registry';
+import type { GroupConfig } from '../../../config';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
 import { addressBookReconcile } from '../../../workflows';
 import { addressBookProgressQuery } from '../../../workflows/address-book-reconcile';
-import { workflowIds } from '../../../workflows/ids';
+import { workflowIds } from '../../../lib/temporal/workflow-ids';
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
@@ -21,7 +21,7 @@ import { auditActor } from '../../../lib/principal';
 /** Entries per PUT or DELETE request. The CLI import sends batches well below this. */
 export const MAX_BATCH = 10_000;
 
-// Entries are checked row by row (lib/address-book/entry.ts, the free-text rule included): one bad row is reported, not the batch.
+// Entries are checked row by row (address-book/entry.ts, the free-text rule included): one bad row is reported, not the batch.
 const EntryIn = Type.Object(
   {
     asset: Type.String({ description: 'Asset code, e.g. ETH (stored upper-case)' }),

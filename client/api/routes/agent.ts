@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
 import { decryptTransactionWith } from '../../../outgoing/personal-data';
 import { OutgoingTransferBody } from '../../../outgoing/request';
-import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../../outgoing/start';
+import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../transfers/start-outgoing';
 import { carriesPersonalData, transactionInfo, withoutPersonalData } from '../../../outgoing/transaction';
 import { AppError, isAppError, UpstreamRejectedError, ValidationError } from '../../../lib/errors';
 import { issueToValidationError } from '../../../lib/validation';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
-import { listApiKeys, revokeApiKey } from '../../../db/api-keys';
+import { listApiKeys, revokeApiKey } from '../../../auth/api-key-store';
 import { auditActor, ROLES } from '../../../lib/principal';
 import { createApiKey } from '../auth/api-keys';
 import { principalOf } from '../auth/plugin';

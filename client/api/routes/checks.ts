@@ -3,7 +3,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Type } from 'typebox';
 import { NotFoundError } from '../../../lib/errors';
 import { connectivityCheck } from '../../../workflows';
-import { workflowIds } from '../../../workflows/ids';
+import { workflowIds } from '../../../lib/temporal/workflow-ids';
 import { access } from '../auth/roles';
 
 const Started = Type.Object({ workflowId: Type.String(), runId: Type.String() });

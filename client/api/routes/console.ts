@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { GroupConfig } from '../../../lib/config';
+import type { GroupConfig } from '../../../config';
 import { access } from '../auth/roles';
-import type { OperatorAuthConfig } from '../../../lib/auth/config';
+import type { OperatorAuthConfig } from '../../../auth/config';
 
 export interface ConsoleSettings {
   /** Where the Temporal UI is, for the link to a transfer's workflow. */

@@ -12,7 +12,7 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowIdCon
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
-import type { GroupConfig } from '../../../lib/config';
+import type { GroupConfig } from '../../../config';
 import type { DidKeyRecord } from '../../../lib/crypto';
 import {
   ConfigError,
@@ -24,11 +24,11 @@ import {
   ValidationError,
   type AppError,
 } from '../../../lib/errors';
-import { listKeys, recordFromPrivateKeyHex, type Keystore } from '../../../db/keystore';
+import { listKeys, recordFromPrivateKeyHex, type Keystore } from '../../../keys';
 import { parseDidKeyRecord } from '../../../lib/crypto';
 import { VaspDid } from '../../../lib/temporal/search-attributes';
 import { keyRotation } from '../../../workflows';
-import { workflowIds } from '../../../workflows/ids';
+import { workflowIds } from '../../../lib/temporal/workflow-ids';
 import { keyRotationAcceptedUpdate, keyRotationStatusQuery, type KeyRotationStatus } from '../../../workflows/key-rotation.messages';
 import { FreeText } from '../../../lib/text';
 import { access } from '../auth/roles';

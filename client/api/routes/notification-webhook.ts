@@ -5,20 +5,20 @@ import { Type } from 'typebox';
 import type { NetworkTransaction } from '../../../network/transactions';
 import type { TransferContext } from '../../../outgoing/context';
 import { AuthenticationError, ConfigError, UpstreamUnavailableError, ValidationError } from '../../../lib/errors';
-import { claimWebhook, recordWebhookOutcome, releaseWebhook } from '../../../db/received-webhooks';
-import { getTransferView } from '../../../db/transfer-view';
+import { claimWebhook, recordWebhookOutcome, releaseWebhook } from '../../../webhooks/store';
+import { getTransferView } from '../../../transfer-view/store';
 import { isKnownToIncomingWorkflow } from '../../../incoming/known-update';
 import { verifyWebhookSignature } from '../../../lib/webhook-signature';
-import { workflowIds } from '../../../workflows/ids';
+import { workflowIds } from '../../../lib/temporal/workflow-ids';
 import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
 import { transactionUpdatedSignal as incomingUpdatedSignal } from '../../../workflows/incoming-transfer.messages';
 import { incomingTransfer } from '../../../workflows';
-import type { GroupConfig } from '../../../lib/config';
+import type { GroupConfig } from '../../../config';
 import { isIncomingToGroup } from '../../../lib/group';
 import { networkUpdatedAtOf } from '../../../lib/network-status';
-import type { IncomingConfig } from '../../../lib/incoming/config';
-import type { WebhookConfig } from '../../../lib/webhooks/config';
-import { needTransfers } from '../../../outgoing/start';
+import type { IncomingConfig } from '../../../incoming/config';
+import type { WebhookConfig } from '../../../webhooks/config';
+import { needTransfers } from '../../transfers/start-outgoing';
 
 export interface WebhookRouteDeps {
   temporal: Client;

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
 import { OutgoingTransferBody } from '../../../outgoing/request';
-import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../../outgoing/start';
+import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../transfers/start-outgoing';
 import { ValidationError } from '../../../lib/errors';
 import { initialState } from '../../../workflows/outgoing-transfer.messages';
 import { access } from '../auth/roles';

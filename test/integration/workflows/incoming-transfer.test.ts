@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { IncomingTxSummary } from '../../../activities/incoming-transfers';
-import { describePrincipal } from '../../../lib/auth/describe';
+import { describePrincipal } from '../../../lib/describe-principal';
 import { systemPrincipal, type Principal } from '../../../lib/principal';
 import { incomingTransfer, type IncomingTransferInput } from '../../../workflows/incoming-transfer';
 import { decideUpdate, incomingStatusQuery, type ScreeningOutcome } from '../../../workflows/incoming-transfer.messages';

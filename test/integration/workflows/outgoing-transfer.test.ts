@@ -7,7 +7,7 @@ import { testEnv } from '../../harness/platform';
 import type { CreatedTransaction, TransferPlan } from '../../../activities/outgoing-transfers';
 import { outgoingTransfer, type OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
 import { transactionUpdatedSignal, transferStatusQuery } from '../../../workflows/outgoing-transfer.messages';
-import { outgoingViewAfterSend } from '../../../workflows/transfer-view';
+import { outgoingViewAfterSend } from '../../../transfer-view/status';
 import { callsOf, firstTaskStartedAt, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { auditRowHash, canonicalJson, ChainChecker, chainOf, GENESIS_HASH, type AuditChainRow } from '../../../lib/audit/chain';
+import { auditRowHash, canonicalJson, ChainChecker, chainOf, GENESIS_HASH, type AuditChainRow } from '../../../audit/chain';
 
 /** A chain of `n` rows built with the module's own hash, each linked to the one before. */
 function chain(name: string, n: number): AuditChainRow[] {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { loadAuditConfig } from '../../../lib/audit/config';
-import { checkCheckpoint, checkTrailerSignature, exportTrailer, parseCheckpointKeys, signCheckpoint } from '../../../lib/audit/checkpoint';
+import { loadAuditConfig } from '../../../audit/config';
+import { checkCheckpoint, checkTrailerSignature, exportTrailer, parseCheckpointKeys, signCheckpoint } from '../../../audit/checkpoint-signature';
 
 const key = () => randomBytes(32).toString('base64');
 

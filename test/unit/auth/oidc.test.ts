@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { OidcVerifier, claimAt, rolesFrom } from '../../../client/api/auth/oidc';
-import type { OidcConfig } from '../../../lib/auth/config';
+import type { OidcConfig } from '../../../auth/config';
 import { AuthenticationError, UpstreamUnavailableError } from '../../../lib/errors';
 
 /** A provider on loopback: a discovery document and a JWKS the test rotates, counting how often each is read. */

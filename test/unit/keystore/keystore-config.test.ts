@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDidKeyRecord } from '../../../lib/crypto';
-import { loadConfig } from '../../../lib/config';
+import { loadConfig } from '../../../config';
 import { ConfigError, ValidationError } from '../../../lib/errors';
-import { LocalKeyWrapper, loadMasterKey, parseAgentKeys, parseMasterKey, recordFromPrivateKeyHex } from '../../../lib/keystore';
+import { LocalKeyWrapper, loadMasterKey, parseAgentKeys, parseMasterKey, recordFromPrivateKeyHex } from '../../../keys';
 
 const seed = (n: number) => Buffer.alloc(32, n);
 const record = createDidKeyRecord(seed(7));

@@ -1,6 +1,6 @@
-import { loadClusterConfig, loadConfig } from '../../../lib/config';
+import { loadClusterConfig, loadConfig } from '../../../config';
 import { ConfigError } from '../../../lib/errors';
-import { assertRetentionOutlastsTransfers } from '../../../lib/retention/config';
+import { assertRetentionOutlastsTransfers } from '../../../retention/config';
 import { toFieldPath } from '../../../lib/validation';
 
 describe('loadConfig', () => {

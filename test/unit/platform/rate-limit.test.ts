@@ -1,4 +1,4 @@
-import { loadNetworkBudgetConfig } from '../../../lib/config';
+import { loadNetworkBudgetConfig } from '../../../config';
 import { RateLimitedError } from '../../../lib/errors';
 import { bucketShape, RateBudget, SEND_DELAY_ALLOWANCE_MS, type BudgetStore } from '../../../network/rate-budget';
 import { loadSandboxConfig } from '../../../sandbox/config';

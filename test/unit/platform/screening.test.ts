@@ -1,5 +1,5 @@
-import { normalizeName } from '../../../lib/screening/normalize';
-import { addressesInRemarks, parseSdnRow } from '../../../lib/screening/sdn-csv';
+import { normalizeName } from '../../../screening/normalize';
+import { addressesInRemarks, parseSdnRow } from '../../../screening/sdn-csv';
 
 describe('normalizeName', () => {
   it('folds case, diacritics, punctuation and word order, and drops honorifics', () => {

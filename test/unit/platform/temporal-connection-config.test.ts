@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../../lib/config';
+import { loadConfig } from '../../../config';
 import { ConfigError } from '../../../lib/errors';
 import { loadTemporalConnectionConfig, temporalConnectOptions } from '../../../lib/temporal/connection-config';
 

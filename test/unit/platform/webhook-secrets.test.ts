@@ -1,4 +1,4 @@
-import { loadWebhookConfig } from '../../../lib/webhooks/config';
+import { loadWebhookConfig } from '../../../webhooks/config';
 import { ConfigError } from '../../../lib/errors';
 import { generateWebhookSecret } from '../../../lib/webhook-signature';
 

@@ -1,0 +1,79 @@
+/**
+ * What the outgoing-transfer workflow, its activities and its clients exchange, and the state a transfer starts from.
+ * Workflow-safe: types and pure functions, never personal data.
+ */
+export type { CreatedTransaction } from './transaction';
+import type { TransferPlan } from './plan';
+
+/** Everything the workflow gets: a reference to the sealed request and non-personal metadata. */
+export interface OutgoingTransferInput {
+  /** The transfer id (idempotency key; the network's transactionRef). The request is read from the database by it. */
+  id: string;
+  originatorVaspDid: string;
+  beneficiaryVaspDid?: string;
+  asset: string;
+  amount: string;
+  /** How long to wait for the counterparty's final answer after the transaction is created. */
+  answerDeadlineMs: number;
+  /** Interval of the `GET /tx/info` fallback while no webhook arrives. */
+  pollIntervalMs: number;
+  /** Whether a callback URL is configured (the activity reads the URL itself). */
+  report: boolean;
+  /**
+   * What the API decided when it checked the request (outgoing/checks.ts): DIDs, the mode and the recipients' public
+   * keys, no personal data. The worker follows it instead of validating and asking the directory again; a transfer
+   * started without one (by an API from before) is planned in the worker.
+   */
+  plan?: TransferPlan;
+}
+
+export interface TransactionUpdate {
+  /** The network's transaction id: an update for another transaction is ignored. */
+  transactionId: string;
+  status: string;
+  /** Where it came from: `webhook` (with its delivery id) or `poll`. */
+  source: string;
+  webhookId?: string;
+  /** The transaction's `updatedAt` at the network, when the update carried it: orders updates that arrive out of order. */
+  updatedAt?: string;
+}
+
+export interface TransferHistoryEntry {
+  status: string;
+  at: string;
+  source: string;
+}
+
+/** The transfer's own statuses around the network's: before the transaction exists, and when the wait ends. */
+export type LocalStatus = 'RECEIVED' | 'PREPARED' | 'FAILED' | 'EXPIRED';
+
+export interface TransferState {
+  id: string;
+  workflowId: string;
+  /** The network's status (NEW, SENT, ACK, ACCEPTED, …) once created, else a LocalStatus. */
+  status: string;
+  final: boolean;
+  originatorVaspDid: string;
+  beneficiaryVaspDid?: string;
+  asset: string;
+  amount: string;
+  mode?: string;
+  transactionId?: string;
+  error?: { type: string; message: string; field?: string; rule?: string };
+  history: TransferHistoryEntry[];
+}
+
+/** The state before anything happened: what the workflow starts from and what the API answers a new request with. */
+export function initialState(input: OutgoingTransferInput, workflowId: string, at: Date): TransferState {
+  return {
+    id: input.id,
+    workflowId,
+    status: 'RECEIVED',
+    final: false,
+    originatorVaspDid: input.originatorVaspDid,
+    beneficiaryVaspDid: input.beneficiaryVaspDid,
+    asset: input.asset,
+    amount: input.amount,
+    history: [{ status: 'RECEIVED', at: at.toISOString(), source: 'request' }],
+  };
+}
