@@ -76,7 +76,7 @@ describe('address book: reconciliation against a failing network', () => {
       const seen = await injected();
       // The faults are drawn per request, so how many of each kind a run meets varies (3 to 6 errors were seen); a run
       // that met fewer than three in all would prove little.
-      expect(seen.errors + seen.dropAfterCommit + seen.rateLimit).toBeGreaterThanOrEqual(3);
+      expect((seen.errors ?? 0) + (seen.dropAfterCommit ?? 0) + (seen.rateLimit ?? 0)).toBeGreaterThanOrEqual(3);
       // Temporal records the attempt an activity completed on: a failure that ended an attempt would show as attempt 2.
       const history = await orch.client.workflow.getHandle(workflowId).fetchHistory();
       const attempts = (history.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt ?? 1] : []));
