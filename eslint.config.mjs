@@ -35,9 +35,9 @@ const layerRules = Object.entries(layers).flatMap(([folder, { only, why }]) =>
     files: [`${folder}/${'*/'.repeat(depth - 1)}*.ts`],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
-        // Heartbeats and cancellation reach a capability as functions the activity passes in.
-        // lib/temporal/heartbeat.ts is the last reader of the context outside activities/ until its callers take functions (issue 19).
-        paths: folder === 'activities' || folder === 'lib' ? [] : [{ name: '@temporalio/activity', message: 'Only activities/ touches the activity context: pass heartbeats in as a function.' }],
+        // Heartbeats, cancellation and the activity's identity reach a capability as functions and values the activity
+        // passes in (activities/context.ts reads them).
+        paths: folder === 'activities' ? [] : [{ name: '@temporalio/activity', message: 'Only activities/ touches the activity context: pass heartbeats in as a function.' }],
         patterns: [{
           // Leaving the folder (`depth` times ../) for anything but the allowed folders.
           regex: `^(\\.\\./){${depth}}(?!(${only.join('|') || '$^'})(/|$))`,

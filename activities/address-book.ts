@@ -2,7 +2,8 @@ import type { Pool } from 'pg';
 import type { AddressBookConfig } from '../address-book/config';
 import type { DeltaSummary, ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger } from '../address-book/types';
 import type { Logger } from '../lib/logger';
-import { heartbeat, withHeartbeat } from '../lib/temporal/heartbeat';
+import { withHeartbeat } from '../lib/heartbeat';
+import { heartbeat } from './context';
 import { assertRunId } from '../address-book/store/staging';
 import type { NetworkClient } from '../network/client';
 import { DEFAULT_TRANSIENT_RETRY } from '../network/retry';
@@ -43,7 +44,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
       ...DEFAULT_TRANSIENT_RETRY,
       onRetry: ({ what, attempt, waitMs }) => heartbeat({ retrying: what, attempt, waitMs }),
     });
-    return step({ pool: deps.pool, network, logger: deps.logger, settings: cfg, workflowStatus: deps.workflowStatus }, input);
+    return step({ pool: deps.pool, network, logger: deps.logger, settings: cfg, workflowStatus: deps.workflowStatus, heartbeat }, input);
   };
   return {
     /** Records the run and takes the VASP's run lock (see address-book/run.ts). */
@@ -53,13 +54,13 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     abListNetwork: run((d, input: { runId: string; vaspDid: string }) => listInto(d, input.runId, input.vaspDid, 'before')),
 
     /** The whole diff (see address-book/diff.ts). Running it again after it completed changes nothing. */
-    abComputeDelta: run((d, input: { runId: string; vaspDid: string }): Promise<DeltaSummary> => withHeartbeat('diff', () => computeDelta(d, input))),
+    abComputeDelta: run((d, input: { runId: string; vaspDid: string }): Promise<DeltaSummary> => withHeartbeat(d.heartbeat, 'diff', () => computeDelta(d, input))),
 
     /** A first sync's head, committed so its uploads can start while abComputeDelta computes the rest. Idempotent. */
-    abComputeHead: run((d, input: { runId: string; vaspDid: string }) => withHeartbeat('diff', () => computeHead(d, input))),
+    abComputeHead: run((d, input: { runId: string; vaspDid: string }) => withHeartbeat(d.heartbeat, 'diff', () => computeHead(d, input))),
 
     /** Builds a full run's mirror: started beside the removals and uploads, awaited before the end. */
-    abBuildMirror: run((d, input: { runId: string }) => withHeartbeat('mirror', () => buildMirror(d, input))),
+    abBuildMirror: run((d, input: { runId: string }) => withHeartbeat(d.heartbeat, 'mirror', () => buildMirror(d, input))),
 
     /** Deletes what the registry no longer has; resumes after the last batch. */
     abApplyRemovals: run((d, input: { runId: string; vaspDid: string }) => applyRemovals(d, input)),

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { recordAuditEntry, type AuditEntry } from '../audit/store';
-import { activityIdempotencyKey } from '../lib/temporal/heartbeat';
+import { activityIdempotencyKey } from './context';
 import { findRegistryOwner } from '../address-book/store/registry-owner';
 import type { NetworkClient } from '../network/client';
 import { postTransferOutcome } from '../lib/transfer-callback';

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { Logger } from '../lib/logger';
 import { pruneExpiredRecords, type PruneInput, type PruneResult } from '../retention/prune';
+import { activityIdempotencyKey, activityWorkflowId, cancelled, heartbeat } from './context';
 
 export type { PruneInput, PruneResult } from '../retention/prune';
 
@@ -8,7 +9,9 @@ export type { PruneInput, PruneResult } from '../retention/prune';
 export function retentionActivities(deps: { pool: Pool; logger?: Logger; batchRows?: number }) {
   return {
     async pruneExpiredRecords(input: PruneInput): Promise<PruneResult> {
-      return pruneExpiredRecords(deps, input);
+      return pruneExpiredRecords(deps, input, {
+        heartbeat, cancelled, workflowId: activityWorkflowId(), idempotencyKey: activityIdempotencyKey(),
+      });
     },
   };
 }

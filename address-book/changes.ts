@@ -4,7 +4,6 @@
  * for good is recorded with its reason and the rest goes on.
  */
 import { AuthenticationError, ForbiddenError, isAppError, type AppError } from '../lib/errors';
-import { heartbeat } from '../lib/temporal/heartbeat';
 import { getRun, recordRejections, setProgress, setRunPhase } from './store/runs';
 import { additionsAfter, refusedNewAdditions, refusedRemovalRows, removalsAfter } from './store/staging';
 import { withTransaction } from '../db/transaction';
@@ -57,7 +56,7 @@ export async function applyRemovals(deps: AddressBookDeps, input: { runId: strin
         rejected += batch.length;
       }
       through = last;
-      heartbeat({ removedThrough: through });
+      deps.heartbeat?.({ removedThrough: through });
     }
   }
   return { removed, rejected, refusedListingRows: await refusedRemovalRows(pool, input.runId) };
@@ -95,7 +94,7 @@ export async function registerAdds(deps: AddressBookDeps, input: { runId: string
     });
     registered += rows.length - refused.length;
     rejected += refused.length;
-    heartbeat({ registeredThrough: through });
+    deps.heartbeat?.({ registeredThrough: through });
   }
   return { registered, rejected, rejectedNew: await refusedNewAdditions(pool, input.runId) };
 }
@@ -108,7 +107,7 @@ export async function registerAdds(deps: AddressBookDeps, input: { runId: string
  * the verification names what is missing.
  */
 export async function awaitNetworkCount(
-  deps: Pick<AddressBookDeps, 'pool' | 'network'>,
+  deps: Pick<AddressBookDeps, 'pool' | 'network' | 'heartbeat'>,
   input: { runId: string; vaspDid: string; from: number; expected: number; direction: 'down' | 'up'; timeoutMs: number; pollMs: number; settleMs: number },
 ): Promise<{ reached: boolean; count: number; waitedMs: number; settled: boolean }> {
   await setRunPhase(deps.pool, input.runId, 'processing');
@@ -126,7 +125,7 @@ export async function awaitNetworkCount(
     const waitedMs = now - started;
     const settled = count !== input.from && now - lastChange >= input.settleMs;
     if (reached || settled || waitedMs >= input.timeoutMs) return { reached, count, waitedMs, settled };
-    heartbeat({ count, expected: input.expected });
+    deps.heartbeat?.({ count, expected: input.expected });
     await new Promise((r) => setTimeout(r, Math.min(input.pollMs, Math.max(0, input.timeoutMs - waitedMs))));
   }
 }

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import type { AddressBookConfig } from './config';
+import type { Heartbeat } from '../lib/heartbeat';
 import type { Logger } from '../lib/logger';
 import type { NetworkClient } from '../network/client';
 
@@ -12,4 +13,6 @@ export interface AddressBookDeps {
   /** A workflow's status by Temporal ('RUNNING', 'TERMINATED', … or 'NOT_FOUND'): a run lock held by a run whose
    *  workflow is gone is released. Without it, such a lock waits for an operator (the API releases it too). */
   workflowStatus?: (workflowId: string) => Promise<string>;
+  /** Reports progress of a long step, so the activity running it is not taken for dead (none outside an activity). */
+  heartbeat?: Heartbeat;
 }

@@ -1,4 +1,3 @@
-import { heartbeat } from '../lib/temporal/heartbeat';
 import { getRun } from './store/runs';
 import { listingCounts, recordListingPage, type ListingKind } from './store/staging';
 import { withTransaction } from '../db/transaction';
@@ -10,7 +9,7 @@ import type { AddressBookDeps } from './deps';
  * them to verify), resuming at the first page not stored. Returns the network's total and what was staged.
  */
 export async function listInto(
-  deps: Pick<AddressBookDeps, 'pool' | 'network'>,
+  deps: Pick<AddressBookDeps, 'pool' | 'network' | 'heartbeat'>,
   runId: string,
   vaspDid: string,
   kind: ListingKind,
@@ -35,7 +34,7 @@ export async function listInto(
     const total = Number(current.pagination?.total ?? 0);
     await withTransaction(pool, (c) => recordListingPage(c, runId, kind, { next: page + 1, done, total, counts }));
     page += 1;
-    heartbeat({ kind, page });
+    deps.heartbeat?.({ kind, page });
   }
   const staged = await listingCounts(pool, runId, kind);
   const after = await getRun(pool, runId);

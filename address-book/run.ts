@@ -4,7 +4,7 @@
  * step resumes where the last stopped.
  */
 import type { ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger, RunSettings } from './types';
-import { withHeartbeat } from '../lib/temporal/heartbeat';
+import { withHeartbeat } from '../lib/heartbeat';
 import { buildRunMirror, forgetResult, keepResult, mirrorState } from './store/mirror';
 import {
   closeAbandonedRun,
@@ -128,7 +128,7 @@ export async function buildMirror(deps: Pick<AddressBookDeps, 'pool'>, input: { 
 
 /** Stores the run's report, releases the VASP's run lock and drops the run's staging. */
 export async function finishRun(
-  deps: Pick<AddressBookDeps, 'pool'>,
+  deps: Pick<AddressBookDeps, 'pool' | 'heartbeat'>,
   input: { runId: string; status: 'succeeded' | 'failed'; error?: string; verifiedBy?: 'count' | 'listing'; phases: Partial<Record<ReconcilePhase, number>> },
 ): Promise<ReconcileReport> {
   const { pool } = deps;
@@ -168,7 +168,7 @@ export async function finishRun(
     phases: input.phases,
     error: input.error,
   };
-  await withHeartbeat('result', () => withTransaction(pool, async (c) => {
+  await withHeartbeat(deps.heartbeat, 'result', () => withTransaction(pool, async (c) => {
     if (ok) await keepResult(c, r);
     else await forgetResult(c, r);
     // The run ends now, keeping the result included.

@@ -5,7 +5,6 @@
 import { Readable } from 'node:stream';
 import { CSV_COLUMNS } from './csv';
 import { isAppError, UpstreamRejectedError, ValidationError } from '../lib/errors';
-import { heartbeat } from '../lib/temporal/heartbeat';
 import { setRunPhase } from './store/runs';
 import { getChunk, markChunkPlanned, markChunkUploaded, markChunkUploadedByCount, markChunkUploading } from './store/chunks';
 import { additionRows, newAdditionsThrough } from './store/staging';
@@ -74,7 +73,7 @@ export async function uploadChunk(
         return { chunkNo: input.chunkNo, rows: chunk.rows, bytes: Number(chunk.bytes), sent: false };
       }
       if (Date.now() >= deadline) break;
-      heartbeat({ chunkNo: input.chunkNo, probing: count });
+      deps.heartbeat?.({ chunkNo: input.chunkNo, probing: count });
       await new Promise((r) => setTimeout(r, input.pollMs));
     }
   }
@@ -87,7 +86,7 @@ export async function uploadChunk(
       let rowsRead = 0;
       const csv = chunkCsv(deps, input.runId, Number(chunk.first_seq), Number(chunk.last_seq), (n) => {
         rowsRead += n;
-        heartbeat({ chunkNo: input.chunkNo, rows: rowsRead });
+        deps.heartbeat?.({ chunkNo: input.chunkNo, rows: rowsRead });
       });
       try {
         const { bytes, response } = await postCsv(uploadUrl, fileName, csv, s.chunkMaxBytes, input.timeoutMs);

@@ -1,4 +1,4 @@
-import { withHeartbeat } from '../lib/temporal/heartbeat';
+import { withHeartbeat } from '../lib/heartbeat';
 import { recordRejections, setNetworkAfter, setRunPhase } from './store/runs';
 import { unconfirmedChanges } from './store/staging';
 import { withTransaction } from '../db/transaction';
@@ -23,7 +23,7 @@ export async function verifyRun(
     return { verifiedBy: 'count', networkAfter, missing: 0, stillListed: 0 };
   }
   const listed = await listInto(deps, input.runId, input.vaspDid, 'after');
-  return withHeartbeat('verify', () => withTransaction(pool, async (c) => {
+  return withHeartbeat(deps.heartbeat, 'verify', () => withTransaction(pool, async (c) => {
     // Rows already rejected (by registerCustomer or a refused deletion) keep their first reason.
     const { missing, stillListed } = await unconfirmedChanges(c, input.runId);
     await recordRejections(c, input.runId, [

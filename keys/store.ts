@@ -16,7 +16,6 @@ import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../lib/crypto/key-wrapp
 import { assertVaspDid, type AuditContext, type ImportOutcome, type KeyInfo, type KeySource, type KeyState } from './types';
 import { withTransaction } from '../db/transaction';
 import { appendAuditEntry, recordAuditEntry, type AuditEntry } from '../audit/store';
-import { activityIdempotencyKey } from '../lib/temporal/heartbeat';
 
 interface KeyRow {
   id: string;
@@ -194,11 +193,11 @@ export class Keystore {
   }
 
   /**
-   * Records an outcome that changes no key (a failed rotation, a refused request) in the audit log; called from an
-   * activity, a retry finds the row its earlier attempt wrote.
+   * Records an outcome that changes no key (a failed rotation, a refused request) in the audit log. With an
+   * `idempotencyKey` (an activity's, across its retries), a retry finds the row its earlier attempt wrote.
    */
-  async recordAudit(audit: AuditContext, action: string, vaspDid: string, details: Record<string, unknown>): Promise<void> {
-    await recordAuditEntry(this.pool, auditEntry(audit, action, vaspDid, details), { idempotencyKey: activityIdempotencyKey() });
+  async recordAudit(audit: AuditContext, action: string, vaspDid: string, details: Record<string, unknown>, idempotencyKey?: string): Promise<void> {
+    await recordAuditEntry(this.pool, auditEntry(audit, action, vaspDid, details), { idempotencyKey });
   }
 
   /**

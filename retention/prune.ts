@@ -8,13 +8,24 @@ import type { Pool } from 'pg';
 import { ValidationError } from '../lib/errors';
 import { auditActor, systemPrincipal } from '../lib/principal';
 import type { Logger } from '../lib/logger';
-import { activityIdempotencyKey, activityWorkflowId, cancelled, heartbeat } from '../lib/temporal/heartbeat';
+import type { Heartbeat } from '../lib/heartbeat';
 import { recordAuditEntry } from '../audit/store';
 import { deleteWebhookIdsBefore, eraseTransferRequestsBefore, retentionCutoffs } from './store';
 
 export interface PruneInput {
   webhookDays: number;
   transferPiiDays: number;
+}
+
+/** What the sweep knows of the activity it runs in (activities/retention.ts); none when called directly. */
+export interface PruneRun {
+  heartbeat?: Heartbeat;
+  /** Whether the run was asked to stop: it stops between batches. */
+  cancelled?: () => boolean;
+  /** The workflow it runs for, named in the audit rows. */
+  workflowId?: string;
+  /** Names this run across retries, so a retry finds the summary row its earlier attempt wrote. */
+  idempotencyKey?: string;
 }
 
 export interface PruneResult {
@@ -37,14 +48,14 @@ function wholeDays(field: keyof PruneInput, value: unknown): number {
 }
 
 /** Runs `batch` until it touches fewer rows than a full batch, heartbeating the running total in between. */
-async function inBatches(what: string, batchRows: number, batch: () => Promise<number>): Promise<number> {
+async function inBatches(run: PruneRun, what: string, batchRows: number, batch: () => Promise<number>): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await batch();
     total += n;
-    heartbeat({ [what]: total });
+    run.heartbeat?.({ [what]: total });
     // A cancelled run stops between batches; what it did stands, and the next run continues from there.
-    if (n < batchRows || cancelled()) return total;
+    if (n < batchRows || run.cancelled?.()) return total;
   }
 }
 
@@ -56,6 +67,7 @@ async function inBatches(what: string, batchRows: number, batch: () => Promise<n
 export async function pruneExpiredRecords(
   deps: { pool: Pool; logger?: Logger; batchRows?: number },
   input: PruneInput,
+  run: PruneRun = {},
 ): Promise<PruneResult> {
   const batchRows = deps.batchRows ?? RETENTION_BATCH_ROWS;
   const webhookDays = wholeDays('webhookDays', input.webhookDays);
@@ -63,10 +75,10 @@ export async function pruneExpiredRecords(
   // Cutoffs fixed once: the loops end, and a row that ages into scope mid-run waits for the next night instead of
   // being chased.
   const cut = await retentionCutoffs(deps.pool, webhookDays, transferPiiDays);
-  const webhooksDeleted = await inBatches('webhooksDeleted', batchRows, () => deleteWebhookIdsBefore(deps.pool, cut.webhook, batchRows));
-  const workflowId = activityWorkflowId();
+  const webhooksDeleted = await inBatches(run, 'webhooksDeleted', batchRows, () => deleteWebhookIdsBefore(deps.pool, cut.webhook, batchRows));
+  const { workflowId } = run;
   const by = { actor: auditActor(RETENTION), details: { transferPiiDays, principal: RETENTION, ...(workflowId ? { workflowId } : {}) } };
-  const transferRequestsErased = await inBatches('transferRequestsErased', batchRows, () => eraseTransferRequestsBefore(deps.pool, cut.transfer, batchRows, by));
+  const transferRequestsErased = await inBatches(run, 'transferRequestsErased', batchRows, () => eraseTransferRequestsBefore(deps.pool, cut.transfer, batchRows, by));
   const result: PruneResult = {
     webhooksDeleted, transferRequestsErased, webhookCutoff: cut.webhook.toISOString(), transferCutoff: cut.transfer.toISOString(),
   };
@@ -74,7 +86,7 @@ export async function pruneExpiredRecords(
   await recordAuditEntry(deps.pool, {
     actor: auditActor(RETENTION), action: 'retention.sweep', subject: 'retention',
     details: { ...result, webhookDays, transferPiiDays, ...(workflowId ? { workflowId } : {}) },
-  }, { idempotencyKey: activityIdempotencyKey() });
+  }, { idempotencyKey: run.idempotencyKey });
   deps.logger?.info({ ...result }, 'retention sweep done');
   return result;
 }

@@ -1,7 +1,7 @@
 /**
- * The one way code reaches the running activity's context: heartbeats from long steps, cancellation, the workflow it
- * runs for. The steps are also called outside an activity (the benchmarks' and tests' direct calls), where there is
- * no activity context: there these do nothing or answer undefined.
+ * The one place that reads the running activity's context: heartbeats, cancellation, the workflow it runs for. The
+ * capabilities get these as plain functions and values the activities pass in. Outside an activity (a test calling an
+ * activity function directly) there is no context: these then do nothing or answer undefined.
  */
 import { Context } from '@temporalio/activity';
 
@@ -14,7 +14,7 @@ function current(): Context | undefined {
 }
 
 /** Records progress, so a step that is alive is not taken for a dead worker. */
-export function heartbeat(details?: unknown): void {
+export function heartbeat(details?: Record<string, unknown>): void {
   current()?.heartbeat(details);
 }
 
@@ -41,14 +41,4 @@ export function activityIdempotencyKey(): string | undefined {
   const info = current()?.info;
   if (!info?.workflowExecution) return undefined;
   return `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}/${info.activityId}`;
-}
-
-/** Heartbeats every 10 s while `fn` runs: one long SQL statement (a diff over millions of rows) is not a dead worker. */
-export async function withHeartbeat<T>(what: string, fn: () => Promise<T>): Promise<T> {
-  const timer = setInterval(() => heartbeat({ [what]: 'in progress' }), 10_000);
-  try {
-    return await fn();
-  } finally {
-    clearInterval(timer);
-  }
 }
