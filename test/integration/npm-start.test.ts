@@ -139,7 +139,7 @@ describe('npm start: the printed credentials and console work end to end', () =>
     expect(await page.textContent('#decision')).toContain(`Declined by ${name}`);
     await page.screenshot({ path: join(ARTIFACTS, '02-declined.png'), fullPage: true });
 
-    // The decision is in the audit chain under that person, and the chain verifies (the README's command).
+    // The decision is in the audit chain under that person, and the chain verifies (the command in docs/audit.md).
     const apiUrl = printed(/Internal API\s+(\S+)/)[1]!;
     const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as { operators: Record<string, { token: string }> };
     const audit = (await (await fetch(`${apiUrl}/v1/audit-log?subject=${held}`, {

@@ -47,7 +47,7 @@ const toJson = ({ metadata, data }: Payload): JsonPayloadT => ({
  * The remote codec endpoint the Temporal UI calls (`--ui-codec-endpoint`, the UI server's `codec.endpoint`), so
  * people who may read history see decoded inputs and results in their browser while the server stores only
  * ciphertext. Decoding shows personal data, so it takes a token of the compliance or admin role: the UI server sends
- * its signed-in user's access token with `codec.passAccessToken: true` (README, "The Temporal UI and the codec").
+ * its signed-in user's access token with `codec.passAccessToken: true` (docs/security.md, "The Temporal UI and the codec").
  * Browsers may call it from the configured UI origins only (CORS), and nothing else in the API answers cross-origin.
  * Every decode is a read of personal data, recorded in the audit log before it is answered.
  */
