@@ -68,7 +68,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-properties': ['error', {
         object: 'process', property: 'env',
-        message: 'Read settings in config/index.ts (or sandbox/config.ts) and pass the section in (README, Environment variables).',
+        message: 'Read settings in config/index.ts (or sandbox/config.ts) and pass the section in (docs/configuration.md).',
       }],
     },
   },
@@ -90,7 +90,6 @@ export default tseslint.config(
         patterns: [
           { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities type-only (import type …) and call them through proxyActivities.' },
           { group: ['**/db/**', '**/client/**', '**/sandbox/**', '**/workers/**', '**/lib/crypto/**', '**/lib/logger'], message: 'Workflows may not import I/O code.' },
-          // The layers table's row for workflows/ (README, Layout): lib/ and activity types, nothing else of the repository.
           // The layers table's row for workflows/: lib/, activity types and the capabilities' workflow-safe types.ts and
           // status.ts, nothing else of the repository.
           {

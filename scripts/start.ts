@@ -139,7 +139,7 @@ async function startDevServer(config: PlatformConfig, logDir: string): Promise<{
 async function startCluster(config: PlatformConfig, serverUrl: string, logDir: string, dataDir: string): Promise<{ address: string; uiUrl?: string }> {
   const cluster = loadClusterConfig();
   for (const [key, port] of Object.entries(cluster.ports)) {
-    await assertFree(key === 'frontend' ? 'TEMPORAL_ADDRESS' : `the Temporal ${key} port`, '127.0.0.1', port, 'or set the TEMPORAL_*_PORT variables (see the README)');
+    await assertFree(key === 'frontend' ? 'TEMPORAL_ADDRESS' : `the Temporal ${key} port`, '127.0.0.1', port, 'or set the TEMPORAL_*_PORT variables (see docs/operations.md)');
   }
   await assertFree('TEMPORAL_UI_PORT', '127.0.0.1', config.temporal.uiPort);
   const command = await prepareTemporalCluster({ cluster, serverUrl, rootDir: resolve(dataDir, 'temporal-cluster/server'), log: say });
