@@ -8,7 +8,7 @@ import { checkEntry, entryKey, type RegistryEntry } from '../../address-book/ent
 import type { ReconcileProgress, ReconcileReport } from '../../address-book/types';
 import { loadConfig } from '../../config';
 import { SPREADSHEET_SAFE } from '../../lib/spreadsheet-csv';
-import { apiOptions, apiTarget, authHeader, type ApiTarget } from './api-client';
+import { api, ApiError, apiOptions, apiTarget, type ApiTarget } from './api-client';
 
 /** `tro addresses …`: import a CSV into the group's registry, reconcile a subsidiary's book at the network. */
 export function registerAddressCommands(program: Command): void {
@@ -56,24 +56,6 @@ export function registerAddressCommands(program: Command): void {
     });
 }
 
-
-class ApiError extends Error {
-  constructor(readonly status: number, readonly body: { error?: { message?: string; field?: string; index?: number; workflowId?: string } }) {
-    super(body.error?.message ?? `HTTP ${status}`);
-  }
-}
-
-async function api<T>(target: ApiTarget, method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${target.url}${path}`, {
-    method,
-    headers: { ...authHeader(target), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  const parsed = text ? (JSON.parse(text) as unknown) : {};
-  if (!r.ok) throw new ApiError(r.status, parsed as ApiError['body']);
-  return parsed as T;
-}
 
 export interface ImportOptions {
   file: string;
@@ -163,14 +145,15 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
         // The API names the first entry it refuses: report it, send the rest again. A VASP outside the group takes
         // all its rows of the batch with it, and is remembered for the rest of the file.
         const index = e.body.error.index;
+        const message = e.body.error.message ?? `HTTP ${e.status}`;
         const refused = pending[index]!;
         const field = (e.body.error.field ?? '').replace(/^addresses\[\d+\]\.?/, '') || '(row)';
         if (e.status === 400 && field === 'vaspDID') {
-          unknownVasps.set(refused.entry.vaspDID, e.message.replace(/^addresses\[\d+\]\.vaspDID: /, ''));
+          unknownVasps.set(refused.entry.vaspDID, message.replace(/^addresses\[\d+\]\.vaspDID: /, ''));
           for (const p of pending.filter((x) => x.entry.vaspDID === refused.entry.vaspDID)) rejectRow(p.line, p.entry, 'vaspDID', unknownVasps.get(p.entry.vaspDID)!);
           pending = pending.filter((x) => x.entry.vaspDID !== refused.entry.vaspDID);
         } else {
-          rejectRow(refused.line, refused.entry, field, e.message.replace(/^addresses\[\d+\](\.\w+)?: /, ''));
+          rejectRow(refused.line, refused.entry, field, message.replace(/^addresses\[\d+\](\.\w+)?: /, ''));
           pending = pending.filter((_, i) => i !== index);
         }
       }
@@ -220,18 +203,11 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
   return summary;
 }
 
-async function putWithRetry(base: ApiTarget, entries: RegistryEntry[]) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await api<{ inserted: number; updated: number; unchanged: number }>(base, 'PUT', '/v1/addresses', {
-        addresses: entries.map((e) => ({ asset: e.asset, address: e.address, tag: e.tag || undefined, customerRef: e.customerRef, vaspDID: e.vaspDID })),
-      });
-    } catch (e) {
-      const retryable = !(e instanceof ApiError) || e.status >= 500 || e.status === 429;
-      if (!retryable || attempt >= 5) throw e;
-      await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
-    }
-  }
+/** An upsert batch is safe to send again: network failures, 5xx and 429 are retried, four times at most. */
+function putWithRetry(base: ApiTarget, entries: RegistryEntry[]) {
+  return api<{ inserted: number; updated: number; unchanged: number }>(base, 'PUT', '/v1/addresses', {
+    addresses: entries.map((e) => ({ asset: e.asset, address: e.address, tag: e.tag || undefined, customerRef: e.customerRef, vaspDID: e.vaspDID })),
+  }, { retries: 4 });
 }
 
 /** Starts a run; when one is already running for the VASP, returns that one (so `--follow` follows it). */

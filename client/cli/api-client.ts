@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import ky, { HTTPError } from 'ky';
 import { loadConfig } from '../../config';
 import { ValidationError } from '../../lib/errors';
 import { isLoopbackHost } from '../../lib/loopback';
@@ -58,7 +59,45 @@ export function apiTarget(opts: ApiOptions): ApiTarget {
   return { url, token };
 }
 
-export const authHeader = (target: ApiTarget): Record<string, string> => (target.token ? { authorization: `Bearer ${target.token}` } : {});
+const authHeader = (target: ApiTarget): Record<string, string> => (target.token ? { authorization: `Bearer ${target.token}` } : {});
+
+/** The `error` object of the API's error answers, for commands that act on its fields. */
+export interface ApiErrorBody {
+  error?: { message?: string; field?: string; index?: number; workflowId?: string };
+}
+
+/** An error answer of the API. Its message is one line, `METHOD path: status message` (never a key: the API quotes none). */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly body: ApiErrorBody, method: string, path: string) {
+    super(`${method} ${path}: ${status} ${body.error?.message ?? ''}`.trim());
+  }
+}
+
+/**
+ * Calls the internal API (every command that needs the API uses it). No timeout: an import batch or a rebuild may take
+ * long, and the user can stop the command. With `retries`, a network failure, a 5xx or a 429 is tried again after
+ * 400 ms, 800 ms, ... (only for calls safe to repeat); any other error answer fails at once.
+ */
+export async function api<T>(target: ApiTarget, method: string, path: string, body?: unknown, opts: { retries?: number } = {}): Promise<T> {
+  try {
+    return await ky(`${target.url}${path}`, {
+      method,
+      headers: authHeader(target),
+      json: body,
+      timeout: false,
+      retry: {
+        limit: opts.retries ?? 0,
+        methods: [method],
+        shouldRetry: ({ error }) => !(error instanceof HTTPError) || error.response.status >= 500 || error.response.status === 429,
+        delay: (retry) => 200 * 2 ** retry,
+      },
+    }).json<T>();
+  } catch (e) {
+    if (!(e instanceof HTTPError)) throw e;
+    const answer = (await e.response.json().catch(() => ({}))) as ApiErrorBody;
+    throw new ApiError(e.response.status, answer, method, path);
+  }
+}
 
 /** The options every command that calls the API takes. */
 export function apiOptions(command: Command): Command {

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { api } from './keys';
-import { apiOptions, apiTarget } from './api-client';
+import { api, apiOptions, apiTarget } from './api-client';
 
 /** `tro console …`: upkeep of what the compliance console reads. */
 export function registerConsoleCommands(program: Command): void {

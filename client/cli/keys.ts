@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { createDidKeyRecord } from '../../lib/crypto';
-import { apiOptions, apiTarget, authHeader, type ApiTarget } from './api-client';
+import { api, apiOptions, apiTarget } from './api-client';
 
 /**
  * `tro keys …`: the network CLI's `keys:create` (prints a new JsonDIDKey, stores nothing), and the group's keys through
@@ -69,16 +69,4 @@ export function registerKeyCommands(program: Command): void {
       );
       process.stdout.write(`${r.outcome}: ${r.key.id} ${r.key.did} (${r.key.state})\n`);
     });
-}
-
-/** Calls the internal API (every command that only needs the API uses it); an error answer becomes one line with its message (never a key: the API quotes none). */
-export async function api<T>(target: ApiTarget, method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${target.url}${path}`, {
-    method,
-    headers: { ...authHeader(target), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = (await r.json().catch(() => ({}))) as { error?: { message?: string } };
-  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${answer.error?.message ?? ''}`.trim());
-  return answer as T;
 }
