@@ -1,7 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import type { CursorKey } from '../lib/listing/cursor';
-import { exactTimestamp, keyset, type ListOrder } from '../db/listing';
-import type { Page } from '../transfer-view/store';
+import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
 import { withTransaction } from '../db/transaction';
 import { auditRowHash, chainOf, GENESIS_HASH, type AuditChainRow, type ChainHead } from './chain';
 import { auditActor, principalIn } from '../lib/principal';
@@ -57,16 +56,10 @@ export async function listAuditLog(pool: Pool, filter: AuditFilter, page: { limi
       ${where.length ? `where ${where.join(' and ')}` : ''} ${ks.orderBy} limit $${params.length}`,
     params,
   );
-  const more = rows.length > page.limit;
-  const shown = rows.slice(0, page.limit);
-  const last = shown[shown.length - 1];
-  return {
-    rows: shown.map((r) => ({
-      id: r.id, at: r.at.toISOString(), actor: r.actor, actorName: r.actor_name, action: r.action, subject: r.subject, details: r.details,
-      chain: r.chain, seq: Number(r.seq), prevHash: r.prev_hash, hash: r.hash,
-    })),
-    ...(more && last ? { next: { at: last.cursor_at, id: last.id } } : {}),
-  };
+  return pageOf(rows, page.limit, (r) => ({ at: r.cursor_at, id: r.id }), (r) => ({
+    id: r.id, at: r.at.toISOString(), actor: r.actor, actorName: r.actor_name, action: r.action, subject: r.subject, details: r.details,
+    chain: r.chain, seq: Number(r.seq), prevHash: r.prev_hash, hash: r.hash,
+  }));
 }
 
 /** One entry of the audit log: who did what to which subject, and the details (no personal data). */

@@ -18,3 +18,19 @@ export function keyset(params: unknown[], timeColumn: string, idColumn: string, 
   const op = order === 'asc' ? '>' : '<';
   return { where: `(${timeColumn}, ${idColumn}) ${op} ($${params.length - 1}::timestamptz, $${params.length})`, orderBy };
 }
+
+/** One page of a list: its rows, and the sort key of the last row when more may follow. */
+export interface Page<T> {
+  rows: T[];
+  next?: CursorKey;
+}
+
+/**
+ * The page from `limit + 1` rows read in the keyset's order: the extra row is never shown, it only says that a next
+ * page exists, which starts after the sort key of the last row shown.
+ */
+export function pageOf<R, T>(rows: R[], limit: number, keyOf: (row: R) => CursorKey, toRow: (row: R) => T): Page<T> {
+  const shown = rows.slice(0, limit);
+  const last = shown[shown.length - 1];
+  return { rows: shown.map(toRow), ...(rows.length > limit && last ? { next: keyOf(last) } : {}) };
+}

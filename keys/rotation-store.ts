@@ -1,7 +1,6 @@
 import type { Pool } from 'pg';
 import type { CursorKey } from '../lib/listing/cursor';
-import { exactTimestamp, keyset, type ListOrder } from '../db/listing';
-import type { Page } from '../transfer-view/store';
+import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
 
 /** One key rotation as listed (db/migrations/orchestrator/0008_console.sql). */
 export interface KeyRotationRow {
@@ -86,15 +85,9 @@ export async function listKeyRotations(
      ${where.length ? `where ${where.join(' and ')}` : ''} ${ks.orderBy} limit $${params.length}`,
     params,
   );
-  const more = rows.length > page.limit;
-  const shown = rows.slice(0, page.limit);
-  const last = shown[shown.length - 1];
-  return {
-    rows: shown.map((r) => ({
-      workflowId: r.workflow_id, runId: r.run_id, vaspDid: r.vasp_did, requestedBy: r.requested_by, reason: r.reason, status: r.status,
-      step: r.step, newKeyId: r.new_key_id, newDid: r.new_did, previousDid: r.previous_did, error: r.error,
-      startedAt: r.started_at.toISOString(), finishedAt: r.finished_at?.toISOString() ?? null,
-    })),
-    ...(more && last ? { next: { at: last.cursor_at, id: last.cursor_id } } : {}),
-  };
+  return pageOf(rows, page.limit, (r) => ({ at: r.cursor_at, id: r.cursor_id }), (r) => ({
+    workflowId: r.workflow_id, runId: r.run_id, vaspDid: r.vasp_did, requestedBy: r.requested_by, reason: r.reason, status: r.status,
+    step: r.step, newKeyId: r.new_key_id, newDid: r.new_did, previousDid: r.previous_did, error: r.error,
+    startedAt: r.started_at.toISOString(), finishedAt: r.finished_at?.toISOString() ?? null,
+  }));
 }

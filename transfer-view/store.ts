@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { CursorKey } from '../lib/listing/cursor';
 import type { TransferViewUpdate } from './types';
-import { exactTimestamp, keyset, type ListOrder } from '../db/listing';
+import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
 
 /** One transfer as the console lists it (db/migrations/orchestrator/0008_console.sql): metadata only. */
 export interface TransferViewRow {
@@ -81,12 +81,6 @@ export interface TransferViewFilter {
   /** Lower-case text found in the transaction id, the reference or the transfer id. */
   text?: string;
   workflowIds?: string[];
-}
-
-export interface Page<T> {
-  rows: T[];
-  /** The sort key of the last row when more may follow. */
-  next?: CursorKey;
 }
 
 /** Rows of the list's order a free-text search reads before it asks the trigram index (see listTransferViews). */
@@ -168,10 +162,7 @@ export async function listTransferViews(
     params.push(page.limit + 1);
     ({ rows } = await pool.query<Raw>(`${SELECT} ${structured} ${ks.orderBy} limit $${params.length}`, params));
   }
-  const more = rows.length > page.limit;
-  const shown = rows.slice(0, page.limit);
-  const last = shown[shown.length - 1];
-  return { rows: shown.map(toRow), ...(more && last ? { next: { at: last.cursor_at, id: last.workflow_id } } : {}) };
+  return pageOf(rows, page.limit, (r) => ({ at: r.cursor_at, id: r.workflow_id }), toRow);
 }
 
 export async function getTransferView(pool: Pool, workflowId: string): Promise<TransferViewRow | undefined> {

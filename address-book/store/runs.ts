@@ -2,8 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { DeltaSummary, ReconcilePhase, ReconcileReport, ReconcileTrigger } from '../types';
 import { ValidationError } from '../../lib/errors';
 import type { CursorKey } from '../../lib/listing/cursor';
-import { exactTimestamp, keyset, type ListOrder } from '../../db/listing';
-import type { Page } from '../../transfer-view/store';
+import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../../db/listing';
 
 /** One address-book reconciliation run as the console lists it (address_book_runs, without the staging details). */
 export interface AddressBookRunRow {
@@ -56,17 +55,11 @@ export async function listAddressBookRuns(
        from address_book_runs ${where.length ? `where ${where.join(' and ')}` : ''} ${ks.orderBy} limit $${params.length}`,
     params,
   );
-  const more = rows.length > page.limit;
-  const shown = rows.slice(0, page.limit);
-  const last = shown[shown.length - 1];
-  return {
-    rows: shown.map((r) => ({
-      runId: r.run_id, vaspDid: r.vasp_did, workflowId: r.workflow_id, trigger: r.trigger, mode: r.mode, status: r.status, phase: r.phase,
-      startedAt: r.started_at.toISOString(), finishedAt: r.finished_at?.toISOString() ?? null, desired: num(r.desired),
-      toAdd: num(r.to_add), toUpdate: num(r.to_update), toRemove: num(r.to_remove), rejected: Number(r.rejected), error: r.error,
-    })),
-    ...(more && last ? { next: { at: last.cursor_at, id: last.run_id } } : {}),
-  };
+  return pageOf(rows, page.limit, (r) => ({ at: r.cursor_at, id: r.run_id }), (r) => ({
+    runId: r.run_id, vaspDid: r.vasp_did, workflowId: r.workflow_id, trigger: r.trigger, mode: r.mode, status: r.status, phase: r.phase,
+    startedAt: r.started_at.toISOString(), finishedAt: r.finished_at?.toISOString() ?? null, desired: num(r.desired),
+    toAdd: num(r.to_add), toUpdate: num(r.to_update), toRemove: num(r.to_remove), rejected: Number(r.rejected), error: r.error,
+  }));
 }
 
 type Db = Pick<Pool | PoolClient, 'query'>;
