@@ -12,6 +12,7 @@ import {
   checkCheckpoint, checkTrailerSignature, exportTrailer, sameHeads, type AuditCheckpoint, type CheckpointKeyring, type ExportTrailer,
 } from './checkpoint-signature';
 import { ValidationError } from '../lib/errors';
+import { openReadOnlySnapshot } from '../db/transaction';
 
 /** What the signed checkpoints say (audit/checkpoint-signature.ts); absent when no key was given to check them. */
 export interface CheckpointReport {
@@ -31,9 +32,8 @@ export interface AuditLogReport extends ChainReport {
  * not seen, and do not disturb the check).
  */
 export async function verifyAuditLog(pool: Pool, opts: { checkpointKeys?: CheckpointKeyring } = {}): Promise<AuditLogReport> {
-  const client = await pool.connect();
+  const { client, close } = await openReadOnlySnapshot(pool);
   try {
-    await client.query('begin isolation level repeatable read read only');
     const checker = new ChainChecker(true);
     for await (const row of readAuditChain(client)) if (!checker.add(row)) break;
     checker.checkHeads(await auditChainHeads(client));
@@ -47,8 +47,7 @@ export async function verifyAuditLog(pool: Pool, opts: { checkpointKeys?: Checkp
     }
     return report;
   } finally {
-    await client.query('rollback').catch(() => undefined);
-    client.release();
+    await close();
   }
 }
 
@@ -96,19 +95,17 @@ function compareWithCheckpoint(ends: ChainHead[], checkpoint: AuditCheckpoint, h
  * trailer line: the count of rows and where each chain in the file ends, signed with the checkpoint key when given.
  */
 export async function* exportAuditLog(pool: Pool, range: { from?: Date; to?: Date }, checkpointKeys?: CheckpointKeyring): AsyncGenerator<string> {
-  const client = await pool.connect();
+  const { client, close } = await openReadOnlySnapshot(pool);
   const ends = new Map<string, ChainHead>();
   let rows = 0;
   try {
-    await client.query('begin isolation level repeatable read read only');
     for await (const row of readAuditChain(client, range)) {
       rows++;
       ends.set(row.chain, { chain: row.chain, seq: row.seq, hash: row.hash });
       yield `${JSON.stringify(row)}\n`;
     }
   } finally {
-    await client.query('rollback').catch(() => undefined);
-    client.release();
+    await close();
   }
   yield `${JSON.stringify(exportTrailer(rows, [...ends.values()], checkpointKeys))}\n`;
 }

@@ -20,3 +20,24 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
     client.release();
   }
 }
+
+/**
+ * One connection in a read-only repeatable-read transaction: every read through `client` sees the same snapshot, and
+ * writes committed meanwhile neither show nor disturb it. `close` ends the transaction and gives the connection back.
+ */
+export async function openReadOnlySnapshot(pool: Pool): Promise<{ client: PoolClient; close: () => Promise<void> }> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin isolation level repeatable read read only');
+  } catch (e) {
+    client.release();
+    throw e;
+  }
+  return {
+    client,
+    close: async () => {
+      await client.query('rollback').catch(() => undefined);
+      client.release();
+    },
+  };
+}
