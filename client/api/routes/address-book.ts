@@ -1,22 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import { checkEntry, checkKey, entryKey, normalizeAsset, type RegistryEntry } from '../../../address-book/entry';
-import { finishedRuns, runningRunWithWorkflow, runRejections } from '../../../address-book/store/runs';
-import { closeAbandoned } from '../../../address-book/run';
-import { workflowStatusOf } from '../../../lib/temporal/workflow-status';
+import { latestReports } from '../../../address-book/reports';
 import { deleteEntries, listEntries, upsertEntries } from '../../../address-book/store/registry';
 import type { GroupConfig } from '../../../config';
-import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
-import { addressBookReconcile } from '../../../workflows';
-import { addressBookProgressQuery } from '../../../workflows/address-book-reconcile';
-import { workflowIds } from '../../../lib/temporal/workflow-ids';
+import { ValidationError } from '../../../lib/errors';
 import { FreeText } from '../../../lib/text';
+import { reconciliationState, startReconciliation } from '../../address-book/reconcile';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
-import { recordRequest } from '../audited-request';
-import { auditActor } from '../../../lib/principal';
 
 /** Entries per PUT or DELETE request. The CLI import sends batches well below this. */
 export const MAX_BATCH = 10_000;
@@ -210,26 +204,8 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       if (body.mode !== undefined && body.mode !== 'auto' && body.mode !== 'full') throw new ValidationError('mode', 'must be auto or full');
       const trigger = (body.trigger ?? 'api') as 'api' | 'cli';
       const mode = (body.mode ?? 'auto') as 'auto' | 'full';
-      await assertNoRunningRun(deps, vaspDID);
-      const workflowId = workflowIds.addressBookReconcile(vaspDID);
-      const principal = principalOf(request);
-      // The request is in the audit log before the run starts, and no run starts when it cannot be written there.
-      await recordRequest(deps.pool, request, {
-        actor: auditActor(principal), action: 'address-book.reconcile.requested', subject: vaspDID, details: { trigger, mode, workflowId, principal },
-      });
-      try {
-        const handle = await deps.temporal.workflow.start(addressBookReconcile, {
-          taskQueue: deps.taskQueue,
-          workflowId,
-          args: [{ vaspDid: vaspDID, trigger, mode }],
-        });
-        return reply.code(202).send({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
-      } catch (e) {
-        if (e instanceof WorkflowExecutionAlreadyStartedError) {
-          throw new ConflictError(`a reconciliation of ${vaspDID} is already running`, { field: 'vaspDID', workflowId: workflowIds.addressBookReconcile(vaspDID) });
-        }
-        throw e;
-      }
+      const started = await startReconciliation(deps, { vaspDid: vaspDID, trigger, mode, principal: principalOf(request) }, request.log);
+      return reply.code(202).send(started);
     },
   );
 
@@ -254,17 +230,7 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
     },
     async (request) => {
       const { workflowId } = request.params as { vaspDID: string; workflowId: string };
-      const handle = deps.temporal.workflow.getHandle<typeof addressBookReconcile>(workflowId);
-      try {
-        const { status } = await handle.describe();
-        if (status.name === 'RUNNING') return { workflowId, status: status.name, progress: await handle.query(addressBookProgressQuery) };
-        if (status.name === 'COMPLETED') return { workflowId, status: status.name, report: await handle.result() };
-        const error = await handle.result().then(() => undefined, (e: Error & { cause?: Error }) => e.cause?.message ?? e.message);
-        return { workflowId, status: status.name, error };
-      } catch (e) {
-        if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no reconciliation ${workflowId}`, { field: 'workflowId' });
-        throw e;
-      }
+      return reconciliationState(deps, workflowId);
     },
   );
 
@@ -294,40 +260,5 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       const reports = await latestReports(deps.pool, vaspDID, limit, queryInt(q.rejectedRows, 'rejectedRows', 100, 0, 10_000));
       return { reports };
     },
-  );
-}
-
-/**
- * 409 when a run of the VASP is in progress. A run recorded as running whose workflow is gone (terminated by an
- * operator, say) no longer holds the VASP: it is closed as failed so it cannot block every later run.
- */
-async function assertNoRunningRun(deps: { temporal: Client; pool: Pool }, vaspDid: string): Promise<void> {
-  const running = await runningRunWithWorkflow(deps.pool, vaspDid);
-  if (!running) return;
-  const status = await workflowStatusOf(deps.temporal)(running.workflow_id);
-  if (status === 'RUNNING') {
-    throw new ConflictError(`a reconciliation of ${vaspDid} is already running (run ${running.run_id})`, {
-      field: 'vaspDID', runId: running.run_id, workflowId: running.workflow_id,
-    });
-  }
-  await closeAbandoned(deps, { run_id: running.run_id, vasp_did: vaspDid }, `abandoned: its workflow ${running.workflow_id} is ${status}`);
-}
-
-export async function latestReports(pool: Pool, vaspDid: string, limit: number, rejectedRows: number) {
-  const rows = await finishedRuns(pool, vaspDid, limit);
-  return Promise.all(
-    rows.map(async (r) => {
-      const rejected = await runRejections(pool, r.run_id, rejectedRows);
-      const base = r.report ?? {
-        runId: r.run_id, vaspDid, trigger: r.trigger, status: r.status, startedAt: r.started_at.toISOString(),
-        finishedAt: (r.finished_at ?? r.started_at).toISOString(),
-        durationMs: (r.finished_at ?? r.started_at).getTime() - r.started_at.getTime(),
-        added: 0, updated: 0, removed: 0, rejected: 0, chunks: 0, phases: {}, error: r.error ?? undefined,
-      };
-      return {
-        ...base,
-        rejectedRows: rejected.map((x) => ({ action: x.action, address: x.address, asset: x.asset, customerRef: x.customer_ref, reason: x.reason })),
-      };
-    }),
   );
 }

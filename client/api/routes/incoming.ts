@@ -1,19 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
-import { AuthenticationError, ConflictError, NotFoundError, ValidationError } from '../../../lib/errors';
+import { AuthenticationError, NotFoundError, ValidationError } from '../../../lib/errors';
 import { checkAddressQuery } from '../../../lib/address-webhook-signature';
 import { findRegistryOwner } from '../../../address-book/store/registry-owner';
 import type { IncomingConfig } from '../../../incoming/config';
 import type { WebhookConfig } from '../../../webhooks/config';
-import { workflowIds } from '../../../lib/temporal/workflow-ids';
-import { decideUpdate, incomingStatusQuery, routeUpdate, type IncomingStatus } from '../../../workflows/incoming-transfer.messages';
 import { FreeText } from '../../../lib/text';
+import { decideIncoming, incomingStatus, routeIncoming } from '../../incoming/review';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
 import { incomingStatusFor } from '../screening-visibility';
-import { auditActor, type Principal } from '../../../lib/principal';
 
 export interface IncomingRouteDeps {
   temporal: Client;
@@ -48,35 +46,6 @@ const Status = Type.Object({
   history: Type.Array(Type.Object({ at: Type.String(), event: Type.String(), detail: Type.Optional(Type.Unknown()) })),
 });
 
-/**
- * A validator's refusal (see workflows/incoming-transfer.ts) into the API's errors: "field: rule" is bad input (400),
- * anything else is the transfer not being in the state the request needs (409).
- */
-function updateRefusal(e: WorkflowUpdateFailedError): Error {
-  const message = (e.cause as Error | undefined)?.message ?? e.message;
-  const m = /^(\w+): (.+)$/.exec(message);
-  return m ? new ValidationError(m[1]!, m[2]!) : new ConflictError(message);
-}
-
-async function update<A>(deps: IncomingRouteDeps, id: string, def: typeof routeUpdate | typeof decideUpdate, arg: A): Promise<IncomingStatus> {
-  const handle = deps.temporal.workflow.getHandle(workflowIds.incomingTransfer(id));
-  try {
-    return await handle.executeUpdate(def as never, { args: [arg] as never });
-  } catch (e) {
-    if (e instanceof WorkflowNotFoundError) {
-      // A finished workflow takes no update either: that is a transfer already decided (or closed), not an unknown one.
-      const closed = await handle.describe().then((d) => d.status.name, () => undefined);
-      if (closed) throw new ConflictError(`transfer is no longer waiting for a person (its workflow is ${closed}): it was already decided or closed`);
-      throw new NotFoundError(`no incoming transfer ${id}`, { field: 'id' });
-    }
-    if (e instanceof WorkflowUpdateFailedError) throw updateRefusal(e);
-    throw e;
-  }
-}
-
-// The actor is the principal's stable id (the name is the principal's, for display).
-const acting = (principal: Principal) => ({ principal, actor: auditActor(principal) });
-
 /** Operators' side of incoming transfers: their status, routing a transfer nobody owns, deciding a screening hit. */
 export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
   app.get('/v1/incoming-transfers/:id', {
@@ -87,12 +56,7 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
     },
   }, async (request) => {
     const { id } = request.params as Static<typeof TxId>;
-    try {
-      return incomingStatusFor(principalOf(request), await deps.temporal.workflow.getHandle(workflowIds.incomingTransfer(id)).query(incomingStatusQuery));
-    } catch (e) {
-      if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no incoming transfer ${id}`, { field: 'id' });
-      throw e;
-    }
+    return incomingStatusFor(principalOf(request), await incomingStatus(deps.temporal, id));
   });
 
   app.post('/v1/transfers/:id/route', {
@@ -106,7 +70,7 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
     const { id } = request.params as Static<typeof TxId>;
     const body = request.body as Static<typeof RouteBody>;
     if (!deps.subsidiaryDids.includes(body.subsidiaryDid)) throw new ValidationError('subsidiaryDid', 'is not a subsidiary of the group');
-    return update(deps, id, routeUpdate, { ...body, ...acting(principalOf(request)) });
+    return routeIncoming(deps.temporal, id, body, principalOf(request));
   });
 
   app.post('/v1/transfers/:id/decision', {
@@ -119,7 +83,7 @@ export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
     },
   }, async (request) => {
     const { id } = request.params as Static<typeof TxId>;
-    return update(deps, id, decideUpdate, { ...(request.body as Static<typeof DecisionBody>), ...acting(principalOf(request)) });
+    return decideIncoming(deps.temporal, id, request.body as Static<typeof DecisionBody>, principalOf(request));
   });
 
   const AddressQuery = Type.Object({ asset: Type.Optional(FreeText({ maxLength: 64 })), address: FreeText({ minLength: 1, maxLength: 1024 }) });

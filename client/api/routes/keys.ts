@@ -2,38 +2,19 @@
  * Keys of the group's VASPs: rotation (a Temporal workflow per VASP), listing, import of an existing key, and
  * destruction on request. No route answers a private key (the agent's `GET /didkey/new` is in agent.ts).
  */
-import {
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  type Client,
-} from '@temporalio/client';
-import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import type { GroupConfig } from '../../../config';
 import type { DidKeyRecord } from '../../../lib/crypto';
-import {
-  ConfigError,
-  ConflictError,
-  ForbiddenError,
-  NotFoundError,
-  UpstreamRejectedError,
-  UpstreamUnavailableError,
-  ValidationError,
-  type AppError,
-} from '../../../lib/errors';
+import { ConfigError, NotFoundError, ValidationError } from '../../../lib/errors';
 import { listKeys, recordFromPrivateKeyHex, type Keystore } from '../../../keys';
 import { parseDidKeyRecord } from '../../../lib/crypto';
-import { VaspDid } from '../../../lib/temporal/search-attributes';
-import { keyRotation } from '../../../workflows';
-import { workflowIds } from '../../../lib/temporal/workflow-ids';
-import { keyRotationAcceptedUpdate, keyRotationStatusQuery, type KeyRotationStatus } from '../../../workflows/key-rotation.messages';
 import { FreeText } from '../../../lib/text';
+import { keyRotationState, startKeyRotation } from '../../keys/rotate';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
-import { recordRequest } from '../audited-request';
 import { auditActor } from '../../../lib/principal';
 
 export interface KeyRouteDeps {
@@ -98,33 +79,11 @@ const ImportBody = Type.Object({
 }, { additionalProperties: false });
 const DestroyBody = Type.Object({ reason: Reason }, { additionalProperties: false });
 
-/** How long POST …/rotate waits for the workflow to confirm the VASP in the directory before answering anyway. */
-const ACCEPT_WAIT_MS = 15_000;
-
 const tags = ['keys'];
 
 function groupDids(group: GroupConfig): string[] {
   return [...(group.gatewayDid ? [group.gatewayDid] : []), ...group.subsidiaryDids];
 }
-
-/** The network's error, reported by the workflow, as this API's error class. */
-function fromWorkflowFailure(e: WorkflowUpdateFailedError, vaspDid: string): AppError {
-  const cause = e.cause instanceof ApplicationFailure ? e.cause : undefined;
-  const message = cause?.message ?? e.message;
-  const details = { field: 'vaspDID', networkError: cause?.type };
-  switch (cause?.type) {
-    case 'NotFoundError':
-      return new NotFoundError(`VASP ${vaspDid} is not in the network's directory (${message})`, { ...details, rule: 'must be a VASP the network knows' });
-    case 'ForbiddenError':
-      return new ForbiddenError(message, details);
-    case 'UpstreamUnavailableError':
-      return new UpstreamUnavailableError(message, details);
-    default:
-      return new UpstreamRejectedError(message, details);
-  }
-}
-
-const timeout = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
 
 export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   const inGroup = (vaspDid: string) => groupDids(deps.group).includes(vaspDid);
@@ -171,48 +130,8 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
     async (request, reply) => {
       const { vaspDID } = request.params as Static<typeof VaspParams>;
       const { reason } = request.body as Static<typeof RotateBody>;
-      const principal = principalOf(request);
       requireGroupVasp(vaspDID);
-      const workflowId = workflowIds.keyRotation(vaspDID);
-      const running = () => new ConflictError(`a key rotation for ${vaspDID} is already running (workflow ${workflowId}); wait for it to finish`, {
-        field: 'vaspDID', rule: 'one rotation per VASP at a time', workflowId,
-      });
-      // Refused before it is recorded when a rotation is visibly running; the start below still decides a race.
-      if (await deps.temporal.workflow.getHandle(workflowId).describe().then((d) => d.status.name === 'RUNNING', () => false)) throw running();
-      // The request is in the audit log before anything starts, and nothing starts when it cannot be written there.
-      await recordRequest(deps.pool, request, { actor: auditActor(principal), action: 'key.rotation.requested', subject: vaspDID, details: { reason, workflowId, principal } });
-      const start = new WithStartWorkflowOperation(keyRotation, {
-        workflowId,
-        taskQueue: deps.taskQueue,
-        args: [{ vaspDid: vaspDID, reason, requestedBy: auditActor(principal), principal }],
-        workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        typedSearchAttributes: [{ key: VaspDid, value: vaspDID }],
-      });
-      const accepted = deps.temporal.workflow.executeUpdateWithStart(keyRotationAcceptedUpdate, { startWorkflowOperation: start });
-      accepted.catch(() => undefined); // awaited below; this only keeps a late failure from going unhandled
-      let handle;
-      try {
-        handle = await start.workflowHandle();
-      } catch (e) {
-        if (e instanceof WorkflowExecutionAlreadyStartedError) throw running();
-        throw e;
-      }
-      // The with-start handle does not carry the run id: read it back (the run was just created, so it is the first).
-      const { runId } = await handle.describe();
-      let status: KeyRotationStatus | 'timeout';
-      try {
-        status = await Promise.race([accepted, timeout(ACCEPT_WAIT_MS)]);
-      } catch (e) {
-        if (e instanceof WorkflowUpdateFailedError) throw fromWorkflowFailure(e, vaspDID);
-        throw e;
-      }
-      return reply.code(202).send({
-        workflowId,
-        runId,
-        vaspDID,
-        step: status === 'timeout' ? 'verifying-vasp' : status.step,
-        status: status === 'timeout' ? 'Started; waiting for a worker to check the VASP in the directory' : status.status,
-      });
+      return reply.code(202).send(await startKeyRotation(deps, { vaspDid: vaspDID, reason, principal: principalOf(request) }, request.log));
     },
   );
 
@@ -227,22 +146,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
     },
     async (request) => {
       const { vaspDID } = request.params as Static<typeof VaspParams>;
-      const workflowId = workflowIds.keyRotation(vaspDID);
-      const handle = deps.temporal.workflow.getHandle(workflowId);
-      let description;
-      try {
-        description = await handle.describe();
-      } catch (e) {
-        if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no key rotation of ${vaspDID} has run`, { field: 'vaspDID' });
-        throw e;
-      }
-      const base = { workflowId, runId: description.runId, workflowStatus: description.status.name };
-      try {
-        return { ...base, ...(await handle.query(keyRotationStatusQuery)) };
-      } catch {
-        // A closed workflow is queried by replaying it on a worker; without one, the status alone still helps.
-        return base;
-      }
+      return keyRotationState(deps, vaspDID);
     },
   );
 

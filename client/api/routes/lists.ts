@@ -8,8 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import type { TransferContext } from '../../../outgoing/context';
 import { Type, type Static } from 'typebox';
-import { stringify } from 'csv-stringify/sync';
 import { listAddressBookRuns } from '../../../address-book/store/runs';
+import { auditLogCsv } from '../../../audit/csv-export';
 import { listAuditLog, type AuditFilter } from '../../../audit/store';
 import { listKeyRotations } from '../../../keys/rotation-store';
 import type { ListOrder } from '../../../db/listing';
@@ -17,7 +17,6 @@ import { getTransferView, listTransferViews, type TransferViewFilter } from '../
 import { NotFoundError, ValidationError } from '../../../lib/errors';
 import { decodeCursor, encodeCursor, type CursorKey } from '../../../lib/listing/cursor';
 import { FreeText } from '../../../lib/text';
-import { SPREADSHEET_SAFE } from '../../../lib/spreadsheet-csv';
 import type { Logger } from '../../../lib/logger';
 import type { GroupConfig } from '../../../config';
 import { rebuildTransferView } from '../../transfers/rebuild-list';
@@ -243,22 +242,13 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
       querystring: Type.Object({ ...AuditQuery.properties, limit: Type.Optional(Type.Never()), cursor: Type.Optional(Type.Never()), order: Type.Optional(Type.Never()) }, { additionalProperties: false }),
     },
   }, async (request, reply) => {
-    const filter = auditFilter(request.query as Static<typeof AuditQuery>);
-    const lines: string[] = [stringify([['id', 'at', 'actor', 'actorName', 'action', 'subject', 'details', 'chain', 'seq', 'prevHash', 'hash']], SPREADSHEET_SAFE)];
-    let cursor: CursorKey | undefined;
-    let rows = 0;
-    do {
-      const p = await listAuditLog(deps.pool, filter, { limit: Math.min(1000, AUDIT_EXPORT_MAX - rows), order: 'asc', cursor });
-      lines.push(stringify(p.rows.map((r) => [r.id, r.at, r.actor, r.actorName ?? '', r.action, r.subject, JSON.stringify(r.details), r.chain, r.seq, r.prevHash, r.hash]), SPREADSHEET_SAFE));
-      rows += p.rows.length;
-      cursor = p.next;
-    } while (cursor && rows < AUDIT_EXPORT_MAX);
+    const { csv, rows, truncated } = await auditLogCsv(deps.pool, auditFilter(request.query as Static<typeof AuditQuery>), AUDIT_EXPORT_MAX);
     return reply
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', 'attachment; filename="audit-log.csv"')
       .header('x-rows', String(rows))
-      .header('x-truncated', cursor ? 'true' : 'false')
-      .send(lines.join(''));
+      .header('x-truncated', truncated ? 'true' : 'false')
+      .send(csv);
   });
 
   app.get('/v1/key-rotations', {

@@ -1,7 +1,6 @@
-import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { recordAuditEntry, type AuditEntry } from '../../audit/store';
-import { AuditUnavailableError } from '../../lib/errors';
+import { recordAuditEntry, type AuditEntry } from '../audit/store';
+import { AuditUnavailableError } from '../lib/errors';
 
 /**
  * Records a request to start something (a key rotation, a reconciliation) before it is started: the audit log then
@@ -9,11 +8,11 @@ import { AuditUnavailableError } from '../../lib/errors';
  * started: AuditUnavailableError answers 503, worth retrying once the database answers. A request refused after its
  * row is written (a run started meanwhile) keeps its row: it records a request, not a run.
  */
-export async function recordRequest(pool: Pool, request: FastifyRequest, entry: AuditEntry): Promise<void> {
+export async function recordStartRequest(pool: Pool, log: { error: (details: object, message: string) => void }, entry: AuditEntry): Promise<void> {
   try {
     await recordAuditEntry(pool, entry);
   } catch (e) {
-    request.log.error({ err: e, action: entry.action, subject: entry.subject }, 'a request could not be audited, so nothing was started');
+    log.error({ err: e, action: entry.action, subject: entry.subject }, 'a request could not be audited, so nothing was started');
     throw new AuditUnavailableError('the audit log could not record this request, so nothing was started; try again shortly', { action: entry.action });
   }
 }
