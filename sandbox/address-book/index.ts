@@ -7,13 +7,12 @@ import type { SandboxContext } from '../context';
 import { testRoutesOn } from '../auth/test-routes';
 import { badRequest, notFound } from '../errors';
 import { resolveOptions, type AddressBookOptions } from './options';
-import { readOutbox } from './outbox';
 import { UploadProcessor } from './processor';
 import { handleUpload } from './receive';
 import { Spool } from './spool';
 import { registerApiRoutes } from './routes';
 import { UploadUrls } from './upload-url';
-import { readUpload } from './uploads';
+import { readOutbox, readUpload } from './store';
 
 export { findOwners, pickOwner, customerDidOf, type AddressOwner } from './store';
 export { addressBookOptionsFromEnv, DEFAULT_OPTIONS, type AddressBookOptions } from './options';

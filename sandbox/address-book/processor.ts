@@ -4,26 +4,12 @@ import { access, rm } from 'node:fs/promises';
 import { parse, type CsvError } from 'csv-parse';
 import type { SandboxContext } from '../context';
 import type { AddressBookOptions } from './options';
-import { sendEmail } from './outbox';
 import { checkCsvRow, type Entry } from './rules';
-import { entryKey, upsertBatch } from './store';
-import { insertRejections, readRejections, type RejectedRow } from './uploads';
-
-interface Counts {
-  rowsRead: number;
-  registered: number;
-  updated: number;
-  rejected: number;
-}
-
-interface UploadRow {
-  id: string;
-  vasp_did: string;
-  user_did: string;
-  counter: number;
-  file_name: string;
-  spool_path: string;
-}
+import { userEmail } from '../auth/store';
+import {
+  analyzeAddresses, claimAbandoned, entryKey, finishUpload, insertRejections, readRejections, recordProgress, renewClaims, sendEmail,
+  startProcessing, upsertBatch, type RejectedRow, type UploadCounts as Counts, type UploadRow,
+} from './store';
 
 /** New rows after which the address table's statistics are refreshed. */
 const ANALYZE_AFTER_ROWS = 10_000;
@@ -56,20 +42,13 @@ export class UploadProcessor {
   async start(): Promise<void> {
     const every = Math.max(1000, Math.floor((this.opts.abandonAfterSeconds * 1000) / 4));
     this.heartbeat = setInterval(() => {
-      this.ctx.pool
-        .query(`update address_uploads set heartbeat_at = now() where claimed_by = $1 and status in ('queued', 'processing')`, [this.instanceId])
+      renewClaims(this.ctx.pool, this.instanceId)
         .catch((e: unknown) => this.ctx.logger.warn({ err: e }, 'address upload heartbeat failed'));
     }, every);
     this.heartbeat.unref();
-    const { rows } = await this.ctx.pool.query<{ id: string }>(
-      `update address_uploads set claimed_by = $1, heartbeat_at = now()
-        where status in ('queued', 'processing') and heartbeat_at < now() - make_interval(secs => $2)
-        returning id`,
-      [this.instanceId, this.opts.abandonAfterSeconds],
-    );
-    for (const r of rows) {
-      this.ctx.logger.info({ uploadId: r.id }, 'resuming an abandoned address upload');
-      this.enqueue(r.id);
+    for (const id of await claimAbandoned(this.ctx.pool, this.instanceId, this.opts.abandonAfterSeconds)) {
+      this.ctx.logger.info({ uploadId: id }, 'resuming an abandoned address upload');
+      this.enqueue(id);
     }
   }
 
@@ -103,17 +82,8 @@ export class UploadProcessor {
 
   private async process(id: string): Promise<void> {
     const { pool } = this.ctx;
-    const claimed = await pool.query<UploadRow>(
-      `update address_uploads
-          set status = 'processing', started_at = now(), heartbeat_at = now(), claimed_by = $2,
-              rows_read = 0, registered = 0, updated = 0, rejected = 0, error = null
-        where id = $1 and status in ('queued', 'processing')
-        returning id, vasp_did, user_did, counter, file_name, spool_path`,
-      [id, this.instanceId],
-    );
-    const upload = claimed.rows[0];
+    const upload = await startProcessing(pool, id, this.instanceId);
     if (!upload) return;
-    await pool.query('delete from address_upload_rejections where upload_id = $1', [id]);
 
     const counts: Counts = { rowsRead: 0, registered: 0, updated: 0, rejected: 0 };
     let error: string | null = null;
@@ -126,14 +96,10 @@ export class UploadProcessor {
       this.ctx.logger.error({ err: e, uploadId: id }, 'address upload processing failed');
     }
     const status = error ? 'failed' : 'completed';
-    await pool.query(
-      `update address_uploads set status = $2, error = $3, finished_at = now(), rows_read = $4, registered = $5, updated = $6, rejected = $7
-        where id = $1`,
-      [id, status, error, counts.rowsRead, counts.registered, counts.updated, counts.rejected],
-    );
+    await finishUpload(pool, id, status, error, counts);
     await rm(upload.spool_path, { force: true });
     // After a big load the planner's statistics are stale and would turn listings into sorts of the whole book.
-    if (counts.registered > ANALYZE_AFTER_ROWS) await pool.query('analyze addresses').catch(() => undefined);
+    if (counts.registered > ANALYZE_AFTER_ROWS) await analyzeAddresses(pool).catch(() => undefined);
     await this.sendSummary(upload, status, counts, error);
   }
 
@@ -168,10 +134,7 @@ export class UploadProcessor {
       }
       await insertRejections(this.ctx.pool, upload.id, rows);
       stored += rows.length;
-      await this.ctx.pool.query(
-        `update address_uploads set rows_read = $2, registered = $3, updated = $4, rejected = $5, heartbeat_at = now() where id = $1`,
-        [upload.id, counts.rowsRead, counts.registered, counts.updated, counts.rejected],
-      );
+      await recordProgress(this.ctx.pool, upload.id, counts);
     };
     let writing: Promise<void> | undefined;
     const flush = async (last = false) => {
@@ -238,8 +201,7 @@ export class UploadProcessor {
   }
 
   private async sendSummary(upload: UploadRow, status: 'completed' | 'failed', counts: Counts, error: string | null): Promise<void> {
-    const { rows } = await this.ctx.pool.query<{ email: string }>('select email from users where did = $1', [upload.user_did]);
-    const to = rows[0]?.email;
+    const to = await userEmail(this.ctx.pool, upload.user_did);
     if (!to) return;
     const rejectedRows = await readRejections(this.ctx.pool, upload.id, this.opts.maxRejectionsInEmail);
     const added = counts.registered + counts.updated;

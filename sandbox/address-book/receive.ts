@@ -13,7 +13,7 @@ import type { UploadProcessor } from './processor';
 import type { Spool } from './spool';
 import { checkHeader } from './rules';
 import type { UploadUrls } from './upload-url';
-import { createUpload, uploadExists } from './uploads';
+import { createUpload, uploadExists } from './store';
 
 export const UPLOAD_PERMISSION = 'address.uploadAddressList';
 

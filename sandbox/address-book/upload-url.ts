@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Pool } from 'pg';
+import { serviceSecret } from '../auth/store';
 
 export interface UploadGrant {
   /** The upload's id; the file accepted with this URL gets it. */
@@ -25,9 +26,7 @@ export class UploadUrls {
   ) {}
 
   static async open(pool: Pool, publicUrl: string, ttlSeconds: number): Promise<UploadUrls> {
-    await pool.query(`insert into service_secrets (name, value) values ($1, $2) on conflict (name) do nothing`, [SECRET_NAME, randomBytes(32)]);
-    const { rows } = await pool.query<{ value: Buffer }>('select value from service_secrets where name = $1', [SECRET_NAME]);
-    return new UploadUrls(new Uint8Array(rows[0]!.value), publicUrl, ttlSeconds);
+    return new UploadUrls(new Uint8Array(await serviceSecret(pool, SECRET_NAME, randomBytes(32))), publicUrl, ttlSeconds);
   }
 
   private get audience() {

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { forbidden, notFound } from '../errors';
+import { readAccessRows } from './store';
 
 /**
  * What one user may do. A role on a gateway VASP also covers its subsidiaries: "the credentials of the gateway VASP
@@ -13,15 +14,11 @@ export class Access {
   ) {}
 
   static async load(pool: Pool, userDid: string): Promise<Access> {
-    const roles = await pool.query<{ vasp_did: string; permissions: string[] }>(
-      'select vasp_did, permissions from user_roles where user_did = $1',
-      [userDid],
-    );
-    const vasps = await pool.query<{ did: string; parent_did: string | null }>('select did, parent_did from vasps');
+    const { roles, vasps } = await readAccessRows(pool, userDid);
     return new Access(
       userDid,
-      new Map(roles.rows.map((r) => [r.vasp_did, new Set(r.permissions)])),
-      new Map(vasps.rows.map((v) => [v.did, v.parent_did])),
+      new Map(roles.map((r) => [r.vasp_did, new Set(r.permissions)])),
+      new Map(vasps.map((v) => [v.did, v.parent_did])),
     );
   }
 

@@ -2,6 +2,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { Pool } from 'pg';
 import { sha256 } from '../seed';
+import { operatorClientIdsFor, readOperatorClient, serviceSecret } from './store';
 
 /** Operator tokens live 24 hours: long enough for a demo session, as development credentials. */
 export const OPERATOR_TOKEN_TTL_SECONDS = 86_400;
@@ -33,9 +34,7 @@ export class OperatorIssuer {
   static async open(pool: Pool, issuer: string): Promise<OperatorIssuer> {
     const { privateKey } = await generateKeyPair(ALG, { extractable: true });
     const fresh = Buffer.from(JSON.stringify(await exportJWK(privateKey)));
-    await pool.query(`insert into service_secrets (name, value) values ('operator-signing-key', $1) on conflict (name) do nothing`, [fresh]);
-    const { rows } = await pool.query<{ value: Buffer }>(`select value from service_secrets where name = 'operator-signing-key'`);
-    const jwk = JSON.parse(rows[0]!.value.toString('utf8')) as JWK;
+    const jwk = JSON.parse((await serviceSecret(pool, 'operator-signing-key', fresh)).toString('utf8')) as JWK;
     const { d: _private, ...publicPart } = jwk;
     const kid = await calculateJwkThumbprint(publicPart);
     return new OperatorIssuer(issuer, (await importJWK(jwk, ALG)) as CryptoKey, { ...publicPart, kid, alg: ALG, use: 'sig' });
@@ -85,12 +84,9 @@ export class OperatorIssuer {
  * checked in constant time; undefined when either is wrong.
  */
 export async function authenticateOperator(pool: Pool, username: string, password: string): Promise<OperatorClient | undefined> {
-  const { rows } = await pool.query<{ client_id: string }>(
-    'select client_id from operator_clients where client_id = $1 or lower(email) = lower($1) order by client_id limit 5',
-    [username],
-  );
-  for (const r of rows.length ? rows : [{ client_id: '' }]) {
-    const found = await authenticateOperatorClient(pool, r.client_id, password);
+  const ids = await operatorClientIdsFor(pool, username);
+  for (const id of ids.length ? ids : ['']) {
+    const found = await authenticateOperatorClient(pool, id, password);
     if (found) return found;
   }
   return undefined;
@@ -98,11 +94,7 @@ export async function authenticateOperator(pool: Pool, username: string, passwor
 
 /** Looks a client up and checks its secret in constant time; undefined when either is wrong. */
 export async function authenticateOperatorClient(pool: Pool, clientId: string, clientSecret: string): Promise<OperatorClient | undefined> {
-  const { rows } = await pool.query<{ client_id: string; secret_sha256: Buffer; subject: string; name: string; email: string | null; roles: string[] }>(
-    'select client_id, secret_sha256, subject, name, email, roles from operator_clients where client_id = $1',
-    [clientId],
-  );
-  const row = rows[0];
+  const row = await readOperatorClient(pool, clientId);
   const presented = sha256(clientSecret);
   const ok = timingSafeEqual(presented, row?.secret_sha256 ?? Buffer.alloc(presented.length));
   return ok && row ? { clientId: row.client_id, subject: row.subject, name: row.name, email: row.email, roles: row.roles } : undefined;

@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Pool } from 'pg';
 import type { OperatorClient } from './operator-issuer';
 
 /** A code is exchanged at once by the page it was sent to; a minute covers a slow redirect. */
@@ -45,10 +44,7 @@ export function redirectUriMatches(registered: readonly string[], uri: string): 
   });
 }
 
-export async function registeredRedirectUris(pool: Pool, clientId: string): Promise<string[] | undefined> {
-  const { rows } = await pool.query<{ redirect_uris: string[] }>('select redirect_uris from operator_apps where client_id = $1', [clientId]);
-  return rows[0]?.redirect_uris;
-}
+export { registeredRedirectUris } from './store';
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier, 'ascii').digest('base64url');
 

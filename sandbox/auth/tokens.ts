@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Pool } from 'pg';
 import { sha256 } from '../seed';
+import { readApiClient, serviceSecret } from './store';
 
 /** Access tokens live 24 hours, as the network's Auth0 tokens do. */
 export const TOKEN_TTL_SECONDS = 86_400;
@@ -17,12 +18,7 @@ export class TokenService {
   private constructor(private readonly key: Uint8Array, private readonly issuer: string) {}
 
   static async open(pool: Pool, issuer: string): Promise<TokenService> {
-    await pool.query(
-      `insert into service_secrets (name, value) values ('token-signing-key', $1) on conflict (name) do nothing`,
-      [randomBytes(32)],
-    );
-    const { rows } = await pool.query<{ value: Buffer }>(`select value from service_secrets where name = 'token-signing-key'`);
-    return new TokenService(new Uint8Array(rows[0]!.value), issuer);
+    return new TokenService(new Uint8Array(await serviceSecret(pool, 'token-signing-key', randomBytes(32))), issuer);
   }
 
   async issue(p: Principal): Promise<string> {
@@ -51,11 +47,7 @@ export class TokenService {
 
 /** Looks up a client by id and checks its secret in constant time. */
 export async function authenticateClient(pool: Pool, clientId: string, clientSecret: string): Promise<string | undefined> {
-  const { rows } = await pool.query<{ secret_sha256: Buffer; user_did: string }>(
-    'select secret_sha256, user_did from api_clients where client_id = $1',
-    [clientId],
-  );
-  const row = rows[0];
+  const row = await readApiClient(pool, clientId);
   const presented = sha256(clientSecret);
   // Compare even when the client is unknown, so timing does not reveal which client ids exist.
   const expected = row?.secret_sha256 ?? Buffer.alloc(presented.length);

@@ -17,9 +17,13 @@ import { transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
 import { DEFAULT_BEHAVIOUR, parseBehaviour, type Behaviour } from './behaviours';
 import { CounterpartySimulator, onTransactionChange } from './simulator';
+import {
+  deleteCounterparty, insertCounterparty, readCounterparty, readReceived, replaceKey, updateCounterparty, vaspSimulatedForShare, type CounterpartyRow as Row,
+} from './store';
 
 export { BEHAVIOURS, parseBehaviour, behaviourFor, stepsOf, type Behaviour, type BehaviourName } from './behaviours';
 export { CounterpartySimulator } from './simulator';
+export { isSimulated } from './store';
 
 const invalid = (message: string) => badRequest('ValidationError', message);
 const DID = /^did:[a-zA-Z0-9]*:.+$/;
@@ -47,12 +51,6 @@ function parseMap(value: unknown, field: string): Record<string, Behaviour> {
   );
 }
 
-interface Row {
-  did_key: string;
-  default_behaviour: Behaviour;
-  behaviours: Record<string, Behaviour>;
-}
-
 /**
  * The keyRotation fault: the simulated counterparty publishes a new did:key as its pii_didkey, keeping the earlier
  * one for data already encrypted to it. Nothing happens for a VASP that is not simulated here.
@@ -62,14 +60,10 @@ export async function rotateSimulatedKey(pool: Pool, vaspDid: string): Promise<b
   try {
     await client.query('begin');
     const key = createDidKeyRecord();
-    const { rowCount } = await client.query(
-      `update sim_counterparties set previous_keys = previous_keys || jsonb_build_array(jsonb_build_object('did', did_key, 'privateKeyHex', private_key_hex)),
-         did_key = $2, private_key_hex = $3, updated_at = now() where vasp_did = $1`,
-      [vaspDid, key.did, key.keys[0].privateKeyHex],
-    );
-    if (rowCount) await addFieldValues(client, vaspDid, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID);
+    const rotated = await replaceKey(client, vaspDid, key.did, key.keys[0].privateKeyHex);
+    if (rotated) await addFieldValues(client, vaspDid, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID);
     await client.query('commit');
-    return !!rowCount;
+    return rotated;
   } catch (e) {
     await client.query('rollback').catch(() => undefined);
     throw e;
@@ -94,26 +88,17 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
     const client = await ctx.pool.connect();
     try {
       await client.query('begin');
-      const vasp = await client.query<{ simulated: boolean }>('select simulated from vasps where did = $1 for share', [vaspDID]);
-      if (!vasp.rows[0]) throw notFound(`VASP ${vaspDID} not found`);
-      if (!vasp.rows[0].simulated) throw notSimulated('vaspDID', vaspDID);
-      const existing = await client.query<Row>('select did_key, default_behaviour, behaviours from sim_counterparties where vasp_did = $1 for update', [vaspDID]);
+      const simulated = await vaspSimulatedForShare(client, vaspDID);
+      if (simulated === undefined) throw notFound(`VASP ${vaspDID} not found`);
+      if (!simulated) throw notSimulated('vaspDID', vaspDID);
       let row: Row;
-      if (existing.rows[0]) {
-        const { rows } = await client.query<Row>(
-          `update sim_counterparties set default_behaviour = coalesce($2, default_behaviour), behaviours = coalesce($3, behaviours),
-             updated_at = now() where vasp_did = $1 returning did_key, default_behaviour, behaviours`,
-          [vaspDID, patch.default ? JSON.stringify(patch.default) : null, patch.behaviours ? JSON.stringify(patch.behaviours) : null],
-        );
-        row = rows[0]!;
+      if (await readCounterparty(client, vaspDID, true)) {
+        row = await updateCounterparty(client, vaspDID, patch);
       } else {
         const key = createDidKeyRecord();
-        const { rows } = await client.query<Row>(
-          `insert into sim_counterparties (vasp_did, did_key, private_key_hex, default_behaviour, behaviours) values ($1, $2, $3, $4, $5)
-           returning did_key, default_behaviour, behaviours`,
-          [vaspDID, key.did, key.keys[0].privateKeyHex, JSON.stringify(patch.default ?? DEFAULT_BEHAVIOUR), JSON.stringify(patch.behaviours ?? {})],
-        );
-        row = rows[0]!;
+        row = await insertCounterparty(client, {
+          vaspDid: vaspDID, did: key.did, privateKeyHex: key.keys[0].privateKeyHex, default: patch.default ?? DEFAULT_BEHAVIOUR, behaviours: patch.behaviours ?? {},
+        });
       }
       // Publish the simulation key, unless the VASP already publishes another key (it keeps that key unless
       // `publishKey: true`; data encrypted to it then does not decrypt here).
@@ -164,26 +149,21 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
     scope.get('/sandbox/counterparties/:vaspDID', documented({ params: VaspParams }), async (request) => {
       const { vaspDID } = request.params as { vaspDID: string };
       if (!DID.test(vaspDID)) throw invalid('vaspDID: must be a DID');
-      const { rows } = await ctx.pool.query<Row>('select did_key, default_behaviour, behaviours from sim_counterparties where vasp_did = $1', [vaspDID]);
-      if (!rows[0]) throw notFound(`VASP ${vaspDID} is not a simulated counterparty`);
-      return view(vaspDID, rows[0]);
+      const row = await readCounterparty(ctx.pool, vaspDID);
+      if (!row) throw notFound(`VASP ${vaspDID} is not a simulated counterparty`);
+      return view(vaspDID, row);
     });
 
     scope.delete('/sandbox/counterparties/:vaspDID', documented({ params: VaspParams }), async (request) => {
       const { vaspDID } = request.params as { vaspDID: string };
       if (!DID.test(vaspDID)) throw invalid('vaspDID: must be a DID');
-      const { rowCount } = await ctx.pool.query('delete from sim_counterparties where vasp_did = $1', [vaspDID]);
-      return { isDeleted: !!rowCount };
+      return { isDeleted: await deleteCounterparty(ctx.pool, vaspDID) };
     });
 
     scope.get('/sandbox/counterparties/:vaspDID/received/:txId', documented({ params: Type.Object({ vaspDID: Did, txId: Uuid }) }), async (request) => {
       const { vaspDID, txId } = request.params as { vaspDID: string; txId: string };
       if (!isUuid(txId)) throw invalid('txId: must be a transaction id (UUID)');
-      const { rows } = await ctx.pool.query<{ mode: string; decrypted: boolean; fields: number; error: string | null; received_at: Date }>(
-        'select mode, decrypted, fields, error, received_at from sim_counterparty_received where vasp_did = $1 and transaction_id = $2',
-        [vaspDID, txId],
-      );
-      const r = rows[0];
+      const r = await readReceived(ctx.pool, vaspDID, txId);
       if (!r) throw notFound(`VASP ${vaspDID} has not received transaction ${txId}`);
       return {
         vaspDID, transactionId: txId, mode: r.mode, decrypted: r.decrypted, fields: r.fields,

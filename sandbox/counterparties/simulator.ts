@@ -14,6 +14,7 @@ import { NetworkError } from '../errors';
 import { getItems, looksLikeCid, parseItem, piiLeaves, type PiiEntry } from '../pii-store/store';
 import type { Transaction, TransactionEvent, TransactionService } from '../transactions';
 import { behaviourFor, DEFAULT_BEHAVIOUR, parseBehaviour, stepsOf, type Behaviour, type BehaviourName } from './behaviours';
+import { finishTask, leaseDueTasks, queueAct, queueReceive, readSim, recordReceived, type SimRow as Sim, type TaskRow as Task } from './store';
 
 const ARRIVED = UNANSWERED_NETWORK_STATUSES;
 const NOT_YET_SENT = NOT_YET_SENT_NETWORK_STATUSES;
@@ -23,27 +24,7 @@ export async function onTransactionChange(client: PoolClient, event: Transaction
   const { tx, previousStatus } = event;
   if (!tx.beneficiaryVASPdid || !ARRIVED.has(tx.status)) return;
   if (previousStatus !== null && !NOT_YET_SENT.has(previousStatus)) return;
-  await client.query(
-    `insert into sim_counterparty_tasks (vasp_did, transaction_id, kind)
-     select vasp_did, $2, 'receive' from sim_counterparties where vasp_did = $1`,
-    [tx.beneficiaryVASPdid, tx.id],
-  );
-}
-
-interface Task {
-  id: string;
-  vasp_did: string;
-  transaction_id: string;
-  kind: 'receive' | 'act';
-  action: string | null;
-}
-
-interface Sim {
-  did_key: string;
-  private_key_hex: string;
-  previous_keys?: { did: string; privateKeyHex: string }[];
-  default_behaviour: unknown;
-  behaviours: Record<string, unknown>;
+  await queueReceive(client, tx.beneficiaryVASPdid, tx.id);
 }
 
 const LEASE_SECONDS = 60;
@@ -69,15 +50,7 @@ export class CounterpartySimulator {
   }
 
   async tick(): Promise<void> {
-    const { rows } = await this.pool.query<Task>(
-      `with due as (
-         select id from sim_counterparty_tasks where done_at is null and due_at <= now()
-          order by due_at, id limit 20 for update skip locked)
-       update sim_counterparty_tasks t set due_at = now() + make_interval(secs => $1)
-         from due where t.id = due.id
-       returning t.id, t.vasp_did, t.transaction_id, t.kind, t.action`,
-      [LEASE_SECONDS],
-    );
+    const rows = await leaseDueTasks(this.pool, LEASE_SECONDS);
     // One VASP's tasks for one transaction in order; different transactions in parallel.
     await Promise.all(rows.map((task) => this.run(task)));
   }
@@ -90,15 +63,11 @@ export class CounterpartySimulator {
       outcome = `error: ${(e as Error).message}`;
       this.logger.warn({ err: e, task: task.id }, 'simulated counterparty task failed');
     }
-    await this.pool.query('update sim_counterparty_tasks set done_at = now(), outcome = $2 where id = $1', [task.id, outcome.slice(0, 1000)]);
+    await finishTask(this.pool, task.id, outcome.slice(0, 1000));
   }
 
   private async sim(vaspDid: string): Promise<Sim | undefined> {
-    const { rows } = await this.pool.query<Sim>(
-      'select did_key, private_key_hex, previous_keys, default_behaviour, behaviours from sim_counterparties where vasp_did = $1',
-      [vaspDid],
-    );
-    return rows[0];
+    return readSim(this.pool, vaspDid);
   }
 
   private async receive(task: Task): Promise<string> {
@@ -108,23 +77,16 @@ export class CounterpartySimulator {
     if (!row) return 'transaction not found';
     const tx = row.body;
     const result = await this.readPii(task.vasp_did, sim, tx, row.pii_mode);
-    await this.pool.query(
-      `insert into sim_counterparty_received (vasp_did, transaction_id, mode, decrypted, fields, error) values ($1, $2, $3, $4, $5, $6)
-       on conflict (vasp_did, transaction_id) do update set mode = excluded.mode, decrypted = excluded.decrypted,
-         fields = excluded.fields, error = excluded.error, received_at = now()`,
-      [task.vasp_did, tx.id, result.mode, result.decrypted, result.fields, result.error ?? null],
-    );
+    await recordReceived(this.pool, {
+      vaspDid: task.vasp_did, txId: tx.id, mode: result.mode, decrypted: result.decrypted, fields: result.fields, error: result.error ?? null,
+    });
     const behaviours = Object.fromEntries(
       Object.entries(sim.behaviours).map(([address, b]) => [address, parseBehaviour(b)]).filter(([, b]) => typeof b !== 'string'),
     ) as Record<string, Behaviour>;
     const parsedDefault = parseBehaviour(sim.default_behaviour);
     const behaviour = behaviourFor(tx.transactionBlockchainInfo.destination, behaviours, typeof parsedDefault === 'string' ? DEFAULT_BEHAVIOUR : parsedDefault);
     if (behaviour.afterSeconds > 0) {
-      await this.pool.query(
-        `insert into sim_counterparty_tasks (vasp_did, transaction_id, kind, action, due_at)
-         values ($1, $2, 'act', $3, now() + make_interval(secs => $4))`,
-        [task.vasp_did, tx.id, behaviour.behaviour, behaviour.afterSeconds],
-      );
+      await queueAct(this.pool, task.vasp_did, tx.id, behaviour.behaviour, behaviour.afterSeconds);
       return `received; ${behaviour.behaviour} in ${behaviour.afterSeconds}s`;
     }
     return `received; ${await this.act(task.vasp_did, tx.id, behaviour.behaviour)}`;

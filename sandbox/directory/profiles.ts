@@ -3,8 +3,10 @@
  * view the public directory answers with, and VASP settings. Shapes follow the network's v1 OpenAPI (tf_VASPInfo,
  * tf_VASPInfoSimple, tf_VASPListSimple, Settings).
  */
-import type { Pool, PoolClient } from 'pg';
 import { OPERATOR_DID } from '../operator';
+import { listVaspRows, readSettings, upsertSettings, valuesOf, vaspRow, type Db, type ValueRow, type VaspListing, type VaspRow } from './store';
+
+export { addFieldValues, ORDERABLE, type ListingType } from './store';
 
 export interface FieldValue {
   value: unknown;
@@ -16,15 +18,6 @@ export interface FieldValue {
 export interface ProfileField {
   fieldName: string;
   values: FieldValue[];
-}
-
-interface VaspRow {
-  did: string;
-  name: string;
-  parent_did: string | null;
-  created_at: Date;
-  has_admin: boolean;
-  is_gateway: boolean;
 }
 
 export interface VaspFlags {
@@ -46,46 +39,6 @@ function flags(row: VaspRow): VaspFlags {
     isActiveSender: row.has_admin && !row.is_gateway,
     isNotifiable: row.has_admin,
   };
-}
-
-const VASP_SELECT = `
-  select v.did, v.name, v.parent_did, v.created_at,
-    exists (select 1 from user_roles r where r.vasp_did = v.did or r.vasp_did = v.parent_did) as has_admin,
-    exists (select 1 from vasps c where c.parent_did = v.did) as is_gateway
-  from vasps v`;
-
-type Db = Pool | PoolClient;
-
-async function vaspRow(db: Db, did: string): Promise<VaspRow | undefined> {
-  const { rows } = await db.query<VaspRow>(`${VASP_SELECT} where v.did = $1`, [did]);
-  return rows[0];
-}
-
-interface ValueRow {
-  vasp_did: string;
-  field_name: string;
-  value: unknown;
-  issuer: string;
-  issued_at: Date;
-}
-
-/** All field values of the given VASPs, newest first per field. */
-async function valuesOf(db: Db, dids: string[]): Promise<Map<string, Map<string, ValueRow[]>>> {
-  const out = new Map<string, Map<string, ValueRow[]>>();
-  if (dids.length === 0) return out;
-  const { rows } = await db.query<ValueRow>(
-    `select vasp_did, field_name, value, issuer, issued_at from vasp_field_values
-     where vasp_did = any($1) order by vasp_did, field_name, id desc`,
-    [dids],
-  );
-  for (const row of rows) {
-    const fields = out.get(row.vasp_did) ?? new Map<string, ValueRow[]>();
-    const list = fields.get(row.field_name) ?? [];
-    list.push(row);
-    fields.set(row.field_name, list);
-    out.set(row.vasp_did, fields);
-  }
-  return out;
 }
 
 /** The directory renders one string per field: strings as they are, anything else as JSON. */
@@ -133,43 +86,14 @@ export async function simpleVasp(db: Db, did: string, requested: readonly string
   return simpleView(row, (await valuesOf(db, [did])).get(did), requested);
 }
 
-export type ListingType = 'exclude_subsidiaries' | 'exclude_gateways' | 'all';
-
-export interface ListQuery {
-  page: number;
-  perPage: number;
-  /** Validated `field:ASC|DESC` terms; see ORDERABLE. */
-  order: { column: string; direction: 'ASC' | 'DESC'; nulls?: 'FIRST' | 'LAST' }[];
-  q?: string;
-  listingType: ListingType;
+export interface ListQuery extends VaspListing {
   fields: readonly string[];
 }
 
-/** Fields the listing can be ordered by, and their columns. */
-export const ORDERABLE: Record<string, string> = { name: 'v.name', did: 'v.did', createdAt: 'v.created_at' };
-
 export async function listSimpleVasps(db: Db, query: ListQuery): Promise<{ vaspRows: SimpleVasp[]; total: number }> {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  if (query.q) {
-    params.push(`%${query.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-    where.push(`(v.name ilike $${params.length} or v.did ilike $${params.length}
-      or exists (select 1 from vasp_field_values f where f.vasp_did = v.did and f.field_name = 'name'
-                 and f.value #>> '{}' ilike $${params.length}))`);
-  }
-  // Nested VASPs: originators see only the parent, so the default listing leaves subsidiaries out.
-  if (query.listingType === 'exclude_subsidiaries') where.push('v.parent_did is null');
-  if (query.listingType === 'exclude_gateways') where.push('not exists (select 1 from vasps c where c.parent_did = v.did)');
-  const filter = where.length ? `where ${where.join(' and ')}` : '';
-  const orderBy = [...query.order.map((o) => `${ORDERABLE[o.column]} ${o.direction}${o.nulls ? ` nulls ${o.nulls}` : ''}`), 'v.did asc'].join(', ');
-  const total = await db.query<{ n: number }>(`select count(*)::int as n from vasps v ${filter}`, params);
-  params.push(query.perPage, query.page * query.perPage);
-  const { rows } = await db.query<VaspRow>(
-    `${VASP_SELECT} ${filter} order by ${orderBy} limit $${params.length - 1} offset $${params.length}`,
-    params,
-  );
+  const { rows, total } = await listVaspRows(db, query);
   const values = await valuesOf(db, rows.map((r) => r.did));
-  return { vaspRows: rows.map((r) => simpleView(r, values.get(r.did), query.fields)), total: total.rows[0]!.n };
+  return { vaspRows: rows.map((r) => simpleView(r, values.get(r.did), query.fields)), total };
 }
 
 /** The full profile (tf_VASPInfo), as `POST /tf/vasps/update` answers. */
@@ -188,23 +112,6 @@ export async function vaspInfo(db: Db, did: string) {
   return { did, fields: out, documents: [] as unknown[], hasAdmin, isActiveSender, isActiveReceiver };
 }
 
-/** Adds new values to the fields' histories; the first value given becomes the current one. */
-export async function addFieldValues(
-  client: PoolClient,
-  did: string,
-  fields: readonly { fieldName: string; values: readonly { value: unknown }[] }[],
-  issuer: string,
-): Promise<void> {
-  for (const field of fields) {
-    // Insert in reverse, so that reading newest first returns the values in the order they were given.
-    for (const { value } of [...field.values].reverse()) {
-      await client.query('insert into vasp_field_values (vasp_did, field_name, value, issuer) values ($1, $2, $3, $4)', [
-        did, field.fieldName, JSON.stringify(value), issuer,
-      ]);
-    }
-  }
-}
-
 export interface VaspSettings {
   autoconfirm: boolean;
   autoredirect: boolean;
@@ -219,17 +126,9 @@ export const DEFAULT_SETTINGS: VaspSettings = {
   statusToProcessBlockchain: null,
 };
 
-interface SettingsRow {
-  autoconfirm: boolean;
-  autoredirect: boolean;
-  vasp_discoverability: boolean;
-  status_to_process_blockchain: VaspSettings['statusToProcessBlockchain'];
-}
-
 /** A VASP's settings, with the defaults for what it never set. Later parts (routing) read them through this. */
 export async function getVaspSettings(db: Db, did: string): Promise<VaspSettings> {
-  const { rows } = await db.query<SettingsRow>('select * from vasp_settings where vasp_did = $1', [did]);
-  const row = rows[0];
+  const row = await readSettings(db, did);
   if (!row) return { ...DEFAULT_SETTINGS };
   return {
     autoconfirm: row.autoconfirm,
@@ -243,19 +142,10 @@ export async function getVaspSettings(db: Db, did: string): Promise<VaspSettings
  * different settings do not overwrite each other. */
 export async function updateVaspSettings(db: Db, did: string, patch: Partial<VaspSettings>): Promise<VaspSettings> {
   const setsStatus = patch.statusToProcessBlockchain !== undefined;
-  const { rows } = await db.query<SettingsRow>(
-    `insert into vasp_settings (vasp_did, autoconfirm, autoredirect, vasp_discoverability, status_to_process_blockchain)
-     values ($1, coalesce($2, true), coalesce($3, true), coalesce($4, true), $5::text)
-     on conflict (vasp_did) do update set
-       autoconfirm = coalesce($2, vasp_settings.autoconfirm),
-       autoredirect = coalesce($3, vasp_settings.autoredirect),
-       vasp_discoverability = coalesce($4, vasp_settings.vasp_discoverability),
-       status_to_process_blockchain = case when $6 then $5::text else vasp_settings.status_to_process_blockchain end,
-       updated_at = now()
-     returning *`,
-    [did, patch.autoconfirm ?? null, patch.autoredirect ?? null, patch.vaspDiscoverability ?? null, patch.statusToProcessBlockchain ?? null, setsStatus],
-  );
-  const row = rows[0]!;
+  const row = await upsertSettings(db, did, {
+    autoconfirm: patch.autoconfirm ?? null, autoredirect: patch.autoredirect ?? null, vaspDiscoverability: patch.vaspDiscoverability ?? null,
+    status: patch.statusToProcessBlockchain ?? null, setsStatus,
+  });
   return {
     autoconfirm: row.autoconfirm,
     autoredirect: row.autoredirect,

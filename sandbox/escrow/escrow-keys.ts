@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { createDidKeyRecord, Keyring, parseDidKey, toPublicDidKeyRecord, type PublicDidKeyRecord } from '../../lib/crypto';
 import { aesGcmOpen, aesGcmSeal } from '../../lib/crypto/key-wrapper';
+import { serviceSecret } from '../auth/store';
 
 const SECRET_NAME = 'escrow-sealing-key';
 
@@ -21,9 +22,7 @@ export class EscrowKeys {
   ) {}
 
   static async open(pool: Pool): Promise<EscrowKeys> {
-    await pool.query(`insert into service_secrets (name, value) values ($1, $2) on conflict (name) do nothing`, [SECRET_NAME, randomBytes(32)]);
-    const { rows } = await pool.query<{ value: Buffer }>('select value from service_secrets where name = $1', [SECRET_NAME]);
-    return new EscrowKeys(pool, new Uint8Array(rows[0]!.value));
+    return new EscrowKeys(pool, new Uint8Array(await serviceSecret(pool, SECRET_NAME, randomBytes(32))));
   }
 
   toJSON(): { escrowKeys: true } {

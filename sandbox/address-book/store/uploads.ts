@@ -125,3 +125,73 @@ export async function insertRejections(db: Db, id: string, rejected: readonly Re
     ],
   );
 }
+
+/** An accepted upload as its processing run reads it. */
+export interface UploadRow {
+  id: string;
+  vasp_did: string;
+  user_did: string;
+  counter: number;
+  file_name: string;
+  spool_path: string;
+}
+
+export interface UploadCounts {
+  rowsRead: number;
+  registered: number;
+  updated: number;
+  rejected: number;
+}
+
+/** Renews the claim on every unfinished upload this instance holds. */
+export async function renewClaims(db: Db, instanceId: string): Promise<void> {
+  await db.query(`update address_uploads set heartbeat_at = now() where claimed_by = $1 and status in ('queued', 'processing')`, [instanceId]);
+}
+
+/** Claims unfinished uploads whose owner has not renewed its claim for `abandonAfterSeconds`; returns their ids. */
+export async function claimAbandoned(db: Db, instanceId: string, abandonAfterSeconds: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `update address_uploads set claimed_by = $1, heartbeat_at = now()
+      where status in ('queued', 'processing') and heartbeat_at < now() - make_interval(secs => $2)
+      returning id`,
+    [instanceId, abandonAfterSeconds],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Marks the upload finished with its counts (and error, when it failed). */
+export async function finishUpload(db: Db, id: string, status: 'completed' | 'failed', error: string | null, counts: UploadCounts): Promise<void> {
+  await db.query(
+    `update address_uploads set status = $2, error = $3, finished_at = now(), rows_read = $4, registered = $5, updated = $6, rejected = $7
+      where id = $1`,
+    [id, status, error, counts.rowsRead, counts.registered, counts.updated, counts.rejected],
+  );
+}
+
+/** Records progress, which also renews the claim. */
+export async function recordProgress(db: Db, id: string, counts: UploadCounts): Promise<void> {
+  await db.query(
+    `update address_uploads set rows_read = $2, registered = $3, updated = $4, rejected = $5, heartbeat_at = now() where id = $1`,
+    [id, counts.rowsRead, counts.registered, counts.updated, counts.rejected],
+  );
+}
+
+/** Refreshes the planner's statistics of the address table. */
+export async function analyzeAddresses(db: Db): Promise<void> {
+  await db.query('analyze addresses');
+}
+
+/** Starts (or restarts from the top) the processing of an unfinished upload: its counts and rejected rows start over. */
+export async function startProcessing(db: Db, id: string, instanceId: string): Promise<UploadRow | undefined> {
+  const { rows } = await db.query<UploadRow>(
+    `update address_uploads
+        set status = 'processing', started_at = now(), heartbeat_at = now(), claimed_by = $2,
+            rows_read = 0, registered = 0, updated = 0, rejected = 0, error = null
+      where id = $1 and status in ('queued', 'processing')
+      returning id, vasp_did, user_did, counter, file_name, spool_path`,
+    [id, instanceId],
+  );
+  if (!rows[0]) return undefined;
+  await db.query('delete from address_upload_rejections where upload_id = $1', [id]);
+  return rows[0];
+}

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Pool } from 'pg';
 import { Type } from 'typebox';
-import { authenticateClient, TOKEN_TTL_SECONDS, type TokenService } from '../auth/tokens';
-import { accessOf } from '../auth/guard';
-import { authenticateOperator, authenticateOperatorClient, DEFAULT_OPERATOR_AUDIENCE, OPERATOR_TOKEN_TTL_SECONDS, type OperatorIssuer } from '../auth/operator-issuer';
-import { AuthorizationCodes, redirectUriMatches, registeredRedirectUris, signInPage, type AuthorizationRequest } from '../auth/operator-sign-in';
+import { authenticateClient, TOKEN_TTL_SECONDS, type TokenService } from './tokens';
+import { accessOf } from './guard';
+import { authenticateOperator, authenticateOperatorClient, DEFAULT_OPERATOR_AUDIENCE, OPERATOR_TOKEN_TTL_SECONDS, type OperatorIssuer } from './operator-issuer';
+import { AuthorizationCodes, redirectUriMatches, signInPage, type AuthorizationRequest } from './operator-sign-in';
+import { readUser, registeredRedirectUris } from './store';
 
 interface AuthDeps {
   pool: Pool;
@@ -60,11 +61,7 @@ export function tokenRoute(app: FastifyInstance, deps: AuthDeps): void {
 export function viewerRoute(app: FastifyInstance, deps: { pool: Pool; issuer: string }): void {
   app.get('/auth/viewer', { schema: { summary: 'The Viewer record of the token\'s user' } }, async (request) => {
     const access = accessOf(request);
-    const { rows } = await deps.pool.query<{ name: string; email: string; role: string; job_title: string; issued_at: Date }>(
-      'select name, email, role, job_title, issued_at from users where did = $1',
-      [access.userDid],
-    );
-    const user = rows[0];
+    const user = await readUser(deps.pool, access.userDid);
     const field = (fieldName: string, value: string) => ({
       fieldName,
       values: [{ value, issuer: deps.issuer, issuanceDate: user!.issued_at.toISOString(), expirationDate: null }],

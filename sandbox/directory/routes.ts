@@ -15,7 +15,6 @@ import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors';
 import {
-  addFieldValues,
   getVaspSettings,
   listSimpleVasps,
   ORDERABLE,
@@ -24,8 +23,9 @@ import {
   vaspInfo,
   type ListQuery,
   type VaspSettings,
-} from '../directory/profiles';
-import { rotateSimulatedKey } from '../counterparties';
+} from './profiles';
+import { updateProfile } from './store';
+import { isSimulated, rotateSimulatedKey } from '../counterparties';
 
 const DID_PATTERN = '^did:[a-zA-Z0-9]*:.*$';
 const Did = Type.String({ pattern: DID_PATTERN });
@@ -135,8 +135,7 @@ export async function directoryPublicRoutes(app: FastifyInstance, ctx: SandboxCo
   const onResponse = async (request: FastifyRequest) => {
     if (!ctx.faults.keyRotationOn()) return;
     const { vaspDID } = request.params as { vaspDID: string };
-    const { rows } = await ctx.pool.query('select 1 from sim_counterparties where vasp_did = $1', [vaspDID]);
-    if (rows[0] && ctx.faults.rotateKey()) await rotateSimulatedKey(ctx.pool, vaspDID).catch((e: unknown) => ctx.logger.warn({ err: e }, 'keyRotation fault failed'));
+    if ((await isSimulated(ctx.pool, vaspDID)) && ctx.faults.rotateKey()) await rotateSimulatedKey(ctx.pool, vaspDID).catch((e: unknown) => ctx.logger.warn({ err: e }, 'keyRotation fault failed'));
   };
   app.get('/tf/simple/vasps/:vaspDID', { preHandler, onResponse, schema: { params: VaspParams, querystring: Type.Object({ fields: Type.Optional(Type.String({ maxLength: 2000 })) }) } }, async (request) => {
     const { vaspDID } = request.params as Static<typeof VaspParams>;
@@ -210,17 +209,7 @@ export function directoryRoutes(api: FastifyInstance, ctx: SandboxContext): void
         }
       }
     });
-    const client = await ctx.pool.connect();
-    try {
-      await client.query('begin');
-      await addFieldValues(client, did, body.fields, access.userDid);
-      await client.query('commit');
-    } catch (e) {
-      await client.query('rollback').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+    await updateProfile(ctx.pool, did, body.fields, access.userDid);
     return vaspInfo(ctx.pool, did);
   });
 

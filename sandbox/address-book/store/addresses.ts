@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { badRequest } from '../errors';
-import { masterOf, normalizeAddress, normalizeAssetSymbol, type Entry } from './rules';
+import { badRequest } from '../../errors';
+import { masterOf, normalizeAddress, normalizeAssetSymbol, type Entry } from '../rules';
 
 type Db = Pick<Pool | PoolClient, 'query'>;
 

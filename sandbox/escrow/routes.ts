@@ -8,8 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
-import { EscrowKeys } from '../escrow/escrow-keys';
-import { requireMember } from './directory';
+import { EscrowKeys } from './escrow-keys';
+import { requireMember } from '../directory/routes';
 
 const Query = Type.Object({ vaspDID: Type.String({ pattern: '^did:[a-zA-Z0-9]*:.*$' }) });
 
