@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyErro
 import type { HttpsOptions } from '../lib/api-transport';
 import type { Pool } from 'pg';
 import type { Logger } from '../lib/logger';
-import { NetworkError } from './errors';
+import { NetworkError, notFound } from './errors';
 import { bearerGuard } from './auth/guard';
 import { testRouteGate, testRoutesOn } from './auth/test-routes';
 import { TokenService } from './auth/tokens';
@@ -54,16 +54,15 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
 
   app.setErrorHandler((error: FastifyError | NetworkError, request, reply) => {
     if (error instanceof NetworkError) return reply.code(error.status).headers(error.headers).send(error.toBody());
-    if ((error as FastifyError).validation) {
-      return reply.code(400).send({ err: { name: 'ValidationError', code: 400, message: error.message } });
-    }
+    // fastify's own refusals (schema validation, body limits, content types) in the same shape, err.stack included.
+    if ((error as FastifyError).validation) return reply.code(400).send(new NetworkError(400, 'ValidationError', error.message).toBody());
     const status = (error as FastifyError).statusCode;
-    if (status && status < 500) return reply.code(status).send({ err: { name: error.name, code: status, message: error.message } });
+    if (status && status < 500) return reply.code(status).send(new NetworkError(status, error.name, error.message).toBody());
     request.log.error({ err: error }, 'sandbox request failed');
-    return reply.code(500).send({ err: { name: 'InternalServerError', code: 500, message: 'internal error' } });
+    return reply.code(500).send(new NetworkError(500, 'InternalServerError', 'internal error').toBody());
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ err: { name: 'NotFoundError', code: 404, message: `${request.method} ${request.url} not found` } }),
+    reply.code(404).send(notFound(`${request.method} ${request.url} not found`).toBody()),
   );
 
   // Before any route: @fastify/swagger collects the routes as they are added; hooks apply to routes added after them.

@@ -79,6 +79,26 @@ describe('sandbox: unchecked input answers 400 naming the field', () => {
     expect(updated.body.err.message).toMatch(/^pii: /);
   });
 
+  it("fastify's own refusals (schema, JSON, content type, unknown route) answer the network's error shape with its stack line", async () => {
+    const token = await sb.token(group.gatewayUser);
+    const send = async (method: string, path: string, init: { type?: string; body?: string } = {}) => {
+      const r = await fetch(`${sb.url}${path}`, {
+        method, headers: { authorization: `Bearer ${token}`, ...(init.type ? { 'content-type': init.type } : {}) }, body: init.body,
+      });
+      return { status: r.status, body: (await r.json()) as Json };
+    };
+    const refusals = [
+      await send('POST', `/tx/confirm?id=${dashes}&extra=${'x'.repeat(3)}`, { type: 'application/json', body: '[1]' }),
+      await send('POST', '/tx/create', { type: 'application/json', body: '{"transactionAsset":' }),
+      await send('POST', '/tx/create', { type: 'application/xml', body: '<tx/>' }),
+      await send('GET', '/tx/nothing-here'),
+    ];
+    expect(refusals.map((r) => r.status)).toEqual([400, 400, 415, 404]);
+    for (const { status, body } of refusals) {
+      expect(body).toEqual({ err: { name: expect.any(String), code: status, message: expect.any(String), stack: `${body.err.name}: ${body.err.message}` } });
+    }
+  });
+
   it('answers an adversarial directory order (item 10) with 400 quickly, and a long one by its length', async () => {
     // Under the old pattern each added character doubled the time (31 ms at 22 characters).
     const adversarial = `${'a'.repeat(29)}!`;
