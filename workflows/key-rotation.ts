@@ -111,22 +111,7 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
     await network.publishPiiDidKey({ vaspDid, did: pending.did });
 
     enter('confirming-publication');
-    const deadline = Date.now() + (input.publicationTimeoutMs ?? DEFAULT_PUBLICATION_TIMEOUT_MS);
-    for (let check = 1; ; check++) {
-      state.publicationChecks = check;
-      const shown = await quick.readPublishedPiiDidKey(vaspDid);
-      if (shown === pending.did) break;
-      const seen = shown ? 'another key' : 'no key';
-      if (Date.now() >= deadline) {
-        throw ApplicationFailure.create({
-          type: 'PublicationNotVisibleError',
-          message: `the directory still shows ${seen} as pii_didkey of ${vaspDid} after ${check} checks; the new key ${pending.did} stays pending`,
-          nonRetryable: true,
-        });
-      }
-      enter('confirming-publication', `check ${check} showed ${seen}; checking again`);
-      await sleep(Math.min(1000 * 2 ** (check - 1), MAX_CHECK_INTERVAL_MS));
-    }
+    await awaitPublication(input, state, pending.did, (detail) => enter('confirming-publication', detail));
 
     enter('activating');
     const activated = await quick.activateVaspKey({ ...audit, keyId: pending.keyId });
@@ -154,6 +139,27 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
     }
     await condition(allHandlersFinished);
     throw failure;
+  }
+}
+
+/** Reads the directory back until it shows the new key (bounded, with backoff); fails the rotation when it never does. */
+async function awaitPublication(input: KeyRotationInput, state: KeyRotationStatus, did: string, checking: (detail: string) => void): Promise<void> {
+  const { vaspDid } = input;
+  const deadline = Date.now() + (input.publicationTimeoutMs ?? DEFAULT_PUBLICATION_TIMEOUT_MS);
+  for (let check = 1; ; check++) {
+    state.publicationChecks = check;
+    const shown = await quick.readPublishedPiiDidKey(vaspDid);
+    if (shown === did) return;
+    const seen = shown ? 'another key' : 'no key';
+    if (Date.now() >= deadline) {
+      throw ApplicationFailure.create({
+        type: 'PublicationNotVisibleError',
+        message: `the directory still shows ${seen} as pii_didkey of ${vaspDid} after ${check} checks; the new key ${did} stays pending`,
+        nonRetryable: true,
+      });
+    }
+    checking(`check ${check} showed ${seen}; checking again`);
+    await sleep(Math.min(1000 * 2 ** (check - 1), MAX_CHECK_INTERVAL_MS));
   }
 }
 

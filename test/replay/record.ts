@@ -2,14 +2,15 @@
  * Records the histories the replay test (test/replay/replay.test.ts) replays: every workflow type of the worker, run
  * once against the real stack (Temporal dev server, PostgreSQL, the sandbox over HTTP, the project's worker and API,
  * as the integration harness starts them), written to test/fixtures/histories/. Run it when a workflow changes in a way
- * that running histories may not replay (then add a patch and keep the old fixtures): `npm run record:histories`.
+ * that running histories may not replay (then add a patch and keep the old fixtures, docs/workflow-versioning.md):
+ * `npm run record:histories`.
  *
  * Payloads are encrypted with the fixtures' public codec key (test/replay/fixtures.ts); the data is synthetic and
  * every history is checked for personal data and key material before it is written.
  *
  * Arguments: the fixtures to record (default: all), and `--workflows-at=<git rev>`
  * with `--suffix=<.name>` to record with the workflow code of an older commit, today's activities around it: the
- * histories a patch's old branch must keep replaying (e.g. `--workflows-at=0e636f9^ --suffix=.before-expiry-owns-cancelled`).
+ * histories a patch's old branch must keep replaying (e.g. `--workflows-at=<commit>^ --suffix=.before-<patch id>`; docs/workflow-versioning.md).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -140,8 +141,7 @@ async function record(): Promise<void> {
       await save(client, 'outgoing-transfer-accepted', workflowIds.outgoingTransfer(accepted), secrets);
     }
 
-    // Outgoing: a redelivered SENT webhook arrives after the counterparty's ACK (older updatedAt) and is ignored
-    // (outgoing-status-order); before that patch it moved the transfer back to SENT until the accept.
+    // Outgoing: a redelivered SENT webhook arrives after the counterparty's ACK (older updatedAt) and is ignored.
     if (want('outgoing-transfer-out-of-order')) {
       const id = randomUUID();
       if ((await post(id)).status !== 202) throw new Error('POST /v1/transfers refused');
@@ -245,8 +245,7 @@ async function record(): Promise<void> {
     }
 
     // Outgoing: the deadline passes while no worker runs, and the network's CANCELLED webhook is there first; the next
-    // worker hears both in one activation, the signal first (expiry-owns-cancelled; since answer-deadline-timer the
-    // deadline is a timer and the wait loop settles the CANCELLED).
+    // worker hears both in one activation, the signal first, and the transfer ends EXPIRED (the deadline's own).
     if (want('outgoing-transfer-cancelled-after-deadline')) {
       orch.transfers.config.answerDeadlineMs = 3000;
       const late = randomUUID();
@@ -262,7 +261,7 @@ async function record(): Promise<void> {
       const next = await startOrchestrator(sb.networkConfig(g.gatewayUser), { ...options, taskQueue: orch.taskQueue });
       try {
         const lateState = await next.client.workflow.getHandle(workflowIds.outgoingTransfer(late)).result();
-        // Before expiry-owns-cancelled it ended CANCELLED: an older revision's history is recorded as it ends.
+        // An older revision's history (--workflows-at) is recorded however it ends.
         if (!option('workflows-at') && lateState.status !== 'EXPIRED') throw new Error(`the transfer cancelled after its deadline ended ${lateState.status}`);
         await save(next.client, 'outgoing-transfer-cancelled-after-deadline', workflowIds.outgoingTransfer(late), secrets);
       } finally {

@@ -7,9 +7,9 @@ import type { ScreeningOutcome } from '../../../workflows/incoming-transfer.mess
 import { callsOf, stubWorker, workflowTestEnvironment } from '../../harness/workflow-env';
 
 /**
- * Found by `npm run chaos` (docs/reliability.md): with the network failing a share of calls, an incoming transfer's
- * screening (a few calls to the network per attempt) ran out of its 10 attempts, the workflow failed and the transfer
- * was left undecided at the network. A network that keeps failing must delay an incoming transfer, never end it.
+ * With the network failing a share of calls, a step with an attempt limit (screening makes a few calls to the network
+ * per attempt) would fail the workflow and leave the transfer undecided at the network. A network that keeps failing
+ * must delay an incoming transfer, never end it.
  */
 describe('incoming transfer workflow: a long network outage', () => {
   let env: TestWorkflowEnvironment;

@@ -236,13 +236,13 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     await Worker.runReplayHistory({ workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) }, history);
   });
 
-  it('replays a history in which a poll ran through workflow-task heartbeats past the deadline (12.3)', async () => {
+  it('replays a history in which a poll ran through workflow-task heartbeats past the deadline', async () => {
     // A local activity that outlives 80 % of the workflow task timeout makes the worker heartbeat the task (complete
     // it with no commands and take a new one). When the task before had no commands either (here a repeated webhook),
     // core replays those tasks as one, with the start time of the last: the activation that started the poll reads a
-    // later clock on replay than when it ran. The workflow compared that clock with the deadline, so its replay (a
-    // query once the worker's cache dropped it, a worker restart) cancelled where the run had polled: a nondeterminism
-    // error, and the transfer's status unreadable through the API. Found by `npm run chaos -- --cluster`.
+    // later clock on replay than when it ran. A workflow that compared that clock with the deadline would, on replay
+    // (a query once the worker's cache dropped it, a worker restart), cancel where the run had polled: a nondeterminism
+    // error, and the transfer's status unreadable through the API. The deadline is a timer for this reason.
     const POLL_RUNS_MS = 8000;
     const { worker, taskQueue, calls } = await stubWorker(env, silent({
       fetchOutgoingStatus: async () => {
