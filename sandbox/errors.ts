@@ -21,5 +21,7 @@ export class NetworkError extends Error {
 
 export const unauthorized = (message = 'unauthorized') => new NetworkError(401, 'UnauthorizedError', message);
 export const forbidden = (message: string) => new NetworkError(403, 'UserDIDNotAdminforVASPError', message);
+/** The same refusal where the network's spec documents it, under 400: tx/create, tx/approve, tx/redirect (and tx/validate/full). */
+export const notAdmin = (message: string) => new NetworkError(400, 'UserDIDNotAdminforVASPError', message);
 export const notFound = (message: string) => new NetworkError(404, 'NotFoundError', message);
 export const badRequest = (name: string, message: string) => new NetworkError(400, name, message);

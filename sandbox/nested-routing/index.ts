@@ -20,7 +20,7 @@ import { Access } from '../auth/access';
 import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
 import { simpleVasp } from '../directory/profiles';
-import { badRequest, notFound } from '../errors';
+import { badRequest, notAdmin, notFound } from '../errors';
 import { notSimulated, testRoutesOn } from '../auth/test-routes';
 import { ValidationError } from '../../lib/errors';
 import { putEntries } from '../pii-store/store';
@@ -62,11 +62,11 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
     const actor = actorOf(accessOf(request));
     const row = await transactions.load(ctx.pool, id);
     if (!row) throw notFound(`Transaction ${id} not found`);
-    requireParty(actor, row.body);
+    requireParty(actor, row.body, notAdmin);
     return transactions.applyChange(id, 'redirect', async (tx, client) => {
       const gateway = tx.beneficiaryVASPdid;
       if (!gateway || !actor.vasps.includes(gateway)) {
-        throw badRequest('UserDIDNotAdminforVASPError', `Only the gateway holding transaction ${tx.id} may redirect it`);
+        throw notAdmin(`Only the gateway holding transaction ${tx.id} may redirect it`);
       }
       const child = await client.query<{ name: string }>('select name from vasps where did = $1 and parent_did = $2', [to, gateway]);
       if (!child.rows[0]) throw badRequest('NotabeneTransactionError', `${to} is not a subsidiary of ${gateway}`);

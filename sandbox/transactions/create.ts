@@ -4,7 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
-import { badRequest, forbidden, NetworkError, notFound } from '../errors';
+import { badRequest, NetworkError, notAdmin, notFound } from '../errors';
 import { findOwners, pickOwner } from '../address-book';
 import { customerDidOf } from '../address-book/store';
 import { addOwners, type PiiEntry } from '../pii-store/store';
@@ -33,7 +33,7 @@ export async function createTransaction(core: TransactionCore, access: Access, b
   const originator = req.originatorVASPdid;
   if (!access.exists(originator)) throw notFound(`VASP ${originator} not found`);
   if (!access.vasps().includes(originator)) {
-    throw forbidden(`User ${access.userDid} is not allowed to create transactions for VASP ${originator}`);
+    throw notAdmin(`User ${access.userDid} is not allowed to create transactions for VASP ${originator}`);
   }
   if (access.isGateway(originator)) {
     throw badRequest(

@@ -16,11 +16,14 @@ export const actorOf = (access: Access): Actor => ({ issuerDid: access.userDid, 
 export const invalidStatus = (status: string, action: string) =>
   badRequest('NotabeneTransactionInvalidStatusError', `${status} is not a valid status for action ${action}`);
 
-/** Only the two VASPs of a transaction (and users of their gateways) may read it or act on it. */
-export function requireParty(actor: Actor, tx: Transaction): void {
+/**
+ * Only the two VASPs of a transaction (and users of their gateways) may read it or act on it; `refuse` makes the
+ * refusal (403, or 400 on the routes whose spec documents it so).
+ */
+export function requireParty(actor: Actor, tx: Transaction, refuse: (message: string) => Error = forbidden): void {
   const parties = [tx.originatorVASPdid, tx.beneficiaryVASPdid].filter((d): d is string => !!d);
   if (!parties.some((d) => actor.vasps.includes(d))) {
-    throw forbidden(`Transaction ${tx.id} belongs to other VASPs`);
+    throw refuse(`Transaction ${tx.id} belongs to other VASPs`);
   }
 }
 

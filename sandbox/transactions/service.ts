@@ -7,7 +7,7 @@
  */
 import type { PoolClient } from 'pg';
 import type { Access } from '../auth/access';
-import { forbidden, notFound } from '../errors';
+import { forbidden, notAdmin, notFound } from '../errors';
 import { TransactionCore } from './core';
 import { createTransaction } from './create';
 import { actorOf, invalidStatus, record, requireParty, type Actor } from './history';
@@ -70,11 +70,13 @@ export class TransactionService extends TransactionCore {
       const row = await this.load(client, id, true);
       if (!row) throw notFound(`Transaction ${id} not found`);
       const tx = row.body;
-      requireParty(actor, tx);
+      // The spec documents this refusal for tx/approve only, under 400; the other actions document none.
+      const refuse = action === 'approve' ? notAdmin : forbidden;
+      requireParty(actor, tx, refuse);
       const rule = TRANSITIONS[action];
       const sideVasp = rule.by === 'originator' ? tx.originatorVASPdid : tx.beneficiaryVASPdid;
       if (!sideVasp || !actor.vasps.includes(sideVasp)) {
-        throw forbidden(`Only the ${rule.by} VASP of transaction ${tx.id} may ${action} it`);
+        throw refuse(`Only the ${rule.by} VASP of transaction ${tx.id} may ${action} it`);
       }
       const beneficiaryKnown = !!tx.beneficiaryVASPdid && (await this.vaspName(tx.beneficiaryVASPdid, client)) !== undefined;
       const next = nextStatus(action, tx.status, beneficiaryKnown);

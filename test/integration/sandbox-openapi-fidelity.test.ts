@@ -164,6 +164,8 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
 
     await send('POST /tx/create', 400, { body: createBody({ transactionAmount: undefined }), invalid: true });
     await send('POST /tx/create', 400, { body: createBody({ originatorVASPdid: group.gateway }) });
+    const notAdmin = await send('POST /tx/create', 400, { body: createBody({ originatorVASPdid: group.external }) });
+    expect(notAdmin.err.name).toBe('UserDIDNotAdminforVASPError');
     await send('POST /tx/create', 401, { body: createBody(), as: null });
   });
 
@@ -172,6 +174,10 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
     expect(pending.status).toBe('NEW');
     expect((await send('POST /tx/approve', 200, { query: { id: pending.id } })).status).toBe('WAITING_FOR_INFORMATION');
     await send('POST /tx/approve', 400, { query: { id: pending.id } });
+    // Neither party, and the beneficiary's side: the spec's UserDIDNotAdminforVASPError, under 400.
+    expect((await send('POST /tx/approve', 400, { query: { id: pending.id }, as: group.externalUser })).err.name).toBe('UserDIDNotAdminforVASPError');
+    const toExternal = await create();
+    expect((await send('POST /tx/approve', 400, { query: { id: toExternal.id }, as: group.externalUser })).err.name).toBe('UserDIDNotAdminforVASPError');
     await send('POST /tx/approve', 401, { query: { id: pending.id }, as: null });
     expect((await send('POST /tx/cancel', 200, { body: { id: pending.id, reason: 'fidelity test' } })).status).toBe('CANCELLED');
 

@@ -101,7 +101,7 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
     expect(r.body.err.name).toBe('NotabeneTransactionError');
     expect(r.body.err.message).toMatch(/gateway/);
     const other = await create({ originatorVASPdid: group.external });
-    expect(other.status).toBe(403);
+    expect(other.status).toBe(400);
     expect(other.body.err.name).toBe('UserDIDNotAdminforVASPError');
   });
 
