@@ -61,6 +61,19 @@ export default tseslint.config(
   },
   ...layerRules,
   {
+    // The console runs in the browser, bundled by esbuild with Preact and htm left to index.html's import map: it talks
+    // to the API over HTTP and imports nothing of the server.
+    files: ['client/console/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{
+          regex: '^(?!\\./|preact$|preact/hooks$|htm$)',
+          message: "The console imports only its own modules and what index.html's import map names (preact, preact/hooks, htm).",
+        }],
+      }],
+    },
+  },
+  {
     // One configuration: the environment is read once at start (config/index.ts; the sandbox's own sandbox/config.ts) and
     // the sections are passed in. Scripts, tests and benchmarks set up processes and may read it.
     files: ['**/*.ts'],

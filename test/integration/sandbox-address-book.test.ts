@@ -119,7 +119,7 @@ describe('sandbox: address book', () => {
 
   const postFile = async (url: string, content: string | Uint8Array, opts: { name?: string; field?: string } = {}) => {
     const form = new FormData();
-    form.append(opts.field ?? 'file', new Blob([content], { type: 'text/csv' }), opts.name ?? 'addresses.csv');
+    form.append(opts.field ?? 'file', new Blob([typeof content === 'string' ? content : new Uint8Array(content)], { type: 'text/csv' }), opts.name ?? 'addresses.csv');
     const r = await fetch(url, { method: 'POST', body: form });
     const text = await r.text();
     return { status: r.status, body: (text ? JSON.parse(text) : undefined) as UploadResponse & { err?: { name: string; code: number; message: string } } };

@@ -1,9 +1,10 @@
 /**
- * The compliance console: a single page (client/console/) served at /console, with Preact and htm as ES modules
- * straight from node_modules (no build step, no CDN). Only the files listed here are served, from memory.
+ * The compliance console: a single page (client/console/) served at /console, its TypeScript bundled by esbuild into
+ * one script (app.js), with Preact and htm as ES modules straight from node_modules (no CDN). Only the files listed
+ * here are served, from memory.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -27,6 +28,24 @@ const FILES: Record<string, { path: string; type: string }> = {
   'vendor/htm.mjs': { path: join(require.resolve('htm'), '..', 'htm.mjs'), type: 'text/javascript; charset=utf-8' },
 };
 
+/** The packages the page loads on its own, through the import map in index.html. */
+const VENDOR = ['preact', 'preact/hooks', 'htm'];
+
+/**
+ * The console's one script: client/console/app.ts and the modules it imports, bundled for the browser. `npm run build`
+ * writes it to dist/client/console/app.js; run from source (npm start, the tests) the API bundles it at the first
+ * request instead, so nothing generated lives beside the sources. esbuild is a development dependency: compiled code
+ * never calls this.
+ */
+export async function bundleConsoleScript(entry: string, options: { sourcemap?: boolean } = {}): Promise<Buffer> {
+  const { build } = await import('esbuild');
+  const result = await build({
+    entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', target: 'es2022', external: VENDOR,
+    charset: 'utf8', legalComments: 'none', sourcemap: options.sourcemap ? 'inline' : false, write: false, logLevel: 'silent',
+  });
+  return Buffer.from(result.outputFiles[0]!.contents);
+}
+
 export function consoleRoutes(app: FastifyInstance, deps: { group: GroupConfig; console?: ConsoleSettings; auth?: OperatorAuthConfig }) {
   const cache = new Map<string, Buffer>();
   const file = (name: string) => {
@@ -34,9 +53,20 @@ export function consoleRoutes(app: FastifyInstance, deps: { group: GroupConfig; 
     if (!body) cache.set(name, (body = readFileSync(FILES[name]!.path)));
     return body;
   };
+  // From source the TypeScript is there and app.js is not: bundle it once, with a source map for the browser's tools.
+  const source = join(CONSOLE_DIR, 'app.ts');
+  let script: Promise<Buffer> | undefined;
+  const body = async (name: string) => {
+    if (name !== 'app.js' || !existsSync(source)) return file(name);
+    script ??= bundleConsoleScript(source, { sourcemap: true }).catch((e: unknown) => {
+      script = undefined;
+      throw e;
+    });
+    return script;
+  };
   const serve = (name: string) => async (_request: unknown, reply: import('fastify').FastifyReply) => {
     if (name === 'index.html') reply.header('content-security-policy', pagePolicy());
-    return reply.header('content-type', FILES[name]!.type).header('cache-control', 'no-cache').send(file(name));
+    return reply.header('content-type', FILES[name]!.type).header('cache-control', 'no-cache').send(await body(name));
   };
   // The page runs only its own files and the import map inline in index.html (allowed by its hash), and talks to this
   // API and to the identity provider (discovery and the token exchange of the sign-in).

@@ -1,0 +1,123 @@
+// The session and the one way the console calls the internal API; the API checks every role again on every call.
+
+export const SESSION_KEY = 'tro-console-session';
+
+export interface Session {
+  token: string;
+  name?: string;
+  roles: string[];
+}
+
+export function loadSession(): Session | null {
+  try {
+    const session = JSON.parse(sessionStorage.getItem(SESSION_KEY) || 'null') as Partial<Session> | null;
+    return session?.token && Array.isArray(session.roles) ? (session as Session) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The API's error shape, or the network's for the agent endpoints (/tx/info). */
+export interface ErrorBody {
+  error?: { message?: string; field?: string };
+  err?: { message?: string };
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly body: ErrorBody | undefined;
+  readonly field: string | undefined;
+
+  constructor(status: number, body: ErrorBody | undefined) {
+    super(body?.error?.message || body?.err?.message || `HTTP ${status}`);
+    this.status = status;
+    this.body = body;
+    this.field = body?.error?.field;
+  }
+}
+
+/** Calls the API and answers its JSON; anything but a 2xx throws an ApiError. */
+export async function api<T>(session: { token?: string } | null, method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (session?.token) headers.authorization = `Bearer ${session.token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : {};
+  } catch {
+    parsed = { error: { message: text } };
+  }
+  if (!r.ok) throw new ApiError(r.status, parsed as ErrorBody);
+  return parsed as T;
+}
+
+// What the API allows each role (client/api/auth/roles.ts); the API checks it again on every call.
+const hasRole = (session: Session | null, roles: string[]) => (session?.roles || []).some((r) => roles.includes(r));
+export const canDecide = (session: Session | null) => hasRole(session, ['compliance', 'admin']);
+export const canOperate = (session: Session | null) => hasRole(session, ['operator', 'admin']);
+export const rolesText = (session: Session) => (session.roles.length ? session.roles.join(', ') : 'none');
+
+// ---------------------------------------------------------------------------------------------------------------
+// What the console reads from the API: only the fields it shows.
+
+export interface Page<T> {
+  data: T[];
+  nextCursor?: string | null;
+}
+
+export interface ConsoleConfig {
+  gatewayDid: string | null;
+  subsidiaryDids: string[];
+  temporalUiUrl: string;
+  namespace: string;
+}
+
+export interface ScreeningHits {
+  nameHits?: { matchedName: string; list: string; entNum: number | string; score: number }[];
+  addressHits?: { list: string }[];
+  skipped?: string;
+}
+
+export interface Principal {
+  name?: string;
+}
+
+/** A row of the transfer list (GET /v1/transfers, GET /v1/transfers/list/:workflowId). */
+export interface TransferRow {
+  id: string;
+  workflowId: string;
+  direction: 'incoming' | 'outgoing';
+  status: string;
+  phase?: string | null;
+  version?: number;
+  final?: boolean;
+  needsReview?: boolean;
+  needsRouting?: boolean;
+  escalated?: boolean;
+  /** Left out for roles that may not read screening hits. */
+  hits?: ScreeningHits | null;
+  deadlineAt?: string | null;
+  createdAt?: string;
+  counterpartyDid?: string | null;
+  subsidiaryDid?: string | null;
+  amount?: string | number | null;
+  asset?: string | null;
+  transactionId?: string | null;
+  reference?: string | null;
+  decision?: { decision: string; actor: string; principal?: Principal; at: string; reason?: string } | null;
+}
+
+/** A step of a transfer's history: incoming transfers have events with details, outgoing ones statuses. */
+export interface HistoryEntry {
+  at: string;
+  event?: string;
+  status?: string;
+  source?: string;
+  detail?: { subsidiaryDid?: string; actor?: string; principal?: Principal; reason?: string; [key: string]: unknown };
+}
+
+export interface TransferDetails {
+  history: HistoryEntry[];
+}
