@@ -5,7 +5,7 @@ import type { Logger } from '../../lib/logger';
 import { findOwners } from '../address-book';
 import { registerOne } from '../address-book/store';
 import { getVaspSettings } from '../directory/profiles';
-import { holdDeliveries, releaseDeliveries } from '../webhooks/holds';
+import { holdDeliveries, releaseDeliveries } from '../webhooks/store';
 import { OPERATOR_DID } from '../operator';
 import { type TransactionEvent, type TransactionService } from '../transactions';
 import { lookupAsset } from '../transactions/model';

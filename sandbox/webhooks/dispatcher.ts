@@ -14,6 +14,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '../../lib/logger';
 import { webhookHeaders } from '../../lib/webhook-signature';
 import type { Faults } from '../faults';
+import { finishDelivery, leaseDueDeliveries, postponeDelivery, recordFailedAttempt, type DueDelivery as Due } from './store';
 
 export interface DispatcherOptions {
   pollMs: number;
@@ -34,16 +35,6 @@ export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = {
 };
 
 const LEASE_SECONDS = 60;
-
-interface Due {
-  id: string;
-  message_id: string;
-  vasp_did: string;
-  body: string;
-  attempts: number;
-  url: string | null;
-  secret: string | null;
-}
 
 export const retryable = (status: number) => status === 408 || status === 429 || status >= 500;
 
@@ -69,19 +60,7 @@ export class WebhookDispatcher {
 
   /** One round: claim what is due and attempt it. */
   async tick(): Promise<void> {
-    const { rows } = await this.pool.query<Due>(
-      `with due as (
-         select id from webhook_deliveries d
-          where state = 'pending' and next_attempt_at <= now()
-            and not exists (select 1 from webhook_holds h where h.transaction_id = d.transaction_id and h.vasp_did = d.vasp_did)
-          order by next_attempt_at, id limit $1 for update skip locked)
-       update webhook_deliveries d set next_attempt_at = now() + make_interval(secs => $2)
-         from due where d.id = due.id
-       returning d.id, d.message_id, d.vasp_did, d.body, d.attempts,
-         (select url from webhooks w where w.vasp_did = d.vasp_did) as url,
-         (select secret from webhooks w where w.vasp_did = d.vasp_did) as secret`,
-      [this.opts.batch, LEASE_SECONDS],
-    );
+    const rows = await leaseDueDeliveries(this.pool, this.opts.batch, LEASE_SECONDS);
     await Promise.all(rows.map((row) => (this.heldBack(row) ? undefined : this.attempt(row))));
   }
 
@@ -95,7 +74,7 @@ export class WebhookDispatcher {
     if (this.considered.size > 100_000) this.considered.clear();
     const delay = this.faults.webhookDelayMs();
     if (delay <= 0) return false;
-    void this.pool.query('update webhook_deliveries set next_attempt_at = now() + make_interval(secs => $2) where id = $1', [row.id, delay / 1000])
+    void postponeDelivery(this.pool, row.id, delay / 1000)
       .catch((e: unknown) => this.logger.warn({ err: e }, 'could not hold back a webhook delivery'));
     return true;
   }
@@ -120,11 +99,7 @@ export class WebhookDispatcher {
       await this.finish(row.id, 'failed', status, error ?? `HTTP ${status}`, attempts);
     } else {
       const delay = Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** (attempts - 1));
-      await this.pool.query(
-        `update webhook_deliveries set attempts = $2, last_status = $3, last_error = $4,
-           next_attempt_at = now() + make_interval(secs => $5) where id = $1`,
-        [row.id, attempts, status, error ?? `HTTP ${status}`, delay / 1000],
-      );
+      await recordFailedAttempt(this.pool, row.id, attempts, status!, error ?? `HTTP ${status}`, delay / 1000);
     }
   }
 
@@ -141,10 +116,6 @@ export class WebhookDispatcher {
   }
 
   private async finish(id: string, state: string, status: number | null, error: string | null, attempts?: number): Promise<void> {
-    await this.pool.query(
-      `update webhook_deliveries set state = $2, last_status = $3, last_error = $4, attempts = coalesce($5, attempts),
-         finished_at = now() where id = $1`,
-      [id, state, status, error, attempts ?? null],
-    );
+    await finishDelivery(this.pool, id, state, status, error, attempts ?? null);
   }
 }

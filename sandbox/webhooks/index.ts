@@ -13,7 +13,6 @@
  * event, transactionId, state, attempts, lastStatus, lastError, createdAt, finishedAt}]}`.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Pool } from 'pg';
 import { Type } from 'typebox';
 import { Did, documented, Uuid } from '../openapi';
 import { generateWebhookSecret } from '../../lib/webhook-signature';
@@ -26,6 +25,7 @@ import { transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
 import { DEFAULT_DISPATCHER_OPTIONS, WebhookDispatcher, type DispatcherOptions } from './dispatcher';
 import { enqueueTransactionUpdated } from './outbox';
+import { deleteWebhook, readDeliveries, upsertWebhook, webhookUrl } from './store';
 
 export { envelope, webhookTransaction, TRANSACTION_UPDATED, ENVELOPE_VERSION } from './outbox';
 export { WebhookDispatcher, DEFAULT_DISPATCHER_OPTIONS, type DispatcherOptions } from './dispatcher';
@@ -69,42 +69,24 @@ export function webhookRoutes(api: FastifyInstance, ctx: SandboxContext): void {
     const url = parseUrl(body.url);
     if (body.rotateSecret !== undefined && typeof body.rotateSecret !== 'boolean') throw invalid('rotateSecret: must be a boolean');
     const rotate = body.rotateSecret === true;
-    const { rows } = await ctx.pool.query<{ url: string; secret: string }>(
-      `insert into webhooks (vasp_did, url, secret) values ($1, $2, $3)
-       on conflict (vasp_did) do update set url = excluded.url, updated_at = now(),
-         secret = case when $4 then excluded.secret else webhooks.secret end
-       returning url, secret`,
-      [vaspDID, url, generateWebhookSecret(), rotate],
-    );
-    return { vaspDID, url: rows[0]!.url, secret: rows[0]!.secret };
+    const saved = await upsertWebhook(ctx.pool, vaspDID, url, generateWebhookSecret(), rotate);
+    return { vaspDID, url: saved.url, secret: saved.secret };
   });
 
   api.get('/webhook', documented({ querystring: VaspQuery }), async (request) => {
     const vaspDID = requireActFor(accessOf(request), (request.query as Record<string, unknown>).vaspDID);
-    const { rows } = await ctx.pool.query<{ url: string }>('select url from webhooks where vasp_did = $1', [vaspDID]);
-    if (!rows[0]) throw notFound(`No webhook is set for VASP ${vaspDID}`);
-    return { vaspDID, url: rows[0].url };
+    const url = await webhookUrl(ctx.pool, vaspDID);
+    if (url === undefined) throw notFound(`No webhook is set for VASP ${vaspDID}`);
+    return { vaspDID, url };
   });
 
   api.delete('/webhook', documented({ body: Type.Object({ vaspDID: Type.Optional(Did) }), querystring: Type.Object({ vaspDID: Type.Optional(Did) }), description: 'vaspDID in the body or the query' }), async (request) => {
     const body = objectBody(request.body);
     const vaspDID = requireActFor(accessOf(request), body.vaspDID ?? (request.query as Record<string, unknown>).vaspDID);
-    const { rowCount } = await ctx.pool.query('delete from webhooks where vasp_did = $1', [vaspDID]);
-    return rowCount ? { isDeleted: true, message: 'Webhook deleted' } : { isDeleted: false, message: 'No webhook was set' };
+    return (await deleteWebhook(ctx.pool, vaspDID)) ? { isDeleted: true, message: 'Webhook deleted' } : { isDeleted: false, message: 'No webhook was set' };
   });
 }
 
-export async function readDeliveries(pool: Pool, vaspDid: string | undefined, transactionId: string | undefined) {
-  const { rows } = await pool.query(
-    `select message_id as "messageId", vasp_did as "vaspDID", event, transaction_id as "transactionId", state, attempts,
-            last_status as "lastStatus", last_error as "lastError", created_at as "createdAt", finished_at as "finishedAt"
-       from webhook_deliveries
-      where ($1::text is null or vasp_did = $1) and ($2::uuid is null or transaction_id = $2)
-      order by id limit 1000`,
-    [vaspDid ?? null, transactionId ?? null],
-  );
-  return rows;
-}
 
 /** The delivery loop (started and stopped with the server) and the sandbox's window onto the outbox. */
 export async function webhookPublicRoutes(app: FastifyInstance, ctx: SandboxContext, opts: Partial<DispatcherOptions> = {}): Promise<void> {

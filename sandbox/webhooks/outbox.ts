@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { NOT_YET_SENT_NETWORK_STATUSES } from '../../lib/network-status';
+import { queueDelivery, subscribersOf } from './store';
 import type { Transaction, TransactionEvent } from '../transactions';
 
 export const TRANSACTION_UPDATED = 'notification.transactionUpdated';
@@ -32,18 +33,10 @@ export async function enqueueTransactionUpdated(client: PoolClient, event: Trans
   const parties = [tx.originatorVASPdid];
   const beneficiarySees = !NOT_YET_SENT.has(tx.status) || (previousStatus !== null && !NOT_YET_SENT.has(previousStatus));
   if (tx.beneficiaryVASPdid && beneficiarySees) parties.push(tx.beneficiaryVASPdid);
-  const { rows } = await client.query<{ vasp_did: string }>(
-    `select w.vasp_did from webhooks w
-      where w.vasp_did = any($1)
-         or w.vasp_did in (select parent_did from vasps where did = any($1) and parent_did is not null)`,
-    [parties],
-  );
-  if (rows.length === 0) return;
+  const subscribers = await subscribersOf(client, parties);
+  if (subscribers.length === 0) return;
   const body = envelope(tx);
-  for (const { vasp_did } of rows) {
-    await client.query(
-      `insert into webhook_deliveries (message_id, vasp_did, event, transaction_id, body) values ($1, $2, $3, $4, $5)`,
-      [`msg_${randomUUID().replace(/-/g, '')}`, vasp_did, TRANSACTION_UPDATED, tx.id, body],
-    );
+  for (const vaspDid of subscribers) {
+    await queueDelivery(client, { messageId: `msg_${randomUUID().replace(/-/g, '')}`, vaspDid, event: TRANSACTION_UPDATED, transactionId: tx.id, body });
   }
 }
