@@ -5,7 +5,7 @@
 import type { Pool } from 'pg';
 import type { GroupConfig } from '../lib/group';
 import type { LocalDidKey } from '../lib/crypto';
-import { BoundedCache } from '../lib/crypto/bounded-cache';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../lib/logger';
 import { keyWrapperFromConfig, type Keystore, type KeyWrapper } from '../keys';
 import { TransferStore } from './store';
@@ -21,10 +21,19 @@ export interface TransferContext {
   config: TransferConfig;
   group: GroupConfig;
   logger: Logger;
-  /** Directory answers reused for `config.directoryCacheMs`. */
-  cache: BoundedCache<string, { at: number; value: string | undefined }>;
+  /** Directory answers (none is kept as `value: undefined`) reused for `config.directoryCacheMs`. */
+  cache: LRUCache<string, { value: string | undefined }>;
   /** The VASPs' active keys for encrypting, reused for `config.directoryCacheMs` (see activeKey). */
-  activeKeys: BoundedCache<string, { at: number; key: LocalDidKey | undefined }>;
+  activeKeys: LRUCache<string, LocalDidKey>;
+}
+
+/**
+ * The context's caches: bounded (least recently used out first) since the counterparties come and go, and each entry
+ * forgotten `directoryCacheMs` after it was stored. With 0, nothing is stored (see cached and activeKey).
+ */
+export function directoryCaches(directoryCacheMs: number): Pick<TransferContext, 'cache' | 'activeKeys'> {
+  const ttl = Math.ceil(directoryCacheMs);
+  return { cache: new LRUCache({ max: 4096, ttl }), activeKeys: new LRUCache({ max: 256, ttl }) };
 }
 
 export interface TransferContextDeps {
@@ -47,8 +56,7 @@ export function createTransferContext(deps: TransferContextDeps): TransferContex
     config: deps.config,
     group: deps.group,
     logger: deps.logger,
-    cache: new BoundedCache(4096),
-    activeKeys: new BoundedCache(256),
+    ...directoryCaches(deps.config.directoryCacheMs),
   };
 }
 
@@ -80,11 +88,10 @@ export function openTransferContext(deps: {
 
 /** A directory answer from the context's cache, or loaded (and kept for `directoryCacheMs`). */
 export async function cached(ctx: TransferContext, key: string, load: () => Promise<string | undefined>): Promise<string | undefined> {
-  const now = Date.now();
   const hit = ctx.cache.get(key);
-  if (hit && now - hit.at < ctx.config.directoryCacheMs) return hit.value;
+  if (hit) return hit.value;
   const value = await load();
-  if (ctx.config.directoryCacheMs > 0) ctx.cache.set(key, { at: now, value });
+  if (ctx.config.directoryCacheMs > 0) ctx.cache.set(key, { value });
   return value;
 }
 
@@ -93,10 +100,10 @@ export async function cached(ctx: TransferContext, key: string, load: () => Prom
  * previous key still decrypts, so data written meanwhile stays readable). Loading it unseals the key from the keystore.
  */
 export async function activeKey(ctx: TransferContext, vaspDid: string): Promise<LocalDidKey | undefined> {
-  const now = Date.now();
   const hit = ctx.activeKeys.get(vaspDid);
-  if (hit && hit.key && now - hit.at < ctx.config.directoryCacheMs) return hit.key;
+  if (hit) return hit;
   const key = await ctx.keystore.loadActiveKey(vaspDid);
-  if (ctx.config.directoryCacheMs > 0) ctx.activeKeys.set(vaspDid, { at: now, key });
+  // A VASP without a key is asked again next time.
+  if (key && ctx.config.directoryCacheMs > 0) ctx.activeKeys.set(vaspDid, key);
   return key;
 }

@@ -9,7 +9,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { BoundedCache } from './bounded-cache';
+import { LRUCache } from 'lru-cache';
 import { jweKidFromX25519, parseDidKey, x25519SecretFromSeed } from './did-key-identifier';
 import { seedOfDidKeyRecord } from './didkey';
 import { x25519, x25519PrivateKeyObject, x25519PublicKeyObject } from './x25519';
@@ -22,7 +22,8 @@ export interface RemoteDidKey {
   readonly publicKey: KeyObject;
 }
 
-const REMOTE_KEYS = new BoundedCache<string, RemoteDidKey>(4096);
+// Bounded, least recently used first out, because the set of counterparties is open-ended.
+const REMOTE_KEYS = new LRUCache<string, RemoteDidKey>({ max: 4096 });
 
 /** Parses (or finds in the cache) a public did:key. Throws ValidationError naming `field` when it is not usable. */
 export function remoteDidKey(did: string, field = 'did'): RemoteDidKey {
@@ -45,7 +46,7 @@ export class LocalDidKey {
   readonly x25519PublicKey: Uint8Array;
   readonly #privateKey: KeyObject;
   /** zS per remote kid. Bounded because the set of counterparties is open-ended. */
-  readonly #staticSecrets = new BoundedCache<string, Buffer>(4096);
+  readonly #staticSecrets = new LRUCache<string, Buffer>({ max: 4096 });
 
   /** Only `LocalDidKey.from` builds these, after validating the record. */
   private constructor(
@@ -64,7 +65,12 @@ export class LocalDidKey {
 
   /** X25519 between this key and another static key, cached. */
   staticSecretWith(remote: RemoteDidKey): Buffer {
-    return this.#staticSecrets.getOrCreate(remote.kid, () => x25519(this.#privateKey, remote.publicKey));
+    let secret = this.#staticSecrets.get(remote.kid);
+    if (!secret) {
+      secret = x25519(this.#privateKey, remote.publicKey);
+      this.#staticSecrets.set(remote.kid, secret);
+    }
+    return secret;
   }
 
   /** Keeps the private key out of logs and JSON dumps. */
@@ -90,7 +96,7 @@ export class LocalDidKey {
   }
 }
 
-const LOCAL_KEYS = new BoundedCache<string, { source: string; key: LocalDidKey }>(256);
+const LOCAL_KEYS = new LRUCache<string, { source: string; key: LocalDidKey }>({ max: 256 });
 
 /** See `LocalDidKey.from`. */
 export function localDidKey(record: unknown, field = 'didKey'): LocalDidKey {
