@@ -32,7 +32,8 @@ const DEMO_CONSOLE_CLIENT_ID = 'travel-rule-console';
  * demo VASP group, one demonstration workflow, then the URLs. Each process logs to `.data/logs/<name>.log`; Ctrl-C
  * stops everything this script started, and a second start reuses `.data/`.
  *
- * `npm run start:cluster` (`--cluster`): the same, but Temporal is the real server on PostgreSQL (its own databases,
+ * `npm run start:cluster` (`--cluster`): the same, in a data directory of its own (`.data/cluster/` unless DATA_DIR is
+ * set), but Temporal is the real server on PostgreSQL (its own databases,
  * migrated at every start), with the Temporal UI server beside it and `WORKER_PROCESSES` workers (2 by default).
  * `--all-in-one`: the API and a worker run as one process (workers/all-in-one.ts), which starts transfers eagerly.
  */
@@ -88,6 +89,26 @@ async function assertFree(variable: string, host: string, port: number, alternat
   if (await portInUse(host, port)) {
     throw new ConfigError(variable, `port ${port} is already in use`, `Stop the process using it${alternative ? `, ${alternative}` : ` or set ${variable} to a free port`}`);
   }
+}
+
+/**
+ * Every port this start listens on, checked before anything is built or created, so that a second clone started
+ * beside a running one stops at once, naming the variable to set. (Each clone's databases and data are its own:
+ * scripts/installation.ts.)
+ */
+async function assertPortsFree(config: PlatformConfig): Promise<void> {
+  for (const [name, port] of [['PORT', config.apiPort], ['SANDBOX_PORT', config.sandboxPort]] as const) await assertFree(name, '127.0.0.1', port);
+  if (clusterMode) {
+    for (const [key, port] of Object.entries(loadClusterConfig().ports)) {
+      await assertFree(key === 'frontend' ? 'TEMPORAL_ADDRESS' : `the Temporal ${key} port`, '127.0.0.1', port, 'or move them all with TEMPORAL_ADDRESS\'s port (the others are offsets from it)');
+    }
+  } else if (!process.env.TEMPORAL_ADDRESS || process.env.START_TEMPORAL === '1') {
+    const [host, portText] = config.temporal.address.split(':');
+    await assertFree('TEMPORAL_ADDRESS', host!, Number(portText), 'or set TEMPORAL_ADDRESS to a free port with START_TEMPORAL=1 (without it, npm start uses the server there, with its namespace and task queue)');
+  } else {
+    return;
+  }
+  await assertFree('TEMPORAL_UI_PORT', '127.0.0.1', config.temporal.uiPort);
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
@@ -166,13 +187,13 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
   if (urls.ui) say(`  Temporal UI    ${urls.ui}/namespaces/${config.temporal.namespace}/workflows`);
   if (urls.sandbox) say(`  Sandbox        ${urls.sandbox}`);
   say('');
-  say('Demo VASP group (also in .data/demo.json):');
+  say(`Demo VASP group (also in ${config.dataDir}/demo.json):`);
   say(`  gateway       ${group.gateway.name.padEnd(20)} ${group.gateway.did}`);
   for (const s of group.subsidiaries) say(`  subsidiary    ${s.name.padEnd(20)} ${s.did}`);
   say(`  counterparty  ${group.external.name.padEnd(20)} ${group.external.did}`);
   say('');
   const kind = creds.admin.kind === 'oidc' ? `access tokens of the sandbox's identity provider, valid until ${creds.admin.expiresAt}` : 'API keys';
-  say(`Development credentials (${kind}; also in .data/demo.json under operators), as Authorization: Bearer <token>:`);
+  say(`Development credentials (${kind}; also in ${config.dataDir}/demo.json under operators), as Authorization: Bearer <token>:`);
   for (const role of ROLES) say(`  ${role.padEnd(11)} ${creds[role].name.padEnd(17)} ${creds[role].token}`);
   say('');
   if (creds.admin.kind === 'oidc') {
@@ -247,13 +268,16 @@ async function shutdown(code: number): Promise<never> {
 }
 
 async function main() {
+  // Cluster mode is an installation of its own (data directory, databases, codec key, demo group): switching modes in
+  // one clone must not show one mode's transfers in the other, whose Temporal does not hold their workflows.
+  if (clusterMode) process.env.DATA_DIR ||= '.data/cluster';
   const config = loadConfig();
   const dataDir = resolve(root, config.dataDir);
   const logDir = resolve(dataDir, 'logs');
   mkdirSync(logDir, { recursive: true });
   loadCodecKeyring(config.codecKeys, dataDir); // creates the development key on first start
 
-  for (const [name, port] of [['PORT', config.apiPort], ['SANDBOX_PORT', config.sandboxPort]] as const) await assertFree(name, '127.0.0.1', port);
+  await assertPortsFree(config);
 
   if (clusterMode) build();
   database = await resolveDatabaseServer({ databaseUrl: config.databaseUrl, dataDir, log: say });
@@ -276,7 +300,7 @@ async function main() {
   group.seed.vasps = group.seed.vasps.map((v) => (v.did === group.external.did ? { ...v, simulated: true } : v));
   writeFileSync(seedFile, JSON.stringify(group.seed, null, 2), { mode: 0o600 });
   readSeedFile(seedFile);
-  say(`Demo group: ${created ? 'created' : 'reused'} .data/demo.json`);
+  say(`Demo group: ${created ? 'created' : 'reused'} ${config.dataDir}/demo.json`);
 
   const common: Record<string, string> = {
     DATABASE_URL: databaseUrl,
