@@ -139,8 +139,10 @@ describe('transfers through two workers under the network quota', () => {
   describe('with the group budget above the quota', () => {
     let run: Running;
     beforeAll(async () => {
-      // A third of the quota above: how fast the transfers' calls come depends on the machine, and a 429 must happen
-      // whatever it is.
+      // A third of the quota above. The transfers make 45-50 calls with the gateway's credential (6 tx/create,
+      // 6 pii/put, 8 pii/get, 4 each of tx/redirect, tx/confirm and tx/accept, 14-16 tx/info polls); at most 31-33 of
+      // them fall in one 3 s window at a load of 4 on 2 cores, 23-25 at a load of 10. A quota of 30 would be crossed
+      // or not by the machine's load; 10 is crossed at any pace.
       run = await startGroup({ enabled: true, limit: 6000, windowMs: 300_000, burst: 300, reserve: 150, maxWaitMs: 8000, lockoutMs: 2000 }, { ...QUOTA, limit: 10 });
     });
     afterAll(async () => run?.close());
