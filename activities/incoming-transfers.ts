@@ -1,19 +1,16 @@
 import type { Pool } from 'pg';
 import { recordAuditEntry, type AuditEntry } from '../audit/store';
 import { activityIdempotencyKey } from './context';
-import { findRegistryOwner } from '../address-book/store/registry-owner';
 import type { NetworkClient } from '../network/client';
-import { postTransferOutcome } from '../lib/transfer-callback';
-import { recordRoutedAddress } from '../incoming/routing';
+import { findAddressOwner, recordRoutedAddress, reportIncomingOutcome } from '../incoming/routing';
 import { screenIncomingTransfer, type ScreeningDeps } from '../screening/screen-transfer';
 import {
   acceptIncoming,
   confirmIncoming,
   declineIncoming,
-  incomingTx,
+  incomingTransaction,
   redirectIncoming,
   rejectIncoming,
-  summary,
   type IncomingTxSummary,
 } from '../incoming/transaction';
 import { listUnansweredIncoming, type UnansweredIncomingQuery } from '../incoming/sweep';
@@ -33,12 +30,11 @@ export function incomingActivities(deps: IncomingDeps) {
   return {
     /** `poll`: the wait's fallback for lost webhooks, low priority in the group's network budget. */
     async getIncomingTransaction(transactionId: string, how?: { poll?: boolean }): Promise<IncomingTxSummary> {
-      return summary(await incomingTx(how?.poll ? deps.network.at('low') : deps.network, transactionId));
+      return incomingTransaction(deps.network, transactionId, how);
     },
 
     async findAddressOwner(input: { asset: string; address: string; subsidiaryDids: string[] }): Promise<string | null> {
-      if (!input.address) return null;
-      return (await findRegistryOwner(deps.pool, input.address, input.subsidiaryDids)) ?? null;
+      return findAddressOwner(deps.pool, input);
     },
 
     async redirectIncomingTransaction(input: { transactionId: string; to: string }): Promise<IncomingTxSummary> {
@@ -78,8 +74,7 @@ export function incomingActivities(deps: IncomingDeps) {
 
     /** Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person. */
     async reportIncomingOutcome(input: { transactionId: string; outcome: string; networkStatus: string; subsidiaryDid: string | null }): Promise<void> {
-      if (!deps.callbackUrl) return;
-      await postTransferOutcome(deps.callbackUrl, { direction: 'incoming', ...input });
+      await reportIncomingOutcome(deps.callbackUrl, input);
     },
   };
 }

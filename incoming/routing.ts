@@ -2,6 +2,8 @@ import type { Pool } from 'pg';
 import { checkEntry } from '../address-book/entry';
 import { ConflictError } from '../lib/errors';
 import { upsertEntries } from '../address-book/store/registry';
+import { findRegistryOwner } from '../address-book/store/registry-owner';
+import { postTransferOutcome } from '../lib/transfer-callback';
 
 /**
  * A person routed a transfer nobody owned, and the network registers the address to that subsidiary when it is
@@ -24,4 +26,19 @@ export async function recordRoutedAddress(
     if (e instanceof ConflictError) return 'skipped';
     throw e;
   }
+}
+
+/** The subsidiary whose registry holds the transfer's destination address; null when none does (or there is no address). */
+export async function findAddressOwner(pool: Pool, input: { address: string; subsidiaryDids: string[] }): Promise<string | null> {
+  if (!input.address) return null;
+  return (await findRegistryOwner(pool, input.address, input.subsidiaryDids)) ?? null;
+}
+
+/** Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person; nothing without one. */
+export async function reportIncomingOutcome(
+  callbackUrl: string | undefined,
+  input: { transactionId: string; outcome: string; networkStatus: string; subsidiaryDid: string | null },
+): Promise<void> {
+  if (!callbackUrl) return;
+  await postTransferOutcome(callbackUrl, { direction: 'incoming', ...input });
 }

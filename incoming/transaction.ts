@@ -55,6 +55,11 @@ export const summary = (tx: IncomingNetworkTx): IncomingTxSummary => ({
 
 export const incomingTx = (network: NetworkClient, id: string) => txInfo<IncomingNetworkTx>(network, id);
 
+/** The transaction as the workflow sees it; `poll` (the wait's fallback for lost webhooks) is low priority in the budget. */
+export async function incomingTransaction(network: NetworkClient, transactionId: string, how?: { poll?: boolean }): Promise<IncomingTxSummary> {
+  return summary(await incomingTx(how?.poll ? network.at('low') : network, transactionId));
+}
+
 /** Hands the transaction to a subsidiary, unless it is already addressed to it. */
 export async function redirectIncoming(network: NetworkClient, transactionId: string, to: string): Promise<IncomingTxSummary> {
   const current = await incomingTx(network, transactionId);

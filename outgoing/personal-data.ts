@@ -54,13 +54,6 @@ export async function storePii(
   return ctx.store.setPii(id, { tree, mode: pending.mode, recipients: pending.recipients });
 }
 
-/** How many values a stored `pii` tree holds (its leaves). */
-export function countLeaves(tree: unknown): number {
-  if (Array.isArray(tree)) return tree.reduce((n: number, v) => n + countLeaves(v), 0);
-  if (tree && typeof tree === 'object') return Object.values(tree).reduce((n: number, v) => n + countLeaves(v), 0);
-  return typeof tree === 'string' ? 1 : 0;
-}
-
 /**
  * Decrypts the transaction's `pii` with the keys of `vaspDid` (or, without it, of whichever party's keys are held
  * here) and puts the record into `ivms101`. Without usable keys the transaction is returned as it is, as the agent does

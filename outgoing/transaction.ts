@@ -2,7 +2,7 @@
  * The network's transaction of an outgoing transfer: created once (the transfer id is its `transactionRef`), read
  * back, withdrawn when the counterparty does not answer in time, and the final status reported to the internal systems.
  */
-import { FINAL_NETWORK_STATUSES } from '../lib/network-status';
+import { FINAL_NETWORK_STATUSES, networkUpdatedAtOf } from '../lib/network-status';
 import type { StoredPii } from './store';
 import { toNetworkError } from '../network/client';
 import { txCancel, txCreate, txInfo, type NetworkTransaction } from '../network/transactions';
@@ -119,21 +119,59 @@ export async function sendTransfer(ctx: TransferContext, id: string, given?: Tra
   return { plan, tx: await createTransaction(ctx, id, request, plan, pii) };
 }
 
+/** What the send step tells the workflow: the plan it followed, the transaction, and the list entry it wrote (if any). */
+export interface SentTransfer {
+  plan: TransferPlan;
+  created: CreatedTransaction;
+  view?: TransferViewUpdate;
+}
+
 /**
- * Writes the console's list entry for a transaction just created (outgoingViewAfterSend), as part of the send step.
- * The entry it wrote, or undefined when the write failed (logged: the workflow then writes it by itself).
+ * The workflow's send step: sendTransfer, then the console's list entry for the created transaction
+ * (outgoingViewAfterSend of `view`, the workflow's entry before the step). The entry is answered only when it was
+ * written: after a failed write (logged) the workflow writes it by itself.
  */
-export async function recordSent(
-  ctx: TransferContext, before: TransferViewUpdate, plan: TransferPlan, created: CreatedTransaction,
-): Promise<TransferViewUpdate | undefined> {
-  const update = outgoingViewAfterSend(before, plan, created, FINAL_NETWORK_STATUSES.has(created.status));
+export async function sendOutgoingTransfer(
+  ctx: TransferContext, input: { id: string; plan?: TransferPlan; view?: TransferViewUpdate },
+): Promise<SentTransfer> {
+  const { plan, tx } = await sendTransfer(ctx, input.id, input.plan);
+  const created = createdFrom(tx);
+  if (!input.view) return { plan, created };
+  const update = outgoingViewAfterSend(input.view, plan, created, FINAL_NETWORK_STATUSES.has(created.status));
+  return { plan, created, view: (await writeListEntry(ctx, update)) ? update : undefined };
+}
+
+/**
+ * The workflow's last step: the console's list entry for the final state (a failed write is logged and answered, not
+ * thrown: the workflow writes it again), then the report to TRANSFER_CALLBACK_URL (a failure throws, to be retried).
+ */
+export async function finishOutgoingTransfer(
+  ctx: TransferContext, input: { view?: TransferViewUpdate; report?: TransferReport },
+): Promise<{ viewWritten: boolean; delivered: boolean }> {
+  const viewWritten = input.view ? await writeListEntry(ctx, input.view) : false;
+  return { viewWritten, delivered: input.report ? await reportTransferStatus(ctx, input.report) : false };
+}
+
+/** The transaction's current status, the fallback when webhooks are lost: a poll, so low priority in the budget. */
+export async function outgoingStatus(ctx: TransferContext, transactionId: string): Promise<{ status: string; updatedAt?: string }> {
+  const tx = await transactionInfo({ ...ctx, network: ctx.network.at('low') }, transactionId);
+  return { status: tx.status ?? 'UNKNOWN', updatedAt: networkUpdatedAtOf(tx) };
+}
+
+/** Writes a console list entry; false (logged) when the write failed. */
+async function writeListEntry(ctx: TransferContext, update: TransferViewUpdate): Promise<boolean> {
   try {
     await writeTransferViewUpdate(ctx.pool, update);
-    return update;
+    return true;
   } catch (e) {
     ctx.logger.warn({ id: update.id, error: (e as Error).message }, 'the console transfer list could not be updated');
-    return undefined;
+    return false;
   }
+}
+
+/** What the workflow keeps of the network's answer. */
+function createdFrom(tx: NetworkTransaction): CreatedTransaction {
+  return { id: tx.id, status: tx.status ?? 'NEW', transactionType: tx.transactionType, beneficiaryVaspDid: tx.beneficiaryVASPdid, transaction: tx };
 }
 
 /** The whole flow without Temporal (the benchmark's baseline): plan, encrypt and store, create. */
