@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
 import { Type } from 'typebox';
 import { Did, documented, Uuid } from '../openapi';
+import { withTransaction } from '../../db/transaction';
 import { createDidKeyRecord } from '../../lib/crypto';
 import type { SandboxContext } from '../context';
 import { addFieldValues, simpleVasp } from '../directory/profiles';
@@ -56,20 +57,12 @@ function parseMap(value: unknown, field: string): Record<string, Behaviour> {
  * one for data already encrypted to it. Nothing happens for a VASP that is not simulated here.
  */
 export async function rotateSimulatedKey(pool: Pool, vaspDid: string): Promise<boolean> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
+  return withTransaction(pool, async (client) => {
     const key = createDidKeyRecord();
     const rotated = await replaceKey(client, vaspDid, key.did, key.keys[0].privateKeyHex);
     if (rotated) await addFieldValues(client, vaspDid, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID);
-    await client.query('commit');
     return rotated;
-  } catch (e) {
-    await client.query('rollback').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
@@ -85,9 +78,7 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
   /** Creates or updates the simulated VASP; a new one gets a did:key, published as its pii_didkey. */
   async function configure(vaspDID: string, patch: { default?: Behaviour; behaviours?: Record<string, Behaviour>; publishKey?: boolean }) {
     if (!DID.test(vaspDID)) throw invalid('vaspDID: must be a DID');
-    const client = await ctx.pool.connect();
-    try {
-      await client.query('begin');
+    return withTransaction(ctx.pool, async (client) => {
       const simulated = await vaspSimulatedForShare(client, vaspDID);
       if (simulated === undefined) throw notFound(`VASP ${vaspDID} not found`);
       if (!simulated) throw notSimulated('vaspDID', vaspDID);
@@ -106,15 +97,8 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
       if (published !== row.did_key && (published === null || published === undefined || patch.publishKey === true)) {
         await addFieldValues(client, vaspDID, [{ fieldName: 'pii_didkey', values: [{ value: row.did_key }] }], OPERATOR_DID);
       }
-      const answer = await view(vaspDID, row, client);
-      await client.query('commit');
-      return answer;
-    } catch (e) {
-      await client.query('rollback').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+      return view(vaspDID, row, client);
+    });
   }
 
   await app.register(async (scope) => {

@@ -10,6 +10,7 @@ import type { Pool, PoolClient } from 'pg';
 import { createDidKeyRecord, Keyring, parseDidKey, toPublicDidKeyRecord, type PublicDidKeyRecord } from '../../lib/crypto';
 import { aesGcmOpen, aesGcmSeal } from '../../lib/crypto/key-wrapper';
 import { serviceSecret } from '../auth/store';
+import { activeEscrowDid, insertActiveEscrowKey, retireActiveEscrowKey, sealedEscrowKeys } from './store';
 
 const SECRET_NAME = 'escrow-sealing-key';
 
@@ -31,14 +32,11 @@ export class EscrowKeys {
 
   /** The VASP's active escrow key (public part), created on first use. */
   async current(vaspDid: string): Promise<PublicDidKeyRecord> {
-    const { rows } = await this.pool.query<{ did_key: string }>(
-      `select did_key from escrow_keys where vasp_did = $1 and state = 'active'`,
-      [vaspDid],
-    );
-    if (rows[0]) return publicRecordOfDid(rows[0].did_key);
+    const active = await activeEscrowDid(this.pool, vaspDid);
+    if (active) return publicRecordOfDid(active);
     return this.withLock(vaspDid, async (client) => {
-      const again = await client.query<{ did_key: string }>(`select did_key from escrow_keys where vasp_did = $1 and state = 'active'`, [vaspDid]);
-      if (again.rows[0]) return publicRecordOfDid(again.rows[0].did_key);
+      const again = await activeEscrowDid(client, vaspDid);
+      if (again) return publicRecordOfDid(again);
       return this.insertActive(client, vaspDid);
     });
   }
@@ -46,17 +44,14 @@ export class EscrowKeys {
   /** Replaces the active escrow key with a new one; the old one is retired, not deleted. */
   async rotate(vaspDid: string): Promise<PublicDidKeyRecord> {
     return this.withLock(vaspDid, async (client) => {
-      await client.query(`update escrow_keys set state = 'retired', retired_at = now() where vasp_did = $1 and state = 'active'`, [vaspDid]);
+      await retireActiveEscrowKey(client, vaspDid);
       return this.insertActive(client, vaspDid);
     });
   }
 
   /** Every escrow key of the VASP, for decryption by the service (hosted and hybrid modes, later parts). */
   async keyring(vaspDid: string): Promise<Keyring | undefined> {
-    const { rows } = await this.pool.query<{ did_key: string; sealed_seed: Buffer }>(
-      'select did_key, sealed_seed from escrow_keys where vasp_did = $1 order by id',
-      [vaspDid],
-    );
+    const rows = await sealedEscrowKeys(this.pool, vaspDid);
     if (rows.length === 0) return undefined;
     return Keyring.from(
       rows.map((row) => {
@@ -75,9 +70,7 @@ export class EscrowKeys {
     const record = createDidKeyRecord(seed);
     const sealed = aesGcmSeal(this.sealingKey, seed, context(vaspDid, record.did));
     seed.fill(0);
-    await client.query(`insert into escrow_keys (vasp_did, did_key, state, sealed_seed) values ($1, $2, 'active', $3)`, [
-      vaspDid, record.did, sealed,
-    ]);
+    await insertActiveEscrowKey(client, vaspDid, record.did, sealed);
     return toPublicDidKeyRecord(record);
   }
 
