@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
+import { withTransaction } from '../db/transaction';
 import { ConfigError, ValidationError } from '../lib/errors';
 import { assertValid } from '../lib/validation';
+import { replaceUserRoles, upsertApiClient, upsertOperatorApp, upsertOperatorClient, upsertUser } from './auth/store';
+import { upsertVasp } from './directory/store';
 
 const Did = Type.String({ pattern: '^did:[a-z0-9]+:.+$' });
 
@@ -101,59 +104,22 @@ export const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
 /** Upserts the seed: applying it twice, or after a restart, leaves the same state. */
 export async function applySeed(pool: Pool, seed: Seed): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
+  await withTransaction(pool, async (client) => {
     // Gateways first, so subsidiaries' foreign keys resolve.
     const ordered = [...seed.vasps].sort((a, b) => Number(!!a.parentDid) - Number(!!b.parentDid));
     for (const v of ordered) {
-      await client.query(
-        `insert into vasps (did, name, parent_did, simulated) values ($1, $2, $3, $4)
-         on conflict (did) do update set name = excluded.name, parent_did = excluded.parent_did, simulated = excluded.simulated`,
-        [v.did, v.name, v.parentDid ?? null, v.simulated === true],
-      );
+      await upsertVasp(client, { did: v.did, name: v.name, parentDid: v.parentDid ?? null, simulated: v.simulated === true });
     }
     for (const u of seed.users) {
-      await client.query(
-        `insert into users (did, name, email, role, job_title) values ($1, $2, $3, $4, $5)
-         on conflict (did) do update set name = excluded.name, email = excluded.email, role = excluded.role,
-           job_title = excluded.job_title`,
-        [u.did, u.name, u.email, u.role ?? 'admin', u.jobTitle ?? ''],
-      );
-      await client.query('delete from user_roles where user_did = $1', [u.did]);
-      for (const r of u.roles) {
-        await client.query('insert into user_roles (user_did, vasp_did, permissions) values ($1, $2, $3)', [
-          u.did, r.vaspDID, r.permissions,
-        ]);
-      }
-      for (const c of u.credentials) {
-        await client.query(
-          `insert into api_clients (client_id, secret_sha256, user_did) values ($1, $2, $3)
-           on conflict (client_id) do update set secret_sha256 = excluded.secret_sha256, user_did = excluded.user_did`,
-          [c.clientId, sha256(c.clientSecret), u.did],
-        );
-      }
+      await upsertUser(client, { did: u.did, name: u.name, email: u.email, role: u.role ?? 'admin', jobTitle: u.jobTitle ?? '' });
+      await replaceUserRoles(client, u.did, u.roles);
+      for (const c of u.credentials) await upsertApiClient(client, c.clientId, sha256(c.clientSecret), u.did);
     }
     for (const o of seed.operators ?? []) {
-      await client.query(
-        `insert into operator_clients (client_id, secret_sha256, subject, name, email, roles) values ($1, $2, $3, $4, $5, $6)
-         on conflict (client_id) do update set secret_sha256 = excluded.secret_sha256, subject = excluded.subject,
-           name = excluded.name, email = excluded.email, roles = excluded.roles`,
-        [o.clientId, sha256(o.clientSecret), o.subject ?? o.clientId, o.name, o.email ?? null, o.roles],
-      );
+      await upsertOperatorClient(client, {
+        clientId: o.clientId, secretSha256: sha256(o.clientSecret), subject: o.subject ?? o.clientId, name: o.name, email: o.email ?? null, roles: o.roles,
+      });
     }
-    for (const a of seed.operatorApps ?? []) {
-      await client.query(
-        `insert into operator_apps (client_id, redirect_uris) values ($1, $2)
-         on conflict (client_id) do update set redirect_uris = excluded.redirect_uris`,
-        [a.clientId, a.redirectUris],
-      );
-    }
-    await client.query('commit');
-  } catch (e) {
-    await client.query('rollback');
-    throw e;
-  } finally {
-    client.release();
-  }
+    for (const a of seed.operatorApps ?? []) await upsertOperatorApp(client, a.clientId, a.redirectUris);
+  });
 }

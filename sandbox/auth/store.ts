@@ -1,5 +1,5 @@
 /** The SQL of the sandbox's authentication: users and their roles, API clients, operators, apps and service secrets. */
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 
 /**
  * A secret the sandbox generates once and keeps in its schema (signing keys and the like): `fresh` is stored when the
@@ -22,6 +22,57 @@ export async function readAccessRows(pool: Pool, userDid: string): Promise<{
   );
   const vasps = await pool.query<{ did: string; parent_did: string | null }>('select did, parent_did from vasps');
   return { roles: roles.rows, vasps: vasps.rows };
+}
+
+/** The first (by DID) of the users acting for the VASP: whom a simulated VASP acts as. */
+export async function firstUserOf(pool: Pool, vaspDid: string): Promise<string | undefined> {
+  const { rows } = await pool.query<{ user_did: string }>('select user_did from user_roles where vasp_did = $1 order by user_did limit 1', [vaspDid]);
+  return rows[0]?.user_did;
+}
+
+/** The seed's writes: each adds the row or replaces what the seed says of it. */
+export async function upsertUser(client: PoolClient, u: { did: string; name: string; email: string; role: string; jobTitle: string }): Promise<void> {
+  await client.query(
+    `insert into users (did, name, email, role, job_title) values ($1, $2, $3, $4, $5)
+     on conflict (did) do update set name = excluded.name, email = excluded.email, role = excluded.role,
+       job_title = excluded.job_title`,
+    [u.did, u.name, u.email, u.role, u.jobTitle],
+  );
+}
+
+export async function replaceUserRoles(client: PoolClient, userDid: string, roles: readonly { vaspDID: string; permissions: string[] }[]): Promise<void> {
+  await client.query('delete from user_roles where user_did = $1', [userDid]);
+  for (const r of roles) {
+    await client.query('insert into user_roles (user_did, vasp_did, permissions) values ($1, $2, $3)', [userDid, r.vaspDID, r.permissions]);
+  }
+}
+
+export async function upsertApiClient(client: PoolClient, clientId: string, secretSha256: Buffer, userDid: string): Promise<void> {
+  await client.query(
+    `insert into api_clients (client_id, secret_sha256, user_did) values ($1, $2, $3)
+     on conflict (client_id) do update set secret_sha256 = excluded.secret_sha256, user_did = excluded.user_did`,
+    [clientId, secretSha256, userDid],
+  );
+}
+
+export async function upsertOperatorClient(
+  client: PoolClient,
+  o: { clientId: string; secretSha256: Buffer; subject: string; name: string; email: string | null; roles: string[] },
+): Promise<void> {
+  await client.query(
+    `insert into operator_clients (client_id, secret_sha256, subject, name, email, roles) values ($1, $2, $3, $4, $5, $6)
+     on conflict (client_id) do update set secret_sha256 = excluded.secret_sha256, subject = excluded.subject,
+       name = excluded.name, email = excluded.email, roles = excluded.roles`,
+    [o.clientId, o.secretSha256, o.subject, o.name, o.email, o.roles],
+  );
+}
+
+export async function upsertOperatorApp(client: PoolClient, clientId: string, redirectUris: string[]): Promise<void> {
+  await client.query(
+    `insert into operator_apps (client_id, redirect_uris) values ($1, $2)
+     on conflict (client_id) do update set redirect_uris = excluded.redirect_uris`,
+    [clientId, redirectUris],
+  );
 }
 
 export interface UserRow {

@@ -23,6 +23,48 @@ export async function vaspRow(db: Db, did: string): Promise<VaspRow | undefined>
   return rows[0];
 }
 
+/** Adds the VASP to the directory, or changes its name, gateway and simulated mark (the seed's part of a VASP). */
+export async function upsertVasp(db: Db, v: { did: string; name: string; parentDid: string | null; simulated: boolean }): Promise<void> {
+  await db.query(
+    `insert into vasps (did, name, parent_did, simulated) values ($1, $2, $3, $4)
+     on conflict (did) do update set name = excluded.name, parent_did = excluded.parent_did, simulated = excluded.simulated`,
+    [v.did, v.name, v.parentDid, v.simulated],
+  );
+}
+
+export async function vaspExists(db: Db, did: string): Promise<boolean> {
+  return ((await db.query('select 1 from vasps where did = $1', [did])).rowCount ?? 0) > 0;
+}
+
+export async function vaspName(db: Db, did: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ name: string }>('select name from vasps where did = $1', [did]);
+  return rows[0]?.name;
+}
+
+/** Whether the seed marks the VASP simulated (undefined: no such VASP). */
+export async function vaspSimulated(db: Db, did: string): Promise<boolean | undefined> {
+  const { rows } = await db.query<{ simulated: boolean }>('select simulated from vasps where did = $1', [did]);
+  return rows[0]?.simulated;
+}
+
+/** The VASP's gateway; null for a VASP without one and for an unknown VASP. */
+export async function gatewayOf(db: Db, did: string): Promise<string | null> {
+  const { rows } = await db.query<{ parent_did: string | null }>('select parent_did from vasps where did = $1', [did]);
+  return rows[0]?.parent_did ?? null;
+}
+
+/** The gateway's subsidiaries, oldest first. */
+export async function subsidiariesOf(db: Db, gateway: string): Promise<string[]> {
+  const { rows } = await db.query<{ did: string }>('select did from vasps where parent_did = $1 order by created_at, did', [gateway]);
+  return rows.map((r) => r.did);
+}
+
+/** The name of `did` when it is a subsidiary of `gateway` (undefined otherwise). */
+export async function subsidiaryName(db: Db, did: string, gateway: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ name: string }>('select name from vasps where did = $1 and parent_did = $2', [did, gateway]);
+  return rows[0]?.name;
+}
+
 export interface ValueRow {
   vasp_did: string;
   field_name: string;

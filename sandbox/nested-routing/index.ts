@@ -22,12 +22,16 @@ import type { SandboxContext } from '../context';
 import { simpleVasp } from '../directory/profiles';
 import { badRequest, notAdmin, notFound } from '../errors';
 import { notSimulated, testRoutesOn } from '../auth/test-routes';
+import { firstUserOf, serviceSecret } from '../auth/store';
+import { readSim } from '../counterparties/store';
+import { subsidiaryName, vaspSimulated } from '../directory/store';
 import { ValidationError } from '../../lib/errors';
 import { putEntries } from '../pii-store/store';
 import { actorOf, requireParty, transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
 import { invalidStatus } from '../transactions/service';
 import { NestedRouter } from './router';
+import { deleteAddressQueryWebhook, upsertAddressQueryWebhook } from './store';
 
 export { NestedRouter } from './router';
 
@@ -68,11 +72,11 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
       if (!gateway || !actor.vasps.includes(gateway)) {
         throw notAdmin(`Only the gateway holding transaction ${tx.id} may redirect it`);
       }
-      const child = await client.query<{ name: string }>('select name from vasps where did = $1 and parent_did = $2', [to, gateway]);
-      if (!child.rows[0]) throw badRequest('NotabeneTransactionError', `${to} is not a subsidiary of ${gateway}`);
+      const childName = await subsidiaryName(client, to, gateway);
+      if (childName === undefined) throw badRequest('NotabeneTransactionError', `${to} is not a subsidiary of ${gateway}`);
       if (tx.status !== 'SENT') throw invalidStatus(tx.status, 'redirect');
       tx.beneficiaryVASPdid = to;
-      tx.beneficiaryVASPname = child.rows[0].name;
+      tx.beneficiaryVASPname = childName;
       return { issuerDid: actor.issuerDid, actionData: `to ${to}` };
     });
   });
@@ -91,19 +95,15 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
     const params = body.params === undefined ? '?' : String(body.params);
     if (!PARAMS.test(params)) throw badRequest('ValidationError', `params: must match ${PARAMS.source} (use "?" for none)`);
     const secret = randomBytes(24).toString('base64url');
-    await ctx.pool.query(
-      `insert into address_query_webhooks (vasp_did, url, params, secret) values ($1, $2, $3, $4)
-       on conflict (vasp_did) do update set url = excluded.url, params = excluded.params, secret = excluded.secret, created_at = now()`,
-      [vaspDID, url.toString(), params, secret],
-    );
+    await upsertAddressQueryWebhook(ctx.pool, vaspDID, { url: url.toString(), params, secret });
     return { secret };
   });
 
   api.delete('/integrations/:vaspDID/address-query-webhook', documented({ params: VaspParams }), async (request) => {
     const { vaspDID } = request.params as { vaspDID: string };
     accessOf(request).require(vaspDID, 'manage');
-    const { rowCount } = await ctx.pool.query('delete from address_query_webhooks where vasp_did = $1', [vaspDID]);
-    return { isDeleted: !!rowCount, message: rowCount ? 'Address query webhook deleted' : 'No address query webhook was registered' };
+    const deleted = await deleteAddressQueryWebhook(ctx.pool, vaspDID);
+    return { isDeleted: deleted, message: deleted ? 'Address query webhook deleted' : 'No address query webhook was registered' };
   });
 
   api.post('/auth/customerToken', documented({ body: CustomerTokenBody }), async (request) => {
@@ -127,9 +127,7 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
 }
 
 async function customerTokenKey(ctx: SandboxContext): Promise<Uint8Array> {
-  await ctx.pool.query(`insert into service_secrets (name, value) values ('customer-token-key', $1) on conflict (name) do nothing`, [randomBytes(32)]);
-  const { rows } = await ctx.pool.query<{ value: Buffer }>(`select value from service_secrets where name = 'customer-token-key'`);
-  return new Uint8Array(rows[0]!.value);
+  return new Uint8Array(await serviceSecret(ctx.pool, 'customer-token-key', randomBytes(32)));
 }
 
 /**
@@ -150,16 +148,12 @@ export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: Sandb
     const to = body.beneficiaryVASPdid;
     if (typeof from !== 'string' || !DID.test(from)) throw badRequest('ValidationError', 'originatorVASPdid: is required (a simulated counterparty VASP)');
     if (typeof to !== 'string' || !DID.test(to)) throw badRequest('ValidationError', 'beneficiaryVASPdid: is required');
-    const vasp = await ctx.pool.query<{ simulated: boolean }>('select simulated from vasps where did = $1', [from]);
-    if (vasp.rows[0] && !vasp.rows[0].simulated) throw notSimulated('originatorVASPdid', from);
-    const sim = await ctx.pool.query<{ did_key: string; private_key_hex: string }>(
-      'select did_key, private_key_hex from sim_counterparties where vasp_did = $1',
-      [from],
-    );
-    if (!sim.rows[0]) throw badRequest('ValidationError', `originatorVASPdid: ${from} is not a simulated counterparty (PUT /sandbox/counterparties/${from} first)`);
-    const user = await ctx.pool.query<{ user_did: string }>('select user_did from user_roles where vasp_did = $1 order by user_did limit 1', [from]);
-    if (!user.rows[0]) throw badRequest('ValidationError', `originatorVASPdid: ${from} has no user to act as`);
-    const sender = recordFromPrivateKeyHex(sim.rows[0].private_key_hex, sim.rows[0].did_key, 'simulation key');
+    if ((await vaspSimulated(ctx.pool, from)) === false) throw notSimulated('originatorVASPdid', from);
+    const sim = await readSim(ctx.pool, from);
+    if (!sim) throw badRequest('ValidationError', `originatorVASPdid: ${from} is not a simulated counterparty (PUT /sandbox/counterparties/${from} first)`);
+    const user = await firstUserOf(ctx.pool, from);
+    if (!user) throw badRequest('ValidationError', `originatorVASPdid: ${from} has no user to act as`);
+    const sender = recordFromPrivateKeyHex(sim.private_key_hex, sim.did_key, 'simulation key');
     const recipientKey = (await simpleVasp(ctx.pool, to, ['pii_didkey']))?.pii_didkey;
     const record = Object.fromEntries(['originator', 'beneficiary'].filter((k) => body[k] !== undefined).map((k) => [k, body[k]]));
     // Without a published key the sender encrypts for itself only, as the agent does.
@@ -173,6 +167,6 @@ export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: Sandb
     }
     const stored = await putEntries(ctx.pool, from, to, entries);
     const { originator: _o, beneficiary: _b, ...rest } = body;
-    return transactions.create(await Access.load(ctx.pool, user.rows[0].user_did), { ...rest, pii: unflattenIvms101(stored) });
+    return transactions.create(await Access.load(ctx.pool, user), { ...rest, pii: unflattenIvms101(stored) });
   });
 }

@@ -5,10 +5,12 @@ import type { Logger } from '../../lib/logger';
 import { findOwners } from '../address-book';
 import { registerOne } from '../address-book/store';
 import { getVaspSettings } from '../directory/profiles';
+import { gatewayOf, subsidiariesOf, vaspName } from '../directory/store';
 import { holdDeliveries, releaseDeliveries } from '../webhooks/store';
 import { OPERATOR_DID } from '../operator';
 import { type TransactionEvent, type TransactionService } from '../transactions';
 import { lookupAsset } from '../transactions/model';
+import { addressQueryWebhook, claimDueRoutingTask, finishRoutingTask, queueRoutingTask, retryRoutingTask } from './store';
 
 /**
  * Nested-VASP routing, as the network describes it. A message whose beneficiary is a gateway is resolved, in order:
@@ -21,12 +23,6 @@ import { lookupAsset } from '../transactions/model';
  * subsidiary registers its destination address to that subsidiary, so the next message to it is redirected at step 1.
  */
 export const ADDRESS_WEBHOOK_TIMEOUT_MS = 2000;
-
-const childrenOf = async (db: Pool | PoolClient, gateway: string) =>
-  (await db.query<{ did: string }>('select did from vasps where parent_did = $1 order by created_at, did', [gateway])).rows.map((r) => r.did);
-
-const parentOf = async (db: Pool | PoolClient, did: string) =>
-  (await db.query<{ parent_did: string | null }>('select parent_did from vasps where did = $1', [did])).rows[0]?.parent_did ?? null;
 
 /** The asset a lookup of the transaction's destination matches, as tx/create looks it up (transactions/model.ts). */
 const assetText = (a: unknown) => (typeof a === 'string' ? lookupAsset(a) : '');
@@ -48,16 +44,13 @@ export class NestedRouter {
     const { tx, change } = event;
     const beneficiary = tx.beneficiaryVASPdid;
     if (!beneficiary) return;
-    if ((change === 'create' || change === 'update') && tx.status === 'SENT' && (await childrenOf(client, beneficiary)).length > 0) {
-      const task = await client.query(
-        `insert into routing_tasks (transaction_id, gateway_did) values ($1, $2) on conflict (transaction_id) do nothing`,
-        [tx.id, beneficiary],
-      );
+    if ((change === 'create' || change === 'update') && tx.status === 'SENT' && (await subsidiariesOf(client, beneficiary)).length > 0) {
+      const queued = await queueRoutingTask(client, tx.id, beneficiary);
       // The notification webhook is the gateway's last resort: hold what the gateway is told
       // about this message until the automatic paths have had their turn; release() lets it go.
-      if (task.rowCount) await holdDeliveries(client, tx.id, beneficiary);
+      if (queued) await holdDeliveries(client, tx.id, beneficiary);
     }
-    if (change === 'confirm' && tx.status === 'ACK' && (await parentOf(client, beneficiary))) {
+    if (change === 'confirm' && tx.status === 'ACK' && (await gatewayOf(client, beneficiary))) {
       const destination = tx.transactionBlockchainInfo?.destination;
       if (destination) {
         await registerOne(client, beneficiary, { asset: assetText(tx.transactionAsset), address: destination, customerRef: `confirmed:${tx.id}` });
@@ -76,25 +69,17 @@ export class NestedRouter {
   /** Resolves due tasks one at a time; a task that fails (a database hiccup) is retried with backoff. */
   async drain(): Promise<void> {
     for (;;) {
-      const { rows } = await this.pool.query<{ transaction_id: string; gateway_did: string; attempts: number }>(
-        `update routing_tasks set attempts = attempts + 1, next_at = now() + interval '30 seconds', updated_at = now()
-          where transaction_id = (select transaction_id from routing_tasks where state = 'pending' and next_at <= now()
-                                  order by next_at limit 1 for update skip locked)
-          returning transaction_id, gateway_did, attempts`,
-      );
-      const task = rows[0];
+      const task = await claimDueRoutingTask(this.pool);
       if (!task || this.loop.isStopped) return;
       try {
         const outcome = await this.route(task.transaction_id, task.gateway_did);
-        await this.pool.query(`update routing_tasks set state = 'done', outcome = $2, updated_at = now() where transaction_id = $1`, [task.transaction_id, outcome]);
+        await finishRoutingTask(this.pool, task.transaction_id, outcome);
         await this.release(task.transaction_id);
       } catch (e) {
         // Routing could not finish now: the gateway's notification webhook must not wait for it.
         await this.release(task.transaction_id);
         const delay = Math.min(2 ** task.attempts, 300);
-        await this.pool.query(`update routing_tasks set next_at = now() + make_interval(secs => $2), outcome = $3 where transaction_id = $1`, [
-          task.transaction_id, delay, `error: ${(e as Error).message.slice(0, 200)}`,
-        ]);
+        await retryRoutingTask(this.pool, task.transaction_id, delay, `error: ${(e as Error).message.slice(0, 200)}`);
       }
     }
   }
@@ -110,7 +95,7 @@ export class NestedRouter {
     if (!tx || tx.beneficiaryVASPdid !== gateway || tx.status !== 'SENT') return 'nothing to do';
     const settings = await getVaspSettings(this.pool, gateway);
     if (!settings.autoredirect) return 'left at the gateway: autoredirect is off';
-    const children = await childrenOf(this.pool, gateway);
+    const children = await subsidiariesOf(this.pool, gateway);
     const asset = assetText(tx.transactionAsset);
     const destination = tx.transactionBlockchainInfo?.destination ?? '';
 
@@ -125,11 +110,7 @@ export class NestedRouter {
 
   /** Calls a subsidiary's address webhook: `GET <url><params>&asset=&address=`, signed; anything but `{owns: true}` is no. */
   private async asksOwns(vaspDid: string, asset: string, address: string): Promise<boolean> {
-    const { rows } = await this.pool.query<{ url: string; params: string; secret: string }>(
-      'select url, params, secret from address_query_webhooks where vasp_did = $1',
-      [vaspDid],
-    );
-    const hook = rows[0];
+    const hook = await addressQueryWebhook(this.pool, vaspDid);
     if (!hook) return false;
     const query = new URLSearchParams(hook.params.replace(/^\?/, ''));
     query.set('asset', asset);
@@ -154,8 +135,8 @@ export class NestedRouter {
     await this.transactions.applyChange(id, 'redirect', async (tx, client) => {
       if (tx.beneficiaryVASPdid !== gateway || tx.status !== 'SENT') return undefined;
       tx.beneficiaryVASPdid = to;
-      const { rows } = await client.query<{ name: string }>('select name from vasps where did = $1', [to]);
-      if (rows[0]) tx.beneficiaryVASPname = rows[0].name;
+      const name = await vaspName(client, to);
+      if (name !== undefined) tx.beneficiaryVASPname = name;
       return { issuerDid: OPERATOR_DID, actionData: `automatic (${why}): to ${to}` };
     });
     if (autoconfirm) {

@@ -12,6 +12,7 @@ import type { Pool } from 'pg';
 import { encryptPiiValue, piiRecipients, remoteDidKey, type Keyring } from '../../lib/crypto';
 import { CryptoError } from '../../lib/errors';
 import { decryptIvms101, flattenIvms101 } from '../../lib/ivms101';
+import { vaspExists } from '../directory/store';
 import { EscrowKeys } from '../escrow/escrow-keys';
 import type { HostedCrypto } from '../transactions/service';
 import type { PiiEntry } from './store';
@@ -26,7 +27,7 @@ export class HostedKeys implements HostedCrypto {
   }
 
   private async inDirectory(did: string): Promise<boolean> {
-    return ((await this.pool.query('select 1 from vasps where did = $1', [did])).rowCount ?? 0) > 0;
+    return vaspExists(this.pool, did);
   }
 
   async encrypt(originatorVasp: string, beneficiaryVasp: string | undefined, record: Record<string, unknown>): Promise<PiiEntry[]> {
