@@ -6,9 +6,11 @@ import type { Pool, PoolClient } from 'pg';
 import { withTransaction } from '../../db/transaction';
 import type { Logger } from '../../lib/logger';
 import { getVaspSettings } from '../directory/profiles';
+import { gatewayOf, vaspName } from '../directory/store';
 import type { PiiEntry } from '../pii-store/store';
 import type { Transaction } from './model';
 import type { TransactionStatus } from './states';
+import { loadTransaction, saveTransaction, type TransactionRow } from './store';
 
 export interface TransactionEvent {
   tx: Transaction;
@@ -28,10 +30,7 @@ export interface HostedCrypto {
   decrypt(vaspDids: readonly string[], entries: readonly PiiEntry[]): Promise<Record<string, unknown>>;
 }
 
-export interface Row {
-  body: Transaction;
-  pii_mode: 'none' | 'client' | 'hosted';
-}
+export type Row = TransactionRow;
 
 export class TransactionCore {
   private readonly listeners: TransactionListener[] = [];
@@ -47,26 +46,20 @@ export class TransactionCore {
   }
 
   async load(db: Pool | PoolClient, id: string, forUpdate = false): Promise<Row | undefined> {
-    const { rows } = await db.query<Row>(`select body, pii_mode from transactions where id = $1${forUpdate ? ' for update' : ''}`, [id]);
-    return rows[0];
+    return loadTransaction(db, id, forUpdate);
   }
 
   async save(client: PoolClient, tx: Transaction, piiMode: Row['pii_mode']): Promise<void> {
-    await client.query(
-      `update transactions set status = $2, beneficiary_vasp_did = $3, body = $4, pii_mode = $5, updated_at = $6 where id = $1`,
-      [tx.id, tx.status, tx.beneficiaryVASPdid ?? null, tx, piiMode, tx.updatedAt],
-    );
+    await saveTransaction(client, tx, piiMode);
   }
 
   /** Automatic confirmation follows the `autoconfirm` setting, which a gateway holds for its subsidiaries. */
   async autoconfirm(beneficiary: string): Promise<boolean> {
-    const { rows } = await this.pool.query<{ parent_did: string | null }>('select parent_did from vasps where did = $1', [beneficiary]);
-    return (await getVaspSettings(this.pool, rows[0]?.parent_did ?? beneficiary)).autoconfirm;
+    return (await getVaspSettings(this.pool, (await gatewayOf(this.pool, beneficiary)) ?? beneficiary)).autoconfirm;
   }
 
   async vaspName(did: string, db: Pool | PoolClient = this.pool): Promise<string | undefined> {
-    const { rows } = await db.query<{ name: string }>('select name from vasps where did = $1', [did]);
-    return rows[0]?.name;
+    return vaspName(db, did);
   }
 
   async emit(client: PoolClient, event: TransactionEvent): Promise<void> {

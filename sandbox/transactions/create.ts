@@ -14,6 +14,9 @@ import { record } from './history';
 import { assetDecimals } from './assets';
 import { lookupAsset, parseCreateRequest, requestHash, type Transaction } from './model';
 import { checkCids, cidLeaves, hostedEncrypt, storeHosted } from './personal-data';
+import {
+  claimTransactionRef, completeTransactionRefClaim, insertTransaction, readTransactionRefClaim, releaseTransactionRefClaim,
+} from './store';
 
 const STALE_CLAIM_SECONDS = 60;
 
@@ -51,10 +54,7 @@ export async function createTransaction(core: TransactionCore, access: Access, b
     return await doCreate(core, access, req);
   } catch (e) {
     if (req.transactionRef !== undefined) {
-      await core.pool
-        .query('delete from transaction_ref_claims where originator_vasp_did = $1 and transaction_ref = $2 and transaction_id is null', [
-          originator, req.transactionRef,
-        ])
+      await releaseTransactionRefClaim(core.pool, originator, req.transactionRef)
         .catch((err: unknown) => core.logger.warn({ err }, 'could not release a transactionRef claim'));
     }
     throw e;
@@ -67,27 +67,16 @@ export async function createTransaction(core: TransactionCore, access: Access, b
  * another request holds the claim; returns undefined when this request now owns it.
  */
 async function claimRef(core: TransactionCore, originator: string, ref: string, hash: string): Promise<Transaction | undefined> {
-  const claimed = await core.pool.query(
-    `insert into transaction_ref_claims (originator_vasp_did, transaction_ref, request_hash) values ($1, $2, $4)
-     on conflict (originator_vasp_did, transaction_ref) do update set claimed_at = now(), request_hash = excluded.request_hash
-       where transaction_ref_claims.transaction_id is null
-         and transaction_ref_claims.claimed_at < now() - make_interval(secs => $3)
-     returning 1`,
-    [originator, ref, STALE_CLAIM_SECONDS, hash],
-  );
-  if (claimed.rowCount) return undefined;
-  const { rows } = await core.pool.query<{ transaction_id: string | null; request_hash: string | null }>(
-    'select transaction_id, request_hash from transaction_ref_claims where originator_vasp_did = $1 and transaction_ref = $2',
-    [originator, ref],
-  );
-  if (rows[0]?.request_hash && rows[0].request_hash !== hash) {
+  if (await claimTransactionRef(core.pool, originator, ref, hash, STALE_CLAIM_SECONDS)) return undefined;
+  const claim = await readTransactionRefClaim(core.pool, originator, ref);
+  if (claim?.request_hash && claim.request_hash !== hash) {
     throw new NetworkError(
       422,
       'NotabeneTransactionValidationError',
       `transactionRef: ${ref} was already used for a transaction with different fields; a retry must repeat the same request, a new transaction needs a new transactionRef`,
     );
   }
-  const id = rows[0]?.transaction_id;
+  const id = claim?.transaction_id;
   if (id) {
     const row = await core.load(core.pool, id);
     if (row) return row.body;
@@ -171,18 +160,10 @@ async function doCreate(core: TransactionCore, access: Access, req: ReturnType<t
       pii = await storeHosted(client, originator, beneficiary, hostedEntries);
       tx.pii = pii;
     }
-    await client.query(
-      `insert into transactions (id, transaction_ref, originator_vasp_did, beneficiary_vasp_did, status, transaction_asset,
-         transaction_amount, pii_mode, body, created_at, updated_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-      [tx.id, req.transactionRef ?? null, originator, beneficiary ?? null, tx.status, req.assetText, req.transactionAmount, piiMode, tx, now],
-    );
-    if (req.transactionRef !== undefined) {
-      await client.query(
-        'update transaction_ref_claims set transaction_id = $3 where originator_vasp_did = $1 and transaction_ref = $2',
-        [originator, req.transactionRef, tx.id],
-      );
-    }
+    await insertTransaction(client, tx, {
+      transactionRef: req.transactionRef, originator, beneficiary, asset: req.assetText, amount: req.transactionAmount, piiMode, createdAt: now,
+    });
+    if (req.transactionRef !== undefined) await completeTransactionRefClaim(client, originator, req.transactionRef, tx.id);
     if (pii && beneficiary) await addOwners(client, cidLeaves(pii), originator, beneficiary);
     await core.emit(client, { tx, previousStatus: null, change: 'create' });
     return tx;

@@ -2,8 +2,9 @@
 import type { Pool } from 'pg';
 import type { Access } from '../auth/access';
 import { forbidden, notFound } from '../errors';
-import { validationError, type Transaction } from './model';
+import { validationError } from './model';
 import { isStatus } from './states';
+import { isTransactionSort, listTransactionRows, TRANSACTION_SORTS } from './store';
 
 export async function listTransactions(pool: Pool, access: Access, query: Record<string, unknown>) {
   const one = (name: string): string | undefined => {
@@ -33,42 +34,15 @@ export async function listTransactions(pool: Pool, access: Access, query: Record
   const bad = statuses.find((s) => !isStatus(s));
   if (bad) throw validationError(`status: ${bad} is not a transaction status`);
   const direction = one('txDirection');
-  if (direction !== undefined && !['incoming', 'outgoing', 'internal'].includes(direction)) {
+  if (direction !== undefined && direction !== 'incoming' && direction !== 'outgoing' && direction !== 'internal') {
     throw validationError('txDirection: must be incoming, outgoing or internal');
   }
   const sort = one('sort') ?? 'createdAt:DESC';
-  const SORTS: Record<string, string> = {
-    'createdAt:ASC': 'created_at asc', 'createdAt:DESC': 'created_at desc', 'updatedAt:ASC': 'updated_at asc',
-    'updatedAt:DESC': 'updated_at desc', 'transactionAmount:ASC': 'transaction_amount asc', 'transactionAmount:DESC': 'transaction_amount desc',
-  };
-  // Own keys only: `constructor` or `__proto__` would find Object's and put a function's text into the SQL.
-  if (!Object.hasOwn(SORTS, sort)) throw validationError(`sort: must be one of ${Object.keys(SORTS).join(', ')}`);
+  if (!isTransactionSort(sort)) throw validationError(`sort: must be one of ${TRANSACTION_SORTS.join(', ')}`);
+  const transactionRef = one('transactionRef');
+  const transactionAsset = one('transactionAsset');
 
-  const params: unknown[] = [vaspDid];
-  const where = [
-    direction === 'incoming' ? 'beneficiary_vasp_did = $1'
-      : direction === 'outgoing' ? 'originator_vasp_did = $1'
-        : direction === 'internal' ? '(originator_vasp_did = $1 and beneficiary_vasp_did = $1)'
-          : '(originator_vasp_did = $1 or beneficiary_vasp_did = $1)',
-  ];
-  if (statuses.length) {
-    params.push(statuses);
-    where.push(`status = any($${params.length})`);
-  }
-  for (const [name, column] of [['transactionRef', 'transaction_ref'], ['transactionAsset', 'transaction_asset']] as const) {
-    const v = one(name);
-    if (v !== undefined) {
-      params.push(v);
-      where.push(`${column} = $${params.length}`);
-    }
-  }
-  const filter = where.join(' and ');
-  const total = (await pool.query<{ n: number }>(`select count(*)::int as n from transactions where ${filter}`, params)).rows[0]!.n;
-  params.push(perPage, page * perPage);
-  const { rows } = await pool.query<{ body: Transaction }>(
-    `select body from transactions where ${filter} order by ${SORTS[sort]}, id limit $${params.length - 1} offset $${params.length}`,
-    params,
-  );
+  const { rows, total } = await listTransactionRows(pool, { vaspDid, direction, statuses, transactionRef, transactionAsset, sort, page, perPage });
   // TransactionResolved: the Transaction without pii.
   const transactions = rows.map(({ body }) => {
     const { pii: _pii, ...rest } = body;
