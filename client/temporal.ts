@@ -9,3 +9,8 @@ export async function createTemporalClient(config: PlatformConfig, keyring: Code
   const connection = await connectTemporal(Connection, config.temporal);
   return new Client({ connection, namespace: config.temporal.namespace, dataConverter: createDataConverter(keyring) });
 }
+
+/** Whether the Temporal server answers (the health probe): its system info, which any frontend answers cheaply. */
+export async function pingTemporal(client: Client): Promise<void> {
+  await client.workflowService.getSystemInfo({});
+}

@@ -3,7 +3,13 @@
  * agent's `POST /tx/create`): the request is stored sealed together with its `outgoing.requested` audit row (one
  * transaction), then its workflow started on the transfer's business id.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { AuditUnavailableError, ConfigError, NotFoundError } from '../../lib/errors';
 import { Asset, SubsidiaryVaspDid, TransferStatus } from '../../lib/temporal/search-attributes';
 import { outgoingViewUpdate } from '../../transfer-view/status';
@@ -12,9 +18,10 @@ import { auditActor, type Principal } from '../../lib/principal';
 import { outgoingTransfer } from '../../workflows';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import type { OutgoingTransferInput } from '../../workflows/outgoing-transfer';
-import { initialState, transferStatusQuery, type TransferState } from '../../workflows/outgoing-transfer.messages';
+import { initialState, transactionCreatedUpdate, transferStatusQuery, type TransferState } from '../../workflows/outgoing-transfer.messages';
 import type { TransferContext } from '../../outgoing/context';
 import type { TransferPlan } from '../../outgoing/plan';
+import type { CreatedTransaction } from '../../outgoing/transaction';
 import { assetLabel, type OutgoingRequest } from '../../outgoing/request';
 
 export interface OutgoingStartDeps {
@@ -39,6 +46,7 @@ export function needTransfers(deps: { transfers?: TransferContext }): TransferCo
 /**
  * Stores the request sealed and starts its workflow; a repeat of the same request finds the running one. `plan` is
  * what the API's check decided (outgoing/checks.ts): the workflow carries it, so the worker does not plan again.
+ * `initial`, for a workflow just started, is the state it starts in (it has not run its first task yet).
  */
 export async function startOutgoingTransfer(
   deps: OutgoingStartDeps,
@@ -46,7 +54,7 @@ export async function startOutgoingTransfer(
   request: OutgoingRequest,
   plan?: TransferPlan,
   requestedBy?: Principal,
-): Promise<{ handle: WorkflowHandle<typeof outgoingTransfer>; started: boolean; input: OutgoingTransferInput }> {
+): Promise<{ handle: WorkflowHandle<typeof outgoingTransfer>; started: boolean; input: OutgoingTransferInput; initial?: TransferState }> {
   const ctx = needTransfers(deps);
   // Who asked for the transfer, in the audit chain in the same transaction as the stored request, before the workflow
   // starts; a repeat of the request (same id) finds the row and appends nothing. No personal data: the parties are
@@ -92,8 +100,9 @@ export async function startOutgoingTransfer(
       ],
     });
     // In the console's list from the moment it is accepted; the workflow writes every later state.
-    await writeTransferViewUpdate(ctx.pool, outgoingViewUpdate(initialState(input, workflowId, new Date())));
-    return { handle, started: true, input };
+    const initial = initialState(input, workflowId, new Date());
+    await writeTransferViewUpdate(ctx.pool, outgoingViewUpdate(initial));
+    return { handle, started: true, input, initial };
   } catch (e) {
     if (e instanceof WorkflowExecutionAlreadyStartedError) {
       return { handle: deps.temporal.workflow.getHandle<typeof outgoingTransfer>(workflowId), started: false, input };
@@ -107,6 +116,20 @@ export async function transferState(deps: { temporal: Client }, id: string): Pro
     return await deps.temporal.workflow.getHandle(workflowIds.outgoingTransfer(id)).query(transferStatusQuery);
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no transfer ${id}`, { field: 'id' });
+    throw e;
+  }
+}
+
+/**
+ * The network's transaction once the transfer's workflow has created it (its `transactionCreated` update), or the
+ * error that stopped it; undefined when the workflow had already finished: a finished workflow takes no updates, and
+ * its state (transferState) says what happened.
+ */
+export async function createdTransaction(deps: { temporal: Client }, id: string): Promise<CreatedTransaction | { error: NonNullable<TransferState['error']> } | undefined> {
+  try {
+    return await deps.temporal.workflow.getHandle(workflowIds.outgoingTransfer(id)).executeUpdate(transactionCreatedUpdate);
+  } catch (e) {
+    if (e instanceof WorkflowUpdateFailedError || e instanceof WorkflowNotFoundError || /completed|closed/i.test((e as Error).message)) return undefined;
     throw e;
   }
 }

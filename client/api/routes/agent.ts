@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { WorkflowUpdateFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { Type } from 'typebox';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
 import { decryptTransactionWith } from '../../../outgoing/personal-data';
 import { OutgoingTransferBody } from '../../../outgoing/request';
-import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../transfers/start-outgoing';
+import { createdTransaction, needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../transfers/start-outgoing';
 import { carriesPersonalData, transactionInfo, withoutPersonalData } from '../../../outgoing/transaction';
 import { AppError, isAppError, UpstreamRejectedError, ValidationError } from '../../../lib/errors';
 import { issueToValidationError } from '../../../lib/validation';
-import { transactionCreatedUpdate } from '../../../workflows/outgoing-transfer.messages';
 import { createDidKeyRecord } from '../../../lib/crypto';
 import { access } from '../auth/roles';
 import { systemPrincipal, type Principal } from '../../../lib/principal';
@@ -122,14 +120,9 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         const hybrid = isHybrid(request.query);
         const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'agent', hybrid });
         const ref = body.transactionRef ?? randomUUID();
-        const { handle } = await startOutgoingTransfer(deps, ref, { body: { ...body, transactionRef: ref }, source: 'agent', hybrid }, plan, callerOf(request));
-        let outcome: Awaited<ReturnType<typeof executeCreated>> | undefined;
-        try {
-          outcome = await executeCreated(handle);
-        } catch (e) {
-          // A finished workflow takes no updates: read what it recorded instead.
-          if (!(e instanceof WorkflowUpdateFailedError) && !(e instanceof WorkflowNotFoundError) && !/completed|closed/i.test((e as Error).message)) throw e;
-        }
+        await startOutgoingTransfer(deps, ref, { body: { ...body, transactionRef: ref }, source: 'agent', hybrid }, plan, callerOf(request));
+        // Undefined when the workflow had finished already: what it recorded says what happened.
+        const outcome = await createdTransaction(deps, ref);
         if (outcome && 'transaction' in outcome) return outcome.transaction;
         const state = await transferState(deps, ref);
         const error = outcome && 'error' in outcome ? outcome.error : state.error;
@@ -199,5 +192,3 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
 const AGENT_LISTENER = systemPrincipal('agent-listener');
 const callerOf = (request: FastifyRequest): Principal => request.principal ?? AGENT_LISTENER;
 const listenerOf = (request: FastifyRequest): 'api' | 'agent' => (request.principal ? 'api' : 'agent');
-
-const executeCreated = (handle: { executeUpdate: WorkflowHandle['executeUpdate'] }) => handle.executeUpdate(transactionCreatedUpdate);

@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { Type } from 'typebox';
-import { NotFoundError } from '../../../lib/errors';
-import { connectivityCheck } from '../../../workflows';
-import { workflowIds } from '../../../lib/temporal/workflow-ids';
+import { connectivityCheckState, startConnectivityCheck } from '../../checks/connectivity';
 import { access } from '../auth/roles';
 
 const Started = Type.Object({ workflowId: Type.String(), runId: Type.String() });
@@ -18,13 +16,7 @@ export function checkRoutes(app: FastifyInstance, deps: { temporal: Client; task
   app.post(
     '/v1/checks/connectivity',
     { config: { roles: access.operate }, schema: { tags: ['operations'], summary: 'Start a connectivity check against the network', response: { 202: Started } } },
-    async (_request, reply) => {
-      const handle = await deps.temporal.workflow.start(connectivityCheck, {
-        taskQueue: deps.taskQueue,
-        workflowId: workflowIds.connectivityCheck(new Date()),
-      });
-      return reply.code(202).send({ workflowId: handle.workflowId, runId: handle.firstExecutionRunId });
-    },
+    async (_request, reply) => reply.code(202).send(await startConnectivityCheck(deps)),
   );
 
   app.get(
@@ -38,17 +30,6 @@ export function checkRoutes(app: FastifyInstance, deps: { temporal: Client; task
         response: { 200: Result },
       },
     },
-    async (request) => {
-      const { workflowId } = request.params as { workflowId: string };
-      const handle = deps.temporal.workflow.getHandle<typeof connectivityCheck>(workflowId);
-      try {
-        const { status } = await handle.describe();
-        if (status.name !== 'COMPLETED') return { workflowId, status: status.name };
-        return { workflowId, status: status.name, result: await handle.result() };
-      } catch (e) {
-        if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no connectivity check ${workflowId}`, { field: 'workflowId' });
-        throw e;
-      }
-    },
+    async (request) => connectivityCheckState(deps.temporal, (request.params as { workflowId: string }).workflowId),
   );
 }

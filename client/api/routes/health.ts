@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { Type } from 'typebox';
 import { pingDatabase } from '../../../db/pool';
+import { pingTemporal } from '../../temporal';
 
 const Check = Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String({ description: 'unreachable; the detail is in the API log' })) });
 const Health = Type.Object({ ok: Type.Boolean(), temporal: Check, database: Check });
@@ -39,7 +40,7 @@ export function healthRoutes(app: FastifyInstance, deps: { temporal: Client; poo
     },
     async (request, reply) => {
       const [temporal, database] = await Promise.all([
-        probe('temporal', request.log, () => deps.temporal.workflowService.getSystemInfo({})),
+        probe('temporal', request.log, () => pingTemporal(deps.temporal)),
         probe('database', request.log, () => pingDatabase(deps.pool)),
       ]);
       const ok = temporal.ok && database.ok;

@@ -1,24 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { Type } from 'typebox';
 import type { NetworkTransaction } from '../../../network/transactions';
 import type { TransferContext } from '../../../outgoing/context';
 import { AuthenticationError, ConfigError, UpstreamUnavailableError, ValidationError } from '../../../lib/errors';
 import { claimWebhook, recordWebhookOutcome, releaseWebhook } from '../../../webhooks/store';
-import { getTransferView } from '../../../transfer-view/store';
-import { isKnownToIncomingWorkflow } from '../../../incoming/known-update';
 import { verifyWebhookSignature } from '../../../lib/webhook-signature';
-import { workflowIds } from '../../../lib/temporal/workflow-ids';
-import { transactionUpdatedSignal } from '../../../workflows/outgoing-transfer.messages';
-import { transactionUpdatedSignal as incomingUpdatedSignal } from '../../../workflows/incoming-transfer.messages';
-import { incomingTransfer } from '../../../workflows';
 import type { GroupConfig } from '../../../config';
-import { isIncomingToGroup } from '../../../lib/group';
-import { networkUpdatedAtOf } from '../../../lib/network-status';
 import type { IncomingConfig } from '../../../incoming/config';
 import type { WebhookConfig } from '../../../webhooks/config';
 import { needTransfers } from '../../transfers/start-outgoing';
+import { passOutgoingUpdate } from '../../transfers/network-update';
+import { passIncomingUpdate } from '../../incoming/network-update';
 
 export interface WebhookRouteDeps {
   temporal: Client;
@@ -131,8 +125,8 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       let outcome: Outcome;
       try {
         // A transfer between two VASPs of the group is both outgoing and incoming: each side's workflow gets it.
-        const outgoing = await deliver(deps.temporal, ctx, tx, webhookId);
-        const incoming = await deliverIncoming(deps, tx);
+        const outgoing = await passOutgoingUpdate(deps.temporal, ctx, tx, webhookId);
+        const incoming = await passIncomingUpdate({ ...deps, pool: ctx.pool }, tx);
         outcome = outgoing === 'not-ours' ? incoming : incoming === 'not-ours' ? outgoing : `${outgoing}+${incoming}` as Outcome;
       } catch (e) {
         // Let the network deliver again: forget the claim.
@@ -154,64 +148,4 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
     hooks.post('/webhooks/notification', { config, schema, bodyLimit }, handler);
     hooks.post('/webhooks/notification/:endpoint', { config, bodyLimit, schema: { ...schema, params: Type.Object({ endpoint: Type.String() }) } }, handler);
   });
-}
-
-/**
- * A message addressed to the group (the gateway, or a subsidiary after a redirect) that this system did not send: the
- * first webhook about it starts its incoming-transfer workflow, every later one signals it. Signal-with-start on the
- * business id makes duplicates and races between the gateway's and the subsidiaries' webhooks harmless.
- */
-async function deliverIncoming(deps: WebhookRouteDeps, tx: NetworkTransaction): Promise<Outcome> {
-  const group = deps.group;
-  const gateway = group.gatewayDid;
-  if (!gateway || !deps.taskQueue || !isIncomingToGroup(group, tx)) return 'not-ours';
-  const incoming = deps.incoming;
-  // Most webhooks about an incoming transfer report the workflow's own steps back: a signal would cost a workflow task
-  // and change nothing. The received_webhooks row still records the delivery.
-  const published = await getTransferView(needTransfers(deps).pool, workflowIds.incomingTransfer(tx.id));
-  if (isKnownToIncomingWorkflow(published, { status: tx.status!, beneficiaryVaspDid: tx.beneficiaryVASPdid }, group.subsidiaryDids)) return 'known';
-  try {
-    await startOrSignal(deps, tx, gateway, group, incoming);
-  } catch (e) {
-    // The transfer's workflow finished already: a late or replayed delivery, not a new transfer.
-    if (e instanceof WorkflowExecutionAlreadyStartedError) return 'late';
-    throw e;
-  }
-  return 'incoming';
-}
-
-async function startOrSignal(deps: WebhookRouteDeps, tx: NetworkTransaction, gateway: string, group: GroupConfig, incoming: IncomingConfig) {
-  await deps.temporal.workflow.signalWithStart(incomingTransfer, {
-    taskQueue: deps.taskQueue!,
-    workflowId: workflowIds.incomingTransfer(tx.id),
-    // A finished transfer is never started again; one whose workflow failed may be, by the next webhook about it.
-    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-    args: [{
-      transactionId: tx.id, gatewayDid: gateway, subsidiaryDids: group.subsidiaryDids,
-      routeDeadline: incoming.routeDeadline, routeGiveUpAfter: incoming.routeGiveUpAfter, reviewDeadline: incoming.reviewDeadline,
-      pollInterval: incoming.pollInterval, screeningThreshold: incoming.screeningThreshold,
-    }],
-    signal: incomingUpdatedSignal,
-    signalArgs: [{ status: tx.status!, beneficiaryVaspDid: tx.beneficiaryVASPdid, source: 'webhook' }],
-  });
-}
-
-async function deliver(temporal: Client, ctx: TransferContext, tx: NetworkTransaction, webhookId: string): Promise<Outcome> {
-  // Ours when the transactionRef names one of our transfers with this transaction, or the transaction id is on record.
-  let id: string | undefined;
-  if (tx.transactionRef) {
-    const row = await ctx.store.get(tx.transactionRef).catch(() => undefined);
-    if (row && (!row.transactionId || row.transactionId === tx.id) && row.originatorVaspDid === tx.originatorVASPdid) id = row.id;
-  }
-  id ??= (await ctx.store.byTransactionId(tx.id))?.id;
-  if (!id) return 'not-ours';
-  try {
-    await temporal.workflow
-      .getHandle(workflowIds.outgoingTransfer(id))
-      .signal(transactionUpdatedSignal, { transactionId: tx.id, status: tx.status!, source: 'webhook', webhookId, updatedAt: networkUpdatedAtOf(tx) });
-    return 'signalled';
-  } catch (e) {
-    if (e instanceof WorkflowNotFoundError) return 'late';
-    throw e;
-  }
 }

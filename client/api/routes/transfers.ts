@@ -4,7 +4,6 @@ import { checkOutgoingRequest } from '../../../outgoing/checks';
 import { OutgoingTransferBody } from '../../../outgoing/request';
 import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../transfers/start-outgoing';
 import { ValidationError } from '../../../lib/errors';
-import { initialState } from '../../../workflows/outgoing-transfer.messages';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
 
@@ -60,9 +59,9 @@ export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
       const ctx = needTransfers(deps);
       const hybrid = ['1', 'true'].includes((request.query as { hybrid?: string }).hybrid ?? '');
       const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'api', hybrid });
-      const { started, input, handle } = await startOutgoingTransfer(deps, key, { body, source: 'api', hybrid }, plan, principalOf(request));
+      const { initial } = await startOutgoingTransfer(deps, key, { body, source: 'api', hybrid }, plan, principalOf(request));
       // A new workflow has not run its first task yet: answer with the state it starts in rather than wait for it.
-      if (started) return reply.code(202).send(initialState(input, handle.workflowId, new Date()));
+      if (initial) return reply.code(202).send(initial);
       return reply.code(200).send(await transferState(deps, key));
     },
   );
