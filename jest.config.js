@@ -2,14 +2,27 @@
 // through swc into CommonJS. Resolution adds the `module-sync` export condition, which is what Node 20.19+ itself uses
 // when CommonJS code require()s an ESM package, so tests load the same files the running system loads.
 const esmOnly = [
-  'ky', 'jose', '@noble', '@scure', 'multiformats', 'did-jwt', 'uint8arrays', 'node-pg-migrate', 'typebox',
-  '@fastify/type-provider-typebox', 'canonicalize', 'content-disposition',
+  'ky',
+  'jose',
+  '@noble',
+  '@scure',
+  'multiformats',
+  'did-jwt',
+  'uint8arrays',
+  'node-pg-migrate',
+  'typebox',
+  '@fastify/type-provider-typebox',
+  'canonicalize',
+  'content-disposition',
 ];
 
-const swc = ['@swc/jest', {
-  jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-  module: { type: 'commonjs', ignoreDynamic: false },
-}];
+const swc = [
+  '@swc/jest',
+  {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+    module: { type: 'commonjs', ignoreDynamic: false },
+  },
+];
 
 const common = {
   testEnvironment: 'node',

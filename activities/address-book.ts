@@ -1,6 +1,12 @@
 import type { Pool } from 'pg';
 import type { AddressBookConfig } from '../address-book/config';
-import type { DeltaSummary, ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger } from '../address-book/types';
+import type {
+  DeltaSummary,
+  ReconcileMode,
+  ReconcilePhase,
+  ReconcileReport,
+  ReconcileTrigger,
+} from '../address-book/types';
 import type { Logger } from '../lib/logger';
 import { withHeartbeat } from '../lib/heartbeat';
 import { heartbeat } from './context';
@@ -37,51 +43,111 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
   // while it waits) instead of ending the attempt: only a permanent refusal, or an outage longer than the policy,
   // reaches Temporal's retry.
   let network: NetworkClient | undefined;
-  const run = <I extends { runId: string }, R>(step: (d: AddressBookDeps, input: I) => Promise<R>) => async (input: I): Promise<R> => {
-    // The run id first: a bad one is refused before anything else is touched.
-    assertRunId(input?.runId);
-    network ??= deps.network.at('low').retrying({
-      ...DEFAULT_TRANSIENT_RETRY,
-      onRetry: ({ what, attempt, waitMs }) => heartbeat({ retrying: what, attempt, waitMs }),
-    });
-    return step({ pool: deps.pool, network, logger: deps.logger, settings: cfg, workflowStatus: deps.workflowStatus, heartbeat }, input);
-  };
+  const run =
+    <I extends { runId: string }, R>(step: (d: AddressBookDeps, input: I) => Promise<R>) =>
+    async (input: I): Promise<R> => {
+      // The run id first: a bad one is refused before anything else is touched.
+      assertRunId(input?.runId);
+      network ??= deps.network.at('low').retrying({
+        ...DEFAULT_TRANSIENT_RETRY,
+        onRetry: ({ what, attempt, waitMs }) => heartbeat({ retrying: what, attempt, waitMs }),
+      });
+      return step(
+        {
+          pool: deps.pool,
+          network,
+          logger: deps.logger,
+          settings: cfg,
+          workflowStatus: deps.workflowStatus,
+          heartbeat,
+        },
+        input,
+      );
+    };
   return {
     /** Records the run and takes the VASP's run lock (see address-book/run.ts). */
-    abBeginRun: run((d, input: { runId: string; vaspDid: string; workflowId: string; trigger: ReconcileTrigger; mode?: ReconcileMode }) => beginRun(d, input)),
+    abBeginRun: run(
+      (
+        d,
+        input: { runId: string; vaspDid: string; workflowId: string; trigger: ReconcileTrigger; mode?: ReconcileMode },
+      ) => beginRun(d, input),
+    ),
 
     /** The network's listing at the start of the run, into staging. */
-    abListNetwork: run((d, input: { runId: string; vaspDid: string }) => listInto(d, input.runId, input.vaspDid, 'before')),
+    abListNetwork: run((d, input: { runId: string; vaspDid: string }) =>
+      listInto(d, input.runId, input.vaspDid, 'before'),
+    ),
 
     /** The whole diff (see address-book/diff.ts). Running it again after it completed changes nothing. */
-    abComputeDelta: run((d, input: { runId: string; vaspDid: string }): Promise<DeltaSummary> => withHeartbeat(d.heartbeat, 'diff', () => computeDelta(d, input))),
+    abComputeDelta: run((d, input: { runId: string; vaspDid: string }): Promise<DeltaSummary> =>
+      withHeartbeat(d.heartbeat, 'diff', () => computeDelta(d, input)),
+    ),
 
     /** A first sync's head, committed so its uploads can start while abComputeDelta computes the rest. Idempotent. */
-    abComputeHead: run((d, input: { runId: string; vaspDid: string }) => withHeartbeat(d.heartbeat, 'diff', () => computeHead(d, input))),
+    abComputeHead: run((d, input: { runId: string; vaspDid: string }) =>
+      withHeartbeat(d.heartbeat, 'diff', () => computeHead(d, input)),
+    ),
 
     /** Builds a full run's mirror: started beside the removals and uploads, awaited before the end. */
-    abBuildMirror: run((d, input: { runId: string }) => withHeartbeat(d.heartbeat, 'mirror', () => buildMirror(d, input))),
+    abBuildMirror: run((d, input: { runId: string }) =>
+      withHeartbeat(d.heartbeat, 'mirror', () => buildMirror(d, input)),
+    ),
 
     /** Deletes what the registry no longer has; resumes after the last batch. */
     abApplyRemovals: run((d, input: { runId: string; vaspDid: string }) => applyRemovals(d, input)),
 
     /** Waits (bounded) until the network's count reaches the expected one, or settles. */
-    abAwaitNetworkCount: run((d, input: {
-      runId: string; vaspDid: string; from: number; expected: number; direction: 'down' | 'up'; timeoutMs: number; pollMs: number; settleMs: number;
-    }) => awaitNetworkCount(d, input)),
+    abAwaitNetworkCount: run(
+      (
+        d,
+        input: {
+          runId: string;
+          vaspDid: string;
+          from: number;
+          expected: number;
+          direction: 'down' | 'up';
+          timeoutMs: number;
+          pollMs: number;
+          settleMs: number;
+        },
+      ) => awaitNetworkCount(d, input),
+    ),
 
     /** A small delta: one `registerCustomer` per row. */
     abRegisterAdds: run((d, input: { runId: string; vaspDid: string }) => registerAdds(d, input)),
 
     /** Uploads one chunk, exactly once. */
-    abUploadChunk: run((d, input: { runId: string; vaspDid: string; chunkNo: number; baseCount: number; timeoutMs: number; pollMs: number }) => uploadChunk(d, input)),
+    abUploadChunk: run(
+      (
+        d,
+        input: {
+          runId: string;
+          vaspDid: string;
+          chunkNo: number;
+          baseCount: number;
+          timeoutMs: number;
+          pollMs: number;
+        },
+      ) => uploadChunk(d, input),
+    ),
 
     /** Checks the result, by the count or the whole listing. */
-    abVerify: run((d, input: { runId: string; vaspDid: string; countReached: boolean; verify: 'count' | 'listing' }) => verifyRun(d, input)),
+    abVerify: run((d, input: { runId: string; vaspDid: string; countReached: boolean; verify: 'count' | 'listing' }) =>
+      verifyRun(d, input),
+    ),
 
     /** Stores the run's report, releases the VASP's run lock and drops the run's staging. */
-    abFinishRun: run((d, input: {
-      runId: string; status: 'succeeded' | 'failed'; error?: string; verifiedBy?: 'count' | 'listing'; phases: Partial<Record<ReconcilePhase, number>>;
-    }): Promise<ReconcileReport> => finishRun(d, input)),
+    abFinishRun: run(
+      (
+        d,
+        input: {
+          runId: string;
+          status: 'succeeded' | 'failed';
+          error?: string;
+          verifiedBy?: 'count' | 'listing';
+          phases: Partial<Record<ReconcilePhase, number>>;
+        },
+      ): Promise<ReconcileReport> => finishRun(d, input),
+    ),
   };
 }

@@ -33,7 +33,11 @@ export function incomingActivities(deps: IncomingDeps) {
       return incomingTransaction(deps.network, transactionId, how);
     },
 
-    async findAddressOwner(input: { asset: string; address: string; subsidiaryDids: string[] }): Promise<string | null> {
+    async findAddressOwner(input: {
+      asset: string;
+      address: string;
+      subsidiaryDids: string[];
+    }): Promise<string | null> {
       return findAddressOwner(deps.pool, input);
     },
 
@@ -58,12 +62,22 @@ export function incomingActivities(deps: IncomingDeps) {
     },
 
     /** Screens the originator's names and origin address; returns only the hits (see screening/screen-transfer.ts). */
-    async screenIncomingTransfer(input: { transactionId: string; subsidiaryDid: string; gatewayDid: string; threshold: number }): Promise<ScreeningOutcome> {
+    async screenIncomingTransfer(input: {
+      transactionId: string;
+      subsidiaryDid: string;
+      gatewayDid: string;
+      threshold: number;
+    }): Promise<ScreeningOutcome> {
       return screenIncomingTransfer(deps, input);
     },
 
     /** The address a person routed joins the group's registry (see incoming/routing.ts). */
-    async recordRoutedAddress(input: { asset: string; destination: string; subsidiaryDid: string; transactionId: string }): Promise<'recorded' | 'skipped'> {
+    async recordRoutedAddress(input: {
+      asset: string;
+      destination: string;
+      subsidiaryDid: string;
+      transactionId: string;
+    }): Promise<'recorded' | 'skipped'> {
       return recordRoutedAddress(deps.pool, input);
     },
 
@@ -73,7 +87,12 @@ export function incomingActivities(deps: IncomingDeps) {
     },
 
     /** Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person. */
-    async reportIncomingOutcome(input: { transactionId: string; outcome: string; networkStatus: string; subsidiaryDid: string | null }): Promise<void> {
+    async reportIncomingOutcome(input: {
+      transactionId: string;
+      outcome: string;
+      networkStatus: string;
+      subsidiaryDid: string | null;
+    }): Promise<void> {
       await reportIncomingOutcome(deps.callbackUrl, input);
     },
   };

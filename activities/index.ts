@@ -44,7 +44,8 @@ export function createActivities(deps: ActivityDeps) {
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,
-      decrypt: async (tx, vaspDid) => (deps.transfers ? ((await decryptTransaction(deps.transfers, tx as never, vaspDid)) as typeof tx) : tx),
+      decrypt: async (tx, vaspDid) =>
+        deps.transfers ? ((await decryptTransaction(deps.transfers, tx as never, vaspDid)) as typeof tx) : tx,
       callbackUrl: deps.transfers?.config.callbackUrl,
     }),
   });

@@ -36,11 +36,15 @@ export function keyRotationActivities(deps: { keystore: Keystore; network: Netwo
       return readPublishedPiiDidKey(network, vaspDid);
     },
 
-    async activateVaspKey(input: KeyAuditInput & { keyId: string }): Promise<{ keyId: string; did: string; retiredKeyIds: string[] }> {
+    async activateVaspKey(
+      input: KeyAuditInput & { keyId: string },
+    ): Promise<{ keyId: string; did: string; retiredKeyIds: string[] }> {
       return activateVaspKey(keystore, input, run());
     },
 
-    async recordKeyRotationFailure(input: KeyAuditInput & { step: string; keyId?: string; error: { type: string; message: string } }): Promise<void> {
+    async recordKeyRotationFailure(
+      input: KeyAuditInput & { step: string; keyId?: string; error: { type: string; message: string } },
+    ): Promise<void> {
       await recordKeyRotationFailure(keystore, input, run());
     },
   };

@@ -17,17 +17,29 @@ export type { CreatedTransaction, SentTransfer, TransferReport } from '../outgoi
 /** Outgoing transfer activities: the steps in outgoing/transaction.ts. Each is idempotent: a retry finds what the previous attempt stored. */
 export function transferActivities(ctx: TransferContext | undefined) {
   const need = (): TransferContext => {
-    if (!ctx) throw new ConfigError('BASE_URL', 'the worker was started without the transfer context (no network configured)', 'Start the worker through workers/main.ts with the network variables set');
+    if (!ctx)
+      throw new ConfigError(
+        'BASE_URL',
+        'the worker was started without the transfer context (no network configured)',
+        'Start the worker through workers/main.ts with the network variables set',
+      );
     return ctx;
   };
   return {
     /** Plans (unless the API's plan is given), stores the personal data, creates the transaction, writes its list entry. */
-    async sendOutgoingTransfer(input: { id: string; plan?: TransferPlan; view?: TransferViewUpdate }): Promise<SentTransfer> {
+    async sendOutgoingTransfer(input: {
+      id: string;
+      plan?: TransferPlan;
+      view?: TransferViewUpdate;
+    }): Promise<SentTransfer> {
       return sendOutgoingTransfer(need(), input);
     },
 
     /** The final list entry, then the report to TRANSFER_CALLBACK_URL (failures retried by Temporal). */
-    async finishOutgoingTransfer(input: { view?: TransferViewUpdate; report?: TransferReport }): Promise<{ viewWritten: boolean; delivered: boolean }> {
+    async finishOutgoingTransfer(input: {
+      view?: TransferViewUpdate;
+      report?: TransferReport;
+    }): Promise<{ viewWritten: boolean; delivered: boolean }> {
       return finishOutgoingTransfer(need(), input);
     },
 
@@ -40,7 +52,10 @@ export function transferActivities(ctx: TransferContext | undefined) {
      * Withdraws a transaction whose counterparty did not answer before the deadline, so that it cannot accept it (and
      * expect the funds) after the originator has given up; a counterparty's answer that won the race stands.
      */
-    async cancelOutgoingTransaction(input: { transactionId: string; reason: string }): Promise<{ status: string; cancelled: boolean }> {
+    async cancelOutgoingTransaction(input: {
+      transactionId: string;
+      reason: string;
+    }): Promise<{ status: string; cancelled: boolean }> {
       return cancelTransaction(need(), input.transactionId, input.reason);
     },
   };

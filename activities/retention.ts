@@ -10,7 +10,10 @@ export function retentionActivities(deps: { pool: Pool; logger?: Logger; batchRo
   return {
     async pruneExpiredRecords(input: PruneInput): Promise<PruneResult> {
       return pruneExpiredRecords(deps, input, {
-        heartbeat, cancelled, workflowId: activityWorkflowId(), idempotencyKey: activityIdempotencyKey(),
+        heartbeat,
+        cancelled,
+        workflowId: activityWorkflowId(),
+        idempotencyKey: activityIdempotencyKey(),
       });
     },
   };

@@ -21,7 +21,10 @@ function refusesTheseRows(e: unknown): e is AppError {
 }
 
 /** Deletes what the registry no longer has, in batches that fit a request line; resumes after the last batch. */
-export async function applyRemovals(deps: AddressBookDeps, input: { runId: string; vaspDid: string }): Promise<{ removed: number; rejected: number; refusedListingRows: number }> {
+export async function applyRemovals(
+  deps: AddressBookDeps,
+  input: { runId: string; vaspDid: string },
+): Promise<{ removed: number; rejected: number; refusedListingRows: number }> {
   const { pool, network } = deps;
   await setRunPhase(pool, input.runId, 'removing');
   let through = Number((await getRun(pool, input.runId)).removed_through);
@@ -50,7 +53,12 @@ export async function applyRemovals(deps: AddressBookDeps, input: { runId: strin
         if (!refusesTheseRows(e)) throw e;
         // The network refused this batch for good: record why, go on with the rest.
         await withTransaction(pool, async (c) => {
-          await recordRejections(c, input.runId, batch.map((address) => ({ action: 'remove' as const, address, reason: `deletion refused: ${e.message}` })), deps.settings.maxStoredRejections);
+          await recordRejections(
+            c,
+            input.runId,
+            batch.map((address) => ({ action: 'remove' as const, address, reason: `deletion refused: ${e.message}` })),
+            deps.settings.maxStoredRejections,
+          );
           await setProgress(c, input.runId, 'removed_through', last);
         });
         rejected += batch.length;
@@ -63,7 +71,10 @@ export async function applyRemovals(deps: AddressBookDeps, input: { runId: strin
 }
 
 /** A small delta: one `registerCustomer` per row, a few at a time; a row the network refuses is recorded. */
-export async function registerAdds(deps: AddressBookDeps, input: { runId: string; vaspDid: string }): Promise<{ registered: number; rejected: number; rejectedNew: number }> {
+export async function registerAdds(
+  deps: AddressBookDeps,
+  input: { runId: string; vaspDid: string },
+): Promise<{ registered: number; rejected: number; rejectedNew: number }> {
   const { pool, network } = deps;
   await setRunPhase(pool, input.runId, 'adding');
   const concurrency = deps.settings.registerConcurrency;
@@ -76,12 +87,24 @@ export async function registerAdds(deps: AddressBookDeps, input: { runId: string
     const outcomes = await Promise.all(
       rows.map(async (row) => {
         try {
-          await registerCustomer(network, { vaspDID: input.vaspDid, address: row.address, customerRef: row.customer_ref, asset: row.asset });
+          await registerCustomer(network, {
+            vaspDID: input.vaspDid,
+            address: row.address,
+            customerRef: row.customer_ref,
+            asset: row.asset,
+          });
           return undefined;
         } catch (e) {
           // 409: the network says it has it already, which is what we wanted.
           if (isAppError(e) && e.httpStatus === 409) return undefined;
-          if (refusesTheseRows(e)) return { action: 'add' as const, address: row.address, asset: row.asset, customerRef: row.customer_ref, reason: e.message };
+          if (refusesTheseRows(e))
+            return {
+              action: 'add' as const,
+              address: row.address,
+              asset: row.asset,
+              customerRef: row.customer_ref,
+              reason: e.message,
+            };
           throw e;
         }
       }),
@@ -108,7 +131,16 @@ export async function registerAdds(deps: AddressBookDeps, input: { runId: string
  */
 export async function awaitNetworkCount(
   deps: Pick<AddressBookDeps, 'pool' | 'network' | 'heartbeat'>,
-  input: { runId: string; vaspDid: string; from: number; expected: number; direction: 'down' | 'up'; timeoutMs: number; pollMs: number; settleMs: number },
+  input: {
+    runId: string;
+    vaspDid: string;
+    from: number;
+    expected: number;
+    direction: 'down' | 'up';
+    timeoutMs: number;
+    pollMs: number;
+    settleMs: number;
+  },
 ): Promise<{ reached: boolean; count: number; waitedMs: number; settled: boolean }> {
   await setRunPhase(deps.pool, input.runId, 'processing');
   const started = Date.now();

@@ -45,11 +45,21 @@ export function loadAddressBookConfig(env: Env): AddressBookConfig {
   const timezone = timezoneSetting(env, 'ADDRESS_BOOK_TIMEZONE');
   const verify = (env.ADDRESS_BOOK_VERIFY || 'count').trim();
   if (verify !== 'count' && verify !== 'listing') {
-    throw new ConfigError('ADDRESS_BOOK_VERIFY', `"${verify}" is neither count nor listing`, 'Set it to count (default) or listing');
+    throw new ConfigError(
+      'ADDRESS_BOOK_VERIFY',
+      `"${verify}" is neither count nor listing`,
+      'Set it to count (default) or listing',
+    );
   }
   return {
     chunkRows: intSetting(env, 'ADDRESS_BOOK_CHUNK_ROWS', 50_000, 1, 10_000_000),
-    chunkMaxBytes: intSetting(env, 'ADDRESS_BOOK_CHUNK_MAX_BYTES', NETWORK_MAX_UPLOAD_BYTES, 1024, NETWORK_MAX_UPLOAD_BYTES),
+    chunkMaxBytes: intSetting(
+      env,
+      'ADDRESS_BOOK_CHUNK_MAX_BYTES',
+      NETWORK_MAX_UPLOAD_BYTES,
+      1024,
+      NETWORK_MAX_UPLOAD_BYTES,
+    ),
     headChunks: intSetting(env, 'ADDRESS_BOOK_HEAD_CHUNKS', 3, 0, 1000),
     registerThreshold: intSetting(env, 'ADDRESS_BOOK_REGISTER_THRESHOLD', 100, 0, 100_000),
     registerConcurrency: intSetting(env, 'ADDRESS_BOOK_REGISTER_CONCURRENCY', 4, 1, 64),

@@ -65,9 +65,15 @@ async function finishDelta(
   await attachDeltaTable(c, input.runId);
   // An incremental run saw only the changed addresses: the whole desired set is the mirror plus its delta.
   let desired = Number(counts.desired);
-  if (incremental) desired = (await mirroredAddresses(c, input.vaspDid)) + Number(counts.to_add) - Number(counts.to_remove);
+  if (incremental)
+    desired = (await mirroredAddresses(c, input.vaspDid)) + Number(counts.to_add) - Number(counts.to_remove);
   await recordDelta(c, input.runId, {
-    desired, toAdd: counts.to_add, toUpdate: counts.to_update, toRemove: counts.to_remove, method, watermark,
+    desired,
+    toAdd: counts.to_add,
+    toUpdate: counts.to_update,
+    toRemove: counts.to_remove,
+    method,
+    watermark,
   });
 }
 
@@ -81,9 +87,10 @@ async function finishDelta(
  * go through registerCustomer computes the whole delta at once (complete: true), as does a desired set of at most
  * H rows, which is then all head.
  */
-export async function computeHead(deps: AddressBookDeps, input: { runId: string; vaspDid: string }): Promise<
-  { complete: true; delta: DeltaSummary } | { complete: false; headRows: number; headChunks: number }
-> {
+export async function computeHead(
+  deps: AddressBookDeps,
+  input: { runId: string; vaspDid: string },
+): Promise<{ complete: true; delta: DeltaSummary } | { complete: false; headRows: number; headChunks: number }> {
   const { pool } = deps;
   const r = await getRun(pool, input.runId);
   if (r.delta_ready) return { complete: true, delta: await summary(deps, r) };
@@ -92,7 +99,13 @@ export async function computeHead(deps: AddressBookDeps, input: { runId: string;
   const s = deps.settings;
   const h = s.headChunks * s.chunkRows;
   const listed = r.listing_done ? await hasListing(pool, input.runId, 'before') : undefined;
-  if (r.mode !== 'full' || listed !== false || Number(r.network_before ?? 0) !== 0 || h === 0 || h <= s.registerThreshold) {
+  if (
+    r.mode !== 'full' ||
+    listed !== false ||
+    Number(r.network_before ?? 0) !== 0 ||
+    h === 0 ||
+    h <= s.registerThreshold
+  ) {
     return { complete: true, delta: await computeDelta(deps, input) };
   }
   await setRunPhase(pool, input.runId, 'diff');
@@ -109,7 +122,14 @@ export async function computeHead(deps: AddressBookDeps, input: { runId: string;
       // The whole desired set fits the head: it is the run's whole delta.
       whole = true;
       await headIsWholeDelta(c, input.runId);
-      await finishDelta(deps, c, input, false, { desired: String(n), to_add: String(n), to_update: '0', to_remove: '0' }, watermark);
+      await finishDelta(
+        deps,
+        c,
+        input,
+        false,
+        { desired: String(n), to_add: String(n), to_update: '0', to_remove: '0' },
+        watermark,
+      );
     } else {
       await attachHead(c, input.runId, h);
       await planChunks(c, input.runId, '_head', s);
@@ -129,7 +149,11 @@ export async function computeHead(deps: AddressBookDeps, input: { runId: string;
  * this delta, i.e. what was uploaded); one in the rest's range already shows S2's value, so comparing it again finds
  * nothing. No registry lock: any later snapshot holds every write up to W1.
  */
-async function computeRest(deps: AddressBookDeps, input: { runId: string; vaspDid: string }, h: { rows: number; last: string; chunks: number }): Promise<void> {
+async function computeRest(
+  deps: AddressBookDeps,
+  input: { runId: string; vaspDid: string },
+  h: { rows: number; last: string; chunks: number },
+): Promise<void> {
   const s = deps.settings;
   // Read committed: the registry is read by one statement (the insert), which sees one snapshot by itself, and the
   // head's uploads update the run row meanwhile, which a repeatable-read transaction could not update after.
@@ -151,7 +175,10 @@ async function computeRest(deps: AddressBookDeps, input: { runId: string; vaspDi
  * Numbers the rows to add and to remove, decides between single registrations and uploads, and cuts the uploads into
  * chunks that respect both the row and the byte limit. Running it again after it completed changes nothing.
  */
-export async function computeDelta(deps: AddressBookDeps, input: { runId: string; vaspDid: string }): Promise<DeltaSummary> {
+export async function computeDelta(
+  deps: AddressBookDeps,
+  input: { runId: string; vaspDid: string },
+): Promise<DeltaSummary> {
   const { pool } = deps;
   const r = await getRun(pool, input.runId);
   if (r.delta_ready) return summary(deps, r);

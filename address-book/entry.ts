@@ -53,33 +53,44 @@ const bad = <T>(field: EntryProblem['field'], rule: string): Checked<T> => ({ ok
 export const networkAddress = (e: { address: string; tag: string }) => (e.tag ? `${e.address}:${e.tag}` : e.address);
 
 /** The registry's identity of an entry: one VASP may register an (asset, address, tag) once. */
-export const entryKey = (e: { asset: string; address: string; tag: string }) => `${e.asset}\u0000${e.address}\u0000${e.tag}`;
+export const entryKey = (e: { asset: string; address: string; tag: string }) =>
+  `${e.asset}\u0000${e.address}\u0000${e.tag}`;
 
 export function normalizeAsset(raw: unknown): Checked<string> {
   if (typeof raw !== 'string') return bad('asset', 'is required');
   const s = raw.trim();
   if (!s) return bad('asset', 'is empty');
-  if (!SYMBOL.test(s)) return bad('asset', `must be an asset code such as ETH (letters, digits, ".", "_", "-"; up to ${MAX_ASSET_LENGTH})`);
+  if (!SYMBOL.test(s))
+    return bad(
+      'asset',
+      `must be an asset code such as ETH (letters, digits, ".", "_", "-"; up to ${MAX_ASSET_LENGTH})`,
+    );
   return { ok: true, value: s.toUpperCase() };
 }
 
 function normalizeTag(raw: string): Checked<string> {
   if (!raw) return bad('tag', 'is empty: use <address>:<tag> with a non-empty tag, or leave the tag out');
   if (raw.length > MAX_TAG_LENGTH) return bad('tag', `is longer than ${MAX_TAG_LENGTH} characters`);
-  if (FORBIDDEN.test(raw) || raw.includes(':')) return bad('tag', 'must not contain whitespace, commas, colons or control characters');
+  if (FORBIDDEN.test(raw) || raw.includes(':'))
+    return bad('tag', 'must not contain whitespace, commas, colons or control characters');
   return { ok: true, value: raw };
 }
 
 /** Address and tag, from `address` (maybe `<address>:<tag>`) and an optional separate `tag`. */
-export function normalizeAddressAndTag(rawAddress: unknown, rawTag: unknown): Checked<{ address: string; tag: string }> {
+export function normalizeAddressAndTag(
+  rawAddress: unknown,
+  rawTag: unknown,
+): Checked<{ address: string; tag: string }> {
   if (typeof rawAddress !== 'string') return bad('address', 'is required');
   let address = rawAddress.trim();
   if (!address) return bad('address', 'is empty');
-  if (FORBIDDEN.test(address) || !isFreeText(address)) return bad('address', 'must not contain whitespace, commas or control characters');
+  if (FORBIDDEN.test(address) || !isFreeText(address))
+    return bad('address', 'must not contain whitespace, commas or control characters');
   let tag = '';
   if (rawTag !== undefined && rawTag !== null && rawTag !== '') {
     if (typeof rawTag !== 'string' && typeof rawTag !== 'number') return bad('tag', 'must be a string');
-    if (address.includes(':')) return bad('address', 'carries a tag (<address>:<tag>) while tag is also given: give it once');
+    if (address.includes(':'))
+      return bad('address', 'carries a tag (<address>:<tag>) while tag is also given: give it once');
     const t = normalizeTag(String(rawTag).trim());
     if (!t.ok) return t;
     tag = t.value;
@@ -87,7 +98,8 @@ export function normalizeAddressAndTag(rawAddress: unknown, rawTag: unknown): Ch
     const cut = address.lastIndexOf(':');
     if (cut !== -1) {
       const base = address.slice(0, cut);
-      if (!base || base.split(':').some((p) => !p)) return bad('address', 'malformed tag form: expected <address>:<tag>');
+      if (!base || base.split(':').some((p) => !p))
+        return bad('address', 'malformed tag form: expected <address>:<tag>');
       const t = normalizeTag(address.slice(cut + 1));
       if (!t.ok) return t;
       address = base;
@@ -105,7 +117,8 @@ export function normalizeCustomerRef(raw: unknown): Checked<string> {
   if (typeof raw !== 'string') return bad('customerRef', 'is required');
   const s = raw.trim();
   if (!s) return bad('customerRef', 'is empty');
-  if (s.length > MAX_CUSTOMER_REF_LENGTH) return bad('customerRef', `is longer than ${MAX_CUSTOMER_REF_LENGTH} characters`);
+  if (s.length > MAX_CUSTOMER_REF_LENGTH)
+    return bad('customerRef', `is longer than ${MAX_CUSTOMER_REF_LENGTH} characters`);
   if (!isFreeText(s)) return bad('customerRef', FREE_TEXT_RULE);
   return { ok: true, value: s };
 }
@@ -125,8 +138,12 @@ export function checkEntry(input: EntryInput, subsidiaries: ReadonlySet<string>)
   if (typeof input.vaspDID !== 'string' || !input.vaspDID.trim()) return bad('vaspDID', 'is required');
   const vaspDID = input.vaspDID.trim();
   if (!DID.test(vaspDID)) return bad('vaspDID', 'must be a DID');
-  if (!subsidiaries.has(vaspDID)) return bad('vaspDID', 'must be a subsidiary VASP of the group (SUBSIDIARY_VASP_DIDS)');
-  return { ok: true, value: { asset: asset.value, address: at.value.address, tag: at.value.tag, customerRef: ref.value, vaspDID } };
+  if (!subsidiaries.has(vaspDID))
+    return bad('vaspDID', 'must be a subsidiary VASP of the group (SUBSIDIARY_VASP_DIDS)');
+  return {
+    ok: true,
+    value: { asset: asset.value, address: at.value.address, tag: at.value.tag, customerRef: ref.value, vaspDID },
+  };
 }
 
 /** The key of a deletion request: asset and address (with or without `:<tag>`), tag optional. */

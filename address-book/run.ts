@@ -29,7 +29,11 @@ import type { AddressBookDeps } from './deps';
  * network whose count still matches it; anything else (a first run, a failed last run, addresses added or removed
  * behind our back, a lost mirror) makes it a full run.
  */
-async function chooseMode(deps: AddressBookDeps, vaspDid: string, requested: ReconcileMode): Promise<{ mode: 'full' | 'incremental'; reason: string }> {
+async function chooseMode(
+  deps: AddressBookDeps,
+  vaspDid: string,
+  requested: ReconcileMode,
+): Promise<{ mode: 'full' | 'incremental'; reason: string }> {
   if (requested === 'full') return { mode: 'full', reason: 'a full run was asked for' };
   const st = await mirrorState(deps.pool, vaspDid);
   if (!st) return { mode: 'full', reason: 'no verified result of an earlier run' };
@@ -46,7 +50,11 @@ async function chooseMode(deps: AddressBookDeps, vaspDid: string, requested: Rec
  * since the run may have changed the network half-way, forgets the last verified result, so the next run is a full
  * one that starts from the network's listing.
  */
-export async function closeAbandoned(deps: Pick<AddressBookDeps, 'pool'>, run: { run_id: string; vasp_did: string }, why: string): Promise<void> {
+export async function closeAbandoned(
+  deps: Pick<AddressBookDeps, 'pool'>,
+  run: { run_id: string; vasp_did: string },
+  why: string,
+): Promise<void> {
   await withTransaction(deps.pool, async (c) => {
     await closeAbandonedRun(c, run.run_id, why);
     await forgetResult(c, run);
@@ -63,8 +71,15 @@ async function releaseAbandonedLock(deps: AddressBookDeps, vaspDid: string, work
   if (!holder) return true;
   const status = holder.workflow_id === workflowId ? 'ENDED' : await deps.workflowStatus?.(holder.workflow_id);
   if (status === undefined || status === 'RUNNING') return false;
-  deps.logger.warn({ runId: holder.run_id, workflowId: holder.workflow_id, status }, 'closing an abandoned address-book run');
-  await closeAbandoned(deps, { run_id: holder.run_id, vasp_did: vaspDid }, `abandoned: its workflow ${holder.workflow_id} is ${status}`);
+  deps.logger.warn(
+    { runId: holder.run_id, workflowId: holder.workflow_id, status },
+    'closing an abandoned address-book run',
+  );
+  await closeAbandoned(
+    deps,
+    { run_id: holder.run_id, vasp_did: vaspDid },
+    `abandoned: its workflow ${holder.workflow_id} is ${status}`,
+  );
   return true;
 }
 
@@ -76,7 +91,10 @@ async function releaseAbandonedLock(deps: AddressBookDeps, vaspDid: string, work
 export async function beginRun(
   deps: AddressBookDeps,
   input: { runId: string; vaspDid: string; workflowId: string; trigger: ReconcileTrigger; mode?: ReconcileMode },
-): Promise<{ started: true; settings: RunSettings; mode: 'full' | 'incremental'; modeReason: string } | { started: false; busyRunId: string }> {
+): Promise<
+  | { started: true; settings: RunSettings; mode: 'full' | 'incremental'; modeReason: string }
+  | { started: false; busyRunId: string }
+> {
   const { pool } = deps;
   const s = deps.settings;
   const out: RunSettings = {
@@ -92,7 +110,13 @@ export async function beginRun(
     const insert = async () => {
       // Taken before the lock: a run that then finds the VASP busy has only read.
       chosen = await chooseMode(deps, input.vaspDid, input.mode ?? 'auto');
-      await insertRun(pool, { runId: input.runId, vaspDid: input.vaspDid, workflowId: input.workflowId, trigger: input.trigger, mode: chosen.mode });
+      await insertRun(pool, {
+        runId: input.runId,
+        vaspDid: input.vaspDid,
+        workflowId: input.workflowId,
+        trigger: input.trigger,
+        mode: chosen.mode,
+      });
     };
     const lockTaken = (e: unknown) => (e as { code?: string }).code === '23505';
     try {
@@ -105,7 +129,10 @@ export async function beginRun(
       if (!lockTaken(e)) throw e;
       const busyRunId = (await runningRunOf(pool, input.vaspDid)) ?? 'unknown';
       await insertSkippedRun(pool, {
-        runId: input.runId, vaspDid: input.vaspDid, workflowId: input.workflowId, trigger: input.trigger,
+        runId: input.runId,
+        vaspDid: input.vaspDid,
+        workflowId: input.workflowId,
+        trigger: input.trigger,
         error: `run ${busyRunId} was in progress for this VASP`,
       });
       return { started: false, busyRunId };
@@ -119,7 +146,10 @@ export async function beginRun(
 }
 
 /** Builds a full run's mirror (see address-book/store/mirror.ts): started beside the removals and uploads, awaited before the end. */
-export async function buildMirror(deps: Pick<AddressBookDeps, 'pool'>, input: { runId: string }): Promise<{ built: boolean }> {
+export async function buildMirror(
+  deps: Pick<AddressBookDeps, 'pool'>,
+  input: { runId: string },
+): Promise<{ built: boolean }> {
   const r = await getRun(deps.pool, input.runId);
   if (r.mode !== 'full' || r.mirror_built) return { built: r.mirror_built };
   await buildRunMirror(deps.pool, r);
@@ -129,7 +159,13 @@ export async function buildMirror(deps: Pick<AddressBookDeps, 'pool'>, input: { 
 /** Stores the run's report, releases the VASP's run lock and drops the run's staging. */
 export async function finishRun(
   deps: Pick<AddressBookDeps, 'pool' | 'heartbeat'>,
-  input: { runId: string; status: 'succeeded' | 'failed'; error?: string; verifiedBy?: 'count' | 'listing'; phases: Partial<Record<ReconcilePhase, number>> },
+  input: {
+    runId: string;
+    status: 'succeeded' | 'failed';
+    error?: string;
+    verifiedBy?: 'count' | 'listing';
+    phases: Partial<Record<ReconcilePhase, number>>;
+  },
 ): Promise<ReconcileReport> {
   const { pool } = deps;
   const r = await getRun(pool, input.runId);
@@ -168,16 +204,18 @@ export async function finishRun(
     phases: input.phases,
     error: input.error,
   };
-  await withHeartbeat(deps.heartbeat, 'result', () => withTransaction(pool, async (c) => {
-    if (ok) await keepResult(c, r);
-    else await forgetResult(c, r);
-    // The run ends now, keeping the result included.
-    const end = await databaseNow(c);
-    report.finishedAt = end.toISOString();
-    report.durationMs = end.getTime() - x.startedAt.getTime();
-    report.phases = { ...report.phases, reporting: end.getTime() - x.now.getTime() };
-    await finishRunRecord(c, input.runId, { status: input.status, report, error: input.error, at: end });
-  }));
+  await withHeartbeat(deps.heartbeat, 'result', () =>
+    withTransaction(pool, async (c) => {
+      if (ok) await keepResult(c, r);
+      else await forgetResult(c, r);
+      // The run ends now, keeping the result included.
+      const end = await databaseNow(c);
+      report.finishedAt = end.toISOString();
+      report.durationMs = end.getTime() - x.startedAt.getTime();
+      report.phases = { ...report.phases, reporting: end.getTime() - x.now.getTime() };
+      await finishRunRecord(c, input.runId, { status: input.status, report, error: input.error, at: end });
+    }),
+  );
   await dropStaging(pool, input.runId);
   return report;
 }

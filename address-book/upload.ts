@@ -6,7 +6,13 @@ import { Readable } from 'node:stream';
 import { CSV_COLUMNS } from './csv';
 import { isAppError, UpstreamRejectedError, ValidationError } from '../lib/errors';
 import { setRunPhase } from './store/runs';
-import { getChunk, markChunkPlanned, markChunkUploaded, markChunkUploadedByCount, markChunkUploading } from './store/chunks';
+import {
+  getChunk,
+  markChunkPlanned,
+  markChunkUploaded,
+  markChunkUploadedByCount,
+  markChunkUploading,
+} from './store/chunks';
 import { additionRows, newAdditionsThrough } from './store/staging';
 import { networkTotal, postCsv, requestUploadUrl, UploadUrlRefused } from '../network/address-book';
 import { retryTransient } from '../network/retry';
@@ -38,7 +44,8 @@ export function chunkCsv(
       after += rows.length;
       onBatch(rows.length);
       let text = '';
-      for (const [asset, address, customerRef] of rows) text += `${field(asset)},${field(address)},${field(customerRef)}\n`;
+      for (const [asset, address, customerRef] of rows)
+        text += `${field(asset)},${field(address)},${field(customerRef)}\n`;
       yield text;
       if (after >= lastSeq) return;
     }
@@ -60,7 +67,8 @@ export async function uploadChunk(
   const { pool, network } = deps;
   const chunk = await getChunk(pool, input.runId, input.chunkNo);
   if (!chunk) throw new ValidationError('chunkNo', `run ${input.runId} has no chunk ${input.chunkNo}`);
-  if (chunk.state === 'uploaded') return { chunkNo: input.chunkNo, rows: chunk.rows, bytes: Number(chunk.bytes), sent: false };
+  if (chunk.state === 'uploaded')
+    return { chunkNo: input.chunkNo, rows: chunk.rows, bytes: Number(chunk.bytes), sent: false };
   await setRunPhase(pool, input.runId, 'adding');
   if (chunk.state === 'uploading') {
     // The count the network shows once this chunk and the ones before it are processed: new rows only.
@@ -91,10 +99,19 @@ export async function uploadChunk(
       try {
         const { bytes, response } = await postCsv(uploadUrl, fileName, csv, s.chunkMaxBytes, input.timeoutMs);
         if (rowsRead !== chunk.rows) {
-          throw new ValidationError('chunk', `chunk ${input.chunkNo} of run ${input.runId} read ${rowsRead} rows, planned ${chunk.rows}: the run's staging was lost`);
+          throw new ValidationError(
+            'chunk',
+            `chunk ${input.chunkNo} of run ${input.runId} read ${rowsRead} rows, planned ${chunk.rows}: the run's staging was lost`,
+          );
         }
         const meta = response.uploadedFile?.metadata;
-        await markChunkUploaded(pool, input.runId, input.chunkNo, meta?.key ?? response.uploadedFile?.name ?? null, meta?.extra?.counter ?? null);
+        await markChunkUploaded(
+          pool,
+          input.runId,
+          input.chunkNo,
+          meta?.key ?? response.uploadedFile?.name ?? null,
+          meta?.extra?.counter ?? null,
+        );
         return { chunkNo: input.chunkNo, rows: chunk.rows, bytes, sent: true };
       } catch (e) {
         csv.destroy();
@@ -102,7 +119,10 @@ export async function uploadChunk(
         if (e instanceof UploadUrlRefused || isAppError(e)) await markChunkPlanned(pool, input.runId, input.chunkNo);
         if (e instanceof UploadUrlRefused) {
           if (urlAttempt < 3) {
-            deps.logger.warn({ runId: input.runId, chunkNo: input.chunkNo }, `${e.message}; requesting a new upload URL`);
+            deps.logger.warn(
+              { runId: input.runId, chunkNo: input.chunkNo },
+              `${e.message}; requesting a new upload URL`,
+            );
             continue;
           }
           throw new UpstreamRejectedError(`${e.message} (three upload URLs in a row were refused)`);
@@ -112,5 +132,7 @@ export async function uploadChunk(
     }
   };
   // A transient failure of the POST (5xx, timeout) sends the chunk again with a new URL, within the client's policy.
-  return network.transientRetry ? retryTransient(`upload of chunk ${input.chunkNo}`, send, network.transientRetry) : send();
+  return network.transientRetry
+    ? retryTransient(`upload of chunk ${input.chunkNo}`, send, network.transientRetry)
+    : send();
 }

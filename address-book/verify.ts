@@ -23,18 +23,38 @@ export async function verifyRun(
     return { verifiedBy: 'count', networkAfter, missing: 0, stillListed: 0 };
   }
   const listed = await listInto(deps, input.runId, input.vaspDid, 'after');
-  return withHeartbeat(deps.heartbeat, 'verify', () => withTransaction(pool, async (c) => {
-    // Rows already rejected (by registerCustomer or a refused deletion) keep their first reason.
-    const { missing, stillListed } = await unconfirmedChanges(c, input.runId);
-    await recordRejections(c, input.runId, [
-      ...missing.map((m) => ({
-        action: 'add' as const, address: m.address, asset: m.asset, customerRef: m.customer_ref,
-        reason: m.listed_ref === null
-          ? 'not in the network\'s listing after processing (the network reports per-row outcomes only by e-mail)'
-          : `listed with customerRef "${m.listed_ref}" after processing`,
-      })),
-      ...stillListed.map((m) => ({ action: 'remove' as const, address: m.address, reason: 'still in the network\'s listing after deletion' })),
-    ], deps.settings.maxStoredRejections);
-    return { verifiedBy: 'listing' as const, networkAfter: listed.total, missing: missing.length, stillListed: stillListed.length };
-  }));
+  return withHeartbeat(deps.heartbeat, 'verify', () =>
+    withTransaction(pool, async (c) => {
+      // Rows already rejected (by registerCustomer or a refused deletion) keep their first reason.
+      const { missing, stillListed } = await unconfirmedChanges(c, input.runId);
+      await recordRejections(
+        c,
+        input.runId,
+        [
+          ...missing.map((m) => ({
+            action: 'add' as const,
+            address: m.address,
+            asset: m.asset,
+            customerRef: m.customer_ref,
+            reason:
+              m.listed_ref === null
+                ? "not in the network's listing after processing (the network reports per-row outcomes only by e-mail)"
+                : `listed with customerRef "${m.listed_ref}" after processing`,
+          })),
+          ...stillListed.map((m) => ({
+            action: 'remove' as const,
+            address: m.address,
+            reason: "still in the network's listing after deletion",
+          })),
+        ],
+        deps.settings.maxStoredRejections,
+      );
+      return {
+        verifiedBy: 'listing' as const,
+        networkAfter: listed.total,
+        missing: missing.length,
+        stillListed: stillListed.length,
+      };
+    }),
+  );
 }

@@ -56,8 +56,15 @@ export function canonicalJson(value: unknown): string {
 /** The hash of a row from its fields and the previous row's hash. */
 export function auditRowHash(row: Omit<AuditChainRow, 'id' | 'hash'>): string {
   const record = {
-    v: AUDIT_HASH_VERSION, chain: row.chain, seq: row.seq, at: row.at, actor: row.actor, action: row.action,
-    subject: row.subject, details: row.details, prevHash: row.prevHash,
+    v: AUDIT_HASH_VERSION,
+    chain: row.chain,
+    seq: row.seq,
+    at: row.at,
+    actor: row.actor,
+    action: row.action,
+    subject: row.subject,
+    details: row.details,
+    prevHash: row.prevHash,
   };
   return createHash('sha256').update(canonicalJson(record), 'utf8').digest('hex');
 }
@@ -96,14 +103,19 @@ export class ChainChecker {
       return false;
     };
     this.count++;
-    const before = this.last.get(row.chain) ?? (this.complete ? { chain: row.chain, seq: 0, hash: GENESIS_HASH } : undefined);
+    const before =
+      this.last.get(row.chain) ?? (this.complete ? { chain: row.chain, seq: 0, hash: GENESIS_HASH } : undefined);
     if (before) {
-      if (row.seq <= before.seq) return fail(`seq ${row.seq} comes after seq ${before.seq}: rows out of order or repeated`);
+      if (row.seq <= before.seq)
+        return fail(`seq ${row.seq} comes after seq ${before.seq}: rows out of order or repeated`);
       if (row.seq !== before.seq + 1) {
         const missing = row.seq - before.seq - 1;
-        return fail(`${missing === 1 ? `row seq ${before.seq + 1} is` : `rows seq ${before.seq + 1} to ${row.seq - 1} are`} missing before it (deleted)`);
+        return fail(
+          `${missing === 1 ? `row seq ${before.seq + 1} is` : `rows seq ${before.seq + 1} to ${row.seq - 1} are`} missing before it (deleted)`,
+        );
       }
-      if (row.prevHash !== before.hash) return fail(`its previous hash is not the hash of seq ${before.seq} (a row before it was changed or replaced)`);
+      if (row.prevHash !== before.hash)
+        return fail(`its previous hash is not the hash of seq ${before.seq} (a row before it was changed or replaced)`);
     }
     if (auditRowHash(row) !== row.hash) return fail('its hash does not match its contents (the row was changed)');
     this.last.set(row.chain, { chain: row.chain, seq: row.seq, hash: row.hash });
@@ -120,7 +132,9 @@ export class ChainChecker {
       const end = this.last.get(head.chain) ?? { chain: head.chain, seq: 0, hash: GENESIS_HASH };
       if (end.seq !== head.seq || end.hash !== head.hash) {
         this.broken = {
-          id: null, chain: head.chain, seq: end.seq + 1,
+          id: null,
+          chain: head.chain,
+          seq: end.seq + 1,
           problem: `the chain's recorded head is seq ${head.seq} ${head.hash}, but its rows end at seq ${end.seq} ${end.hash} (rows at the end deleted, or the head changed)`,
         };
       }
@@ -133,12 +147,23 @@ export class ChainChecker {
   }
 
   report(): ChainReport {
-    return { rows: this.count, heads: [...this.last.values()].sort((a, b) => utf8Order(a.chain, b.chain)), ...(this.broken ? { broken: this.broken } : {}) };
+    return {
+      rows: this.count,
+      heads: [...this.last.values()].sort((a, b) => utf8Order(a.chain, b.chain)),
+      ...(this.broken ? { broken: this.broken } : {}),
+    };
   }
 }
 
 /** The error `audit verify` ends with when a chain is broken: names the row. */
 export function brokenChainError(broken: NonNullable<ChainReport['broken']>, where: string): CryptoError {
-  const row = broken.id === null ? `chain ${broken.chain} at seq ${broken.seq}` : `row id ${broken.id} (chain ${broken.chain}, seq ${broken.seq})`;
-  return new CryptoError(`audit chain broken in ${where} at ${row}: ${broken.problem}`, { chain: broken.chain, seq: broken.seq, rowId: broken.id });
+  const row =
+    broken.id === null
+      ? `chain ${broken.chain} at seq ${broken.seq}`
+      : `row id ${broken.id} (chain ${broken.chain}, seq ${broken.seq})`;
+  return new CryptoError(`audit chain broken in ${where} at ${row}: ${broken.problem}`, {
+    chain: broken.chain,
+    seq: broken.seq,
+    rowId: broken.id,
+  });
 }

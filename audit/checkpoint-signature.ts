@@ -58,10 +58,14 @@ export interface AuditCheckpoint extends CheckpointBody {
 }
 
 const byChain = (heads: ChainHead[]) =>
-  [...heads].map((h) => ({ chain: h.chain, seq: h.seq, hash: h.hash })).sort((a, b) => Buffer.compare(Buffer.from(a.chain), Buffer.from(b.chain)));
+  [...heads]
+    .map((h) => ({ chain: h.chain, seq: h.seq, hash: h.hash }))
+    .sort((a, b) => Buffer.compare(Buffer.from(a.chain), Buffer.from(b.chain)));
 
 function mac(key: Buffer, kind: string, body: unknown): string {
-  return createHmac('sha256', key).update(canonicalJson({ v: 1, kind, body })).digest('hex');
+  return createHmac('sha256', key)
+    .update(canonicalJson({ v: 1, kind, body }))
+    .digest('hex');
 }
 
 function sign(keyring: CheckpointKeyring, kind: string, body: unknown): { keyId: string; mac: string } {
@@ -70,7 +74,12 @@ function sign(keyring: CheckpointKeyring, kind: string, body: unknown): { keyId:
 
 export type SignatureCheck = 'valid' | 'unknown-key' | 'invalid';
 
-function check(keyring: CheckpointKeyring, kind: string, body: unknown, signed: { keyId: string; mac: string }): SignatureCheck {
+function check(
+  keyring: CheckpointKeyring,
+  kind: string,
+  body: unknown,
+  signed: { keyId: string; mac: string },
+): SignatureCheck {
   const key = keyring.keys.get(signed.keyId);
   if (!key) return 'unknown-key';
   const expected = Buffer.from(mac(key, kind, body), 'hex');

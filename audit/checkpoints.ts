@@ -22,7 +22,12 @@ export async function startAuditCheckpoints(s: CheckpointSchedule): Promise<() =
   const write = (unlessUnchangedFor?: number) => {
     running = writeAuditCheckpoint(s.pool, s.keyring, { unlessUnchangedFor })
       .then((c) => c && s.logger.debug({ checkpoint: c.seq, chains: c.heads.length }, 'audit checkpoint signed'))
-      .catch((e: Error) => s.logger.warn({ err: { message: e.message } }, 'audit checkpoint could not be written; next try at the next interval'));
+      .catch((e: Error) =>
+        s.logger.warn(
+          { err: { message: e.message } },
+          'audit checkpoint could not be written; next try at the next interval',
+        ),
+      );
     return running;
   };
   // A failure at start is logged, not fatal: the API serves, and the next interval tries again.

@@ -32,7 +32,11 @@ export interface AuditFilter {
 }
 
 /** The audit log, searched by actor, action, subject and time, newest (or oldest) first by time then id. */
-export async function listAuditLog(pool: Pool, filter: AuditFilter, page: { limit: number; order: ListOrder; cursor?: CursorKey }): Promise<Page<AuditRow>> {
+export async function listAuditLog(
+  pool: Pool,
+  filter: AuditFilter,
+  page: { limit: number; order: ListOrder; cursor?: CursorKey },
+): Promise<Page<AuditRow>> {
   const params: unknown[] = [];
   const where: string[] = [];
   const add = (sql: (p: string) => string, value: unknown) => {
@@ -49,17 +53,42 @@ export async function listAuditLog(pool: Pool, filter: AuditFilter, page: { limi
   if (ks.where) where.push(ks.where);
   params.push(page.limit + 1);
   const { rows } = await pool.query<{
-    id: string; at: Date; actor: string; actor_name: string | null; action: string; subject: string; details: unknown; chain: string; seq: string; prev_hash: string; hash: string; cursor_at: string;
+    id: string;
+    at: Date;
+    actor: string;
+    actor_name: string | null;
+    action: string;
+    subject: string;
+    details: unknown;
+    chain: string;
+    seq: string;
+    prev_hash: string;
+    hash: string;
+    cursor_at: string;
   }>(
     `select id::text as id, at, actor, details->'principal'->>'name' as actor_name, action, subject, details, chain, seq, prev_hash, hash,
             ${exactTimestamp('at')} as cursor_at from audit_log
       ${where.length ? `where ${where.join(' and ')}` : ''} ${ks.orderBy} limit $${params.length}`,
     params,
   );
-  return pageOf(rows, page.limit, (r) => ({ at: r.cursor_at, id: r.id }), (r) => ({
-    id: r.id, at: r.at.toISOString(), actor: r.actor, actorName: r.actor_name, action: r.action, subject: r.subject, details: r.details,
-    chain: r.chain, seq: Number(r.seq), prevHash: r.prev_hash, hash: r.hash,
-  }));
+  return pageOf(
+    rows,
+    page.limit,
+    (r) => ({ at: r.cursor_at, id: r.id }),
+    (r) => ({
+      id: r.id,
+      at: r.at.toISOString(),
+      actor: r.actor,
+      actorName: r.actor_name,
+      action: r.action,
+      subject: r.subject,
+      details: r.details,
+      chain: r.chain,
+      seq: Number(r.seq),
+      prevHash: r.prev_hash,
+      hash: r.hash,
+    }),
+  );
 }
 
 /** One entry of the audit log: who did what to which subject, and the details (no personal data). */
@@ -85,11 +114,28 @@ export interface AppendOptions {
 const CHAIN_COLUMNS = `id::text as id, chain, seq, ${exactTimestamp('at')} as at, actor, action, subject, details, prev_hash, hash`;
 
 interface ChainRowRecord {
-  id: string; chain: string; seq: string; at: string; actor: string; action: string; subject: string; details: unknown; prev_hash: string; hash: string;
+  id: string;
+  chain: string;
+  seq: string;
+  at: string;
+  actor: string;
+  action: string;
+  subject: string;
+  details: unknown;
+  prev_hash: string;
+  hash: string;
 }
 const toChainRow = (r: ChainRowRecord): AuditChainRow => ({
-  id: r.id, chain: r.chain, seq: Number(r.seq), at: r.at, actor: r.actor, action: r.action, subject: r.subject,
-  details: r.details, prevHash: r.prev_hash, hash: r.hash,
+  id: r.id,
+  chain: r.chain,
+  seq: Number(r.seq),
+  at: r.at,
+  actor: r.actor,
+  action: r.action,
+  subject: r.subject,
+  details: r.details,
+  prevHash: r.prev_hash,
+  hash: r.hash,
 });
 
 /**
@@ -97,25 +143,43 @@ const toChainRow = (r: ChainRowRecord): AuditChainRow => ({
  * until it commits, which serialises appends to the chain across processes; append last, so the lock is held briefly).
  * The row commits or rolls back with the change it records.
  */
-export async function appendAuditEntry(tx: PoolClient, entry: AuditEntry, opts: AppendOptions = {}): Promise<AuditChainRow> {
+export async function appendAuditEntry(
+  tx: PoolClient,
+  entry: AuditEntry,
+  opts: AppendOptions = {},
+): Promise<AuditChainRow> {
   const chain = chainOf(entry.action);
   // The principal decides the actor: a caller (or a workflow's input written before actors were stable ids) that
   // passed a display name cannot make a row read as someone else or as a system component.
   const principal = principalIn(entry.details.principal);
   const actor = principal ? auditActor(principal) : entry.actor;
   // Locks the chain's head and reads it, with the row's time taken once the lock is held (so times follow seq).
-  const lockHead = () => tx.query<{ seq: string; hash: string; at: string }>(
-    `update audit_chain_heads set updated_at = clock_timestamp() where chain = $1 returning seq, hash, ${exactTimestamp('updated_at')} as at`, [chain],
-  );
+  const lockHead = () =>
+    tx.query<{ seq: string; hash: string; at: string }>(
+      `update audit_chain_heads set updated_at = clock_timestamp() where chain = $1 returning seq, hash, ${exactTimestamp('updated_at')} as at`,
+      [chain],
+    );
   let head = await lockHead();
   if (!head.rows[0]) {
-    await tx.query('insert into audit_chain_heads (chain, seq, hash) values ($1, 0, $2) on conflict (chain) do nothing', [chain, GENESIS_HASH]);
+    await tx.query(
+      'insert into audit_chain_heads (chain, seq, hash) values ($1, 0, $2) on conflict (chain) do nothing',
+      [chain, GENESIS_HASH],
+    );
     head = await lockHead();
   }
   const { seq, hash: prevHash, at } = head.rows[0]!;
   // The details as the database will give them back (JSON, no undefined), so the hash verifies on reading.
   const details = JSON.parse(JSON.stringify(entry.details)) as unknown;
-  const fields = { chain, seq: Number(seq) + 1, at, actor, action: entry.action, subject: entry.subject, details, prevHash };
+  const fields = {
+    chain,
+    seq: Number(seq) + 1,
+    at,
+    actor,
+    action: entry.action,
+    subject: entry.subject,
+    details,
+    prevHash,
+  };
   const hash = auditRowHash(fields);
   // One statement: the row, and the head moved only if the row went in (an idempotency key already there keeps both).
   const { rows } = await tx.query<{ id: string }>(
@@ -126,22 +190,41 @@ export async function appendAuditEntry(tx: PoolClient, entry: AuditEntry, opts: 
        returning id
      ), moved as (update audit_chain_heads set seq = $2, hash = $9 where chain = $1 and exists (select 1 from ins))
      select id::text as id from ins`,
-    [chain, fields.seq, fields.at, actor, entry.action, entry.subject, JSON.stringify(details), fields.prevHash, hash, opts.idempotencyKey ?? null],
+    [
+      chain,
+      fields.seq,
+      fields.at,
+      actor,
+      entry.action,
+      entry.subject,
+      JSON.stringify(details),
+      fields.prevHash,
+      hash,
+      opts.idempotencyKey ?? null,
+    ],
   );
   if (rows[0]) return { id: rows[0].id, ...fields, hash };
   // A retry: the row its earlier attempt wrote (committed before this append got the lock).
-  const existing = await tx.query<ChainRowRecord>(`select ${CHAIN_COLUMNS} from audit_log where idempotency_key = $1`, [opts.idempotencyKey]);
+  const existing = await tx.query<ChainRowRecord>(`select ${CHAIN_COLUMNS} from audit_log where idempotency_key = $1`, [
+    opts.idempotencyKey,
+  ]);
   return toChainRow(existing.rows[0]!);
 }
 
 /** Appends an entry in a transaction of its own, for records of something that changed no row of ours. */
-export async function recordAuditEntry(pool: Pool, entry: AuditEntry, opts: AppendOptions = {}): Promise<AuditChainRow> {
+export async function recordAuditEntry(
+  pool: Pool,
+  entry: AuditEntry,
+  opts: AppendOptions = {},
+): Promise<AuditChainRow> {
   return withTransaction(pool, (tx) => appendAuditEntry(tx, entry, opts));
 }
 
 /** Every chain's recorded head. */
 export async function auditChainHeads(db: Pick<Pool | PoolClient, 'query'>): Promise<ChainHead[]> {
-  const { rows } = await db.query<{ chain: string; seq: string; hash: string }>('select chain, seq, hash from audit_chain_heads order by chain');
+  const { rows } = await db.query<{ chain: string; seq: string; hash: string }>(
+    'select chain, seq, hash from audit_chain_heads order by chain',
+  );
   return rows.map((r) => ({ chain: r.chain, seq: Number(r.seq), hash: r.hash }));
 }
 
@@ -150,7 +233,9 @@ export async function auditChainHeads(db: Pick<Pool | PoolClient, 'query'>): Pro
  * whose time is in [from, to). Give a client in a REPEATABLE READ transaction for one consistent view.
  */
 export async function* readAuditChain(
-  db: Pick<Pool | PoolClient, 'query'>, range: { from?: Date; to?: Date } = {}, batch = 5000,
+  db: Pick<Pool | PoolClient, 'query'>,
+  range: { from?: Date; to?: Date } = {},
+  batch = 5000,
 ): AsyncGenerator<AuditChainRow> {
   let after: { chain: string; seq: string } | undefined;
   for (;;) {

@@ -9,7 +9,13 @@ import { auditChainHeads, readAuditChain } from './store';
 import { hashesAt, readCheckpoints } from './checkpoint-store';
 import { ChainChecker, type AuditChainRow, type ChainHead, type ChainReport } from './chain';
 import {
-  checkCheckpoint, checkTrailerSignature, exportTrailer, sameHeads, type AuditCheckpoint, type CheckpointKeyring, type ExportTrailer,
+  checkCheckpoint,
+  checkTrailerSignature,
+  exportTrailer,
+  sameHeads,
+  type AuditCheckpoint,
+  type CheckpointKeyring,
+  type ExportTrailer,
 } from './checkpoint-signature';
 import { ValidationError } from '../lib/errors';
 import { openReadOnlySnapshot } from '../db/transaction';
@@ -31,7 +37,10 @@ export interface AuditLogReport extends ChainReport {
  * checkpoint keys, against the newest signed checkpoint, in one consistent view (appends that commit meanwhile are
  * not seen, and do not disturb the check).
  */
-export async function verifyAuditLog(pool: Pool, opts: { checkpointKeys?: CheckpointKeyring } = {}): Promise<AuditLogReport> {
+export async function verifyAuditLog(
+  pool: Pool,
+  opts: { checkpointKeys?: CheckpointKeyring } = {},
+): Promise<AuditLogReport> {
   const { client, close } = await openReadOnlySnapshot(pool);
   try {
     const checker = new ChainChecker(true);
@@ -52,18 +61,31 @@ export async function verifyAuditLog(pool: Pool, opts: { checkpointKeys?: Checkp
 }
 
 /** Every checkpoint's signature, and their numbers following each other from 1. */
-async function checkCheckpoints(client: PoolClient, keyring: CheckpointKeyring): Promise<{ checkpoints: CheckpointReport; newest?: AuditCheckpoint }> {
+async function checkCheckpoints(
+  client: PoolClient,
+  keyring: CheckpointKeyring,
+): Promise<{ checkpoints: CheckpointReport; newest?: AuditCheckpoint }> {
   let newest: AuditCheckpoint | undefined;
   let count = 0;
   const report = (problem?: string): { checkpoints: CheckpointReport; newest?: AuditCheckpoint } => ({
-    checkpoints: { count, ...(newest ? { newest: { seq: newest.seq, at: newest.at } } : {}), ...(problem ? { problem } : {}) }, newest,
+    checkpoints: {
+      count,
+      ...(newest ? { newest: { seq: newest.seq, at: newest.at } } : {}),
+      ...(problem ? { problem } : {}),
+    },
+    newest,
   });
   for await (const c of readCheckpoints(client)) {
     const expected = (newest?.seq ?? 0) + 1;
-    if (c.seq !== expected) return report(`checkpoint${c.seq - expected > 1 ? `s ${expected} to ${c.seq - 1} are` : ` ${expected} is`} missing before checkpoint ${c.seq} (deleted)`);
+    if (c.seq !== expected)
+      return report(
+        `checkpoint${c.seq - expected > 1 ? `s ${expected} to ${c.seq - 1} are` : ` ${expected} is`} missing before checkpoint ${c.seq} (deleted)`,
+      );
     const signature = checkCheckpoint(keyring, c);
-    if (signature === 'unknown-key') return report(`checkpoint ${c.seq} is signed with key "${c.keyId}", which is not in AUDIT_CHECKPOINT_KEYS`);
-    if (signature === 'invalid') return report(`checkpoint ${c.seq}'s signature does not verify (it was changed, or written without the key)`);
+    if (signature === 'unknown-key')
+      return report(`checkpoint ${c.seq} is signed with key "${c.keyId}", which is not in AUDIT_CHECKPOINT_KEYS`);
+    if (signature === 'invalid')
+      return report(`checkpoint ${c.seq}'s signature does not verify (it was changed, or written without the key)`);
     newest = c;
     count++;
   }
@@ -74,17 +96,37 @@ async function checkCheckpoints(client: PoolClient, keyring: CheckpointKeyring):
  * Each chain the checkpoint signed must still reach its seq there, with the very row signed: otherwise rows were
  * deleted from its end (or all of them), or the chain was rewritten from some row on.
  */
-function compareWithCheckpoint(ends: ChainHead[], checkpoint: AuditCheckpoint, hashes: Map<string, string>): ChainReport['broken'] {
+function compareWithCheckpoint(
+  ends: ChainHead[],
+  checkpoint: AuditCheckpoint,
+  hashes: Map<string, string>,
+): ChainReport['broken'] {
   for (const signed of checkpoint.heads) {
     if (signed.seq === 0) continue;
     const end = ends.find((h) => h.chain === signed.chain);
     const at = `checkpoint ${checkpoint.seq} (${checkpoint.at}) signed seq ${signed.seq} ${signed.hash}`;
-    if (!end) return { id: null, chain: signed.chain, seq: 1, problem: `the chain is missing: ${at} (the whole chain was deleted)` };
+    if (!end)
+      return {
+        id: null,
+        chain: signed.chain,
+        seq: 1,
+        problem: `the chain is missing: ${at} (the whole chain was deleted)`,
+      };
     if (end.seq < signed.seq) {
-      return { id: null, chain: signed.chain, seq: end.seq + 1, problem: `the chain ends at seq ${end.seq}, shorter than ${at} (rows deleted from its end)` };
+      return {
+        id: null,
+        chain: signed.chain,
+        seq: end.seq + 1,
+        problem: `the chain ends at seq ${end.seq}, shorter than ${at} (rows deleted from its end)`,
+      };
     }
     if (hashes.get(signed.chain) !== signed.hash) {
-      return { id: null, chain: signed.chain, seq: signed.seq, problem: `its row seq ${signed.seq} is not the one ${at} (the chain was rewritten)` };
+      return {
+        id: null,
+        chain: signed.chain,
+        seq: signed.seq,
+        problem: `its row seq ${signed.seq} is not the one ${at} (the chain was rewritten)`,
+      };
     }
   }
   return undefined;
@@ -94,7 +136,11 @@ function compareWithCheckpoint(ends: ChainHead[], checkpoint: AuditCheckpoint, h
  * The rows of [from, to), chain by chain in seq order, as the export writes them (one JSON object a line), then the
  * trailer line: the count of rows and where each chain in the file ends, signed with the checkpoint key when given.
  */
-export async function* exportAuditLog(pool: Pool, range: { from?: Date; to?: Date }, checkpointKeys?: CheckpointKeyring): AsyncGenerator<string> {
+export async function* exportAuditLog(
+  pool: Pool,
+  range: { from?: Date; to?: Date },
+  checkpointKeys?: CheckpointKeyring,
+): AsyncGenerator<string> {
   const { client, close } = await openReadOnlySnapshot(pool);
   const ends = new Map<string, ChainHead>();
   let rows = 0;
@@ -121,7 +167,10 @@ export interface ExportReport extends ChainReport {
  * cut short or added to at its end fails. The first row of each chain in the file links to rows outside it, so
  * compare the heads it reports with an anchored copy.
  */
-export async function verifyAuditExport(lines: AsyncIterable<string>, checkpointKeys?: CheckpointKeyring): Promise<ExportReport> {
+export async function verifyAuditExport(
+  lines: AsyncIterable<string>,
+  checkpointKeys?: CheckpointKeyring,
+): Promise<ExportReport> {
   const checker = new ChainChecker(false);
   let n = 0;
   let trailer: ExportTrailer | undefined;
@@ -137,15 +186,23 @@ export async function verifyAuditExport(lines: AsyncIterable<string>, checkpoint
     if (!checker.add(parsed)) return checker.report();
   }
   const report: ExportReport = checker.report();
-  const broken = (problem: string): ExportReport => ({ ...report, broken: { id: null, chain: '(export)', seq: report.rows, problem } });
+  const broken = (problem: string): ExportReport => ({
+    ...report,
+    broken: { id: null, chain: '(export)', seq: report.rows, problem },
+  });
   if (!trailer) return broken('the file has no trailer line: it was cut short (or written before exports had one)');
-  if (trailer.rows !== report.rows) return broken(`the trailer counts ${trailer.rows} rows, the file holds ${report.rows}`);
-  if (!sameHeads(trailer.heads, report.heads)) return broken('the trailer\'s chain ends are not where the file\'s chains end (rows removed from or added to the end)');
+  if (trailer.rows !== report.rows)
+    return broken(`the trailer counts ${trailer.rows} rows, the file holds ${report.rows}`);
+  if (!sameHeads(trailer.heads, report.heads))
+    return broken(
+      "the trailer's chain ends are not where the file's chains end (rows removed from or added to the end)",
+    );
   const signature = checkTrailerSignature(checkpointKeys ?? { currentKeyId: '', keys: new Map() }, trailer);
   if (signature === 'unsigned') return { ...report, trailer: 'unsigned' };
   if (!checkpointKeys) return { ...report, trailer: 'not-checked' };
-  if (signature === 'unknown-key') return broken(`the trailer is signed with key "${trailer.keyId}", which is not in AUDIT_CHECKPOINT_KEYS`);
-  if (signature === 'invalid') return broken('the trailer\'s signature does not verify (the trailer was rewritten)');
+  if (signature === 'unknown-key')
+    return broken(`the trailer is signed with key "${trailer.keyId}", which is not in AUDIT_CHECKPOINT_KEYS`);
+  if (signature === 'invalid') return broken("the trailer's signature does not verify (the trailer was rewritten)");
   return { ...report, trailer: 'verified' };
 }
 
@@ -173,8 +230,11 @@ function parseExportLine(line: string, n: number): AuditChainRow | ExportTrailer
 
 function parseTrailer(t: Record<string, unknown>, n: number): ExportTrailer {
   if (!Number.isSafeInteger(t.rows)) throw new ValidationError(`line ${n}.rows`, 'must be an integer');
-  const heads = Array.isArray(t.heads) ? t.heads as Record<string, unknown>[] : undefined;
-  if (!heads || !heads.every((h) => typeof h?.chain === 'string' && Number.isSafeInteger(h.seq) && typeof h.hash === 'string')) {
+  const heads = Array.isArray(t.heads) ? (t.heads as Record<string, unknown>[]) : undefined;
+  if (
+    !heads ||
+    !heads.every((h) => typeof h?.chain === 'string' && Number.isSafeInteger(h.seq) && typeof h.hash === 'string')
+  ) {
     throw new ValidationError(`line ${n}.heads`, 'must be a list of {chain, seq, hash}');
   }
   for (const f of ['keyId', 'mac'] as const) {

@@ -45,16 +45,30 @@ interface Row {
   last_used_at: Date | null;
 }
 
-const COLUMNS = 'id, prefix, name, role, created_at, created_by, created_by_name, revoked_at, revoked_by, revoked_by_name, last_used_at';
+const COLUMNS =
+  'id, prefix, name, role, created_at, created_by, created_by_name, revoked_at, revoked_by, revoked_by_name, last_used_at';
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const toInfo = (r: Row): ApiKeyInfo => ({
-  id: r.id, prefix: r.prefix, name: r.name, role: r.role, createdAt: r.created_at.toISOString(), createdBy: r.created_by,
-  createdByName: r.created_by_name, revokedAt: iso(r.revoked_at), revokedBy: r.revoked_by, revokedByName: r.revoked_by_name,
+  id: r.id,
+  prefix: r.prefix,
+  name: r.name,
+  role: r.role,
+  createdAt: r.created_at.toISOString(),
+  createdBy: r.created_by,
+  createdByName: r.created_by_name,
+  revokedAt: iso(r.revoked_at),
+  revokedBy: r.revoked_by,
+  revokedByName: r.revoked_by_name,
   lastUsedAt: iso(r.last_used_at),
 });
 
 async function audit(db: PoolClient, principal: Principal, action: string, key: ApiKeyInfo): Promise<void> {
-  await appendAuditEntry(db, { actor: auditActor(principal), action, subject: key.prefix, details: { principal, apiKey: { id: key.id, name: key.name, role: key.role } } });
+  await appendAuditEntry(db, {
+    actor: auditActor(principal),
+    action,
+    subject: key.prefix,
+    details: { principal, apiKey: { id: key.id, name: key.name, role: key.role } },
+  });
 }
 
 /** Stores a new key (its hash only) and audits its creation, in one transaction. */
@@ -82,12 +96,25 @@ export async function listApiKeys(pool: Pool, opts: { includeRevoked: boolean })
 }
 
 export async function findApiKeyCredential(pool: Pool, prefix: string): Promise<ApiKeyCredential | undefined> {
-  const { rows } = await pool.query<{ id: string; prefix: string; name: string; role: Role; secret_sha256: Buffer; revoked_at: Date | null }>(
-    'select id, prefix, name, role, secret_sha256, revoked_at from api_keys where prefix = $1',
-    [prefix],
-  );
+  const { rows } = await pool.query<{
+    id: string;
+    prefix: string;
+    name: string;
+    role: Role;
+    secret_sha256: Buffer;
+    revoked_at: Date | null;
+  }>('select id, prefix, name, role, secret_sha256, revoked_at from api_keys where prefix = $1', [prefix]);
   const r = rows[0];
-  return r && { id: r.id, prefix: r.prefix, name: r.name, role: r.role, secretSha256: r.secret_sha256, revoked: r.revoked_at !== null };
+  return (
+    r && {
+      id: r.id,
+      prefix: r.prefix,
+      name: r.name,
+      role: r.role,
+      secretSha256: r.secret_sha256,
+      revoked: r.revoked_at !== null,
+    }
+  );
 }
 
 /**
@@ -97,12 +124,20 @@ export async function findApiKeyCredential(pool: Pool, prefix: string): Promise<
 export async function revokeApiKey(pool: Pool, idOrPrefix: string, by: Principal): Promise<ApiKeyInfo> {
   return withTransaction(pool, async (db) => {
     const isId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrPrefix);
-    const { rows } = await db.query<Row>(`select ${COLUMNS} from api_keys where ${isId ? 'id = $1::uuid' : 'prefix = $1'} for update`, [idOrPrefix]);
+    const { rows } = await db.query<Row>(
+      `select ${COLUMNS} from api_keys where ${isId ? 'id = $1::uuid' : 'prefix = $1'} for update`,
+      [idOrPrefix],
+    );
     const row = rows[0];
-    if (!row) throw new NotFoundError(`no API key ${idOrPrefix}`, { field: 'key', rule: 'must be the id or the prefix (tro_…) of an API key' });
+    if (!row)
+      throw new NotFoundError(`no API key ${idOrPrefix}`, {
+        field: 'key',
+        rule: 'must be the id or the prefix (tro_…) of an API key',
+      });
     if (row.revoked_at) return toInfo(row);
     const updated = await db.query<Row>(
-      `update api_keys set revoked_at = now(), revoked_by = $2, revoked_by_name = $3 where id = $1 returning ${COLUMNS}`, [row.id, auditActor(by), by.name],
+      `update api_keys set revoked_at = now(), revoked_by = $2, revoked_by_name = $3 where id = $1 returning ${COLUMNS}`,
+      [row.id, auditActor(by), by.name],
     );
     const info = toInfo(updated.rows[0]!);
     await audit(db, by, 'api-key.revoke', info);
@@ -111,5 +146,8 @@ export async function revokeApiKey(pool: Pool, idOrPrefix: string, by: Principal
 }
 
 export async function recordApiKeyUse(pool: Pool, id: string, at: Date): Promise<void> {
-  await pool.query('update api_keys set last_used_at = $2 where id = $1 and (last_used_at is null or last_used_at < $2)', [id, at]);
+  await pool.query(
+    'update api_keys set last_used_at = $2 where id = $1 and (last_used_at is null or last_used_at < $2)',
+    [id, at],
+  );
 }

@@ -16,7 +16,8 @@ import { createWorker } from '../workers/worker';
 
 export type ToWorker = { type: 'mark' } | { type: 'stop' };
 export type Memory = ReturnType<typeof process.memoryUsage>;
-export type FromWorker = { type: 'ready'; memory: Memory } | { type: 'peak'; rss: number; maxRss: number; atPeak: Memory };
+export type FromWorker =
+  { type: 'ready'; memory: Memory } | { type: 'peak'; rss: number; maxRss: number; atPeak: Memory };
 
 /** What the test harness's global setup leaves in the environment (as test/harness/platform.ts reads it). */
 function testEnv() {
@@ -33,14 +34,26 @@ async function workerMain(): Promise<void> {
   const env = testEnv();
   const network = JSON.parse(process.env.BENCH_NETWORK!) as NetworkConfig;
   const pool = createPool(env.databaseUrl, 'orchestrator');
-  const settings = { ...loadAddressBookConfig(process.env), pollIntervalMs: Number(process.env.ADDRESS_BOOK_POLL_INTERVAL_MS ?? 100) };
+  const settings = {
+    ...loadAddressBookConfig(process.env),
+    pollIntervalMs: Number(process.env.ADDRESS_BOOK_POLL_INTERVAL_MS ?? 100),
+  };
   const activities = withFailureMapping(
-    addressBookActivities({ pool, network: new NetworkClient(network), logger: createLogger('bench-worker', 'warn'), addressBook: settings }),
+    addressBookActivities({
+      pool,
+      network: new NetworkClient(network),
+      logger: createLogger('bench-worker', 'warn'),
+      addressBook: settings,
+    }),
   );
   const connection = await NativeConnection.connect({ address: env.temporalAddress });
   const worker = await createWorker({
-    connection, namespace: 'default', taskQueue: process.env.BENCH_TASK_QUEUE!, keyring: env.keyring,
-    activities: activities as never, workflowBundlePath: env.workflowBundle,
+    connection,
+    namespace: 'default',
+    taskQueue: process.env.BENCH_TASK_QUEUE!,
+    keyring: env.keyring,
+    activities: activities as never,
+    workflowBundlePath: env.workflowBundle,
   });
   let peak = 0;
   let atPeak = process.memoryUsage();
@@ -54,7 +67,12 @@ async function workerMain(): Promise<void> {
   const running = worker.run();
   process.on('message', async (m: ToWorker) => {
     if (m.type === 'mark') {
-      process.send!({ type: 'peak', rss: peak, maxRss: process.resourceUsage().maxRSS * 1024, atPeak } satisfies FromWorker);
+      process.send!({
+        type: 'peak',
+        rss: peak,
+        maxRss: process.resourceUsage().maxRSS * 1024,
+        atPeak,
+      } satisfies FromWorker);
       peak = process.memoryUsage().rss;
       atPeak = process.memoryUsage();
     } else {
@@ -68,7 +86,6 @@ async function workerMain(): Promise<void> {
   });
   process.send!({ type: 'ready', memory: process.memoryUsage() } satisfies FromWorker);
 }
-
 
 workerMain().catch((e) => {
   process.stderr.write(`bench worker: ${(e as Error).stack}\n`);

@@ -60,8 +60,10 @@ async function copyBaseline(databaseUrl: string, vaspDid: string): Promise<{ ms:
 }
 
 async function main(): Promise<void> {
-  log(`address-book bench: ${ROWS.toLocaleString('en')} addresses, ${DELTA_PERCENT} % delta; ${cpus().length} cores, ${mb(totalmem())}; ` +
-    `worker flags: ${WORKER_FLAGS || '(Node defaults)'}`);
+  log(
+    `address-book bench: ${ROWS.toLocaleString('en')} addresses, ${DELTA_PERCENT} % delta; ${cpus().length} cores, ${mb(totalmem())}; ` +
+      `worker flags: ${WORKER_FLAGS || '(Node defaults)'}`,
+  );
   await globalSetup();
   const group = groupSeed();
   const vasp = group.subA;
@@ -99,7 +101,9 @@ async function main(): Promise<void> {
     await peakOfRun();
     const started = performance.now();
     const report = await client.workflow.execute(addressBookReconcile, {
-      taskQueue, workflowId: `bench-${label}-${randomUUID()}`, args: [{ vaspDid: vasp, trigger: 'bench' }],
+      taskQueue,
+      workflowId: `bench-${label}-${randomUUID()}`,
+      args: [{ vaspDid: vasp, trigger: 'bench' }],
     });
     const elapsed = performance.now() - started;
     const peak = await peakOfRun();
@@ -110,24 +114,41 @@ async function main(): Promise<void> {
       [vasp, elapsed / 1000 + 1],
     );
     const uploadMs = Number(u[0]!.n) > 0 ? u[0]!.last.getTime() - u[0]!.first.getTime() : 0;
-    log(`\n${label}: ${s(elapsed)} (workflow result), worker peak ${memory(peak.atPeak)}; process maxRSS so far ${mb(peak.maxRss)}`);
-    log(`  added ${report.added}, updated ${report.updated}, removed ${report.removed}, rejected ${report.rejected}; ` +
-      `${report.method}, ${report.chunks} chunks, ${u[0]!.n} uploads; verified by ${report.verifiedBy}`);
-    log(`  phases: ${Object.entries(report.phases).map(([k, v]) => `${k} ${s(v)}`).join(', ')}`);
+    log(
+      `\n${label}: ${s(elapsed)} (workflow result), worker peak ${memory(peak.atPeak)}; process maxRSS so far ${mb(peak.maxRss)}`,
+    );
+    log(
+      `  added ${report.added}, updated ${report.updated}, removed ${report.removed}, rejected ${report.rejected}; ` +
+        `${report.method}, ${report.chunks} chunks, ${u[0]!.n} uploads; verified by ${report.verifiedBy}`,
+    );
+    log(
+      `  phases: ${Object.entries(report.phases)
+        .map(([k, v]) => `${k} ${s(v)}`)
+        .join(', ')}`,
+    );
     // Where the orchestrator's share goes: everything before the first file arrives and after the last is processed.
-    const { rows: [t] } = await orch.query<{ started_at: Date; finished_at: Date; first_chunk: Date | null }>(
+    const {
+      rows: [t],
+    } = await orch.query<{ started_at: Date; finished_at: Date; first_chunk: Date | null }>(
       `select r.started_at, r.finished_at, min(c.started_at) as first_chunk from address_book_runs r
          left join address_book_chunks c using (run_id) where r.run_id = $1 group by r.run_id`,
       [report.runId],
     );
-    const { rows: [f] } = await sandbox.pool.query<{ first: Date | null; last: Date | null }>(
+    const {
+      rows: [f],
+    } = await sandbox.pool.query<{ first: Date | null; last: Date | null }>(
       'select min(received_at) as first, max(finished_at) as last from address_uploads where vasp_did = $1 and received_at >= $2',
       [vasp, t!.started_at],
     );
     const at = (d: Date | null | undefined) => (d ? s(d.getTime() - t!.started_at.getTime()) : '-');
-    log(`  timeline from the run's start: first chunk's POST ${at(t!.first_chunk)}, first file received ${at(f!.first)}, ` +
-      `last file processed ${at(f!.last)}, run finished ${at(t!.finished_at)}`);
-    if (uploadMs) log(`  upload (first POST → sandbox done with the last file): ${s(uploadMs)}; orchestrator's own share ${s(elapsed - uploadMs)}`);
+    log(
+      `  timeline from the run's start: first chunk's POST ${at(t!.first_chunk)}, first file received ${at(f!.first)}, ` +
+        `last file processed ${at(f!.last)}, run finished ${at(t!.finished_at)}`,
+    );
+    if (uploadMs)
+      log(
+        `  upload (first POST → sandbox done with the last file): ${s(uploadMs)}; orchestrator's own share ${s(elapsed - uploadMs)}`,
+      );
     return Object.assign(report, { elapsedMs: elapsed, uploadMs, peakRss: peak.rss });
   };
 
@@ -147,15 +168,20 @@ async function main(): Promise<void> {
 
     const full = (await run('full sync')) as ReconcileReport & { elapsedMs: number; uploadMs: number; peakRss: number };
     const own = full.elapsedMs - full.uploadMs;
-    log(`  ratio to COPY: total ${(full.elapsedMs / copy.ms).toFixed(1)}×, orchestrator's share ${(own / copy.ms).toFixed(1)}× ` +
-      `(target: total ≤ 3 × COPY + upload, i.e. ${s(3 * copy.ms + full.uploadMs)})`);
+    log(
+      `  ratio to COPY: total ${(full.elapsedMs / copy.ms).toFixed(1)}×, orchestrator's share ${(own / copy.ms).toFixed(1)}× ` +
+        `(target: total ≤ 3 × COPY + upload, i.e. ${s(3 * copy.ms + full.uploadMs)})`,
+    );
 
     // The delta: every (200 / percent)-th entry deleted, as many new entries added.
     const changes = Math.round((ROWS * DELTA_PERCENT) / 100);
     t = performance.now();
     const step = Math.max(1, Math.floor(ROWS / (changes / 2)));
-    await orch.query(`delete from address_registry where vasp_did = $1 and customer_ref in (
-      select 'customer-' || i from generate_series(1, $2::int, $3::int) i)`, [vasp, ROWS, step]);
+    await orch.query(
+      `delete from address_registry where vasp_did = $1 and customer_ref in (
+      select 'customer-' || i from generate_series(1, $2::int, $3::int) i)`,
+      [vasp, ROWS, step],
+    );
     await orch.query(
       `insert into address_registry (asset, address, tag, vasp_did, customer_ref)
        select 'ETH', '0x' || lpad(to_hex(i), 40, '0'), '', $1, 'customer-' || i from generate_series($2::int + 1, $2::int + $3::int) i`,

@@ -64,7 +64,11 @@ async function compare(
   for (let round = 0; round < ROUNDS; round++) {
     await meters.sdk.slice(SLICE_MS.sdk, sdkRun);
     await meters.ours.slice(SLICE_MS.ours, oursRun);
-    await meters.firstContact.slice(SLICE_MS.firstContact, () => firstContactRuns[next++]!(), () => next < firstContactRuns.length);
+    await meters.firstContact.slice(
+      SLICE_MS.firstContact,
+      () => firstContactRuns[next++]!(),
+      () => next < firstContactRuns.length,
+    );
   }
   return {
     operation,
@@ -77,14 +81,20 @@ async function compare(
 async function sdkEncrypt(sender: DidKeyRecord, recipientDIDkeys: string[]): Promise<FlatEntry[]> {
   const entries: FlatEntry[] = sdk.flattenPII(record);
   for (const entry of entries) {
-    entry.value = await sdk.encryptPII({ senderDIDKey: sender.did, recipientDIDkeys, body: entry.value, keypair: sender });
+    entry.value = await sdk.encryptPII({
+      senderDIDKey: sender.did,
+      recipientDIDkeys,
+      body: entry.value,
+      keypair: sender,
+    });
   }
   return entries;
 }
 
 async function sdkDecrypt(entries: FlatEntry[], keypair: DidKeyRecord): Promise<unknown> {
   const plain: FlatEntry[] = [];
-  for (const { key, value } of entries) plain.push({ key, value: await sdk.decryptPII({ encryptedMessage: value, keypair }) });
+  for (const { key, value } of entries)
+    plain.push({ key, value: await sdk.decryptPII({ encryptedMessage: value, keypair }) });
   return sdk.unflattenPII(plain);
 }
 

@@ -26,29 +26,57 @@ export interface FloorResult {
 
 /** CPU seconds (user + system) a process has used so far, from /proc. */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** The newest Temporal dev server on the machine: the one the benchmark's setup started. */
 function temporalServerPid(): number {
-  return Math.max(...execFileSync('pgrep', ['-f', 'server start-dev'], { encoding: 'utf8' }).trim().split('\n').map(Number));
+  return Math.max(
+    ...execFileSync('pgrep', ['-f', 'server start-dev'], { encoding: 'utf8' }).trim().split('\n').map(Number),
+  );
 }
 
-export async function runFloor(opts: { address: string; keyring: CodecKeyring; rate: number; seconds: number; eager: boolean; serverPid?: number }): Promise<FloorResult> {
+export async function runFloor(opts: {
+  address: string;
+  keyring: CodecKeyring;
+  rate: number;
+  seconds: number;
+  eager: boolean;
+  serverPid?: number;
+}): Promise<FloorResult> {
   const taskQueue = `floor-${Date.now()}-${opts.eager ? 'eager' : 'plain'}`;
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor-workflows'), logger: new DefaultLogger('ERROR') });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./floor-workflows'),
+    logger: new DefaultLogger('ERROR'),
+  });
   const activities: FloorActivities = { floorStep: async (id) => id };
   const native = await NativeConnection.connect({ address: opts.address });
-  const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: bundle, activities, dataConverter: createDataConverter(opts.keyring) });
+  const worker = await Worker.create({
+    connection: native,
+    taskQueue,
+    workflowBundle: bundle,
+    activities,
+    dataConverter: createDataConverter(opts.keyring),
+  });
   const running = worker.run();
   // Eager start: the client shares the worker's native connection, and the first workflow task comes back with the
   // start call instead of through the task queue.
   const connection = opts.eager ? undefined : await Connection.connect({ address: opts.address });
-  const client = new Client({ connection: connection ?? (native as never), dataConverter: createDataConverter(opts.keyring) });
+  const client = new Client({
+    connection: connection ?? (native as never),
+    dataConverter: createDataConverter(opts.keyring),
+  });
   try {
     const one = (i: number) =>
-      client.workflow.execute('floorWorkflow', { taskQueue, workflowId: `${taskQueue}-${i}`, args: [String(i)], ...(opts.eager ? { requestEagerStart: true } : {}) });
+      client.workflow.execute('floorWorkflow', {
+        taskQueue,
+        workflowId: `${taskQueue}-${i}`,
+        args: [String(i)],
+        ...(opts.eager ? { requestEagerStart: true } : {}),
+      });
     for (let i = 0; i < 50; i++) await one(-1 - i); // warm-up
     const server = opts.serverPid ?? temporalServerPid();
     const total = Math.round(opts.rate * opts.seconds);
@@ -66,9 +94,14 @@ export async function runFloor(opts: { address: string; keyring: CodecKeyring; r
     const seconds = (Date.now() - started) / 1000;
     const self = process.cpuUsage(cpu0.self);
     return {
-      sent: total, rate: opts.rate, eager: opts.eager, completedPerSecond: total / seconds,
-      p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99),
-      serverCpuMs: ((cpuSeconds(server) - cpu0.server) * 1000) / total, selfCpuMs: (self.user + self.system) / 1000 / total,
+      sent: total,
+      rate: opts.rate,
+      eager: opts.eager,
+      completedPerSecond: total / seconds,
+      p50: quantile(latencies, 0.5),
+      p99: quantile(latencies, 0.99),
+      serverCpuMs: ((cpuSeconds(server) - cpu0.server) * 1000) / total,
+      selfCpuMs: (self.user + self.system) / 1000 / total,
     };
   } finally {
     worker.shutdown();

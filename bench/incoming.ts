@@ -32,14 +32,22 @@ import { createPool } from '../db/pool';
 import { groupSeed, startSandbox, testEnv } from '../test/harness/platform';
 import { describeFloor, runFloor } from './floor';
 import { quantile } from './stats';
-import { apiWithWorkerProcesses, benchOptions, cpuPerTransfer, cpuSnapshot, setupBenchTemporal, type ApiWithWorkers } from './topology';
+import {
+  apiWithWorkerProcesses,
+  benchOptions,
+  cpuPerTransfer,
+  cpuSnapshot,
+  setupBenchTemporal,
+  type ApiWithWorkers,
+} from './topology';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const FIND_RATE = process.argv.includes('--find-rate') || process.env.BENCH_RATE === 'find';
 const PROBE_RATES = (process.env.BENCH_RATES ?? '2,5,10,15,20,25,30,40').split(',').map(Number);
-if (PROBE_RATES.some((r) => !(r > 0))) throw new Error(`BENCH_RATES: "${process.env.BENCH_RATES}" is not a list of positive rates`);
+if (PROBE_RATES.some((r) => !(r > 0)))
+  throw new Error(`BENCH_RATES: "${process.env.BENCH_RATES}" is not a list of positive rates`);
 const RATE = FIND_RATE ? Math.max(...PROBE_RATES) : Number(process.env.BENCH_RATE ?? 100);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 /** The baseline's p99 the rate search must stay under, and the ratio the orchestrator must keep to it. */
@@ -62,17 +70,35 @@ async function main() {
   try {
     const token = await sb.token(g.gatewayUser);
     const sandbox = (method: string, path: string, body: unknown) =>
-      fetch(`${sb.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<Json>);
-    await sandbox('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
+      fetch(`${sb.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<Json>);
+    await sandbox('POST', '/tf/vasps/update', {
+      did: g.gateway,
+      fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
+    });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
+      method: 'PUT',
+      headers: sb.testHeaders({ 'content-type': 'application/json' }),
+      body: '{}',
+    });
     /** The API here and `workers` worker processes, the gateway's notification webhook pointing at that API. */
     const startOrch = async (workers: number) => {
       const o = await apiWithWorkerProcesses({
-        network: sb.networkConfig(g.gatewayUser), group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+        network: sb.networkConfig(g.gatewayUser),
+        group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
         agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
-        transfers: {}, incoming: { pollInterval: '30s' }, workers, masterKey,
+        transfers: {},
+        incoming: { pollInterval: '30s' },
+        workers,
+        masterKey,
       });
-      const hook = await sandbox('POST', '/webhook', { vaspDID: g.gateway, url: `${o.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
+      const hook = await sandbox('POST', '/webhook', {
+        vaspDID: g.gateway,
+        url: `${o.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,
+      });
       o.webhooks.notification[g.gateway] = hook.secret as string;
       return o;
     };
@@ -84,19 +110,34 @@ async function main() {
     const total = measured + warmUpCount;
     const address = (scenario: number, i: number) => `0x${scenario}${String(i).padStart(39, '0')}`;
     // Baseline addresses live in the network's address book; the orchestrator's only in the group's registry.
-    const baselineCsv = Array.from({ length: total }, (_, i) => ({ vaspDID: g.subA, asset: 'ETH', address: address(1, i), customerRef: `b${i}` }));
+    const baselineCsv = Array.from({ length: total }, (_, i) => ({
+      vaspDID: g.subA,
+      asset: 'ETH',
+      address: address(1, i),
+      customerRef: `b${i}`,
+    }));
     for (let i = 0; i < total; i += 500) {
       await Promise.all(baselineCsv.slice(i, i + 500).map((e) => sandbox('POST', '/address/registerCustomer', e)));
     }
     const registerScenario = async (o: ApiWithWorkers, scenario: number) => {
       for (let i = 0; i < total; i += 1000) {
-        const batch = Array.from({ length: Math.min(1000, total - i) }, (_, k) => ({ vaspDID: g.subB, asset: 'ETH', address: address(scenario, i + k), customerRef: `o${scenario}-${i + k}` }));
-        const r = await fetch(`${o.apiUrl}/v1/addresses`, { method: 'PUT', headers: o.headers('operator', { 'content-type': 'application/json' }), body: JSON.stringify({ addresses: batch }) });
+        const batch = Array.from({ length: Math.min(1000, total - i) }, (_, k) => ({
+          vaspDID: g.subB,
+          asset: 'ETH',
+          address: address(scenario, i + k),
+          customerRef: `o${scenario}-${i + k}`,
+        }));
+        const r = await fetch(`${o.apiUrl}/v1/addresses`, {
+          method: 'PUT',
+          headers: o.headers('operator', { 'content-type': 'application/json' }),
+          body: JSON.stringify({ addresses: batch }),
+        });
         if (!r.ok) throw new Error(`registry upsert failed: ${r.status} ${await r.text()}`);
       }
     };
 
-    const send = async (destination: string) => (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination, amount: '1000' })).id;
+    const send = async (destination: string) =>
+      (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination, amount: '1000' })).id;
 
     /**
      * Sends `rate × SECONDS` transfers (at most `total`, the addresses registered) at `rate` per second and waits until
@@ -120,7 +161,9 @@ async function main() {
       let confirmedCount = 0;
       for (;;) {
         const { rows } = await sb.pool.query<{ n: string }>(
-          `select count(*) n from transactions where id = any($1::uuid[]) and status in ('ACK', 'ACCEPTED', 'DECLINED')`, [sent]);
+          `select count(*) n from transactions where id = any($1::uuid[]) and status in ('ACK', 'ACCEPTED', 'DECLINED')`,
+          [sent],
+        );
         confirmedCount = Number(rows[0]!.n);
         if (confirmedCount === sent.length || Date.now() > deadline) break;
         await new Promise((r) => setTimeout(r, 200));
@@ -128,44 +171,82 @@ async function main() {
       const confirmed = Date.now();
       const cpu = cpuPerTransfer(cpu0, await cpuSnapshot(parts), sent.length);
       const { rows } = await sb.pool.query<{ id: string; body: { actions: { action: string; createdAt: string }[] } }>(
-        'select id, body from transactions where id = any($1::uuid[])', [sent]);
+        'select id, body from transactions where id = any($1::uuid[])',
+        [sent],
+      );
       const count = (b: { actions: { action: string }[] }, a: string) => b.actions.filter((x) => x.action === a).length;
       const duplicated = rows.filter((r) => count(r.body, 'confirm') > 1 || count(r.body, 'redirect') > 1).length;
       const done = rows.filter((r) => count(r.body, 'confirm') > 0);
-      const at = (b: { actions: { action: string; createdAt: string }[] }, a: string) => Date.parse(b.actions.find((x) => x.action === a)!.createdAt);
-      const webhooks = new Map((await orchestratorTables.query<{ transaction_id: string; first: Date }>(
-        'select transaction_id, min(received_at) first from received_webhooks where transaction_id = any($1) group by transaction_id', [sent])).rows.map((r) => [r.transaction_id, r.first.getTime()]));
+      const at = (b: { actions: { action: string; createdAt: string }[] }, a: string) =>
+        Date.parse(b.actions.find((x) => x.action === a)!.createdAt);
+      const webhooks = new Map(
+        (
+          await orchestratorTables.query<{ transaction_id: string; first: Date }>(
+            'select transaction_id, min(received_at) first from received_webhooks where transaction_id = any($1) group by transaction_id',
+            [sent],
+          )
+        ).rows.map((r) => [r.transaction_id, r.first.getTime()]),
+      );
       const endToEnd = done.map((r) => at(r.body, 'confirm') - at(r.body, 'create'));
-      const fromWebhook = done.filter((r) => webhooks.has(r.id)).map((r) => at(r.body, 'confirm') - webhooks.get(r.id)!);
-      return { sent: sent.length, lost: sent.length - confirmedCount, duplicated, sendSeconds, throughput: confirmedCount / ((confirmed - started) / 1000), endToEnd, fromWebhook, cpu };
+      const fromWebhook = done
+        .filter((r) => webhooks.has(r.id))
+        .map((r) => at(r.body, 'confirm') - webhooks.get(r.id)!);
+      return {
+        sent: sent.length,
+        lost: sent.length - confirmedCount,
+        duplicated,
+        sendSeconds,
+        throughput: confirmedCount / ((confirmed - started) / 1000),
+        endToEnd,
+        fromWebhook,
+        cpu,
+      };
     };
 
     const rss = () => Math.round(process.memoryUsage().rss / 1e6);
-    const line = (name: string, xs: number[]) => `${name.padEnd(52)} p50 ${ms(quantile(xs, 0.5)).padStart(8)}   p99 ${ms(quantile(xs, 0.99)).padStart(8)}   max ${ms(Math.max(...xs)).padStart(8)}`;
+    const line = (name: string, xs: number[]) =>
+      `${name.padEnd(52)} p50 ${ms(quantile(xs, 0.5)).padStart(8)}   p99 ${ms(quantile(xs, 0.99)).padStart(8)}   max ${ms(Math.max(...xs)).padStart(8)}`;
     const cpuLine = (cpu: Record<string, number | undefined>) =>
-      `    CPU ms/transfer: ${Object.entries(cpu).map(([k, v]) => `${k} ${v === undefined ? '–' : v.toFixed(1)}`).join(', ')}, total ${Object.values(cpu).reduce<number>((s, v) => s + (v ?? 0), 0).toFixed(1)}`;
+      `    CPU ms/transfer: ${Object.entries(cpu)
+        .map(([k, v]) => `${k} ${v === undefined ? '–' : v.toFixed(1)}`)
+        .join(', ')}, total ${Object.values(cpu)
+        .reduce<number>((s, v) => s + (v ?? 0), 0)
+        .toFixed(1)}`;
     orch = await startOrch(options.workerCounts[0]!);
     await registerScenario(orch, 2);
     let rate = RATE;
     let baseline: Awaited<ReturnType<typeof run>> | undefined;
     if (FIND_RATE) {
-      process.stdout.write(`incoming transfers (${temporal.label}): finding the highest rate of ${PROBE_RATES.join(', ')}/s at which the sandbox's own routing keeps p99 under ${BASELINE_P99_MS} ms (${SECONDS} s each)\n`);
+      process.stdout.write(
+        `incoming transfers (${temporal.label}): finding the highest rate of ${PROBE_RATES.join(', ')}/s at which the sandbox's own routing keeps p99 under ${BASELINE_P99_MS} ms (${SECONDS} s each)\n`,
+      );
       // The first transfers of a fresh stack pay for JIT, connection pools and caches: not the rate's fault.
       await run(1, PROBE_RATES[0], measured);
       for (const probe of PROBE_RATES) {
         const r = await run(1, probe);
         const p99 = quantile(r.endToEnd, 0.99);
-        process.stdout.write(`${line(`  baseline at ${probe}/s: create→ACK`, r.endToEnd)}   ${r.throughput.toFixed(1)} transfers/s${r.lost ? `, ${r.lost} not confirmed` : ''}\n`);
+        process.stdout.write(
+          `${line(`  baseline at ${probe}/s: create→ACK`, r.endToEnd)}   ${r.throughput.toFixed(1)} transfers/s${r.lost ? `, ${r.lost} not confirmed` : ''}\n`,
+        );
         if (p99 >= BASELINE_P99_MS || r.lost) break;
         [rate, baseline] = [probe, r];
       }
-      if (!baseline) throw new Error(`the sandbox's own routing misses p99 < ${BASELINE_P99_MS} ms even at ${PROBE_RATES[0]}/s: add a lower rate to BENCH_RATES`);
-      process.stdout.write(`rate for the target: ${rate}/s (the highest probed at which the baseline's p99 stays under ${BASELINE_P99_MS} ms)\n`);
+      if (!baseline)
+        throw new Error(
+          `the sandbox's own routing misses p99 < ${BASELINE_P99_MS} ms even at ${PROBE_RATES[0]}/s: add a lower rate to BENCH_RATES`,
+        );
+      process.stdout.write(
+        `rate for the target: ${rate}/s (the highest probed at which the baseline's p99 stays under ${BASELINE_P99_MS} ms)\n`,
+      );
     } else {
-      process.stdout.write(`incoming transfers (${temporal.label}): ${total} per scenario at ${RATE}/s (${SECONDS} s), 2-core machine\n`);
+      process.stdout.write(
+        `incoming transfers (${temporal.label}): ${total} per scenario at ${RATE}/s (${SECONDS} s), 2-core machine\n`,
+      );
       baseline = await run(1);
     }
-    process.stdout.write(`${line(`baseline: sandbox auto-routing, create→ACK, ${rate}/s`, baseline.endToEnd)}   ${baseline.throughput.toFixed(1)} transfers/s\n`);
+    process.stdout.write(
+      `${line(`baseline: sandbox auto-routing, create→ACK, ${rate}/s`, baseline.endToEnd)}   ${baseline.throughput.toFixed(1)} transfers/s\n`,
+    );
     process.stdout.write(`${cpuLine(baseline.cpu)}\n`);
     const checks: string[] = [];
     let firstRatio: number | undefined;
@@ -178,20 +259,41 @@ async function main() {
       if (FIND_RATE) await run(2 + i, PROBE_RATES[0], measured); // the same warm-up as the baseline's
       const ours = await run(2 + i, rate);
       const label = `${workers} worker process${workers > 1 ? 'es' : ''}`;
-      process.stdout.write(`${line(`orchestrator (${label}): webhook received→confirmed`, ours.fromWebhook)}   ${ours.throughput.toFixed(1)} transfers/s\n`);
+      process.stdout.write(
+        `${line(`orchestrator (${label}): webhook received→confirmed`, ours.fromWebhook)}   ${ours.throughput.toFixed(1)} transfers/s\n`,
+      );
       process.stdout.write(`${line(`orchestrator (${label}): create→confirmed`, ours.endToEnd)}\n`);
       process.stdout.write(`${cpuLine(ours.cpu)}\n`);
       const ratio = quantile(ours.fromWebhook, 0.99) / quantile(baseline.endToEnd, 0.99);
       firstRatio ??= ratio;
-      process.stdout.write(`    ratio p99 orchestrator (webhook→confirmed) / baseline at ${rate}/s: ${ratio.toFixed(2)}×; lost ${ours.lost}, duplicated ${ours.duplicated}\n`);
+      process.stdout.write(
+        `    ratio p99 orchestrator (webhook→confirmed) / baseline at ${rate}/s: ${ratio.toFixed(2)}×; lost ${ours.lost}, duplicated ${ours.duplicated}\n`,
+      );
       if (ours.lost || ours.duplicated) checks.push(`${label}: ${ours.lost} lost, ${ours.duplicated} duplicated`);
-      if (FIND_RATE) process.stdout.write(`    target p99 ≤ ${TARGET_RATIO}× the baseline's at ${rate}/s: ${ratio <= TARGET_RATIO ? 'met' : 'NOT met'}\n`);
-      else process.stdout.write(`    target p99 < 250 ms at ${rate}/s: ${quantile(ours.fromWebhook, 0.99) < 250 ? 'met' : 'NOT met'}\n`);
+      if (FIND_RATE)
+        process.stdout.write(
+          `    target p99 ≤ ${TARGET_RATIO}× the baseline's at ${rate}/s: ${ratio <= TARGET_RATIO ? 'met' : 'NOT met'}\n`,
+        );
+      else
+        process.stdout.write(
+          `    target p99 < 250 ms at ${rate}/s: ${quantile(ours.fromWebhook, 0.99) < 250 ? 'met' : 'NOT met'}\n`,
+        );
     }
-    process.stdout.write(checks.length ? `CHECK FAILED: ${checks.join('; ')}\n` : 'check: 0 lost, 0 duplicated in every run\n');
-    process.stdout.write(`bench process RSS ${rss()} MB; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+    process.stdout.write(
+      checks.length ? `CHECK FAILED: ${checks.join('; ')}\n` : 'check: 0 lost, 0 duplicated in every run\n',
+    );
+    process.stdout.write(
+      `bench process RSS ${rss()} MB; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`,
+    );
     if (process.env.BENCH_FLOOR !== 'off') {
-      const floor = await runFloor({ address: testEnv().temporalAddress, keyring: testEnv().keyring, rate, seconds: SECONDS, eager: false, serverPid: temporal.temporalPid() });
+      const floor = await runFloor({
+        address: testEnv().temporalAddress,
+        keyring: testEnv().keyring,
+        rate,
+        seconds: SECONDS,
+        eager: false,
+        serverPid: temporal.temporalPid(),
+      });
       process.stdout.write(`temporal floor, same server and rate: ${describeFloor(floor)}\n`);
     }
     if (checks.length) process.exitCode = 1;
@@ -203,7 +305,10 @@ async function main() {
   }
 }
 
-main().then(() => process.exit(process.exitCode ?? 0), (e: Error) => {
-  process.stderr.write(`${e.stack}\n`);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (e: Error) => {
+    process.stderr.write(`${e.stack}\n`);
+    process.exit(1);
+  },
+);

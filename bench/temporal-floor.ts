@@ -21,7 +21,13 @@ async function main() {
   try {
     process.stdout.write(`temporal floor, ${cpus().length} cores\n`);
     for (const eager of [false, true]) {
-      const f = await runFloor({ address: env.temporalAddress, keyring: env.keyring, rate: RATE, seconds: SECONDS, eager });
+      const f = await runFloor({
+        address: env.temporalAddress,
+        keyring: env.keyring,
+        rate: RATE,
+        seconds: SECONDS,
+        eager,
+      });
       process.stdout.write(`${describeFloor(f)}\n`);
     }
   } finally {
@@ -29,7 +35,10 @@ async function main() {
   }
 }
 
-main().then(() => process.exit(0), (e: Error) => {
-  process.stderr.write(`${e.stack}\n`);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    process.stderr.write(`${e.stack}\n`);
+    process.exit(1);
+  },
+);

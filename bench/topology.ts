@@ -28,7 +28,12 @@ import type { GroupConfig, NetworkConfig } from '../config';
 import { EncryptionCodec } from '../lib/temporal/codec';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import type { Seed } from '../sandbox/seed';
-import clusterGlobalSetup, { clusterDatabaseNames, clusterGlobalTeardown, clusterServerPid, useClusterRun } from '../test/harness/cluster';
+import clusterGlobalSetup, {
+  clusterDatabaseNames,
+  clusterGlobalTeardown,
+  clusterServerPid,
+  useClusterRun,
+} from '../test/harness/cluster';
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';
 import { testEnv } from '../test/harness/platform';
@@ -44,7 +49,8 @@ export function benchOptions(argv = process.argv.slice(2), env = process.env): B
   const cluster = !!flag('cluster') || env.BENCH_TEMPORAL === 'cluster';
   const workersRaw = flag('workers')?.split('=')[1] ?? env.BENCH_WORKERS ?? '1';
   const workerCounts = workersRaw.split(',').map(Number);
-  if (workerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 8)) throw new Error(`--workers / BENCH_WORKERS: "${workersRaw}" is not a list of counts from 1 to 8`);
+  if (workerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 8))
+    throw new Error(`--workers / BENCH_WORKERS: "${workersRaw}" is not a list of counts from 1 to 8`);
   return { cluster, workerCounts };
 }
 
@@ -105,7 +111,12 @@ export async function setupBenchTemporal(opts: BenchOptions): Promise<BenchTempo
 }
 
 /** `npm run sandbox` as a child process on a free port, seeded with the bench's group. */
-export async function spawnSandbox(seed: Seed): Promise<{ pid?: number; url: string; networkConfig(c: { clientId: string; clientSecret: string }): NetworkConfig; close(): Promise<void> }> {
+export async function spawnSandbox(seed: Seed): Promise<{
+  pid?: number;
+  url: string;
+  networkConfig(c: { clientId: string; clientSecret: string }): NetworkConfig;
+  close(): Promise<void>;
+}> {
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
   const port = (probe.address() as AddressInfo).port;
@@ -115,21 +126,40 @@ export async function spawnSandbox(seed: Seed): Promise<{ pid?: number; url: str
   const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'sandbox', 'main.ts')], {
     // The benchmarks measure the orchestrator beyond the network's quota: no rate limit unless asked for.
     env: {
-      ...process.env, DATABASE_URL: testEnv().databaseUrl, SANDBOX_PORT: String(port), SANDBOX_SEED: seedFile, LOG_LEVEL: 'warn', HOST: '127.0.0.1',
+      ...process.env,
+      DATABASE_URL: testEnv().databaseUrl,
+      SANDBOX_PORT: String(port),
+      SANDBOX_SEED: seedFile,
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
       SANDBOX_RATE_LIMIT: process.env.SANDBOX_RATE_LIMIT ?? 'off',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (i > 300) throw new Error('the sandbox did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
     pid: child.pid,
     url,
-    networkConfig: (c) => ({ authUrl: url, audience: url, baseUrl: url, audiencePii: `${url}/pii`, baseUrlPii: `${url}/pii`, clientId: c.clientId, clientSecret: c.clientSecret }),
+    networkConfig: (c) => ({
+      authUrl: url,
+      audience: url,
+      baseUrl: url,
+      audiencePii: `${url}/pii`,
+      baseUrlPii: `${url}/pii`,
+      clientId: c.clientId,
+      clientSecret: c.clientSecret,
+    }),
     close: async () => {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
@@ -168,43 +198,81 @@ export async function apiWithWorkerProcesses(opts: {
   // BENCH_WORKER_NODE_ARGS: extra node flags for the workers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const { network, group, transfers: settings } = opts;
-  const workers: ChildProcess[] = Array.from({ length: opts.workers }, () => spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, DATABASE_URL: env.databaseUrl,
-      TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS, DATA_DIR: dataDir, LOG_LEVEL: 'warn',
-      CLIENT_ID: network.clientId, CLIENT_SECRET: network.clientSecret, AUTH_URL: network.authUrl, BASE_URL: network.baseUrl,
-      BASEURL_PII: network.baseUrlPii, KEYS: opts.agentKeys, KEYSTORE_MASTER_KEY: masterKey,
-      GATEWAY_VASP_DID: group.gatewayDid, SUBSIDIARY_VASP_DIDS: group.subsidiaryDids.join(','),
-      TRANSFER_CALLBACK_URL: settings.callbackUrl, TRANSFER_POLL_INTERVAL: `${settings.pollIntervalMs ?? 600_000}ms`,
-      TRANSFER_ANSWER_DEADLINE: `${settings.answerDeadlineMs ?? 3_600_000}ms`, KEY_ROTATION_PERIOD: 'off', ADDRESS_BOOK_CRON: 'off',
-      INCOMING_POLL_INTERVAL: opts.incoming?.pollInterval ?? '5m', RETENTION_CRON: 'off',
-      // As the sandbox's quota is off (spawnSandbox), so is the group's budget: the benchmarks measure the orchestrator,
-      // and the network's real quota (20 calls/s) would cap the incoming flow at about 5 transfers/s.
-      NETWORK_RATE_LIMIT: process.env.NETWORK_RATE_LIMIT ?? 'off',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  }));
+  const workers: ChildProcess[] = Array.from({ length: opts.workers }, () =>
+    spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: env.temporalAddress,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        DATABASE_URL: env.databaseUrl,
+        TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS,
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        CLIENT_ID: network.clientId,
+        CLIENT_SECRET: network.clientSecret,
+        AUTH_URL: network.authUrl,
+        BASE_URL: network.baseUrl,
+        BASEURL_PII: network.baseUrlPii,
+        KEYS: opts.agentKeys,
+        KEYSTORE_MASTER_KEY: masterKey,
+        GATEWAY_VASP_DID: group.gatewayDid,
+        SUBSIDIARY_VASP_DIDS: group.subsidiaryDids.join(','),
+        TRANSFER_CALLBACK_URL: settings.callbackUrl,
+        TRANSFER_POLL_INTERVAL: `${settings.pollIntervalMs ?? 600_000}ms`,
+        TRANSFER_ANSWER_DEADLINE: `${settings.answerDeadlineMs ?? 3_600_000}ms`,
+        KEY_ROTATION_PERIOD: 'off',
+        ADDRESS_BOOK_CRON: 'off',
+        INCOMING_POLL_INTERVAL: opts.incoming?.pollInterval ?? '5m',
+        RETENTION_CRON: 'off',
+        // As the sandbox's quota is off (spawnSandbox), so is the group's budget: the benchmarks measure the orchestrator,
+        // and the network's real quota (20 calls/s) would cap the incoming flow at about 5 transfers/s.
+        NETWORK_RATE_LIMIT: process.env.NETWORK_RATE_LIMIT ?? 'off',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
   const pool = createPool(env.databaseUrl, 'orchestrator');
   const keystore = await openKeystore(pool, { masterKey, dataDir, agentKeys: opts.agentKeys });
   const transfers = createTransferContext({
-    pool, network: new NetworkClient(network), keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
-    config: { ...loadTransferConfig({}), ...settings }, group, logger: pino({ level: 'silent' }),
+    pool,
+    network: new NetworkClient(network),
+    keystore,
+    keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
+    config: { ...loadTransferConfig({}), ...settings },
+    group,
+    logger: pino({ level: 'silent' }),
   });
   const connection = await Connection.connect({ address: env.temporalAddress });
   const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
   const webhooks: WebhookConfig = { notification: { ...opts.webhooks?.notification }, address: {} };
   const api = await buildApi({
-    temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: pino({ level: 'silent' }), corsOrigins: [],
-    keystore, group, transfers, incoming: { ...loadIncomingConfig({}), ...opts.incoming }, webhooks,
+    temporal: client,
+    pool,
+    codec: new EncryptionCodec(env.keyring),
+    taskQueue,
+    logger: pino({ level: 'silent' }),
+    corsOrigins: [],
+    keystore,
+    group,
+    transfers,
+    incoming: { ...loadIncomingConfig({}), ...opts.incoming },
+    webhooks,
     // The sandbox's webhooks all come from 127.0.0.1: a limit would measure itself, not the system.
-    rateLimits: { webhooks: { max: 10_000_000, windowMs: 60_000 }, authFailures: { max: 10_000_000, windowMs: 60_000 } },
+    rateLimits: {
+      webhooks: { max: 10_000_000, windowMs: 60_000 },
+      authFailures: { max: 10_000_000, windowMs: 60_000 },
+    },
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const keys = {} as Record<Role, string>;
-  for (const role of ROLES) keys[role] = (await createApiKey(pool, { name: `bench-${role}`, role }, systemPrincipal('bench'))).key;
+  for (const role of ROLES)
+    keys[role] = (await createApiKey(pool, { name: `bench-${role}`, role }, systemPrincipal('bench'))).key;
   // Each worker is ready once it has taken a first workflow task: run connectivity checks until every one has.
-  await Promise.all(Array.from({ length: opts.workers * 2 }, () => client.workflow.execute('connectivityCheck', { taskQueue, workflowId: `bench-ready-${randomUUID()}` })));
+  await Promise.all(
+    Array.from({ length: opts.workers * 2 }, () =>
+      client.workflow.execute('connectivityCheck', { taskQueue, workflowId: `bench-ready-${randomUUID()}` }),
+    ),
+  );
   return {
     apiUrl: `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`,
     headers: (role = 'admin', extra = {}) => ({ authorization: `Bearer ${keys[role]}`, ...extra }),
@@ -228,7 +296,11 @@ export interface CpuSnapshot {
   postgres: Map<number, number>;
 }
 
-export async function cpuSnapshot(parts: { temporal: BenchTemporal; workerPids: (number | undefined)[]; sandboxPid?: number }): Promise<CpuSnapshot> {
+export async function cpuSnapshot(parts: {
+  temporal: BenchTemporal;
+  workerPids: (number | undefined)[];
+  sandboxPid?: number;
+}): Promise<CpuSnapshot> {
   const self = process.cpuUsage();
   const processes: CpuSnapshot['processes'] = {
     'API+bench': (self.user + self.system) / 1e6,
@@ -246,7 +318,11 @@ export async function cpuSnapshot(parts: { temporal: BenchTemporal; workerPids: 
  * (pools keep them; one that started in between counts from zero, one that ended in between is missed); the server's
  * shared processes (WAL writer, checkpointer) are not included.
  */
-export function cpuPerTransfer(before: CpuSnapshot, after: CpuSnapshot, transfers: number): Record<string, number | undefined> {
+export function cpuPerTransfer(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  transfers: number,
+): Record<string, number | undefined> {
   const per = (seconds: number) => (seconds * 1000) / Math.max(1, transfers);
   const out: Record<string, number | undefined> = {};
   for (const [key, a] of Object.entries(after.processes)) {

@@ -41,8 +41,14 @@ import { groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/har
 import { quantile } from './stats';
 import { describeFloor, runFloor } from './floor';
 import {
-  apiWithWorkerProcesses, benchOptions, cpuPerTransfer, cpuSnapshot, setupBenchTemporal, spawnSandbox,
-  type ApiWithWorkers, type BenchTemporal,
+  apiWithWorkerProcesses,
+  benchOptions,
+  cpuPerTransfer,
+  cpuSnapshot,
+  setupBenchTemporal,
+  spawnSandbox,
+  type ApiWithWorkers,
+  type BenchTemporal,
 } from './topology';
 
 const N = Number(process.env.BENCH_TRANSFERS ?? 1000);
@@ -55,16 +61,36 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 /** A typical transfer's personal data: names, an address line, a national id, account numbers (9 strings). */
 const SMALL = {
   originator: {
-    originatorPersons: [{
-      naturalPerson: {
-        name: [{ nameIdentifier: [{ primaryIdentifier: 'Baggins', secondaryIdentifier: 'Frodo', nameIdentifierType: 'LEGL' }] }],
-        geographicAddress: [{ addressType: 'HOME', townName: 'Hobbiton', country: 'NZ' }],
+    originatorPersons: [
+      {
+        naturalPerson: {
+          name: [
+            {
+              nameIdentifier: [
+                { primaryIdentifier: 'Baggins', secondaryIdentifier: 'Frodo', nameIdentifierType: 'LEGL' },
+              ],
+            },
+          ],
+          geographicAddress: [{ addressType: 'HOME', townName: 'Hobbiton', country: 'NZ' }],
+        },
       },
-    }],
+    ],
     accountNumber: ['0xa40dfee99e1c85dc97fdc594b16a460717838703'],
   },
   beneficiary: {
-    beneficiaryPersons: [{ naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: 'Gamgee', secondaryIdentifier: 'Samwise', nameIdentifierType: 'LEGL' }] }] } }],
+    beneficiaryPersons: [
+      {
+        naturalPerson: {
+          name: [
+            {
+              nameIdentifier: [
+                { primaryIdentifier: 'Gamgee', secondaryIdentifier: 'Samwise', nameIdentifierType: 'LEGL' },
+              ],
+            },
+          ],
+        },
+      },
+    ],
     accountNumber: ['0x1c70c03b0c6d0e1a04cd2ad09c7d1b5c8b0b7e11'],
   },
 };
@@ -87,19 +113,28 @@ async function main() {
 async function measure(temporal: BenchTemporal) {
   const started = Date.now();
   const options = benchOptions();
-  const pii = FIELDS === '40'
-    ? (JSON.parse(readFileSync(`${__dirname}/../test/fixtures/pii-sdk/ivms101-40-fields.json`, 'utf8')) as typeof SMALL)
-    : SMALL;
+  const pii =
+    FIELDS === '40'
+      ? (JSON.parse(
+          readFileSync(`${__dirname}/../test/fixtures/pii-sdk/ivms101-40-fields.json`, 'utf8'),
+        ) as typeof SMALL)
+      : SMALL;
 
   const group = groupSeed();
   // The sandbox (the network) runs in its own process, as it does under `npm start`, so the orchestrator's figures are
   // not the network's CPU; BENCH_SANDBOX=inline keeps it in this process.
-  const sandbox = process.env.BENCH_SANDBOX === 'inline' ? await startSandbox(group.seed) : await spawnSandbox(group.seed);
+  const sandbox =
+    process.env.BENCH_SANDBOX === 'inline' ? await startSandbox(group.seed) : await spawnSandbox(group.seed);
   const sandboxTables = createPool(testEnv().databaseUrl, 'sandbox');
   const external = new NetworkClient(sandbox.networkConfig(group.externalUser));
-  await external.api.post('tf/vasps/update', {
-    json: { did: group.external, fields: [{ fieldName: 'pii_didkey', values: [{ value: createDidKeyRecord().did }] }] },
-  }).json();
+  await external.api
+    .post('tf/vasps/update', {
+      json: {
+        did: group.external,
+        fields: [{ fieldName: 'pii_didkey', values: [{ value: createDidKeyRecord().did }] }],
+      },
+    })
+    .json();
 
   // Completion signals: the orchestrator's callback (Temporal path) and the counterparty driver (direct path).
   const waiters = new Map<string, (at: number) => void>();
@@ -131,9 +166,27 @@ async function measure(temporal: BenchTemporal) {
   const webhooks = { notification: { [group.subA]: SECRET } };
   const masterKey = randomBytes(32).toString('base64');
   // The workers run in their own processes (`npm run worker`), as deployed, unless BENCH_WORKER=inline.
-  const startOrch = async (workers: number): Promise<ApiWithWorkers> => process.env.BENCH_WORKER === 'inline'
-    ? { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings, webhooks, keystoreMasterKey: masterKey })), workerPids: [] }
-    : apiWithWorkerProcesses({ network: sandbox.networkConfig(group.gatewayUser), group: group2, agentKeys, transfers: transferSettings, webhooks, workers, masterKey });
+  const startOrch = async (workers: number): Promise<ApiWithWorkers> =>
+    process.env.BENCH_WORKER === 'inline'
+      ? {
+          ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
+            group: group2,
+            agentKeys,
+            transfers: transferSettings,
+            webhooks,
+            keystoreMasterKey: masterKey,
+          })),
+          workerPids: [],
+        }
+      : apiWithWorkerProcesses({
+          network: sandbox.networkConfig(group.gatewayUser),
+          group: group2,
+          agentKeys,
+          transfers: transferSettings,
+          webhooks,
+          workers,
+          masterKey,
+        });
   let orch = await startOrch(options.workerCounts[0]!);
 
   // The counterparty: reads its inbox, confirms and accepts, and the network tells the originator by webhook.
@@ -149,7 +202,9 @@ async function measure(temporal: BenchTemporal) {
       version: '1',
     });
     const r = await fetch(`${orch.apiUrl}/webhooks/notification/${encodeURIComponent(group.subA)}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...webhookHeaders(SECRET, `msg_${randomUUID()}`, raw) }, body: raw,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...webhookHeaders(SECRET, `msg_${randomUUID()}`, raw) },
+      body: raw,
     });
     if (r.status !== 200) throw new Error(`webhook answered ${r.status}`);
     if (directMode) done(acceptedTx.transactionRef!);
@@ -157,7 +212,9 @@ async function measure(temporal: BenchTemporal) {
   const driver = (async () => {
     while (driving) {
       const { transactions } = await external.api
-        .get('tx/list', { searchParams: { vaspDID: group.external, status: 'SENT', resultsPerPage: 100, sort: 'createdAt:ASC' } })
+        .get('tx/list', {
+          searchParams: { vaspDID: group.external, status: 'SENT', resultsPerPage: 100, sort: 'createdAt:ASC' },
+        })
         .json<{ transactions: NetworkTransaction[] }>()
         .catch((e: unknown) => {
           log(`counterparty: tx/list failed: ${(e as Error).message}`);
@@ -165,7 +222,11 @@ async function measure(temporal: BenchTemporal) {
         });
       const fresh = transactions.filter((t) => !handled.has(t.id));
       fresh.forEach((t) => handled.add(t.id));
-      await Promise.all(fresh.map((t) => answer(t).catch((e: unknown) => log(`counterparty failed on ${t.id}: ${(e as Error).message}`))));
+      await Promise.all(
+        fresh.map((t) =>
+          answer(t).catch((e: unknown) => log(`counterparty failed on ${t.id}: ${(e as Error).message}`)),
+        ),
+      );
       if (fresh.length === 0) await new Promise((r) => setTimeout(r, 5));
     }
   })();
@@ -222,24 +283,42 @@ async function measure(temporal: BenchTemporal) {
     await new Promise((r) => setTimeout(r, 1000));
     const twice = ids.filter((id) => (accepted.get(id) ?? 0) > 1).length;
     const { rows } = await sandboxTables.query<{ n: string }>(
-      'select count(*) n from (select transaction_ref from transactions where transaction_ref = any($1) group by 1 having count(*) > 1) d', [ids]);
+      'select count(*) n from (select transaction_ref from transactions where transaction_ref = any($1) group by 1 having count(*) > 1) d',
+      [ids],
+    );
     return {
-      cpu, label, count: latencies.length, failures, lost, duplicated: twice + Number(rows[0]!.n), seconds,
-      rate: latencies.length / seconds, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99),
+      cpu,
+      label,
+      count: latencies.length,
+      failures,
+      lost,
+      duplicated: twice + Number(rows[0]!.n),
+      seconds,
+      rate: latencies.length / seconds,
+      p50: quantile(latencies, 0.5),
+      p99: quantile(latencies, 0.99),
     };
   }
 
   const viaApi = async (id: string) => {
     const r = await fetch(`${orch.apiUrl}/v1/transfers`, {
-      method: 'POST', headers: orch.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }), body: JSON.stringify(body()),
+      method: 'POST',
+      headers: orch.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }),
+      body: JSON.stringify(body()),
     });
     if (r.status !== 202) throw new Error(`POST /v1/transfers answered ${r.status}: ${await r.text()}`);
   };
   const direct = async (id: string) => {
-    await runTransferDirect(orch.transfers, id, { body: { ...body(), transactionRef: id }, source: 'api', hybrid: false });
+    await runTransferDirect(orch.transfers, id, {
+      body: { ...body(), transactionRef: id },
+      source: 'api',
+      hybrid: false,
+    });
   };
 
-  log(`bench:transfers — ${temporal.label}; ${N} transfers per path, ${CONCURRENCY} in flight, ${FIELDS === '40' ? '40' : '9'}-field IVMS101, end-to-end mode`);
+  log(
+    `bench:transfers — ${temporal.label}; ${N} transfers per path, ${CONCURRENCY} in flight, ${FIELDS === '40' ? '40' : '9'}-field IVMS101, end-to-end mode`,
+  );
   log(`load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   const results = [];
   const paths = (process.env.BENCH_PATHS ?? 'temporal,direct').split(',');
@@ -250,12 +329,25 @@ async function measure(temporal: BenchTemporal) {
     }
     // Warm-up: JIT, connection pools, directory cache, workflow bundle.
     await run('warm-up (temporal)', Math.min(100, N), viaApi);
-    if (paths.includes('temporal')) results.push(await run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi));
+    if (paths.includes('temporal'))
+      results.push(
+        await run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi),
+      );
   }
   if (paths.includes('all-in-one')) {
     // What workers/all-in-one.ts runs: the API and a worker in this process on one NativeConnection, eager starts.
     await orch.close();
-    orch = { ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: group2, agentKeys, transfers: transferSettings, webhooks, keystoreMasterKey: masterKey, eagerStart: true })), workerPids: [] };
+    orch = {
+      ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
+        group: group2,
+        agentKeys,
+        transfers: transferSettings,
+        webhooks,
+        keystoreMasterKey: masterKey,
+        eagerStart: true,
+      })),
+      workerPids: [],
+    };
     await run('warm-up (all-in-one)', Math.min(100, N), viaApi);
     results.push(await run('through the API and Temporal, all-in-one process (API + worker, eager start)', N, viaApi));
   }
@@ -268,7 +360,9 @@ async function measure(temporal: BenchTemporal) {
   log('');
   const ms = (v: number | undefined) => (v === undefined ? '–' : v.toFixed(1));
   const columns = [...new Set(results.flatMap((r) => Object.keys(r.cpu)))];
-  log(`| path | transfers | failures | lost | duplicated | seconds | transfers/s | p50 ms | p99 ms | ${columns.map((c) => `CPU ms/transfer: ${c}`).join(' | ')} | total |`);
+  log(
+    `| path | transfers | failures | lost | duplicated | seconds | transfers/s | p50 ms | p99 ms | ${columns.map((c) => `CPU ms/transfer: ${c}`).join(' | ')} | total |`,
+  );
   log(`|---|${'---:|'.repeat(8 + columns.length + 1)}`);
   for (const r of results) {
     const total = Object.values(r.cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
@@ -278,12 +372,23 @@ async function measure(temporal: BenchTemporal) {
     );
   }
   const bad = results.filter((r) => r.lost || r.duplicated || r.failures);
-  log(bad.length ? `CHECK FAILED: ${bad.map((r) => `${r.label}: ${r.failures} failed, ${r.lost} lost, ${r.duplicated} duplicated`).join('; ')}` : 'check: 0 failed, 0 lost, 0 duplicated in every run');
+  log(
+    bad.length
+      ? `CHECK FAILED: ${bad.map((r) => `${r.label}: ${r.failures} failed, ${r.lost} lost, ${r.duplicated} duplicated`).join('; ')}`
+      : 'check: 0 failed, 0 lost, 0 duplicated in every run',
+  );
   log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   // The empty workflow's cost on the same server in the same run: what the orchestration's share is compared with.
   if (process.env.BENCH_FLOOR !== 'off' && !options.cluster) {
     for (const eager of [false, true]) {
-      const floor = await runFloor({ address: testEnv().temporalAddress, keyring: testEnv().keyring, rate: FLOOR_RATE, seconds: 10, eager, serverPid: temporal.temporalPid() });
+      const floor = await runFloor({
+        address: testEnv().temporalAddress,
+        keyring: testEnv().keyring,
+        rate: FLOOR_RATE,
+        seconds: 10,
+        eager,
+        serverPid: temporal.temporalPid(),
+      });
       log(`temporal floor, same server: ${describeFloor(floor)}`);
     }
   }

@@ -22,7 +22,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 function timeToPoll(args: string[], env: Record<string, string>): Promise<number> {
   return new Promise((done, fail) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const onData = (d: Buffer) => {
       out += d.toString();
@@ -35,7 +39,8 @@ function timeToPoll(args: string[], env: Record<string, string>): Promise<number
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     child.once('exit', (code) => {
-      if (!out.includes('worker polling task queue')) fail(new Error(`worker exited (${code}) before polling:\n${out.slice(-2000)}`));
+      if (!out.includes('worker polling task queue'))
+        fail(new Error(`worker exited (${code}) before polling:\n${out.slice(-2000)}`));
     });
   });
 }
@@ -45,17 +50,30 @@ async function main() {
     const built = spawnSync(process.execPath, [resolve(root, 'scripts/build.cjs')], { cwd: root, stdio: 'inherit' });
     if (built.status !== 0) throw new Error('npm run build failed');
   }
-  if (!existsSync(resolve(root, 'dist/workflow-bundle.js'))) throw new Error('dist/workflow-bundle.js is missing: run npm run build');
+  if (!existsSync(resolve(root, 'dist/workflow-bundle.js')))
+    throw new Error('dist/workflow-bundle.js is missing: run npm run build');
   await globalSetup();
   try {
     const env = testEnv();
     const common = {
-      DATABASE_URL: env.databaseUrl, TEMPORAL_ADDRESS: env.temporalAddress, TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS!,
-      TEMPORAL_TASK_QUEUE: `bench-start-${randomBytes(4).toString('hex')}`, KEYSTORE_MASTER_KEY: randomBytes(32).toString('base64'),
-      DATA_DIR: resolve(root, '.data', 'bench-worker-start'), LOG_LEVEL: 'info', ADDRESS_BOOK_CRON: 'off', RETENTION_CRON: 'off', KEY_ROTATION_PERIOD: 'off',
+      DATABASE_URL: env.databaseUrl,
+      TEMPORAL_ADDRESS: env.temporalAddress,
+      TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS!,
+      TEMPORAL_TASK_QUEUE: `bench-start-${randomBytes(4).toString('hex')}`,
+      KEYSTORE_MASTER_KEY: randomBytes(32).toString('base64'),
+      DATA_DIR: resolve(root, '.data', 'bench-worker-start'),
+      LOG_LEVEL: 'info',
+      ADDRESS_BOOK_CRON: 'off',
+      RETENTION_CRON: 'off',
+      KEY_ROTATION_PERIOD: 'off',
       // Nothing is called at start: a network address that answers nothing is enough.
-      CLIENT_ID: 'bench', CLIENT_SECRET: 'bench', AUTH_URL: 'http://127.0.0.1:9', BASE_URL: 'http://127.0.0.1:9', AUDIENCE: 'http://127.0.0.1:9',
-      BASEURL_PII: 'http://127.0.0.1:9/pii', AUDIENCE_PII: 'http://127.0.0.1:9/pii',
+      CLIENT_ID: 'bench',
+      CLIENT_SECRET: 'bench',
+      AUTH_URL: 'http://127.0.0.1:9',
+      BASE_URL: 'http://127.0.0.1:9',
+      AUDIENCE: 'http://127.0.0.1:9',
+      BASEURL_PII: 'http://127.0.0.1:9/pii',
+      AUDIENCE_PII: 'http://127.0.0.1:9/pii',
     };
     const modes = {
       source: [resolve(root, 'node_modules/tsx/dist/cli.mjs'), resolve(root, 'workers/main.ts')],
@@ -70,7 +88,9 @@ async function main() {
       }
     }
     const [s, c] = [median(times.source), median(times.compiled)];
-    say(`\nworker start → polling, median of ${RUNS}: from source (tsx, bundling at start) ${s.toFixed(0)} ms; compiled with the prebuilt bundle ${c.toFixed(0)} ms; ratio compiled/source ${(c / s).toFixed(2)}×`);
+    say(
+      `\nworker start → polling, median of ${RUNS}: from source (tsx, bundling at start) ${s.toFixed(0)} ms; compiled with the prebuilt bundle ${c.toFixed(0)} ms; ratio compiled/source ${(c / s).toFixed(2)}×`,
+    );
   } finally {
     await globalTeardown();
   }

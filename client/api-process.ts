@@ -32,12 +32,19 @@ import { loadCheckpointKeyring } from '../audit/checkpoint-signature';
  * is the all-in-one process's Client on its worker's NativeConnection (workers/all-in-one.ts): the API then asks for eager
  * workflow starts, and leaves the connection to its owner. Without it the API connects by itself.
  */
-export async function startApi(config: PlatformConfig, log: Logger, shared?: { temporal: Client }): Promise<() => Promise<void>> {
+export async function startApi(
+  config: PlatformConfig,
+  log: Logger,
+  shared?: { temporal: Client },
+): Promise<() => Promise<void>> {
   // Before anything else: an API off loopback without TLS (its own, or a proxy's in front) does not start at all.
   const https = apiHttpsOptions(config.host, config.transport);
   // Likewise the agent listener: HTTPS off loopback (auth/config.ts refused it there without the TLS files), plain
   // HTTP on loopback, where the programs written for the agent call it.
-  const agentHttps = apiHttpsOptions(config.agent.host, { rateLimits: config.transport.rateLimits, ...(config.agent.tls && { tls: config.agent.tls }) });
+  const agentHttps = apiHttpsOptions(config.agent.host, {
+    rateLimits: config.transport.rateLimits,
+    ...(config.agent.tls && { tls: config.agent.tls }),
+  });
   const tlsAtProxy = !https && config.transport.tlsTerminatedByProxy === true;
   // Off loopback, no development key is made up for it: the codec, keystore and audit checkpoint keys must be set.
   assertKeysConfigured(config);
@@ -48,21 +55,45 @@ export async function startApi(config: PlatformConfig, log: Logger, shared?: { t
   await migrate(databaseUrl, 'orchestrator');
   const pool = createPool(databaseUrl, 'orchestrator');
   const stopCheckpoints = await startAuditCheckpoints({
-    pool, keyring: loadCheckpointKeyring(config.audit.checkpointKeys, config.dataDir), intervalMs: config.audit.checkpointIntervalMs,
-    heartbeatMs: config.audit.checkpointHeartbeatMs, logger: createLogger('audit', config.logLevel),
+    pool,
+    keyring: loadCheckpointKeyring(config.audit.checkpointKeys, config.dataDir),
+    intervalMs: config.audit.checkpointIntervalMs,
+    heartbeatMs: config.audit.checkpointHeartbeatMs,
+    logger: createLogger('audit', config.logLevel),
   });
-  const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
+  const keystore = await openKeystore(pool, {
+    masterKey: config.keystoreMasterKey,
+    dataDir: config.dataDir,
+    agentKeys: config.agentKeys,
+    log,
+  });
   const temporal = shared?.temporal ?? (await createTemporalClient(config, keyring));
   log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
   log.info({ schedules: await ensureAddressBookSchedules(temporal, config) }, 'address-book schedules ensured');
   log.info({ schedule: await ensureRetentionSchedule(temporal, config) }, 'retention schedule ensured');
-  log.info({ schedule: await ensureIncomingSweepSchedule(temporal, { group: config.group, taskQueue: config.temporal.taskQueue }, config.incoming) }, 'incoming sweep schedule ensured');
+  log.info(
+    {
+      schedule: await ensureIncomingSweepSchedule(
+        temporal,
+        { group: config.group, taskQueue: config.temporal.taskQueue },
+        config.incoming,
+      ),
+    },
+    'incoming sweep schedule ensured',
+  );
   const transfers = openTransferContext({
-    pool, keystore,
-    network: config.network && new NetworkClient(config.network, {
-      budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
-    }), masterKey: config.keystoreMasterKey,
-    dataDir: config.dataDir, group: config.group, logger: createLogger('transfers', config.logLevel), config: config.transfers,
+    pool,
+    keystore,
+    network:
+      config.network &&
+      new NetworkClient(config.network, {
+        budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
+      }),
+    masterKey: config.keystoreMasterKey,
+    dataDir: config.dataDir,
+    group: config.group,
+    logger: createLogger('transfers', config.logLevel),
+    config: config.transfers,
   });
   const app = await buildApi({
     temporal,
@@ -92,20 +123,34 @@ export async function startApi(config: PlatformConfig, log: Logger, shared?: { t
     );
   }
   log.info(
-    { oidcIssuer: config.auth.oidc?.issuer ?? null, apiKeys: true, tls: https ? 'TLS 1.2+' : tlsAtProxy ? 'at the proxy (TLS_TERMINATED_BY_PROXY)' : 'none (loopback)' },
+    {
+      oidcIssuer: config.auth.oidc?.issuer ?? null,
+      apiKeys: true,
+      tls: https ? 'TLS 1.2+' : tlsAtProxy ? 'at the proxy (TLS_TERMINATED_BY_PROXY)' : 'none (loopback)',
+    },
     `internal API listening on ${config.publicApiUrl} (docs at ${config.publicApiUrl}/docs); every route but /healthz and the webhooks needs a credential`,
   );
   let agent: Awaited<ReturnType<typeof buildAgentApi>> | undefined;
   if (config.agent.port !== undefined) {
     if (!isLoopbackHost(config.agent.host)) {
-      log.warn(`the agent endpoints listen on ${config.agent.host}:${config.agent.port} over HTTPS WITHOUT authentication (AGENT_ALLOW_REMOTE=1): whoever reaches that address can send transfers and read decrypted personal data`);
+      log.warn(
+        `the agent endpoints listen on ${config.agent.host}:${config.agent.port} over HTTPS WITHOUT authentication (AGENT_ALLOW_REMOTE=1): whoever reaches that address can send transfers and read decrypted personal data`,
+      );
     }
     agent = await buildAgentApi(
-      { temporal, taskQueue: config.temporal.taskQueue, transfers, eagerStart: shared !== undefined, logger: createLogger('agent', config.logLevel) },
+      {
+        temporal,
+        taskQueue: config.temporal.taskQueue,
+        transfers,
+        eagerStart: shared !== undefined,
+        logger: createLogger('agent', config.logLevel),
+      },
       { https: agentHttps, hosts: agentListenerHosts(config.agent) },
     );
     await agent.listen({ host: config.agent.host, port: config.agent.port });
-    log.info(`agent endpoints (/didkey/new, /tx/*, no Authorization header) listening on ${agentHttps ? 'https' : 'http'}://${config.agent.host}:${config.agent.port}`);
+    log.info(
+      `agent endpoints (/didkey/new, /tx/*, no Authorization header) listening on ${agentHttps ? 'https' : 'http'}://${config.agent.host}:${config.agent.port}`,
+    );
   }
   return async () => {
     await agent?.close();

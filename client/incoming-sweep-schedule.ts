@@ -27,15 +27,21 @@ export async function ensureIncomingSweepSchedule(
       workflowType: incomingSweep,
       workflowId: workflowIds.scheduledIncomingSweep,
       taskQueue: config.taskQueue,
-      args: [{
-        transfer: {
-          gatewayDid, subsidiaryDids: config.group.subsidiaryDids,
-          routeDeadline: incoming.routeDeadline, routeGiveUpAfter: incoming.routeGiveUpAfter, reviewDeadline: incoming.reviewDeadline,
-          pollInterval: incoming.pollInterval, screeningThreshold: incoming.screeningThreshold,
+      args: [
+        {
+          transfer: {
+            gatewayDid,
+            subsidiaryDids: config.group.subsidiaryDids,
+            routeDeadline: incoming.routeDeadline,
+            routeGiveUpAfter: incoming.routeGiveUpAfter,
+            reviewDeadline: incoming.reviewDeadline,
+            pollInterval: incoming.pollInterval,
+            screeningThreshold: incoming.screeningThreshold,
+          },
+          minAge: incoming.sweepMinAge,
+          limit: SWEEP_LIMIT,
         },
-        minAge: incoming.sweepMinAge,
-        limit: SWEEP_LIMIT,
-      }],
+      ],
     },
     memo: { purpose: `every ${incoming.sweepInterval}: start incoming transfers that no webhook started` },
   });

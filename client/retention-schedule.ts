@@ -26,6 +26,8 @@ export async function ensureRetentionSchedule(
       args: [{ webhookDays, transferPiiDays }],
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP },
-    memo: { purpose: `nightly data retention: webhook ids after ${webhookDays} d, transfer personal data after ${transferPiiDays} d` },
+    memo: {
+      purpose: `nightly data retention: webhook ids after ${webhookDays} d, transfer personal data after ${transferPiiDays} d`,
+    },
   });
 }

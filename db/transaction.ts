@@ -5,7 +5,11 @@ import type { Pool, PoolClient } from 'pg';
  * With `lockKey`, the transaction first takes a transaction-scoped advisory lock on it, so changes to the same subject
  * (a VASP's keys, say) never interleave while other subjects go on in parallel.
  */
-export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>, lockKey?: string): Promise<T> {
+export async function withTransaction<T>(
+  pool: Pool,
+  work: (client: PoolClient) => Promise<T>,
+  lockKey?: string,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('begin');

@@ -26,7 +26,11 @@ export interface IncomingConfig {
 export function loadIncomingConfig(env: Env): IncomingConfig {
   const threshold = Number(env.SCREENING_NAME_THRESHOLD || '0.85');
   if (!(threshold > 0 && threshold <= 1)) {
-    throw new ConfigError('SCREENING_NAME_THRESHOLD', `"${env.SCREENING_NAME_THRESHOLD}" is not in (0, 1]`, 'Set it to a similarity such as 0.85');
+    throw new ConfigError(
+      'SCREENING_NAME_THRESHOLD',
+      `"${env.SCREENING_NAME_THRESHOLD}" is not in (0, 1]`,
+      'Set it to a similarity such as 0.85',
+    );
   }
   return {
     routeDeadline: durationSetting(env, 'INCOMING_ROUTE_DEADLINE', '1h').text,
@@ -34,7 +38,9 @@ export function loadIncomingConfig(env: Env): IncomingConfig {
     reviewDeadline: durationSetting(env, 'INCOMING_REVIEW_DEADLINE', '4h').text,
     pollInterval: durationSetting(env, 'INCOMING_POLL_INTERVAL', '5m').text,
     screeningThreshold: threshold,
-    sweepInterval: isOff(env, 'INCOMING_SWEEP_INTERVAL') ? null : durationSetting(env, 'INCOMING_SWEEP_INTERVAL', '10m').text,
+    sweepInterval: isOff(env, 'INCOMING_SWEEP_INTERVAL')
+      ? null
+      : durationSetting(env, 'INCOMING_SWEEP_INTERVAL', '10m').text,
     sweepMinAge: durationSetting(env, 'INCOMING_SWEEP_MIN_AGE', '2m', 0).text,
   };
 }

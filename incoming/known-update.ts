@@ -14,9 +14,14 @@ export interface PublishedIncoming {
  * its state, versioned), so a known update is safe to skip; one the entry does not show yet is signalled as before.
  * A run that failed is started again by the next webhook with news (or by the sweep), not by one it already knew.
  */
-export function isKnownToIncomingWorkflow(published: PublishedIncoming | undefined, update: { status: string; beneficiaryVaspDid?: string }, subsidiaryDids: readonly string[]): boolean {
+export function isKnownToIncomingWorkflow(
+  published: PublishedIncoming | undefined,
+  update: { status: string; beneficiaryVaspDid?: string },
+  subsidiaryDids: readonly string[],
+): boolean {
   if (!published) return false;
-  const behind = update.status === published.status || incomingStatusRank(update.status) < incomingStatusRank(published.status);
+  const behind =
+    update.status === published.status || incomingStatusRank(update.status) < incomingStatusRank(published.status);
   const beneficiary = update.beneficiaryVaspDid;
   const newSubsidiary = !!beneficiary && subsidiaryDids.includes(beneficiary) && published.subsidiaryDid === null;
   return behind && !newSubsidiary;

@@ -15,7 +15,12 @@ export async function recordRoutedAddress(
   input: { asset: string; destination: string; subsidiaryDid: string; transactionId: string },
 ): Promise<'recorded' | 'skipped'> {
   const checked = checkEntry(
-    { asset: input.asset, address: input.destination, customerRef: `routed:${input.transactionId}`, vaspDID: input.subsidiaryDid },
+    {
+      asset: input.asset,
+      address: input.destination,
+      customerRef: `routed:${input.transactionId}`,
+      vaspDID: input.subsidiaryDid,
+    },
     new Set([input.subsidiaryDid]),
   );
   if (!checked.ok) return 'skipped';
@@ -29,7 +34,10 @@ export async function recordRoutedAddress(
 }
 
 /** The subsidiary whose registry holds the transfer's destination address; null when none does (or there is no address). */
-export async function findAddressOwner(pool: Pool, input: { address: string; subsidiaryDids: string[] }): Promise<string | null> {
+export async function findAddressOwner(
+  pool: Pool,
+  input: { address: string; subsidiaryDids: string[] },
+): Promise<string | null> {
   if (!input.address) return null;
   return (await findRegistryOwner(pool, input.address, input.subsidiaryDids)) ?? null;
 }

@@ -11,7 +11,11 @@ import type { ScreeningOutcome } from '../screening/types';
 import type { DecisionRequest, IncomingPhase, IncomingStatus, RouteRequest } from './types';
 
 export const initialIncomingStatus = (transactionId: string): IncomingStatus => ({
-  transactionId, phase: 'received', networkStatus: 'UNKNOWN', escalated: false, history: [],
+  transactionId,
+  phase: 'received',
+  networkStatus: 'UNKNOWN',
+  escalated: false,
+  history: [],
 });
 
 export const isFinalNetworkStatus = (status: string): boolean => FINAL_NETWORK_STATUSES.has(status);
@@ -31,7 +35,11 @@ export function enterPhase(state: IncomingStatus, phase: IncomingPhase, now: Dat
  * group's subsidiaries routes the transfer, when nothing routed it yet (the network redirected it). Returns whether
  * the network status changed.
  */
-export function observeNetwork(state: IncomingStatus, update: { status: string; beneficiaryVaspDid?: string }, subsidiaryDids: readonly string[]): boolean {
+export function observeNetwork(
+  state: IncomingStatus,
+  update: { status: string; beneficiaryVaspDid?: string },
+  subsidiaryDids: readonly string[],
+): boolean {
   if (incomingStatusRank(update.status) < incomingStatusRank(state.networkStatus)) return false;
   const changed = update.status !== state.networkStatus;
   state.networkStatus = update.status;
@@ -44,32 +52,49 @@ export function observeNetwork(state: IncomingStatus, update: { status: string; 
 }
 
 /** Why a person's routing is refused now, or undefined when the workflow takes it. */
-export function routeRequestProblem(state: IncomingStatus, request: RouteRequest | undefined, subsidiaryDids: readonly string[]): string | undefined {
+export function routeRequestProblem(
+  state: IncomingStatus,
+  request: RouteRequest | undefined,
+  subsidiaryDids: readonly string[],
+): string | undefined {
   if (state.phase !== 'awaiting-route') return `transfer is not waiting to be routed (phase ${state.phase})`;
-  if (!subsidiaryDids.includes(request?.subsidiaryDid as string)) return `subsidiaryDid: ${String(request?.subsidiaryDid)} is not a subsidiary of the group`;
+  if (!subsidiaryDids.includes(request?.subsidiaryDid as string))
+    return `subsidiaryDid: ${String(request?.subsidiaryDid)} is not a subsidiary of the group`;
   if (!request!.reason?.trim()) return 'reason: is required';
-  if (!request!.principal?.subject || !request!.actor?.trim()) return 'principal: is required: the authenticated caller who routes';
+  if (!request!.principal?.subject || !request!.actor?.trim())
+    return 'principal: is required: the authenticated caller who routes';
   return undefined;
 }
 
 /** Why a person's decision is refused now, or undefined when the workflow takes it. */
-export function decisionRequestProblem(state: IncomingStatus, request: DecisionRequest | undefined): string | undefined {
+export function decisionRequestProblem(
+  state: IncomingStatus,
+  request: DecisionRequest | undefined,
+): string | undefined {
   if (state.phase !== 'awaiting-review') return `transfer is not under review (phase ${state.phase})`;
   if (request?.decision !== 'approve' && request?.decision !== 'decline') return 'decision: must be approve or decline';
   if (!request.reason?.trim()) return 'reason: is required';
-  if (!request.principal?.subject || !request.actor?.trim()) return 'principal: is required: the authenticated caller who decides';
+  if (!request.principal?.subject || !request.actor?.trim())
+    return 'principal: is required: the authenticated caller who decides';
   return undefined;
 }
 
 /** What holds a transfer for a person: a hit on a list, or personal data that could not be screened. */
 export function isScreeningHit(screening: ScreeningOutcome): boolean {
-  return screening.nameHits.length > 0 || screening.addressHits.length > 0 || screening.skipped === 'undecryptable' || screening.skipped === 'unreadable';
+  return (
+    screening.nameHits.length > 0 ||
+    screening.addressHits.length > 0 ||
+    screening.skipped === 'undecryptable' ||
+    screening.skipped === 'unreadable'
+  );
 }
 
 /** Screening's counts for the audit chain: how much was screened and hit, never the customer's data. */
 export function screeningCounts(screening: ScreeningOutcome): Record<string, unknown> {
   return {
-    screenedNames: screening.screenedNames, nameHits: screening.nameHits.length, addressHits: screening.addressHits.length,
+    screenedNames: screening.screenedNames,
+    nameHits: screening.nameHits.length,
+    addressHits: screening.addressHits.length,
     ...(screening.skipped ? { skipped: screening.skipped } : {}),
   };
 }
@@ -84,14 +109,18 @@ export function screeningHitEntries(screening: ScreeningOutcome): Record<string,
 
 /** The decision taken without a person when screening found nothing. */
 export const automaticApproval = (): DecisionRequest => ({
-  decision: 'approve', reason: 'no screening hit', actor: 'system:screening', principal: systemPrincipal('screening'),
+  decision: 'approve',
+  reason: 'no screening hit',
+  actor: 'system:screening',
+  principal: systemPrincipal('screening'),
 });
 
 /** The phase a transfer ends in, by its outcome. */
 export const finishedPhase = (outcome: string): IncomingPhase => (outcome === 'rejected' ? 'rejected' : 'completed');
 
 /** The outcome once the network answered the decision. */
-export const decidedOutcome = (decision: DecisionRequest): string => (decision.decision === 'approve' ? 'accepted' : 'declined');
+export const decidedOutcome = (decision: DecisionRequest): string =>
+  decision.decision === 'approve' ? 'accepted' : 'declined';
 
 /** The network keeps at most this many characters of a reason. */
 export const NETWORK_REASON_MAX = 1024;

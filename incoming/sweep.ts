@@ -20,18 +20,26 @@ interface ListedTx {
   beneficiaryVASPdid?: string;
 }
 
-
 /**
  * The sweep's look at the network: the incoming transactions of the gateway and its subsidiaries that still wait for
  * an answer, whether or not a webhook ever told us about them. Starting their workflows is the sweep workflow's job.
  */
-export async function listUnansweredIncoming(network: NetworkClient, query: UnansweredIncomingQuery): Promise<string[]> {
+export async function listUnansweredIncoming(
+  network: NetworkClient,
+  query: UnansweredIncomingQuery,
+): Promise<string[]> {
   const group = { gatewayDid: query.gatewayDid, subsidiaryDids: query.subsidiaryDids };
   const before = Date.now() - msToNumber(query.minAge as never);
   const ids = new Set<string>();
   for (const vaspDID of [query.gatewayDid, ...query.subsidiaryDids]) {
     for (let page = 0; ids.size < query.limit; page += 1) {
-      const listed = await txList<ListedTx>(network, { vaspDID, page, txDirection: 'incoming', status: [...UNANSWERED_NETWORK_STATUSES], sort: 'createdAt:ASC' });
+      const listed = await txList<ListedTx>(network, {
+        vaspDID,
+        page,
+        txDirection: 'incoming',
+        status: [...UNANSWERED_NETWORK_STATUSES],
+        sort: 'createdAt:ASC',
+      });
       for (const tx of listed.transactions) {
         const created = tx.createdAt ? Date.parse(tx.createdAt) : 0;
         if (created <= before && isIncomingToGroup(group, tx) && ids.size < query.limit) ids.add(tx.id);

@@ -39,7 +39,11 @@ export interface IncomingTxSummary {
 }
 
 const assetOf = (a: unknown): string =>
-  typeof a === 'string' ? a : a && typeof a === 'object' ? String((a as Record<string, unknown>).caip19 ?? (a as Record<string, unknown>).coingeckoId ?? 'UNKNOWN') : 'UNKNOWN';
+  typeof a === 'string'
+    ? a
+    : a && typeof a === 'object'
+      ? String((a as Record<string, unknown>).caip19 ?? (a as Record<string, unknown>).coingeckoId ?? 'UNKNOWN')
+      : 'UNKNOWN';
 
 export const summary = (tx: IncomingNetworkTx): IncomingTxSummary => ({
   id: tx.id,
@@ -56,12 +60,20 @@ export const summary = (tx: IncomingNetworkTx): IncomingTxSummary => ({
 export const incomingTx = (network: NetworkClient, id: string) => txInfo<IncomingNetworkTx>(network, id);
 
 /** The transaction as the workflow sees it; `poll` (the wait's fallback for lost webhooks) is low priority in the budget. */
-export async function incomingTransaction(network: NetworkClient, transactionId: string, how?: { poll?: boolean }): Promise<IncomingTxSummary> {
+export async function incomingTransaction(
+  network: NetworkClient,
+  transactionId: string,
+  how?: { poll?: boolean },
+): Promise<IncomingTxSummary> {
   return summary(await incomingTx(how?.poll ? network.at('low') : network, transactionId));
 }
 
 /** Hands the transaction to a subsidiary, unless it is already addressed to it. */
-export async function redirectIncoming(network: NetworkClient, transactionId: string, to: string): Promise<IncomingTxSummary> {
+export async function redirectIncoming(
+  network: NetworkClient,
+  transactionId: string,
+  to: string,
+): Promise<IncomingTxSummary> {
   const current = await incomingTx(network, transactionId);
   if (current.beneficiaryVASPdid === to) return summary(current);
   return summary(await txRedirect<IncomingNetworkTx>(network, transactionId, to));
@@ -75,10 +87,18 @@ export async function acceptIncoming(network: NetworkClient, transactionId: stri
   return summary((await txAccept<IncomingNetworkTx>(network, transactionId, new Set(['ACCEPTED']))).tx);
 }
 
-export async function declineIncoming(network: NetworkClient, transactionId: string, reason: string): Promise<IncomingTxSummary> {
+export async function declineIncoming(
+  network: NetworkClient,
+  transactionId: string,
+  reason: string,
+): Promise<IncomingTxSummary> {
   return summary((await txDecline<IncomingNetworkTx>(network, transactionId, reason, new Set(['DECLINED']))).tx);
 }
 
-export async function rejectIncoming(network: NetworkClient, transactionId: string, reason: string): Promise<IncomingTxSummary> {
+export async function rejectIncoming(
+  network: NetworkClient,
+  transactionId: string,
+  reason: string,
+): Promise<IncomingTxSummary> {
   return summary((await txReject<IncomingNetworkTx>(network, transactionId, reason, new Set(['REJECTED']))).tx);
 }

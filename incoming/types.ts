@@ -52,7 +52,6 @@ export interface IncomingHistoryEntry {
   detail?: Record<string, unknown>;
 }
 
-
 export interface IncomingStatus {
   transactionId: string;
   phase: IncomingPhase;

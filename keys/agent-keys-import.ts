@@ -15,7 +15,11 @@ export interface AgentKeyImport {
  * Imports every entry; running it again with the same KEYS changes nothing. Entries are applied in order, so when a
  * VASP has several, the first becomes active (the one the agent would use) and the others are kept for decryption.
  */
-export async function importAgentKeys(keystore: Keystore, keys: readonly AgentKey[], actor = 'config:KEYS'): Promise<AgentKeyImport[]> {
+export async function importAgentKeys(
+  keystore: Keystore,
+  keys: readonly AgentKey[],
+  actor = 'config:KEYS',
+): Promise<AgentKeyImport[]> {
   const results: AgentKeyImport[] = [];
   for (const [i, { vaspDid, record }] of keys.entries()) {
     try {

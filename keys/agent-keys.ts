@@ -12,7 +12,8 @@ export interface AgentKey {
   record: DidKeyRecord;
 }
 
-export const KEYS_FIX = 'KEYS must be a JSON array of {"vaspDID": "did:…", "privateKeyHex": "<128 hex: seed then public key>"}';
+export const KEYS_FIX =
+  'KEYS must be a JSON array of {"vaspDID": "did:…", "privateKeyHex": "<128 hex: seed then public key>"}';
 
 export function parseAgentKeys(raw: string): AgentKey[] {
   let parsed: unknown;
@@ -28,18 +29,23 @@ export function parseAgentKeys(raw: string): AgentKey[] {
   return parsed.map((entry: unknown, i): AgentKey => {
     const at = `KEYS[${i}]`;
     try {
-      if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new ValidationError(at, 'must be an object');
+      if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+        throw new ValidationError(at, 'must be an object');
       const { vaspDID, privateKeyHex } = entry as Record<string, unknown>;
       assertVaspDid(vaspDID, `${at}.vaspDID`);
       const record = recordFromPrivateKeyHex(privateKeyHex, undefined, at);
       const previous = seen.get(record.did);
       if (previous && previous.vaspDid !== vaspDID) {
-        throw new ValidationError(`${at}.privateKeyHex`, `is the same key as KEYS[${previous.index}], which names another VASP`);
+        throw new ValidationError(
+          `${at}.privateKeyHex`,
+          `is the same key as KEYS[${previous.index}], which names another VASP`,
+        );
       }
       seen.set(record.did, { vaspDid: vaspDID, index: i });
       return { vaspDid: vaspDID, record };
     } catch (e) {
-      if (e instanceof ValidationError) throw new ConfigError('KEYS', `${e.details.field}: ${e.details.rule}`, KEYS_FIX);
+      if (e instanceof ValidationError)
+        throw new ConfigError('KEYS', `${e.details.field}: ${e.details.rule}`, KEYS_FIX);
       throw e;
     }
   });

@@ -8,7 +8,13 @@ import { Keystore } from './store';
 
 export * from './types';
 export { parseAgentKeys, type AgentKey } from './agent-keys';
-export { keyWrapperFromConfig, LocalKeyWrapper, loadMasterKey, parseMasterKey, type KeyWrapper } from '../lib/crypto/key-wrapper';
+export {
+  keyWrapperFromConfig,
+  LocalKeyWrapper,
+  loadMasterKey,
+  parseMasterKey,
+  type KeyWrapper,
+} from '../lib/crypto/key-wrapper';
 export * from './store';
 export { importAgentKeys, type AgentKeyImport } from './agent-keys-import';
 
@@ -27,7 +33,10 @@ export async function openKeystore(
     const imported = await importAgentKeys(keystore, keys);
     const changed = imported.filter((k) => k.outcome !== 'already-present');
     opts.log?.info(
-      { imported: changed.map(({ vaspDid, did, outcome }) => ({ vaspDid, did, outcome })), unchanged: imported.length - changed.length },
+      {
+        imported: changed.map(({ vaspDid, did, outcome }) => ({ vaspDid, did, outcome })),
+        unchanged: imported.length - changed.length,
+      },
       'KEYS imported into the keystore',
     );
   }

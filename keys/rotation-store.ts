@@ -28,7 +28,11 @@ interface Who {
 }
 
 /** The rotation has created its new (pending) key; repeated calls of a retried activity change nothing. */
-export async function recordRotationStarted(pool: Pool, who: Who, key: { keyId: string; did: string; previousDid?: string }): Promise<void> {
+export async function recordRotationStarted(
+  pool: Pool,
+  who: Who,
+  key: { keyId: string; did: string; previousDid?: string },
+): Promise<void> {
   await pool.query(
     `insert into key_rotations (workflow_id, run_id, vasp_did, requested_by, reason, status, step, new_key_id, new_did, previous_did)
      values ($1, $2, $3, $4, $5, 'running', 'publishing', $6, $7, $8)
@@ -55,9 +59,21 @@ export async function recordRotationFinished(
 }
 
 interface Raw {
-  workflow_id: string; run_id: string; vasp_did: string; requested_by: string; reason: string; status: KeyRotationRow['status'];
-  step: string | null; new_key_id: string | null; new_did: string | null; previous_did: string | null;
-  error: KeyRotationRow['error']; started_at: Date; finished_at: Date | null; cursor_at: string; cursor_id: string;
+  workflow_id: string;
+  run_id: string;
+  vasp_did: string;
+  requested_by: string;
+  reason: string;
+  status: KeyRotationRow['status'];
+  step: string | null;
+  new_key_id: string | null;
+  new_did: string | null;
+  previous_did: string | null;
+  error: KeyRotationRow['error'];
+  started_at: Date;
+  finished_at: Date | null;
+  cursor_at: string;
+  cursor_id: string;
 }
 
 export async function listKeyRotations(
@@ -85,9 +101,24 @@ export async function listKeyRotations(
      ${where.length ? `where ${where.join(' and ')}` : ''} ${ks.orderBy} limit $${params.length}`,
     params,
   );
-  return pageOf(rows, page.limit, (r) => ({ at: r.cursor_at, id: r.cursor_id }), (r) => ({
-    workflowId: r.workflow_id, runId: r.run_id, vaspDid: r.vasp_did, requestedBy: r.requested_by, reason: r.reason, status: r.status,
-    step: r.step, newKeyId: r.new_key_id, newDid: r.new_did, previousDid: r.previous_did, error: r.error,
-    startedAt: r.started_at.toISOString(), finishedAt: r.finished_at?.toISOString() ?? null,
-  }));
+  return pageOf(
+    rows,
+    page.limit,
+    (r) => ({ at: r.cursor_at, id: r.cursor_id }),
+    (r) => ({
+      workflowId: r.workflow_id,
+      runId: r.run_id,
+      vaspDid: r.vasp_did,
+      requestedBy: r.requested_by,
+      reason: r.reason,
+      status: r.status,
+      step: r.step,
+      newKeyId: r.new_key_id,
+      newDid: r.new_did,
+      previousDid: r.previous_did,
+      error: r.error,
+      startedAt: r.started_at.toISOString(),
+      finishedAt: r.finished_at?.toISOString() ?? null,
+    }),
+  );
 }

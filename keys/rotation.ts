@@ -45,7 +45,10 @@ export interface RotationRun {
 }
 
 const auditOf = (input: KeyAuditInput): AuditContext => ({
-  actor: input.actor, reason: input.reason, workflowId: input.workflowId, ...(input.principal ? { principal: input.principal } : {}),
+  actor: input.actor,
+  reason: input.reason,
+  workflowId: input.workflowId,
+  ...(input.principal ? { principal: input.principal } : {}),
 });
 
 const rotationOf = (input: KeyAuditInput, run: RotationRun) => ({
@@ -56,7 +59,8 @@ const rotationOf = (input: KeyAuditInput, run: RotationRun) => ({
   reason: input.reason,
 });
 
-const publishedDid = (entry: { pii_didkey?: unknown }) => (typeof entry.pii_didkey === 'string' ? entry.pii_didkey : null);
+const publishedDid = (entry: { pii_didkey?: unknown }) =>
+  typeof entry.pii_didkey === 'string' ? entry.pii_didkey : null;
 
 /** The VASP's directory entry; a NotFoundError (the network's 404) when the network does not know it. */
 export async function lookupVaspInDirectory(network: NetworkClient, vaspDid: string): Promise<VaspDirectoryEntry> {
@@ -70,7 +74,10 @@ export async function readPublishedPiiDidKey(network: NetworkClient, vaspDid: st
 }
 
 /** `POST /tf/vasps/update` with the new did:key as the VASP's `pii_didkey`. */
-export async function publishNewPiiDidKey(network: NetworkClient, input: { vaspDid: string; did: string }): Promise<void> {
+export async function publishNewPiiDidKey(
+  network: NetworkClient,
+  input: { vaspDid: string; did: string },
+): Promise<void> {
   await publishPiiDidKey(network, input.vaspDid, input.did);
 }
 
@@ -82,7 +89,11 @@ export async function createPendingVaspKey(
 ): Promise<PendingKey> {
   const key = await keystore.createPendingKey(input.vaspDid, input.requestId, auditOf(input));
   const active = (await listKeys(keystore.pool, input.vaspDid)).find((k) => k.state === 'active');
-  await recordRotationStarted(keystore.pool, rotationOf(input, run), { keyId: key.id, did: key.did, previousDid: active?.did });
+  await recordRotationStarted(keystore.pool, rotationOf(input, run), {
+    keyId: key.id,
+    did: key.did,
+    previousDid: active?.did,
+  });
   return { keyId: key.id, did: key.did, ...(active ? { previousKeyId: active.id, previousDid: active.did } : {}) };
 }
 
@@ -103,8 +114,20 @@ export async function recordKeyRotationFailure(
   input: KeyAuditInput & { step: string; keyId?: string; error: { type: string; message: string } },
   run: RotationRun,
 ): Promise<void> {
-  await keystore.recordAudit(auditOf(input), 'key.rotation.failed', input.vaspDid, {
-    step: input.step, ...(input.keyId ? { keyId: input.keyId } : {}), error: input.error,
-  }, run.idempotencyKey);
-  await recordRotationFinished(keystore.pool, rotationOf(input, run), { status: 'failed', step: input.step, error: input.error });
+  await keystore.recordAudit(
+    auditOf(input),
+    'key.rotation.failed',
+    input.vaspDid,
+    {
+      step: input.step,
+      ...(input.keyId ? { keyId: input.keyId } : {}),
+      error: input.error,
+    },
+    run.idempotencyKey,
+  );
+  await recordRotationFinished(keystore.pool, rotationOf(input, run), {
+    status: 'failed',
+    step: input.step,
+    error: input.error,
+  });
 }

@@ -10,10 +10,24 @@
  */
 import { randomUUID, randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { createDidKeyRecord, Keyring, localDidKey, parseDidKeyRecord, type DidKeyRecord, type LocalDidKey } from '../lib/crypto';
+import {
+  createDidKeyRecord,
+  Keyring,
+  localDidKey,
+  parseDidKeyRecord,
+  type DidKeyRecord,
+  type LocalDidKey,
+} from '../lib/crypto';
 import { ConflictError, CryptoError, NotFoundError, ValidationError } from '../lib/errors';
 import { aesGcmOpen, aesGcmSeal, type KeyWrapper } from '../lib/crypto/key-wrapper';
-import { assertVaspDid, type AuditContext, type ImportOutcome, type KeyInfo, type KeySource, type KeyState } from './types';
+import {
+  assertVaspDid,
+  type AuditContext,
+  type ImportOutcome,
+  type KeyInfo,
+  type KeySource,
+  type KeyState,
+} from './types';
 import { withTransaction } from '../db/transaction';
 import { appendAuditEntry, recordAuditEntry, type AuditEntry } from '../audit/store';
 
@@ -36,7 +50,8 @@ interface SealedRow extends KeyRow {
   sealed_private_key: Buffer;
 }
 
-const PUBLIC_COLUMNS = 'id, vasp_did, did_key, public_key_hex, state, source, created_at, activated_at, retired_at, destroyed_at';
+const PUBLIC_COLUMNS =
+  'id, vasp_did, did_key, public_key_hex, state, source, created_at, activated_at, retired_at, destroyed_at';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -94,10 +109,18 @@ export class Keystore {
       );
       const row = inserted.rows[0];
       if (!row) {
-        const again = await client.query<KeyRow>(`select ${PUBLIC_COLUMNS} from vasp_keys where vasp_did = $1 and request_id = $2`, [vaspDid, requestId]);
+        const again = await client.query<KeyRow>(
+          `select ${PUBLIC_COLUMNS} from vasp_keys where vasp_did = $1 and request_id = $2`,
+          [vaspDid, requestId],
+        );
         return toInfo(again.rows[0]!);
       }
-      await this.audit(client, audit, 'key.created', vaspDid, { keyId: id, did: record.did, state: 'pending', requestId });
+      await this.audit(client, audit, 'key.created', vaspDid, {
+        keyId: id,
+        did: record.did,
+        state: 'pending',
+        requestId,
+      });
       return toInfo(row);
     });
   }
@@ -108,22 +131,35 @@ export class Keystore {
    * when the VASP has none (it is the key the agent used, hence the published one); otherwise it is kept as retired,
    * for decryption only: only a rotation, which publishes the key first, makes a key active.
    */
-  async importKey(vaspDid: string, record: DidKeyRecord, audit: AuditContext, field = 'key'): Promise<{ key: KeyInfo; outcome: ImportOutcome }> {
+  async importKey(
+    vaspDid: string,
+    record: DidKeyRecord,
+    audit: AuditContext,
+    field = 'key',
+  ): Promise<{ key: KeyInfo; outcome: ImportOutcome }> {
     assertVaspDid(vaspDid);
     const parsed = parseDidKeyRecord(record, field);
     const seed = Buffer.from(parsed.keys[0].privateKeyHex.slice(0, 64), 'hex');
     const id = randomUUID();
     const sealed = await this.seal(id, vaspDid, parsed.did, seed);
     return this.transaction(vaspDid, async (client) => {
-      const known = await client.query<KeyRow>(`select ${PUBLIC_COLUMNS} from vasp_keys where did_key = $1`, [parsed.did]);
+      const known = await client.query<KeyRow>(`select ${PUBLIC_COLUMNS} from vasp_keys where did_key = $1`, [
+        parsed.did,
+      ]);
       const row = known.rows[0];
       if (row) {
         if (row.vasp_did !== vaspDid) {
-          throw new ConflictError(`${field}: this key is already stored for another VASP`, { field, rule: 'a key belongs to one VASP' });
+          throw new ConflictError(`${field}: this key is already stored for another VASP`, {
+            field,
+            rule: 'a key belongs to one VASP',
+          });
         }
         return { key: toInfo(row), outcome: 'already-present' as const };
       }
-      const active = await client.query('select 1 from vasp_keys where vasp_did = $1 and state = $2', [vaspDid, 'active']);
+      const active = await client.query('select 1 from vasp_keys where vasp_did = $1 and state = $2', [
+        vaspDid,
+        'active',
+      ]);
       const state: KeyState = active.rowCount ? 'retired' : 'active';
       const inserted = await client.query<KeyRow>(
         `insert into vasp_keys (id, vasp_did, did_key, public_key_hex, state, source, wrapping_key_id, wrapped_data_key,
@@ -134,7 +170,10 @@ export class Keystore {
         [id, vaspDid, parsed.did, parsed.keys[0].publicKeyHex, state, sealed.keyId, sealed.wrapped, sealed.sealed],
       );
       await this.audit(client, audit, 'key.imported', vaspDid, { keyId: id, did: parsed.did, state });
-      return { key: toInfo(inserted.rows[0]!), outcome: state === 'active' ? ('imported-active' as const) : ('imported-retired' as const) };
+      return {
+        key: toInfo(inserted.rows[0]!),
+        outcome: state === 'active' ? ('imported-active' as const) : ('imported-retired' as const),
+      };
     });
   }
 
@@ -142,13 +181,19 @@ export class Keystore {
    * Makes a pending key the VASP's active key and retires the previous active key, in one transaction. Calling it
    * again for the key that is already active returns the same result, so a retried activity is harmless.
    */
-  async activateKey(vaspDid: string, keyId: string, audit: AuditContext): Promise<{ active: KeyInfo; retired: KeyInfo[] }> {
+  async activateKey(
+    vaspDid: string,
+    keyId: string,
+    audit: AuditContext,
+  ): Promise<{ active: KeyInfo; retired: KeyInfo[] }> {
     assertVaspDid(vaspDid);
     return this.transaction(vaspDid, async (client) => {
       const target = await this.rowOf(client, vaspDid, keyId);
       if (target.state === 'active') return { active: toInfo(target), retired: [] };
       if (target.state !== 'pending') {
-        throw new ConflictError(`key ${keyId} is ${target.state}; only a pending key can be activated`, { field: 'keyId' });
+        throw new ConflictError(`key ${keyId} is ${target.state}; only a pending key can be activated`, {
+          field: 'keyId',
+        });
       }
       const retired = await client.query<KeyRow>(
         `update vasp_keys set state = 'retired', retired_at = now() where vasp_did = $1 and state = 'active'
@@ -163,7 +208,9 @@ export class Keystore {
         await this.audit(client, audit, 'key.retired', vaspDid, { keyId: r.id, did: r.did_key, replacedBy: keyId });
       }
       await this.audit(client, audit, 'key.activated', vaspDid, {
-        keyId, did: target.did_key, previousKeyIds: retired.rows.map((r) => r.id),
+        keyId,
+        did: target.did_key,
+        previousKeyIds: retired.rows.map((r) => r.id),
       });
       return { active: toInfo(activated.rows[0]!), retired: retired.rows.map(toInfo) };
     });
@@ -179,7 +226,10 @@ export class Keystore {
       const target = await this.rowOf(client, vaspDid, keyId);
       if (target.state === 'destroyed') return toInfo(target);
       if (target.state === 'active') {
-        throw new ConflictError(`key ${keyId} is the active key of ${vaspDid}; rotate to a new key before destroying it`, { field: 'keyId' });
+        throw new ConflictError(
+          `key ${keyId} is the active key of ${vaspDid}; rotate to a new key before destroying it`,
+          { field: 'keyId' },
+        );
       }
       const { rows } = await client.query<KeyRow>(
         `update vasp_keys set state = 'destroyed', destroyed_at = now(), wrapping_key_id = null, wrapped_data_key = null,
@@ -187,7 +237,11 @@ export class Keystore {
          where id = $1 returning ${PUBLIC_COLUMNS}`,
         [keyId],
       );
-      await this.audit(client, audit, 'key.destroyed', vaspDid, { keyId, did: target.did_key, previousState: target.state });
+      await this.audit(client, audit, 'key.destroyed', vaspDid, {
+        keyId,
+        did: target.did_key,
+        previousState: target.state,
+      });
       return toInfo(rows[0]!);
     });
   }
@@ -196,7 +250,13 @@ export class Keystore {
    * Records an outcome that changes no key (a failed rotation, a refused request) in the audit log. With an
    * `idempotencyKey` (an activity's, across its retries), a retry finds the row its earlier attempt wrote.
    */
-  async recordAudit(audit: AuditContext, action: string, vaspDid: string, details: Record<string, unknown>, idempotencyKey?: string): Promise<void> {
+  async recordAudit(
+    audit: AuditContext,
+    action: string,
+    vaspDid: string,
+    details: Record<string, unknown>,
+    idempotencyKey?: string,
+  ): Promise<void> {
     await recordAuditEntry(this.pool, auditEntry(audit, action, vaspDid, details), { idempotencyKey });
   }
 
@@ -220,7 +280,10 @@ export class Keystore {
   /** The VASP's active key, prepared for encryption as the sender; `undefined` when it has none. */
   async loadActiveKey(vaspDid: string): Promise<LocalDidKey | undefined> {
     assertVaspDid(vaspDid);
-    const { rows } = await this.pool.query<SealedRow>(`select * from vasp_keys where vasp_did = $1 and state = 'active'`, [vaspDid]);
+    const { rows } = await this.pool.query<SealedRow>(
+      `select * from vasp_keys where vasp_did = $1 and state = 'active'`,
+      [vaspDid],
+    );
     return rows[0] ? localDidKey(await this.unseal(rows[0]), 'keystore') : undefined;
   }
 
@@ -256,14 +319,23 @@ export class Keystore {
 
   private async rowOf(client: PoolClient, vaspDid: string, keyId: string): Promise<KeyRow> {
     if (!/^[0-9a-f-]{36}$/i.test(keyId)) throw new ValidationError('keyId', 'must be a key id (a UUID)');
-    const { rows } = await client.query<KeyRow>(`select ${PUBLIC_COLUMNS} from vasp_keys where id = $1 for update`, [keyId]);
+    const { rows } = await client.query<KeyRow>(`select ${PUBLIC_COLUMNS} from vasp_keys where id = $1 for update`, [
+      keyId,
+    ]);
     const row = rows[0];
-    if (!row || row.vasp_did !== vaspDid) throw new NotFoundError(`VASP ${vaspDid} has no key ${keyId}`, { field: 'keyId' });
+    if (!row || row.vasp_did !== vaspDid)
+      throw new NotFoundError(`VASP ${vaspDid} has no key ${keyId}`, { field: 'keyId' });
     return row;
   }
 
   /** Appends to the audit chain in the key change's own transaction. */
-  private async audit(tx: PoolClient, audit: AuditContext, action: string, vaspDid: string, details: Record<string, unknown>): Promise<void> {
+  private async audit(
+    tx: PoolClient,
+    audit: AuditContext,
+    action: string,
+    vaspDid: string,
+    details: Record<string, unknown>,
+  ): Promise<void> {
     await appendAuditEntry(tx, auditEntry(audit, action, vaspDid, details));
   }
 
@@ -273,13 +345,20 @@ export class Keystore {
   }
 }
 
-function auditEntry(audit: AuditContext, action: string, vaspDid: string, details: Record<string, unknown>): AuditEntry {
+function auditEntry(
+  audit: AuditContext,
+  action: string,
+  vaspDid: string,
+  details: Record<string, unknown>,
+): AuditEntry {
   return {
     actor: audit.actor,
     action,
     subject: vaspDid,
     details: {
-      ...details, ...(audit.reason ? { reason: audit.reason } : {}), ...(audit.workflowId ? { workflowId: audit.workflowId } : {}),
+      ...details,
+      ...(audit.reason ? { reason: audit.reason } : {}),
+      ...(audit.workflowId ? { workflowId: audit.workflowId } : {}),
       ...(audit.principal ? { principal: audit.principal } : {}),
     },
   };

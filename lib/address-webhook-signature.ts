@@ -19,18 +19,33 @@ export function signAddressQuery(secret: string, method: string, pathAndQuery: s
   return createHmac('sha1', secret).update(`${method.toUpperCase()}${pathAndQuery}`).digest('base64');
 }
 
-export function verifyAddressQuery(secret: string, method: string, pathAndQuery: string, signature: string | undefined): boolean {
+export function verifyAddressQuery(
+  secret: string,
+  method: string,
+  pathAndQuery: string,
+  signature: string | undefined,
+): boolean {
   if (!signature) return false;
   return sameText(signAddressQuery(secret, method, pathAndQuery), signature);
 }
 
 /** The timestamped signature (`v1,<base64>`) of one query at `timestamp`. */
-export function signTimestampedAddressQuery(secret: string, method: string, pathAndQuery: string, timestamp: number): string {
+export function signTimestampedAddressQuery(
+  secret: string,
+  method: string,
+  pathAndQuery: string,
+  timestamp: number,
+): string {
   return `v1,${createHmac('sha256', secret).update(`${timestamp}.${method.toUpperCase()}${pathAndQuery}`).digest('base64')}`;
 }
 
 /** Every header of one query: the network's signature, and the timestamped one. */
-export function addressQueryHeaders(secret: string, method: string, pathAndQuery: string, nowSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+export function addressQueryHeaders(
+  secret: string,
+  method: string,
+  pathAndQuery: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Record<string, string> {
   return {
     [ADDRESS_SIGNATURE_HEADER]: signAddressQuery(secret, method, pathAndQuery),
     [ADDRESS_TIMESTAMP_HEADER]: String(nowSeconds),
@@ -45,7 +60,8 @@ function sameText(a: string, b: string): boolean {
 }
 
 function header(headers: HeaderSource, name: string): string | undefined {
-  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(n: string): string | null }).get(name) ?? undefined;
+  if (typeof (headers as { get?: unknown }).get === 'function')
+    return (headers as { get(n: string): string | null }).get(name) ?? undefined;
   const v = (headers as Record<string, string | string[] | undefined>)[name];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -67,14 +83,18 @@ export function checkAddressQuery(
   const timestampText = header(headers, ADDRESS_TIMESTAMP_HEADER);
   const timestamped = header(headers, ADDRESS_TIMESTAMPED_SIGNATURE_HEADER);
   if (timestampText !== undefined || timestamped !== undefined) {
-    if (!timestampText || !/^\d{1,12}$/.test(timestampText) || !timestamped) return { ok: false, reason: 'timestamp or timestamped signature missing or malformed' };
+    if (!timestampText || !/^\d{1,12}$/.test(timestampText) || !timestamped)
+      return { ok: false, reason: 'timestamp or timestamped signature missing or malformed' };
     const timestamp = Number(timestampText);
     const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
-    if (Math.abs(now - timestamp) > (opts.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS)) return { ok: false, reason: 'timestamp outside the allowed window (a replay, or a clock off)' };
-    if (!sameText(signTimestampedAddressQuery(secret, method, pathAndQuery, timestamp), timestamped)) return { ok: false, reason: 'timestamped signature does not verify' };
+    if (Math.abs(now - timestamp) > (opts.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS))
+      return { ok: false, reason: 'timestamp outside the allowed window (a replay, or a clock off)' };
+    if (!sameText(signTimestampedAddressQuery(secret, method, pathAndQuery, timestamp), timestamped))
+      return { ok: false, reason: 'timestamped signature does not verify' };
     return { ok: true, timestamped: true };
   }
-  if (opts.requireTimestamp) return { ok: false, reason: 'no timestamped signature (ADDRESS_WEBHOOK_TIMESTAMP=required)' };
+  if (opts.requireTimestamp)
+    return { ok: false, reason: 'no timestamped signature (ADDRESS_WEBHOOK_TIMESTAMP=required)' };
   return verifyAddressQuery(secret, method, pathAndQuery, header(headers, ADDRESS_SIGNATURE_HEADER))
     ? { ok: true, timestamped: false }
     : { ok: false, reason: 'signature does not verify' };

@@ -63,7 +63,11 @@ function rateLimit(env: Env, name: string, fallback: string): RateLimit {
   const max = m ? Number(m[1]) : NaN;
   const windowMs = m ? Number(m[2]) * UNITS[m[3]!]! : NaN;
   if (!(max >= 1 && windowMs >= 1000 && windowMs <= 86_400_000)) {
-    throw new ConfigError(name, `"${raw}" is not a rate limit`, `Write it as <count>/<window>, e.g. ${fallback} (window in s, m or h, at most 24h)`);
+    throw new ConfigError(
+      name,
+      `"${raw}" is not a rate limit`,
+      `Write it as <count>/<window>, e.g. ${fallback} (window in s, m or h, at most 24h)`,
+    );
   }
   return { max, windowMs };
 }
@@ -71,18 +75,44 @@ function rateLimit(env: Env, name: string, fallback: string): RateLimit {
 export function loadApiTransportConfig(env: Env): ApiTransportConfig {
   const certFile = env.TLS_CERT_FILE?.trim() || undefined;
   const keyFile = env.TLS_KEY_FILE?.trim() || undefined;
-  if (certFile && !keyFile) throw new ConfigError('TLS_KEY_FILE', 'is unset while TLS_CERT_FILE is set', 'Set both (the certificate chain and its private key, PEM) for HTTPS, or neither on loopback');
-  if (keyFile && !certFile) throw new ConfigError('TLS_CERT_FILE', 'is unset while TLS_KEY_FILE is set', 'Set both (the certificate chain and its private key, PEM) for HTTPS, or neither on loopback');
-  const trustProxy = (env.TRUST_PROXY ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  if (certFile && !keyFile)
+    throw new ConfigError(
+      'TLS_KEY_FILE',
+      'is unset while TLS_CERT_FILE is set',
+      'Set both (the certificate chain and its private key, PEM) for HTTPS, or neither on loopback',
+    );
+  if (keyFile && !certFile)
+    throw new ConfigError(
+      'TLS_CERT_FILE',
+      'is unset while TLS_KEY_FILE is set',
+      'Set both (the certificate chain and its private key, PEM) for HTTPS, or neither on loopback',
+    );
+  const trustProxy = (env.TRUST_PROXY ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   const badProxy = trustProxy.find((p) => {
     const [ip, bits, ...rest] = p.split('/');
     const family = isIP(ip ?? '');
-    return family === 0 || rest.length > 0 || (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
+    return (
+      family === 0 ||
+      rest.length > 0 ||
+      (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)))
+    );
   });
-  if (badProxy !== undefined) throw new ConfigError('TRUST_PROXY', `"${badProxy}" is not an IP address or CIDR`, 'List the reverse proxies in front of the API, e.g. 10.0.0.5,10.1.0.0/16');
+  if (badProxy !== undefined)
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `"${badProxy}" is not an IP address or CIDR`,
+      'List the reverse proxies in front of the API, e.g. 10.0.0.5,10.1.0.0/16',
+    );
   const terminated = (env.TLS_TERMINATED_BY_PROXY ?? '').trim().toLowerCase();
   if (!['', '0', 'false', '1', 'true'].includes(terminated)) {
-    throw new ConfigError('TLS_TERMINATED_BY_PROXY', `"${terminated}" is neither 1 nor 0`, 'Set it to 1 when a proxy in TRUST_PROXY terminates TLS in front of the API, or leave it unset');
+    throw new ConfigError(
+      'TLS_TERMINATED_BY_PROXY',
+      `"${terminated}" is neither 1 nor 0`,
+      'Set it to 1 when a proxy in TRUST_PROXY terminates TLS in front of the API, or leave it unset',
+    );
   }
   const tlsTerminatedByProxy = terminated === '1' || terminated === 'true';
   // Only the proxies in TRUST_PROXY are believed about X-Forwarded-Proto: without them no request could prove it came
@@ -117,7 +147,11 @@ function readPem(name: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (e) {
-    throw new ConfigError(name, `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, `Point ${name} at a readable PEM file`);
+    throw new ConfigError(
+      name,
+      `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      `Point ${name} at a readable PEM file`,
+    );
   }
 }
 
@@ -135,5 +169,9 @@ export function apiHttpsOptions(host: string, transport: ApiTransportConfig): Ht
       'Set TLS_CERT_FILE and TLS_KEY_FILE (PEM) so the API serves HTTPS there, set TLS_TERMINATED_BY_PROXY=1 and TRUST_PROXY when a proxy in front of it terminates TLS, or set HOST=127.0.0.1',
     );
   }
-  return { cert: readPem('TLS_CERT_FILE', transport.tls.certFile), key: readPem('TLS_KEY_FILE', transport.tls.keyFile), minVersion: 'TLSv1.2' };
+  return {
+    cert: readPem('TLS_CERT_FILE', transport.tls.certFile),
+    key: readPem('TLS_KEY_FILE', transport.tls.keyFile),
+    minVersion: 'TLSv1.2',
+  };
 }

@@ -27,7 +27,11 @@ export function durationSetting(env: Env, name: string, fallback: string, minMs 
   const ms = parseDuration(text);
   if (ms === undefined || ms < minMs) {
     const least = minMs <= 0 ? '' : minMs === 1 ? ' above zero' : ` of at least ${minMs} ms`;
-    throw new ConfigError(name, `"${text}" is not a duration${least}`, `Set ${name} to a number with a unit ms, s, m, h or d (default ${fallback})`);
+    throw new ConfigError(
+      name,
+      `"${text}" is not a duration${least}`,
+      `Set ${name} to a number with a unit ms, s, m, h or d (default ${fallback})`,
+    );
   }
   return { text, ms };
 }
@@ -43,7 +47,11 @@ export function cronSetting(env: Env, name: string, fallback: string, meaning: s
   if (raw.toLowerCase() === 'off') return undefined;
   const fields = raw.split(/\s+/);
   if ((fields.length !== 5 && !raw.startsWith('@')) || !fields.every((f) => CRON_FIELD.test(f))) {
-    throw new ConfigError(name, `"${raw}" is not a five-field cron expression`, `Use e.g. "${fallback}" (${meaning}), or off`);
+    throw new ConfigError(
+      name,
+      `"${raw}" is not a five-field cron expression`,
+      `Use e.g. "${fallback}" (${meaning}), or off`,
+    );
   }
   return raw;
 }
@@ -66,7 +74,11 @@ export function intSetting(env: Env, name: string, fallback: number, min: number
   const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) {
     const what = unit ? `a whole number of ${unit}` : 'a whole number';
-    throw new ConfigError(name, `"${raw}" is not ${what} from ${min} to ${max}`, `Set ${name} within that range or unset it (default ${fallback})`);
+    throw new ConfigError(
+      name,
+      `"${raw}" is not ${what} from ${min} to ${max}`,
+      `Set ${name} within that range or unset it (default ${fallback})`,
+    );
   }
   return n;
 }
@@ -102,9 +114,11 @@ export function secretsSetting(env: Env, name: string, rule: SecretRule): Record
   } catch {
     throw new ConfigError(name, 'is not valid JSON', fix);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(name, 'is not a JSON object', fix);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new ConfigError(name, 'is not a JSON object', fix);
   for (const [key, secret] of Object.entries(parsed)) {
-    if (typeof secret !== 'string' || !rule.usable(secret)) throw new ConfigError(name, `the secret of "${key}" is not ${rule.describe}`, fix);
+    if (typeof secret !== 'string' || !rule.usable(secret))
+      throw new ConfigError(name, `the secret of "${key}" is not ${rule.describe}`, fix);
   }
   return { ...(parsed as Record<string, string>) };
 }

@@ -5,7 +5,11 @@
 export type Heartbeat = (details?: Record<string, unknown>) => void;
 
 /** Heartbeats every 10 s while `fn` runs: one long SQL statement (a diff over millions of rows) is not a dead worker. */
-export async function withHeartbeat<T>(heartbeat: Heartbeat | undefined, what: string, fn: () => Promise<T>): Promise<T> {
+export async function withHeartbeat<T>(
+  heartbeat: Heartbeat | undefined,
+  what: string,
+  fn: () => Promise<T>,
+): Promise<T> {
   if (!heartbeat) return fn();
   const timer = setInterval(() => heartbeat({ [what]: 'in progress' }), 10_000);
   try {

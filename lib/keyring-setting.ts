@@ -13,7 +13,10 @@ export interface SettingKeyring {
 export function parseKeyringSetting(raw: string, setting: string, fix: string): SettingKeyring {
   const keys = new Map<string, Buffer>();
   let currentKeyId: string | undefined;
-  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const sep = entry.indexOf(':');
     if (sep <= 0) throw new ConfigError(setting, `entry "${entry.slice(0, 12)}…" has no "id:" prefix`, fix);
     const id = entry.slice(0, sep);

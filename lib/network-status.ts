@@ -6,8 +6,18 @@
 
 /** The network's `TransactionStatus` enum, all twelve values. */
 export const NETWORK_STATUSES = [
-  'SAVED', 'MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION', 'SENT', 'ACK', 'ACCEPTED', 'DECLINED',
-  'REJECTED', 'CANCELLED', 'INCOMPLETE', 'NOT_READY',
+  'SAVED',
+  'MISSING_BENEFICIARY_DATA',
+  'NEW',
+  'WAITING_FOR_INFORMATION',
+  'SENT',
+  'ACK',
+  'ACCEPTED',
+  'DECLINED',
+  'REJECTED',
+  'CANCELLED',
+  'INCOMPLETE',
+  'NOT_READY',
 ] as const;
 export type NetworkStatus = (typeof NETWORK_STATUSES)[number];
 
@@ -16,10 +26,20 @@ export type NetworkStatus = (typeof NETWORK_STATUSES)[number];
  * CANCELLED, and SAVED: stored only, never transmitted (below the threshold, non-custodial or internal), so no
  * counterparty ever answers it and no action leaves it.
  */
-export const FINAL_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkStatus>(['ACCEPTED', 'DECLINED', 'REJECTED', 'CANCELLED', 'SAVED']);
+export const FINAL_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkStatus>([
+  'ACCEPTED',
+  'DECLINED',
+  'REJECTED',
+  'CANCELLED',
+  'SAVED',
+]);
 
 /** Created and not yet transmitted to the beneficiary VASP: waiting for approval, for data, or for a contact. */
-export const NOT_YET_SENT_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkStatus>(['MISSING_BENEFICIARY_DATA', 'NEW', 'WAITING_FOR_INFORMATION']);
+export const NOT_YET_SENT_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkStatus>([
+  'MISSING_BENEFICIARY_DATA',
+  'NEW',
+  'WAITING_FOR_INFORMATION',
+]);
 
 /** At the beneficiary VASP and not answered yet: received (SENT) or with the address confirmed (ACK). */
 export const UNANSWERED_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkStatus>(['SENT', 'ACK']);
@@ -30,7 +50,8 @@ export const UNANSWERED_NETWORK_STATUSES: ReadonlySet<string> = new Set<NetworkS
  */
 export const ACKNOWLEDGED_NETWORK_STATUSES: ReadonlySet<string> = new Set<string>(['ACK', ...FINAL_NETWORK_STATUSES]);
 
-export const isNetworkStatus = (status: string): status is NetworkStatus => (NETWORK_STATUSES as readonly string[]).includes(status);
+export const isNetworkStatus = (status: string): status is NetworkStatus =>
+  (NETWORK_STATUSES as readonly string[]).includes(status);
 export const isFinalNetworkStatus = (status: string): boolean => FINAL_NETWORK_STATUSES.has(status);
 export const isAcknowledged = (status: string): boolean => ACKNOWLEDGED_NETWORK_STATUSES.has(status);
 

@@ -35,7 +35,12 @@ export function cliPrincipal(osUser: string): Principal {
   return { kind: 'cli', subject: osUser, name: `cli:${osUser}`, roles: [], credentialId: 'DATABASE_URL' };
 }
 
-const ACTOR_PREFIX: Record<Principal['kind'], string> = { oidc: 'oidc', 'api-key': 'apikey', cli: 'cli', system: 'system' };
+const ACTOR_PREFIX: Record<Principal['kind'], string> = {
+  oidc: 'oidc',
+  'api-key': 'apikey',
+  cli: 'cli',
+  system: 'system',
+};
 
 /**
  * Who is held accountable, as audit rows, decisions, key rotations and API keys record it: the kind's prefix and the
@@ -52,5 +57,10 @@ export function auditActor(principal: Principal): string {
 export function principalIn(value: unknown): Principal | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const p = value as Partial<Principal>;
-  return typeof p.kind === 'string' && Object.hasOwn(ACTOR_PREFIX, p.kind) && typeof p.subject === 'string' && p.subject !== '' ? (p as Principal) : undefined;
+  return typeof p.kind === 'string' &&
+    Object.hasOwn(ACTOR_PREFIX, p.kind) &&
+    typeof p.subject === 'string' &&
+    p.subject !== ''
+    ? (p as Principal)
+    : undefined;
 }

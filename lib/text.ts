@@ -10,7 +10,8 @@ export const FREE_TEXT_PATTERN = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001
 const FREE_TEXT = new RegExp(FREE_TEXT_PATTERN, 'u');
 
 /** What the rule says, for error messages. */
-export const FREE_TEXT_RULE = 'must not contain control characters (other than tab and line breaks) or unpaired surrogates';
+export const FREE_TEXT_RULE =
+  'must not contain control characters (other than tab and line breaks) or unpaired surrogates';
 
 export interface FreeTextOptions {
   maxLength: number;

@@ -5,7 +5,10 @@ import { FREE_TEXT_PATTERN, FREE_TEXT_RULE } from './text';
 
 /** `/originator/originatorPersons/0/naturalPerson` → `originator.originatorPersons[0].naturalPerson` */
 export function toFieldPath(instancePath: string, root = ''): string {
-  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   let out = root;
   for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
   return out || root || '(body)';
@@ -22,13 +25,15 @@ export const UNKNOWN_FIELD_RULE = 'is not a field of this request';
 
 /** Names the missing (or unknown) property itself rather than its parent, which is what a caller needs to fix the input. */
 export function issueToValidationError(issue: SchemaIssue, root = ''): ValidationError {
-  const missing = issue.keyword === 'required' ? (issue.params?.requiredProperties ?? issue.params?.missingProperty) : undefined;
+  const missing =
+    issue.keyword === 'required' ? (issue.params?.requiredProperties ?? issue.params?.missingProperty) : undefined;
   if (missing !== undefined) {
     const name = Array.isArray(missing) ? String(missing[0]) : String(missing);
     return new ValidationError(toFieldPath(`${issue.instancePath}/${name}`, root), 'is required');
   }
   const extra = issue.keyword === 'additionalProperties' ? issue.params?.additionalProperty : undefined;
-  if (extra !== undefined) return new ValidationError(toFieldPath(`${issue.instancePath}/${String(extra)}`, root), UNKNOWN_FIELD_RULE);
+  if (extra !== undefined)
+    return new ValidationError(toFieldPath(`${issue.instancePath}/${String(extra)}`, root), UNKNOWN_FIELD_RULE);
   return new ValidationError(toFieldPath(issue.instancePath, root), ruleOf(issue));
 }
 

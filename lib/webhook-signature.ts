@@ -50,12 +50,21 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
 }
 
 /** The headers of one delivery attempt, both the `webhook-*` and the `svix-*` spelling. */
-export function webhookHeaders(secret: string, id: string, body: string | Uint8Array, nowSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+export function webhookHeaders(
+  secret: string,
+  id: string,
+  body: string | Uint8Array,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Record<string, string> {
   const signature = signWebhook(secret, id, nowSeconds, body);
   const timestamp = String(nowSeconds);
   return {
-    'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature,
-    'svix-id': id, 'svix-timestamp': timestamp, 'svix-signature': signature,
+    'webhook-id': id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': signature,
+    'svix-id': id,
+    'svix-timestamp': timestamp,
+    'svix-signature': signature,
   };
 }
 
@@ -63,7 +72,8 @@ export function webhookHeaders(secret: string, id: string, body: string | Uint8A
 export type HeaderSource = Record<string, string | string[] | undefined> | { get(name: string): string | null };
 
 function header(headers: HeaderSource, name: string): string | undefined {
-  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(n: string): string | null }).get(name) ?? undefined;
+  if (typeof (headers as { get?: unknown }).get === 'function')
+    return (headers as { get(n: string): string | null }).get(name) ?? undefined;
   const record = headers as Record<string, string | string[] | undefined>;
   const v = record[name] ?? Object.entries(record).find(([k]) => k.toLowerCase() === name)?.[1];
   return Array.isArray(v) ? v[0] : v;
@@ -81,7 +91,8 @@ export function checkWebhookSignature(
   const id = header(headers, 'webhook-id') ?? header(headers, 'svix-id');
   const ts = header(headers, 'webhook-timestamp') ?? header(headers, 'svix-timestamp');
   const signatures = header(headers, 'webhook-signature') ?? header(headers, 'svix-signature');
-  if (!id || !ts || !signatures) return { ok: false, reason: 'missing webhook-id, webhook-timestamp or webhook-signature header' };
+  if (!id || !ts || !signatures)
+    return { ok: false, reason: 'missing webhook-id, webhook-timestamp or webhook-signature header' };
   if (!/^\d{1,12}$/.test(ts)) return { ok: false, reason: 'webhook-timestamp is not a Unix time in seconds' };
   const timestamp = Number(ts);
   const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);

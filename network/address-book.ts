@@ -39,13 +39,26 @@ export const LISTING_PAGE_SIZE = 1000;
  * One page of the VASP's own addresses. Pages are counted from 0 as on the network's other paged listings; callers stop at the first short page, so a 1-based server would only repeat a page,
  * which the staging table's key absorbs.
  */
-export function listPage(network: NetworkClient, vaspDid: string, page: number, perPage = LISTING_PAGE_SIZE): Promise<ListingPage> {
-  return network.call(`GET /v1/addresses page ${page}`, () =>
-    network.api
-      .get('v1/addresses', {
-        searchParams: { vasp_did: vaspDid, source: 'ADDRESS_GRAPH', source_type: 'INTERNAL', page, per_page: perPage },
-      })
-      .json<ListingPage>(),
+export function listPage(
+  network: NetworkClient,
+  vaspDid: string,
+  page: number,
+  perPage = LISTING_PAGE_SIZE,
+): Promise<ListingPage> {
+  return network.call(
+    `GET /v1/addresses page ${page}`,
+    () =>
+      network.api
+        .get('v1/addresses', {
+          searchParams: {
+            vasp_did: vaspDid,
+            source: 'ADDRESS_GRAPH',
+            source_type: 'INTERNAL',
+            page,
+            per_page: perPage,
+          },
+        })
+        .json<ListingPage>(),
     { idempotent: true },
   );
 }
@@ -57,11 +70,16 @@ export async function networkTotal(network: NetworkClient, vaspDid: string): Pro
 }
 
 /** Deletion is asynchronous at the network: 202 `{}` means "processing". */
-export async function deleteAddresses(network: NetworkClient, vaspDid: string, addresses: readonly string[]): Promise<void> {
+export async function deleteAddresses(
+  network: NetworkClient,
+  vaspDid: string,
+  addresses: readonly string[],
+): Promise<void> {
   // The list travels in the query string, comma-separated (the entry rules forbid commas in addresses).
   const query = `addresses=${encodeURIComponent(addresses.join(','))}&vasp_did=${encodeURIComponent(vaspDid)}`;
-  await network.call(`DELETE /v1/addresses (${addresses.length})`, () =>
-    network.api.delete(`v1/addresses?${query}`).then(() => undefined),
+  await network.call(
+    `DELETE /v1/addresses (${addresses.length})`,
+    () => network.api.delete(`v1/addresses?${query}`).then(() => undefined),
     // Deleting what is already gone changes nothing.
     { idempotent: true },
   );
@@ -74,16 +92,18 @@ export async function registerCustomer(
   network: NetworkClient,
   body: { vaspDID: string; address: string; customerRef: string; asset?: string },
 ): Promise<void> {
-  await network.call('POST /address/registerCustomer', () =>
-    network.api.post('address/registerCustomer', { json: body }).then(() => undefined),
+  await network.call(
+    'POST /address/registerCustomer',
+    () => network.api.post('address/registerCustomer', { json: body }).then(() => undefined),
     // The same registration again leaves the same entry (or answers 409, which callers take as done).
     { idempotent: true },
   );
 }
 
 export async function requestUploadUrl(network: NetworkClient, vaspDid: string): Promise<string> {
-  const body = await network.call(`GET /address/upload/${vaspDid}`, () =>
-    network.api.get(`address/upload/${encodeURIComponent(vaspDid)}`).json<{ uploadUrl?: string }>(),
+  const body = await network.call(
+    `GET /address/upload/${vaspDid}`,
+    () => network.api.get(`address/upload/${encodeURIComponent(vaspDid)}`).json<{ uploadUrl?: string }>(),
     { idempotent: true },
   );
   if (!body.uploadUrl) throw new Error('the network answered GET /address/upload without an uploadUrl');
@@ -121,9 +141,12 @@ export async function postCsv(
       const buf = typeof piece === 'string' ? Buffer.from(piece) : piece;
       bytes += buf.length;
       if (bytes > maxBytes) {
-        throw new UpstreamRejectedError(`CSV chunk ${fileName} would exceed ${maxBytes} bytes; nothing above the limit is sent`, {
-          limitBytes: maxBytes,
-        });
+        throw new UpstreamRejectedError(
+          `CSV chunk ${fileName} would exceed ${maxBytes} bytes; nothing above the limit is sent`,
+          {
+            limitBytes: maxBytes,
+          },
+        );
       }
       yield buf;
     }
@@ -150,7 +173,9 @@ export async function postCsv(
   try {
     parsed = JSON.parse(text) as UploadResponse;
   } catch {
-    throw new UpstreamRejectedError(`POST upload URL: the network answered ${response.status} with a body that is not JSON`);
+    throw new UpstreamRejectedError(
+      `POST upload URL: the network answered ${response.status} with a body that is not JSON`,
+    );
   }
   return { bytes, response: parsed };
 }
@@ -165,7 +190,9 @@ function uploadError(status: number, text: string): AppError | UploadUrlRefused 
   }
   const what = `POST upload URL: network answered ${status}: ${message}`;
   if (status === 401 || status === 403) return new UploadUrlRefused(what);
-  if (status === 413) return new UpstreamRejectedError(`${what} (the file is above the network's size limit)`, { networkStatus: status });
-  if (status === 408 || status === 429 || status >= 500) return new UpstreamUnavailableError(what, { networkStatus: status });
+  if (status === 413)
+    return new UpstreamRejectedError(`${what} (the file is above the network's size limit)`, { networkStatus: status });
+  if (status === 408 || status === 429 || status >= 500)
+    return new UpstreamUnavailableError(what, { networkStatus: status });
   return new UpstreamRejectedError(what, { networkStatus: status });
 }

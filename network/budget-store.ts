@@ -74,15 +74,28 @@ export interface BudgetRow {
 
 /** The credential's row as stored (no refill applied): counters for tests and operators. */
 export async function readNetworkBudget(pool: Pool, credential: string): Promise<BudgetRow | undefined> {
-  const { rows } = await pool.query<{ credential: string; tokens: number; blocked_until: Date | null; granted: string; refused: string; rate_limited: string }>(
+  const { rows } = await pool.query<{
+    credential: string;
+    tokens: number;
+    blocked_until: Date | null;
+    granted: string;
+    refused: string;
+    rate_limited: string;
+  }>(
     'select credential, tokens, blocked_until, granted, refused, rate_limited from network_rate_budget where credential = $1',
     [credential],
   );
   const r = rows[0];
-  return r && {
-    credential: r.credential, tokens: Number(r.tokens), blockedUntil: r.blocked_until,
-    granted: Number(r.granted), refused: Number(r.refused), rateLimited: Number(r.rate_limited),
-  };
+  return (
+    r && {
+      credential: r.credential,
+      tokens: Number(r.tokens),
+      blockedUntil: r.blocked_until,
+      granted: Number(r.granted),
+      refused: Number(r.refused),
+      rateLimited: Number(r.rate_limited),
+    }
+  );
 }
 
 /** The two statements as network/rate-budget.ts's BudgetStore takes them. */

@@ -189,8 +189,10 @@ async function describe(response: Response): Promise<{ name?: string; message: s
     const body = JSON.parse(text) as Record<string, unknown>;
     const err = body.err as Record<string, unknown> | string | undefined;
     if (typeof err === 'string') return { message: err };
-    if (err && typeof err === 'object') return { name: err.name as string | undefined, message: String(err.message ?? '') };
-    if (typeof body.error === 'string') return { name: body.error, message: String(body.error_description ?? body.error) };
+    if (err && typeof err === 'object')
+      return { name: err.name as string | undefined, message: String(err.message ?? '') };
+    if (typeof body.error === 'string')
+      return { name: body.error, message: String(body.error_description ?? body.error) };
     if (typeof body.message === 'string') return { message: body.message };
   } catch {
     /* not JSON */
@@ -218,10 +220,13 @@ export async function toNetworkError(e: unknown, what: string, lockoutMs = DEFAU
     if (status === 403) return new ForbiddenError(text, details);
     if (status === 404) return new NotFoundError(text, details);
     if (status === 409) return new InFlightError(text, details);
-    if (status === 429) return new RateLimitedError(text, { ...details, retryAfterMs: retryAfterMs(e.response, lockoutMs) });
+    if (status === 429)
+      return new RateLimitedError(text, { ...details, retryAfterMs: retryAfterMs(e.response, lockoutMs) });
     if (status === 408 || status === 429 || status >= 500) return new UpstreamUnavailableError(text, details);
     return new UpstreamRejectedError(text, details);
   }
   const cause = e as Error & { cause?: { code?: string } };
-  return new UpstreamUnavailableError(`${what}: network unreachable (${cause.cause?.code ?? cause.name}: ${cause.message})`);
+  return new UpstreamUnavailableError(
+    `${what}: network unreachable (${cause.cause?.code ?? cause.name}: ${cause.message})`,
+  );
 }

@@ -25,16 +25,20 @@ export async function fetchViewer(network: NetworkClient): Promise<ViewerSummary
 /** `GET /tf/simple/vasps/:did?fields=pii_didkey`; a NotFoundError (the network's 404) for a VASP it does not know. */
 export function vaspProfile(network: NetworkClient, vaspDid: string): Promise<VaspProfile> {
   return network.call(`GET /tf/simple/vasps/${vaspDid}`, () =>
-    network.api.get(`tf/simple/vasps/${encodeURIComponent(vaspDid)}`, { searchParams: { fields: 'pii_didkey' } }).json<VaspProfile>(),
+    network.api
+      .get(`tf/simple/vasps/${encodeURIComponent(vaspDid)}`, { searchParams: { fields: 'pii_didkey' } })
+      .json<VaspProfile>(),
   );
 }
 
 /** `POST /tf/vasps/update` with `did` as the VASP's `pii_didkey`. */
 export async function publishPiiDidKey(network: NetworkClient, vaspDid: string, did: string): Promise<void> {
   await network.call('POST /tf/vasps/update', () =>
-    network.api.post('tf/vasps/update', {
-      json: { did: vaspDid, fields: [{ fieldName: 'pii_didkey', values: [{ value: did }] }] },
-    }).json(),
+    network.api
+      .post('tf/vasps/update', {
+        json: { did: vaspDid, fields: [{ fieldName: 'pii_didkey', values: [{ value: did }] }] },
+      })
+      .json(),
   );
 }
 
@@ -42,10 +46,15 @@ export async function publishPiiDidKey(network: NetworkClient, vaspDid: string, 
  * `GET /v1/addresses/address-ownerships/:address`: the VASP the network knows as the address's owner, as `vaspDid`
  * (the asking VASP) sees it; a NotFoundError when it knows none.
  */
-export async function addressOwner(network: NetworkClient, q: { address: string; vaspDid: string; asset: string }): Promise<string | undefined> {
+export async function addressOwner(
+  network: NetworkClient,
+  q: { address: string; vaspDid: string; asset: string },
+): Promise<string | undefined> {
   const owner = await network.call('GET /v1/addresses/address-ownerships', () =>
     network.api
-      .get(`v1/addresses/address-ownerships/${encodeURIComponent(q.address)}`, { searchParams: { vasp_did: q.vaspDid, asset: q.asset } })
+      .get(`v1/addresses/address-ownerships/${encodeURIComponent(q.address)}`, {
+        searchParams: { vasp_did: q.vaspDid, asset: q.asset },
+      })
       .json<{ owner_vasp_did?: unknown }>(),
   );
   return typeof owner.owner_vasp_did === 'string' && owner.owner_vasp_did ? owner.owner_vasp_did : undefined;

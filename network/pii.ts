@@ -7,7 +7,12 @@ export interface PiiEntry {
 }
 
 /** `POST {pii}/put`: stores the values, answers one `{key, value: CID}` per value (or a body the caller must check). */
-export async function putPii(network: NetworkClient, fromDid: string, toDid: string, entries: PiiEntry[]): Promise<unknown> {
+export async function putPii(
+  network: NetworkClient,
+  fromDid: string,
+  toDid: string,
+  entries: PiiEntry[],
+): Promise<unknown> {
   const stored = await network.call('POST {pii}/put', () =>
     network.pii.post('put', { json: { fromDID: fromDid, toDID: toDid, data: entries } }).json<unknown>(),
   );

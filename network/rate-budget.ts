@@ -29,7 +29,10 @@ export const SEND_DELAY_ALLOWANCE_MS = 2000;
  * the limit. Any window of the network's sees at most `limit` calls of ours, whichever way the network counts (fixed
  * or sliding window).
  */
-export function bucketShape(config: Pick<NetworkBudgetConfig, 'limit' | 'windowMs' | 'burst'>): { capacity: number; ratePerSecond: number } {
+export function bucketShape(config: Pick<NetworkBudgetConfig, 'limit' | 'windowMs' | 'burst'>): {
+  capacity: number;
+  ratePerSecond: number;
+} {
   return {
     capacity: config.burst,
     ratePerSecond: (config.limit - config.burst) / ((config.windowMs + SEND_DELAY_ALLOWANCE_MS) / 1000),
@@ -71,7 +74,11 @@ export class RateBudget {
       const refillMs = ((floor + 1 - r.tokens) / this.shape.ratePerSecond) * 1000;
       // Waiters that wake together would all miss but one: spread them over a fraction of the wait (of a block's end,
       // a quarter second, so that a block as long as the bound is still waited out).
-      let waitMs = Math.max(blockedMs > 0 ? blockedMs + Math.random() * 250 : 0, refillMs * (1 + Math.random() * 0.25), 1);
+      let waitMs = Math.max(
+        blockedMs > 0 ? blockedMs + Math.random() * 250 : 0,
+        refillMs * (1 + Math.random() * 0.25),
+        1,
+      );
       if (floor > 0) waitMs = Math.min(waitMs, Math.max(1, promoteAt - this.now()));
       if (this.now() + waitMs > deadline) {
         throw new RateLimitedError(
@@ -90,6 +97,10 @@ export class RateBudget {
 }
 
 /** The budget of `credential` (the network client id), or none when NETWORK_RATE_LIMIT=off. */
-export function createRateBudget(store: BudgetStore, config: NetworkBudgetConfig, credential: string): RateBudget | undefined {
+export function createRateBudget(
+  store: BudgetStore,
+  config: NetworkBudgetConfig,
+  credential: string,
+): RateBudget | undefined {
   return config.enabled ? new RateBudget(store, config, credential) : undefined;
 }

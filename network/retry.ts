@@ -16,7 +16,11 @@ export interface TransientRetryPolicy {
   onRetry?: (info: { what: string; attempt: number; waitMs: number; error: UpstreamUnavailableError }) => void;
 }
 
-export const DEFAULT_TRANSIENT_RETRY: TransientRetryPolicy = { maxElapsedMs: 5 * 60_000, initialDelayMs: 500, maxDelayMs: 20_000 };
+export const DEFAULT_TRANSIENT_RETRY: TransientRetryPolicy = {
+  maxElapsedMs: 5 * 60_000,
+  initialDelayMs: 500,
+  maxDelayMs: 20_000,
+};
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -17,7 +17,10 @@ export interface NetworkTransaction {
 }
 
 /** `GET /tx/info?id=`: the network's Transaction, typed as far as the caller reads it. */
-export function txInfo<T extends { status?: string } = NetworkTransaction>(network: NetworkClient, id: string): Promise<T> {
+export function txInfo<T extends { status?: string } = NetworkTransaction>(
+  network: NetworkClient,
+  id: string,
+): Promise<T> {
   return network.call('GET /tx/info', () => network.api.get('tx/info', { searchParams: { id } }).json<T>());
 }
 
@@ -46,12 +49,19 @@ export async function txAction<T extends { status?: string }>(
 
 /** `POST /tx/create`: the body as the network takes it (personal data already encrypted or, hosted, in plain). */
 export function txCreate(network: NetworkClient, body: Record<string, unknown>): Promise<NetworkTransaction> {
-  return network.call('POST /tx/create', () => network.api.post('tx/create', { json: body }).json<NetworkTransaction>());
+  return network.call('POST /tx/create', () =>
+    network.api.post('tx/create', { json: body }).json<NetworkTransaction>(),
+  );
 }
 
 /** `POST /tx/update`: the agent's update, passed on as given. */
-export function txUpdate(network: NetworkClient, body: Record<string, unknown> & { id: string }): Promise<NetworkTransaction> {
-  return network.call('POST /tx/update', () => network.api.post('tx/update', { json: body }).json<NetworkTransaction>());
+export function txUpdate(
+  network: NetworkClient,
+  body: Record<string, unknown> & { id: string },
+): Promise<NetworkTransaction> {
+  return network.call('POST /tx/update', () =>
+    network.api.post('tx/update', { json: body }).json<NetworkTransaction>(),
+  );
 }
 
 /** `POST /tx/cancel`, unless the transaction is already one of `settled` (see txAction). */
@@ -62,25 +72,57 @@ export function txCancel(network: NetworkClient, id: string, reason: string, set
 }
 
 /** `POST /tx/redirect?id=&to=`: a gateway hands an incoming transaction to one of its subsidiaries. */
-export function txRedirect<T extends { status?: string } = NetworkTransaction>(network: NetworkClient, id: string, to: string): Promise<T> {
-  return network.call('POST /tx/redirect', () => network.api.post('tx/redirect', { searchParams: { id, to } }).json<T>());
+export function txRedirect<T extends { status?: string } = NetworkTransaction>(
+  network: NetworkClient,
+  id: string,
+  to: string,
+): Promise<T> {
+  return network.call('POST /tx/redirect', () =>
+    network.api.post('tx/redirect', { searchParams: { id, to } }).json<T>(),
+  );
 }
 
 /** The beneficiary's answers to an incoming transaction; each counts as done once the status is one of `settled`. */
-export function txConfirm<T extends { status?: string }>(network: NetworkClient, id: string, settled: ReadonlySet<string>) {
-  return txAction<T>(network, 'POST /tx/confirm', id, settled, () => network.api.post('tx/confirm', { searchParams: { id } }).json<T>());
+export function txConfirm<T extends { status?: string }>(
+  network: NetworkClient,
+  id: string,
+  settled: ReadonlySet<string>,
+) {
+  return txAction<T>(network, 'POST /tx/confirm', id, settled, () =>
+    network.api.post('tx/confirm', { searchParams: { id } }).json<T>(),
+  );
 }
 
-export function txAccept<T extends { status?: string }>(network: NetworkClient, id: string, settled: ReadonlySet<string>) {
-  return txAction<T>(network, 'POST /tx/accept', id, settled, () => network.api.post('tx/accept', { searchParams: { id } }).json<T>());
+export function txAccept<T extends { status?: string }>(
+  network: NetworkClient,
+  id: string,
+  settled: ReadonlySet<string>,
+) {
+  return txAction<T>(network, 'POST /tx/accept', id, settled, () =>
+    network.api.post('tx/accept', { searchParams: { id } }).json<T>(),
+  );
 }
 
-export function txDecline<T extends { status?: string }>(network: NetworkClient, id: string, reason: string, settled: ReadonlySet<string>) {
-  return txAction<T>(network, 'POST /tx/decline', id, settled, () => network.api.post('tx/decline', { json: { id, reason } }).json<T>());
+export function txDecline<T extends { status?: string }>(
+  network: NetworkClient,
+  id: string,
+  reason: string,
+  settled: ReadonlySet<string>,
+) {
+  return txAction<T>(network, 'POST /tx/decline', id, settled, () =>
+    network.api.post('tx/decline', { json: { id, reason } }).json<T>(),
+  );
 }
 
-export function txReject<T extends { status?: string }>(network: NetworkClient, id: string, reason: string, settled: ReadonlySet<string>) {
-  return txAction<T>(network, 'POST /tx/reject', id, settled, () => network.api.post('tx/reject', { json: { id, reason } }).json<T>());
+export function txReject<T extends { status?: string }>(
+  network: NetworkClient,
+  id: string,
+  reason: string,
+  settled: ReadonlySet<string>,
+) {
+  return txAction<T>(network, 'POST /tx/reject', id, settled, () =>
+    network.api.post('tx/reject', { json: { id, reason } }).json<T>(),
+  );
 }
 
 /** One page of `GET /tx/list` (`page` from 0, at most 100 per page, the network's limit). */

@@ -17,10 +17,17 @@ const FIELD_NAME = /^[A-Za-z0-9_-]{1,100}$/;
  */
 export function checkAgentUpdate(body: Record<string, unknown> & { id: string }): string[] {
   if (!TRANSACTION_ID.test(body.id)) throw new ValidationError('id', 'must be a transaction id (UUID)');
-  const fields = Object.keys(body).filter((k) => k !== 'id').sort();
-  if (fields.length > MAX_FIELDS) throw new ValidationError('body', `names ${fields.length} fields; an update changes at most ${MAX_FIELDS}`);
+  const fields = Object.keys(body)
+    .filter((k) => k !== 'id')
+    .sort();
+  if (fields.length > MAX_FIELDS)
+    throw new ValidationError('body', `names ${fields.length} fields; an update changes at most ${MAX_FIELDS}`);
   const odd = fields.find((k) => !FIELD_NAME.test(k));
-  if (odd !== undefined) throw new ValidationError('body', `field names are 1 to 100 letters, digits, _ or -, not ${JSON.stringify(odd.slice(0, 40))}`);
+  if (odd !== undefined)
+    throw new ValidationError(
+      'body',
+      `field names are 1 to 100 letters, digits, _ or -, not ${JSON.stringify(odd.slice(0, 40))}`,
+    );
   if (body.originator !== undefined) assertValidOriginator(body.originator, 'originator');
   if (body.beneficiary !== undefined) assertValidBeneficiary(body.beneficiary, 'beneficiary');
   return fields;
@@ -32,7 +39,11 @@ export function checkAgentUpdate(body: Record<string, unknown> & { id: string })
  * personal-data service, and sent as `pii` merged over the transaction's existing tree. Held keys for neither side:
  * forwarded as they are. Answers the body to send; nothing of the transaction has changed yet.
  */
-export async function prepareAgentUpdate(ctx: TransferContext, body: Record<string, unknown> & { id: string }, hybrid: boolean): Promise<Record<string, unknown> & { id: string }> {
+export async function prepareAgentUpdate(
+  ctx: TransferContext,
+  body: Record<string, unknown> & { id: string },
+  hybrid: boolean,
+): Promise<Record<string, unknown> & { id: string }> {
   checkAgentUpdate(body);
   const out = { ...body };
   const plain: Record<string, unknown> = {};
@@ -42,12 +53,17 @@ export async function prepareAgentUpdate(ctx: TransferContext, body: Record<stri
   const current = await transactionInfo(ctx, body.id);
   const originator = (body.originatorVASPdid as string | undefined) ?? current.originatorVASPdid;
   const beneficiary = (body.beneficiaryVASPdid as string | undefined) ?? current.beneficiaryVASPdid;
-  const candidates: [string | undefined, string | undefined][] = [[originator, beneficiary], [beneficiary, originator]];
+  const candidates: [string | undefined, string | undefined][] = [
+    [originator, beneficiary],
+    [beneficiary, originator],
+  ];
   for (const [self, other] of candidates) {
     if (!self) continue;
     const sender = await ctx.keystore.loadActiveKey(self);
     if (!sender) continue;
-    const otherKey = other ? await publishedKey(ctx, other, self === originator ? 'beneficiaryVASPdid' : 'originatorVASPdid') : undefined;
+    const otherKey = other
+      ? await publishedKey(ctx, other, self === originator ? 'beneficiaryVASPdid' : 'originatorVASPdid')
+      : undefined;
     const recipients = [...(hybrid ? [await escrowKey(ctx, originator!)] : []), ...(otherKey ? [otherKey] : [])];
     const tree = await storeEncrypted(ctx, self, other ?? self, encryptRecord(plain, sender, recipients));
     delete out.originator;
@@ -59,6 +75,9 @@ export async function prepareAgentUpdate(ctx: TransferContext, body: Record<stri
 }
 
 /** Sends a prepared update; the answer without personal data, as the agent gives it. */
-export async function sendAgentUpdate(ctx: TransferContext, body: Record<string, unknown> & { id: string }): Promise<NetworkTransaction> {
+export async function sendAgentUpdate(
+  ctx: TransferContext,
+  body: Record<string, unknown> & { id: string },
+): Promise<NetworkTransaction> {
   return withoutPersonalData(await txUpdate(ctx.network, body));
 }

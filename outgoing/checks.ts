@@ -20,7 +20,10 @@ export async function checkOutgoingRequest(
   assertOriginatorAllowed(ctx.group, body.originatorVASPdid);
   const held = (await listKeys(ctx.pool, body.originatorVASPdid)).some((k) => k.state === 'active');
   if (!held && opts.source === 'api') {
-    throw new ValidationError('originatorVASPdid', 'has no active key in the keystore, so its data cannot be encrypted end to end');
+    throw new ValidationError(
+      'originatorVASPdid',
+      'has no active key in the keystore, so its data cannot be encrypted end to end',
+    );
   }
   // A directory or personal-data service that cannot answer fails the request (retryable, nothing stored), as before.
   const plan = await planTransfer(ctx, { body, source: opts.source, hybrid: opts.hybrid }, held);

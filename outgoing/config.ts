@@ -24,13 +24,18 @@ export interface TransferConfig {
 export function loadTransferConfig(env: Env): TransferConfig {
   const noKeyMode = (env.TRANSFER_NO_KEY_MODE || 'originator-only').trim();
   if (noKeyMode !== 'originator-only' && noKeyMode !== 'escrow') {
-    throw new ConfigError('TRANSFER_NO_KEY_MODE', `"${noKeyMode}" is not a mode`, 'Set it to originator-only (default) or escrow');
+    throw new ConfigError(
+      'TRANSFER_NO_KEY_MODE',
+      `"${noKeyMode}" is not a mode`,
+      'Set it to originator-only (default) or escrow',
+    );
   }
   return {
     answerDeadlineMs: durationSetting(env, 'TRANSFER_ANSWER_DEADLINE', '24h', 100).ms,
     pollIntervalMs: durationSetting(env, 'TRANSFER_POLL_INTERVAL', '5m', 100).ms,
     noKeyMode,
     callbackUrl: httpUrlSetting(env, 'TRANSFER_CALLBACK_URL', 'https://ledger.internal/travel-rule/callback'),
-    directoryCacheMs: env.TRANSFER_DIRECTORY_CACHE?.trim() === '0' ? 0 : durationSetting(env, 'TRANSFER_DIRECTORY_CACHE', '60s').ms,
+    directoryCacheMs:
+      env.TRANSFER_DIRECTORY_CACHE?.trim() === '0' ? 0 : durationSetting(env, 'TRANSFER_DIRECTORY_CACHE', '60s').ms,
   };
 }

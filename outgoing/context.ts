@@ -87,7 +87,11 @@ export function openTransferContext(deps: {
 }
 
 /** A directory answer from the context's cache, or loaded (and kept for `directoryCacheMs`). */
-export async function cached(ctx: TransferContext, key: string, load: () => Promise<string | undefined>): Promise<string | undefined> {
+export async function cached(
+  ctx: TransferContext,
+  key: string,
+  load: () => Promise<string | undefined>,
+): Promise<string | undefined> {
   const hit = ctx.cache.get(key);
   if (hit) return hit.value;
   const value = await load();

@@ -13,17 +13,29 @@ import type { TransferPlan } from './plan';
 import type { OutgoingRequest } from './request';
 
 /** Encrypts every value of `record` ({originator, beneficiary}) from `sender` to the recipients, flattened. */
-export function encryptRecord(record: Record<string, unknown>, sender: LocalDidKey, recipients: readonly string[]): FlatEntry[] {
+export function encryptRecord(
+  record: Record<string, unknown>,
+  sender: LocalDidKey,
+  recipients: readonly string[],
+): FlatEntry[] {
   const keys = piiRecipients(sender, recipients);
   const now = Date.now();
   return flattenIvms101(record).map(({ key, value }) => ({ key, value: encryptPiiValue(value, sender, keys, now) }));
 }
 
 /** Stores the encrypted values at the personal-data service; answers their CIDs, rebuilt into the IVMS101-shaped `pii` tree. */
-export async function storeEncrypted(ctx: TransferContext, fromDid: string, toDid: string, entries: FlatEntry[]): Promise<Record<string, unknown>> {
+export async function storeEncrypted(
+  ctx: TransferContext,
+  fromDid: string,
+  toDid: string,
+  entries: FlatEntry[],
+): Promise<Record<string, unknown>> {
   const list = await putPii(ctx.network, fromDid, toDid, entries);
   if (!Array.isArray(list) || list.length !== entries.length) {
-    throw new ValidationError('pii', `the personal-data service answered ${Array.isArray(list) ? list.length : 'no'} CIDs for ${entries.length} values`);
+    throw new ValidationError(
+      'pii',
+      `the personal-data service answered ${Array.isArray(list) ? list.length : 'no'} CIDs for ${entries.length} values`,
+    );
   }
   return unflattenIvms101(list.map((e: { key: string; value: string }) => ({ key: e.key, value: e.value })));
 }
@@ -36,7 +48,11 @@ export async function storeEncrypted(ctx: TransferContext, fromDid: string, toDi
  * caller has just read it.
  */
 export async function storePii(
-  ctx: TransferContext, id: string, request: OutgoingRequest, plan: TransferPlan, stored?: TransferRow,
+  ctx: TransferContext,
+  id: string,
+  request: OutgoingRequest,
+  plan: TransferPlan,
+  stored?: TransferRow,
 ): Promise<StoredPii | undefined> {
   if (plan.mode === 'hosted') return undefined;
   const row = stored ?? (await ctx.store.get(id));
@@ -48,7 +64,11 @@ export async function storePii(
     toDid: plan.beneficiaryVaspDid ?? plan.originatorVaspDid,
     mode: plan.mode,
     recipients: [sender.did, ...plan.recipients],
-    entries: encryptRecord({ originator: request.body.originator, beneficiary: request.body.beneficiary }, sender, plan.recipients),
+    entries: encryptRecord(
+      { originator: request.body.originator, beneficiary: request.body.beneficiary },
+      sender,
+      plan.recipients,
+    ),
   });
   const tree = await storeEncrypted(ctx, pending.fromDid, pending.toDid, pending.entries);
   return ctx.store.setPii(id, { tree, mode: pending.mode, recipients: pending.recipients });
@@ -59,22 +79,33 @@ export async function storePii(
  * here) and puts the record into `ivms101`. Without usable keys the transaction is returned as it is, as the agent does
  * for a VASP not in KEYS.
  */
-export async function decryptTransaction(ctx: TransferContext, tx: NetworkTransaction, vaspDid?: string): Promise<NetworkTransaction> {
+export async function decryptTransaction(
+  ctx: TransferContext,
+  tx: NetworkTransaction,
+  vaspDid?: string,
+): Promise<NetworkTransaction> {
   return (await decryptTransactionWith(ctx, tx, vaspDid)).tx;
 }
 
 /** decryptTransaction, and whose keys decrypted it (absent: nothing was decrypted), which the read's audit row names. */
 export async function decryptTransactionWith(
-  ctx: TransferContext, tx: NetworkTransaction, vaspDid?: string,
+  ctx: TransferContext,
+  tx: NetworkTransaction,
+  vaspDid?: string,
 ): Promise<{ tx: NetworkTransaction; decryptedWith?: string }> {
   if (!tx.pii || typeof tx.pii !== 'object') return { tx };
-  const candidates = vaspDid ? [vaspDid] : [tx.originatorVASPdid, tx.beneficiaryVASPdid].filter((d): d is string => typeof d === 'string');
+  const candidates = vaspDid
+    ? [vaspDid]
+    : [tx.originatorVASPdid, tx.beneficiaryVASPdid].filter((d): d is string => typeof d === 'string');
   for (const did of candidates) {
     const keyring = await ctx.keystore.loadKeyring(did);
     if (!keyring) continue;
     const refs = flattenIvms101(tx.pii);
     if (refs.length === 0) return { tx };
-    const entries: FlatEntry[] = await getPii(ctx.network, refs.map((r) => r.value));
+    const entries: FlatEntry[] = await getPii(
+      ctx.network,
+      refs.map((r) => r.value),
+    );
     const { record } = decryptIvms101(entries, keyring);
     return { tx: { ...tx, ivms101: { ...(tx.ivms101 ?? {}), ...record } }, decryptedWith: did };
   }

@@ -48,7 +48,11 @@ export function assertOriginatorAllowed(group: GroupConfig, originatorVaspDid: s
  * The VASP's published `pii_didkey`, or undefined when it has none (or publishes something that is not an Ed25519
  * did:key, which no one could encrypt to). An unknown VASP is a ValidationError naming `field`.
  */
-export async function publishedKey(ctx: TransferContext, vaspDid: string, field = 'beneficiaryVASPdid'): Promise<string | undefined> {
+export async function publishedKey(
+  ctx: TransferContext,
+  vaspDid: string,
+  field = 'beneficiaryVASPdid',
+): Promise<string | undefined> {
   return cached(ctx, `pii_didkey|${vaspDid}`, async () => {
     let profile: VaspProfile;
     try {
@@ -63,7 +67,10 @@ export async function publishedKey(ctx: TransferContext, vaspDid: string, field 
       remoteDidKey(key, field);
       return key;
     } catch {
-      ctx.logger.warn({ vaspDid }, 'published pii_didkey is not a usable Ed25519 did:key; treating the VASP as keyless');
+      ctx.logger.warn(
+        { vaspDid },
+        'published pii_didkey is not a usable Ed25519 did:key; treating the VASP as keyless',
+      );
       return undefined;
     }
   });
@@ -81,7 +88,9 @@ export async function escrowKey(ctx: TransferContext, vaspDid: string): Promise<
 async function ownerOfAddress(ctx: TransferContext, body: OutgoingTransferBody): Promise<string | undefined> {
   try {
     return await addressOwner(ctx.network, {
-      address: body.transactionBlockchainInfo.destination, vaspDid: body.originatorVASPdid, asset: assetLabel(body.transactionAsset),
+      address: body.transactionBlockchainInfo.destination,
+      vaspDid: body.originatorVASPdid,
+      asset: assetLabel(body.transactionAsset),
     });
   } catch (e) {
     if (e instanceof NotFoundError) return undefined;
@@ -93,7 +102,11 @@ async function ownerOfAddress(ctx: TransferContext, body: OutgoingTransferBody):
  * Decides who can read the data. Reads only public information and whether the originator's key is held here
  * (`originatorKeyHeld` when the caller already knows it, as the API does from the keystore's list, without unsealing).
  */
-export async function planTransfer(ctx: TransferContext, request: OutgoingRequest, originatorKeyHeld?: boolean): Promise<TransferPlan> {
+export async function planTransfer(
+  ctx: TransferContext,
+  request: OutgoingRequest,
+  originatorKeyHeld?: boolean,
+): Promise<TransferPlan> {
   const { body } = request;
   assertOriginatorAllowed(ctx.group, body.originatorVASPdid);
   const originatorKey = originatorKeyHeld ?? (await activeKey(ctx, body.originatorVASPdid)) !== undefined;
@@ -108,7 +121,10 @@ export async function planTransfer(ctx: TransferContext, request: OutgoingReques
   const beneficiaryKey = beneficiaryVaspDid ? await publishedKey(ctx, beneficiaryVaspDid) : undefined;
   if (!originatorKey) {
     if (request.source === 'api') {
-      throw new ValidationError('originatorVASPdid', 'has no active key in the keystore, so its data cannot be encrypted end to end');
+      throw new ValidationError(
+        'originatorVASPdid',
+        'has no active key in the keystore, so its data cannot be encrypted end to end',
+      );
     }
     return { ...base, mode: 'hosted', recipients: [] };
   }
@@ -132,4 +148,3 @@ export async function planTransfer(ctx: TransferContext, request: OutgoingReques
   }
   return { ...base, mode: 'originator-only', recipients: [] };
 }
-

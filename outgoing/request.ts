@@ -9,7 +9,11 @@ import { assertValidBeneficiary, assertValidOriginator, flattenIvms101, lossyLea
 import { assertValid } from '../lib/validation';
 import { FreeText } from '../lib/text';
 
-const Did = Type.String({ pattern: '^did:[a-zA-Z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 512, description: 'a DID, e.g. did:ethr:0x…' });
+const Did = Type.String({
+  pattern: '^did:[a-zA-Z0-9]+:[A-Za-z0-9._:%-]+$',
+  maxLength: 512,
+  description: 'a DID, e.g. did:ethr:0x…',
+});
 
 /** The network refuses longer text fields and amounts (as the sandbox does: sandbox/transactions/model.ts). */
 const NETWORK_TEXT_MAX = 1024;
@@ -20,24 +24,36 @@ const NETWORK_AMOUNT_DIGITS = 80;
  */
 export const MAX_PII_ITEMS = 5_000;
 
-const NetworkText = (options: { minLength?: number; description?: string } = {}) => FreeText({ maxLength: NETWORK_TEXT_MAX, ...options });
+const NetworkText = (options: { minLength?: number; description?: string } = {}) =>
+  FreeText({ maxLength: NETWORK_TEXT_MAX, ...options });
 
 /** The network's asset forms: a symbol, `{caip19}`, or `{coingeckoId, network}`. */
 export const TransactionAsset = Type.Union([
   FreeText({ minLength: 1, maxLength: 64 }),
   Type.Object({ caip19: FreeText({ minLength: 3, maxLength: 256 }) }, { additionalProperties: false }),
-  Type.Object({ coingeckoId: FreeText({ minLength: 1, maxLength: 128 }), network: FreeText({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+  Type.Object(
+    { coingeckoId: FreeText({ minLength: 1, maxLength: 128 }), network: FreeText({ minLength: 1, maxLength: 128 }) },
+    { additionalProperties: false },
+  ),
 ]);
 
 const Ivms101Party = (what: string) =>
-  Type.Object({}, { additionalProperties: true, description: `IVMS101 ${what} (plain; validated against the IVMS101 schema and encrypted here)` });
+  Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description: `IVMS101 ${what} (plain; validated against the IVMS101 schema and encrypted here)`,
+    },
+  );
 
 export const OutgoingTransferBody = Type.Object(
   {
     transactionRef: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' })),
     transactionAsset: TransactionAsset,
     transactionAmount: Type.String({
-      pattern: '^0*[1-9][0-9]*$', maxLength: NETWORK_AMOUNT_DIGITS, description: `amount in base units (integer string, not zero, at most ${NETWORK_AMOUNT_DIGITS} digits)`,
+      pattern: '^0*[1-9][0-9]*$',
+      maxLength: NETWORK_AMOUNT_DIGITS,
+      description: `amount in base units (integer string, not zero, at most ${NETWORK_AMOUNT_DIGITS} digits)`,
     }),
     transactionAssetDecimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 36 })),
     originatorVASPdid: Did,
@@ -81,15 +97,23 @@ export function validateOutgoingBody(body: unknown): asserts body is OutgoingTra
   assertValidOriginator(body.originator, 'originator');
   assertValidBeneficiary(body.beneficiary, 'beneficiary');
   const [lossy] = [...lossyLeaves(body.originator, 'originator'), ...lossyLeaves(body.beneficiary, 'beneficiary')];
-  if (lossy) throw new ValidationError(lossy, "must be a string: the network's personal-data format carries strings only");
+  if (lossy)
+    throw new ValidationError(lossy, "must be a string: the network's personal-data format carries strings only");
   const asset = body.transactionAsset;
-  const assetParts: [string, string][] = typeof asset === 'string' ? [['transactionAsset', asset]] : Object.entries(asset).map(([k, v]) => [`transactionAsset.${k}`, String(v)]);
+  const assetParts: [string, string][] =
+    typeof asset === 'string'
+      ? [['transactionAsset', asset]]
+      : Object.entries(asset).map(([k, v]) => [`transactionAsset.${k}`, String(v)]);
   for (const [field, value] of assetParts) {
-    if (value.trim() !== value || !value) throw new ValidationError(field, 'must not be blank or begin or end with spaces');
+    if (value.trim() !== value || !value)
+      throw new ValidationError(field, 'must not be blank or begin or end with spaces');
   }
   const leaves = flattenIvms101({ originator: body.originator, beneficiary: body.beneficiary }).length;
   if (leaves > MAX_PII_ITEMS) {
-    throw new ValidationError('(body)', `holds ${leaves} personal-data values in originator and beneficiary; the network stores at most ${MAX_PII_ITEMS} per transfer`);
+    throw new ValidationError(
+      '(body)',
+      `holds ${leaves} personal-data values in originator and beneficiary; the network stores at most ${MAX_PII_ITEMS} per transfer`,
+    );
   }
 }
 

@@ -36,7 +36,8 @@ export interface StatusChange {
 /** The statuses the workflow sets itself, and which end the transfer besides the network's final ones. */
 const ENDS_TRANSFER = new Set(['FAILED', 'EXPIRED']);
 
-export const isFinalTransferStatus = (status: string): boolean => isFinalNetworkStatus(status) || ENDS_TRANSFER.has(status);
+export const isFinalTransferStatus = (status: string): boolean =>
+  isFinalNetworkStatus(status) || ENDS_TRANSFER.has(status);
 
 /** The source of an EXPIRED that the network's CANCELLED of the deadline's own cancellation brought. */
 export const cancelledAtDeadline = (source: string): string => `deadline: cancelled at the network (${source})`;
@@ -47,7 +48,12 @@ export const cancelledAtDeadline = (source: string): string => `deadline: cancel
  * else (and on a tie) by how far each status has come. A final status is never stale: nothing follows it; nor is one
  * of the workflow's own (PREPARED, EXPIRED, FAILED), which it sets in order.
  */
-export function isStale(state: Pick<TransferState, 'status'>, tracking: Pick<StatusTracking, 'networkUpdatedAt'>, status: string, at: number): boolean {
+export function isStale(
+  state: Pick<TransferState, 'status'>,
+  tracking: Pick<StatusTracking, 'networkUpdatedAt'>,
+  status: string,
+  at: number,
+): boolean {
   if (isFinalNetworkStatus(status) || !isNetworkStatus(status)) return false;
   const newest = tracking.networkUpdatedAt;
   if (!Number.isNaN(at) && newest !== undefined && at !== newest) return at < newest;
@@ -94,9 +100,13 @@ export function settleCancelled(state: TransferState, tracking: StatusTracking, 
  * What the passed deadline calls for: nothing once the transfer is final; EXPIRED at once when the network's CANCELLED
  * (of a cancellation the deadline made before a worker died) was heard; else the transaction is cancelled at the network.
  */
-export function atDeadline(state: Pick<TransferState, 'final'>, tracking: StatusTracking): { expire: StatusChange } | 'cancel-at-network' | 'none' {
+export function atDeadline(
+  state: Pick<TransferState, 'final'>,
+  tracking: StatusTracking,
+): { expire: StatusChange } | 'cancel-at-network' | 'none' {
   if (state.final || tracking.deadline !== 'passed') return 'none';
-  if (tracking.cancelledHeard !== undefined) return { expire: { status: 'EXPIRED', source: cancelledAtDeadline(tracking.cancelledHeard) } };
+  if (tracking.cancelledHeard !== undefined)
+    return { expire: { status: 'EXPIRED', source: cancelledAtDeadline(tracking.cancelledHeard) } };
   return 'cancel-at-network';
 }
 
@@ -107,7 +117,12 @@ export function atDeadline(state: Pick<TransferState, 'final'>, tracking: Status
  */
 export function expiryOutcome(answer: { status: string; cancelled: boolean } | 'unreachable'): StatusChange {
   if (answer === 'unreachable') {
-    return { status: 'EXPIRED', source: 'deadline: not cancelled at the network (unreachable), the transaction may still be open there' };
+    return {
+      status: 'EXPIRED',
+      source: 'deadline: not cancelled at the network (unreachable), the transaction may still be open there',
+    };
   }
-  return answer.cancelled ? { status: 'EXPIRED', source: 'deadline: cancelled at the network' } : { status: answer.status, source: 'network' };
+  return answer.cancelled
+    ? { status: 'EXPIRED', source: 'deadline: cancelled at the network' }
+    : { status: answer.status, source: 'network' };
 }

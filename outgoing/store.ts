@@ -73,7 +73,11 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
    * repeat appends nothing (the row it finds was committed with its entry). When the entry cannot be written nothing is
    * stored, and the AuditUnavailableError (503, worth retrying) says so.
    */
-  async put(id: string, request: R, audit?: { entry: AuditEntry; idempotencyKey?: string }): Promise<{ created: boolean }> {
+  async put(
+    id: string,
+    request: R,
+    audit?: { entry: AuditEntry; idempotencyKey?: string },
+  ): Promise<{ created: boolean }> {
     const dataKey = randomBytes(32);
     let sealed: Buffer;
     let wrapped: Uint8Array;
@@ -83,25 +87,39 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
     } finally {
       dataKey.fill(0);
     }
-    const insert = async (db: Pick<Pool, 'query'>) => Boolean((await db.query(
-      `insert into outgoing_transfers (id, source, originator_vasp_did, wrapping_key_id, wrapped_data_key, sealed_request)
+    const insert = async (db: Pick<Pool, 'query'>) =>
+      Boolean(
+        (
+          await db.query(
+            `insert into outgoing_transfers (id, source, originator_vasp_did, wrapping_key_id, wrapped_data_key, sealed_request)
        values ($1, $2, $3, $4, $5, $6) on conflict (id) do nothing`,
-      [id, request.source, request.body.originatorVASPdid, this.wrapper.keyId, Buffer.from(wrapped), sealed],
-    )).rowCount);
-    const created = !audit ? await insert(this.pool) : await withTransaction(this.pool, async (tx) => {
-      if (!(await insert(tx))) return false;
-      // Last in the transaction: the chain's head stays locked only until the commit right after.
-      try {
-        await appendAuditEntry(tx, audit.entry, audit.idempotencyKey ? { idempotencyKey: audit.idempotencyKey } : {});
-      } catch (e) {
-        // The database's own error stays in `cause` for the log: its text is no part of the answer.
-        throw Object.assign(new AuditUnavailableError(
-          'the audit log could not record this transfer request, so it was neither stored nor started; try again shortly',
-          { action: audit.entry.action },
-        ), { cause: e });
-      }
-      return true;
-    });
+            [id, request.source, request.body.originatorVASPdid, this.wrapper.keyId, Buffer.from(wrapped), sealed],
+          )
+        ).rowCount,
+      );
+    const created = !audit
+      ? await insert(this.pool)
+      : await withTransaction(this.pool, async (tx) => {
+          if (!(await insert(tx))) return false;
+          // Last in the transaction: the chain's head stays locked only until the commit right after.
+          try {
+            await appendAuditEntry(
+              tx,
+              audit.entry,
+              audit.idempotencyKey ? { idempotencyKey: audit.idempotencyKey } : {},
+            );
+          } catch (e) {
+            // The database's own error stays in `cause` for the log: its text is no part of the answer.
+            throw Object.assign(
+              new AuditUnavailableError(
+                'the audit log could not record this transfer request, so it was neither stored nor started; try again shortly',
+                { action: audit.entry.action },
+              ),
+              { cause: e },
+            );
+          }
+          return true;
+        });
     if (created) return { created: true };
     const existing = await this.request(id);
     if (!isDeepStrictEqual(JSON.parse(JSON.stringify(existing)), JSON.parse(JSON.stringify(request)))) {
@@ -137,12 +155,16 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
     const { id } = row;
     if (row.pii_erased_at || !row.wrapped_data_key || !row.sealed_request) {
       throw new GoneError(`the request of outgoing transfer ${id} was erased at the end of its retention period`, {
-        field: 'id', rule: 'personal data of a transfer is kept for RETENTION_TRANSFER_PII_DAYS only', erasedAt: row.pii_erased_at?.toISOString(),
+        field: 'id',
+        rule: 'personal data of a transfer is kept for RETENTION_TRANSFER_PII_DAYS only',
+        erasedAt: row.pii_erased_at?.toISOString(),
       });
     }
     const dataKey = Buffer.from(await this.wrapper.unwrap(row.wrapped_data_key, row.wrapping_key_id, context(id)));
     try {
-      return JSON.parse(aesGcmOpen(dataKey, row.sealed_request, `request|${context(id)}`, `outgoing transfer ${id}`).toString('utf8'));
+      return JSON.parse(
+        aesGcmOpen(dataKey, row.sealed_request, `request|${context(id)}`, `outgoing transfer ${id}`).toString('utf8'),
+      );
     } finally {
       dataKey.fill(0);
     }
@@ -179,12 +201,17 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
 
   async setTransactionId(id: string, transactionId: string): Promise<void> {
     // The transaction refers to the stored values now: the copy kept for retries of the put is no longer needed.
-    await this.pool.query('update outgoing_transfers set transaction_id = $2, pii_entries = null, updated_at = now() where id = $1', [id, transactionId]);
+    await this.pool.query(
+      'update outgoing_transfers set transaction_id = $2, pii_entries = null, updated_at = now() where id = $1',
+      [id, transactionId],
+    );
   }
 
   /** The transfer a network transaction belongs to, if this system created it. */
   async byTransactionId(transactionId: string): Promise<TransferRow | undefined> {
-    const { rows } = await this.pool.query<Row>('select * from outgoing_transfers where transaction_id = $1', [transactionId]);
+    const { rows } = await this.pool.query<Row>('select * from outgoing_transfers where transaction_id = $1', [
+      transactionId,
+    ]);
     return rows[0] ? toTransfer(rows[0]) : undefined;
   }
 }

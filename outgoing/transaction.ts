@@ -83,7 +83,11 @@ export async function transactionInfo(ctx: TransferContext, transactionId: strin
  * Withdraws a transaction whose counterparty did not answer before the deadline. When the network refuses because the
  * transaction is already final, the counterparty's answer won the race and stands: `cancelled: false`.
  */
-export async function cancelTransaction(ctx: TransferContext, transactionId: string, reason: string): Promise<{ status: string; cancelled: boolean }> {
+export async function cancelTransaction(
+  ctx: TransferContext,
+  transactionId: string,
+  reason: string,
+): Promise<{ status: string; cancelled: boolean }> {
   const { tx, acted } = await txCancel(ctx.network, transactionId, reason, FINAL_NETWORK_STATUSES);
   const status = tx.status ?? 'CANCELLED';
   return { status, cancelled: acted || status === 'CANCELLED' };
@@ -108,7 +112,11 @@ export async function reportTransferStatus(ctx: TransferContext, report: Transfe
  * is validated and planned here. Idempotent: a retry reuses the stored CIDs, and the network finds the transaction by
  * its transactionRef.
  */
-export async function sendTransfer(ctx: TransferContext, id: string, given?: TransferPlan): Promise<{ plan: TransferPlan; tx: NetworkTransaction }> {
+export async function sendTransfer(
+  ctx: TransferContext,
+  id: string,
+  given?: TransferPlan,
+): Promise<{ plan: TransferPlan; tx: NetworkTransaction }> {
   const { request, transfer } = await ctx.store.load(id);
   let plan = given;
   if (!plan) {
@@ -132,7 +140,8 @@ export interface SentTransfer {
  * written: after a failed write (logged) the workflow writes it by itself.
  */
 export async function sendOutgoingTransfer(
-  ctx: TransferContext, input: { id: string; plan?: TransferPlan; view?: TransferViewUpdate },
+  ctx: TransferContext,
+  input: { id: string; plan?: TransferPlan; view?: TransferViewUpdate },
 ): Promise<SentTransfer> {
   const { plan, tx } = await sendTransfer(ctx, input.id, input.plan);
   const created = createdFrom(tx);
@@ -146,14 +155,18 @@ export async function sendOutgoingTransfer(
  * thrown: the workflow writes it again), then the report to TRANSFER_CALLBACK_URL (a failure throws, to be retried).
  */
 export async function finishOutgoingTransfer(
-  ctx: TransferContext, input: { view?: TransferViewUpdate; report?: TransferReport },
+  ctx: TransferContext,
+  input: { view?: TransferViewUpdate; report?: TransferReport },
 ): Promise<{ viewWritten: boolean; delivered: boolean }> {
   const viewWritten = input.view ? await writeListEntry(ctx, input.view) : false;
   return { viewWritten, delivered: input.report ? await reportTransferStatus(ctx, input.report) : false };
 }
 
 /** The transaction's current status, the fallback when webhooks are lost: a poll, so low priority in the budget. */
-export async function outgoingStatus(ctx: TransferContext, transactionId: string): Promise<{ status: string; updatedAt?: string }> {
+export async function outgoingStatus(
+  ctx: TransferContext,
+  transactionId: string,
+): Promise<{ status: string; updatedAt?: string }> {
   const tx = await transactionInfo({ ...ctx, network: ctx.network.at('low') }, transactionId);
   return { status: tx.status ?? 'UNKNOWN', updatedAt: networkUpdatedAtOf(tx) };
 }
@@ -171,11 +184,21 @@ async function writeListEntry(ctx: TransferContext, update: TransferViewUpdate):
 
 /** What the workflow keeps of the network's answer. */
 function createdFrom(tx: NetworkTransaction): CreatedTransaction {
-  return { id: tx.id, status: tx.status ?? 'NEW', transactionType: tx.transactionType, beneficiaryVaspDid: tx.beneficiaryVASPdid, transaction: tx };
+  return {
+    id: tx.id,
+    status: tx.status ?? 'NEW',
+    transactionType: tx.transactionType,
+    beneficiaryVaspDid: tx.beneficiaryVASPdid,
+    transaction: tx,
+  };
 }
 
 /** The whole flow without Temporal (the benchmark's baseline): plan, encrypt and store, create. */
-export async function runTransferDirect(ctx: TransferContext, id: string, request: OutgoingRequest): Promise<NetworkTransaction> {
+export async function runTransferDirect(
+  ctx: TransferContext,
+  id: string,
+  request: OutgoingRequest,
+): Promise<NetworkTransaction> {
   await ctx.store.put(id, request);
   const plan = await planTransfer(ctx, request);
   const pii = await storePii(ctx, id, request, plan);

@@ -35,7 +35,10 @@ const DAY_MS = 86_400_000;
  * A transfer's sealed request is read while its workflow runs, which lasts up to TRANSFER_ANSWER_DEADLINE (plus
  * minutes of retries): erasing it sooner would fail live transfers with GoneError. One day of margin is required.
  */
-export function assertRetentionOutlastsTransfers(retention: Pick<RetentionConfig, 'transferPiiDays'>, answerDeadlineMs: number): void {
+export function assertRetentionOutlastsTransfers(
+  retention: Pick<RetentionConfig, 'transferPiiDays'>,
+  answerDeadlineMs: number,
+): void {
   const minimum = Math.ceil(answerDeadlineMs / DAY_MS) + 1;
   if (retention.transferPiiDays < minimum) {
     throw new ConfigError(

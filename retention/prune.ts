@@ -43,12 +43,18 @@ export const RETENTION_BATCH_ROWS = 5_000;
 const RETENTION = systemPrincipal('retention-sweep');
 
 function wholeDays(field: keyof PruneInput, value: unknown): number {
-  if (!Number.isInteger(value) || (value as number) < 1) throw new ValidationError(field, 'must be a whole number of days, at least 1');
+  if (!Number.isInteger(value) || (value as number) < 1)
+    throw new ValidationError(field, 'must be a whole number of days, at least 1');
   return value as number;
 }
 
 /** Runs `batch` until it touches fewer rows than a full batch, heartbeating the running total in between. */
-async function inBatches(run: PruneRun, what: string, batchRows: number, batch: () => Promise<number>): Promise<number> {
+async function inBatches(
+  run: PruneRun,
+  what: string,
+  batchRows: number,
+  batch: () => Promise<number>,
+): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await batch();
@@ -75,18 +81,34 @@ export async function pruneExpiredRecords(
   // Cutoffs fixed once: the loops end, and a row that ages into scope mid-run waits for the next night instead of
   // being chased.
   const cut = await retentionCutoffs(deps.pool, webhookDays, transferPiiDays);
-  const webhooksDeleted = await inBatches(run, 'webhooksDeleted', batchRows, () => deleteWebhookIdsBefore(deps.pool, cut.webhook, batchRows));
+  const webhooksDeleted = await inBatches(run, 'webhooksDeleted', batchRows, () =>
+    deleteWebhookIdsBefore(deps.pool, cut.webhook, batchRows),
+  );
   const { workflowId } = run;
-  const by = { actor: auditActor(RETENTION), details: { transferPiiDays, principal: RETENTION, ...(workflowId ? { workflowId } : {}) } };
-  const transferRequestsErased = await inBatches(run, 'transferRequestsErased', batchRows, () => eraseTransferRequestsBefore(deps.pool, cut.transfer, batchRows, by));
+  const by = {
+    actor: auditActor(RETENTION),
+    details: { transferPiiDays, principal: RETENTION, ...(workflowId ? { workflowId } : {}) },
+  };
+  const transferRequestsErased = await inBatches(run, 'transferRequestsErased', batchRows, () =>
+    eraseTransferRequestsBefore(deps.pool, cut.transfer, batchRows, by),
+  );
   const result: PruneResult = {
-    webhooksDeleted, transferRequestsErased, webhookCutoff: cut.webhook.toISOString(), transferCutoff: cut.transfer.toISOString(),
+    webhooksDeleted,
+    transferRequestsErased,
+    webhookCutoff: cut.webhook.toISOString(),
+    transferCutoff: cut.transfer.toISOString(),
   };
   // A retried activity finds the row its earlier attempt wrote instead of adding one.
-  await recordAuditEntry(deps.pool, {
-    actor: auditActor(RETENTION), action: 'retention.sweep', subject: 'retention',
-    details: { ...result, webhookDays, transferPiiDays, ...(workflowId ? { workflowId } : {}) },
-  }, { idempotencyKey: run.idempotencyKey });
+  await recordAuditEntry(
+    deps.pool,
+    {
+      actor: auditActor(RETENTION),
+      action: 'retention.sweep',
+      subject: 'retention',
+      details: { ...result, webhookDays, transferPiiDays, ...(workflowId ? { workflowId } : {}) },
+    },
+    { idempotencyKey: run.idempotencyKey },
+  );
   deps.logger?.info({ ...result }, 'retention sweep done');
   return result;
 }

@@ -7,8 +7,14 @@ import { appendAuditEntry } from '../audit/store';
 import { withTransaction } from '../db/transaction';
 
 /** Cutoffs fixed once by the database's clock, `webhookDays` and `transferPiiDays` ago. */
-export async function retentionCutoffs(pool: Pool, webhookDays: number, transferPiiDays: number): Promise<{ webhook: Date; transfer: Date }> {
-  const { rows: [cut] } = await pool.query<{ webhook: Date; transfer: Date }>(
+export async function retentionCutoffs(
+  pool: Pool,
+  webhookDays: number,
+  transferPiiDays: number,
+): Promise<{ webhook: Date; transfer: Date }> {
+  const {
+    rows: [cut],
+  } = await pool.query<{ webhook: Date; transfer: Date }>(
     `select now() - make_interval(days => $1) as webhook, now() - make_interval(days => $2) as transfer`,
     [webhookDays, transferPiiDays],
   );
@@ -30,7 +36,12 @@ export async function deleteWebhookIdsBefore(pool: Pool, cutoff: Date, limit: nu
  * `cutoff`; the non-personal metadata stays. A batch that erased any is audited (`retention.erase`, the transfers' ids)
  * in its own transaction; a retried sweep finds them erased and writes nothing again. Answers how many.
  */
-export async function eraseTransferRequestsBefore(pool: Pool, cutoff: Date, limit: number, audit: { actor: string; details: Record<string, unknown> }): Promise<number> {
+export async function eraseTransferRequestsBefore(
+  pool: Pool,
+  cutoff: Date,
+  limit: number,
+  audit: { actor: string; details: Record<string, unknown> },
+): Promise<number> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
       `update outgoing_transfers t set wrapped_data_key = null, sealed_request = null, pii_entries = null, pii_erased_at = now(), updated_at = now()
@@ -42,8 +53,15 @@ export async function eraseTransferRequestsBefore(pool: Pool, cutoff: Date, limi
     );
     if (rows.length > 0) {
       await appendAuditEntry(tx, {
-        actor: audit.actor, action: 'retention.erase', subject: 'outgoing-transfers',
-        details: { ...audit.details, cutoff: cutoff.toISOString(), erased: rows.length, transferIds: rows.map((r) => r.id).sort() },
+        actor: audit.actor,
+        action: 'retention.erase',
+        subject: 'outgoing-transfers',
+        details: {
+          ...audit.details,
+          cutoff: cutoff.toISOString(),
+          erased: rows.length,
+          transferIds: rows.map((r) => r.id).sort(),
+        },
       });
     }
     return rows.length;

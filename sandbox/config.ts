@@ -29,7 +29,9 @@ export interface SandboxConfig {
   operatorToken?: string;
 }
 
-function testRoutesFromEnv(env: Record<string, string | undefined>): Pick<SandboxConfig, 'testRoutes' | 'operatorToken'> {
+function testRoutesFromEnv(
+  env: Record<string, string | undefined>,
+): Pick<SandboxConfig, 'testRoutes' | 'operatorToken'> {
   const testRoutes = env.SANDBOX_TEST_ROUTES === '1';
   const operatorToken = env.SANDBOX_OPERATOR_TOKEN || undefined;
   if (testRoutes && (!operatorToken || operatorToken.length < MIN_OPERATOR_TOKEN_LENGTH)) {

@@ -15,7 +15,9 @@ export class NetworkError extends Error {
   }
 
   toBody() {
-    return { err: { name: this.name, code: this.status, message: this.message, stack: `${this.name}: ${this.message}` } };
+    return {
+      err: { name: this.name, code: this.status, message: this.message, stack: `${this.name}: ${this.message}` },
+    };
   }
 }
 

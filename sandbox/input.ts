@@ -34,7 +34,10 @@ const FORM_ROUTES = new Set(['/oauth/token', '/oidc/token', '/oidc/authorize']);
 
 export function refuseBadInput(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
-    if (/^application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '') && !FORM_ROUTES.has(request.routeOptions.url ?? '')) {
+    if (
+      /^application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '') &&
+      !FORM_ROUTES.has(request.routeOptions.url ?? '')
+    ) {
       throw new NetworkError(415, 'UnsupportedMediaTypeError', 'content-type: this route takes application/json');
     }
     const at = findNul(request.query, '') ?? findNul(request.params, '') ?? findNul(request.body, '');

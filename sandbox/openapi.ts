@@ -30,12 +30,17 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: 'travel-rule-orchestrator sandbox',
         version: '0.1.0',
         description:
-          'A local implementation of the Travel Rule network\'s service side: the v1 API at /, the personal-data service at ' +
-          '/pii, the operators\' identity provider at /oidc, and the sandbox\'s own windows and controls at /sandbox.',
+          "A local implementation of the Travel Rule network's service side: the v1 API at /, the personal-data service at " +
+          "/pii, the operators' identity provider at /oidc, and the sandbox's own windows and controls at /sandbox.",
       },
       components: {
         securitySchemes: {
-          network: { type: 'http', scheme: 'bearer', description: 'An access token of POST /oauth/token (the API audience, or the /pii audience for /pii routes)' },
+          network: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An access token of POST /oauth/token (the API audience, or the /pii audience for /pii routes)',
+          },
         },
       },
     },

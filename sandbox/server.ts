@@ -41,7 +41,9 @@ export const operatorIssuerUrl = (publicUrl: string) => `${publicUrl}/oidc`;
  */
 export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger, bodyLimit: 10 * 1024 * 1024, ...(deps.https ? { https: deps.https } : {}),
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: 10 * 1024 * 1024,
+    ...(deps.https ? { https: deps.https } : {}),
   }) as unknown as FastifyInstance;
   const tokens = await TokenService.open(deps.pool, deps.config.publicUrl);
   // One count per credential over the API and the personal-data service, as the network's quota.
@@ -55,9 +57,11 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   app.setErrorHandler((error: FastifyError | NetworkError, request, reply) => {
     if (error instanceof NetworkError) return reply.code(error.status).headers(error.headers).send(error.toBody());
     // fastify's own refusals (schema validation, body limits, content types) in the same shape, err.stack included.
-    if ((error as FastifyError).validation) return reply.code(400).send(new NetworkError(400, 'ValidationError', error.message).toBody());
+    if ((error as FastifyError).validation)
+      return reply.code(400).send(new NetworkError(400, 'ValidationError', error.message).toBody());
     const status = (error as FastifyError).statusCode;
-    if (status && status < 500) return reply.code(status).send(new NetworkError(status, error.name, error.message).toBody());
+    if (status && status < 500)
+      return reply.code(status).send(new NetworkError(status, error.name, error.message).toBody());
     request.log.error({ err: error }, 'sandbox request failed');
     return reply.code(500).send(new NetworkError(500, 'InternalServerError', 'internal error').toBody());
   });
@@ -79,7 +83,10 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   app.get('/healthz', async () => ({ ok: true }));
   tokenRoute(app, { pool: deps.pool, tokens, audiences: [deps.config.publicUrl, deps.config.piiUrl] });
   // Not the network's: the identity provider of the orchestrator's operators, for development and tests.
-  operatorIssuerRoutes(app, { pool: deps.pool, issuer: await OperatorIssuer.open(deps.pool, operatorIssuerUrl(deps.config.publicUrl)) });
+  operatorIssuerRoutes(app, {
+    pool: deps.pool,
+    issuer: await OperatorIssuer.open(deps.pool, operatorIssuerUrl(deps.config.publicUrl)),
+  });
 
   // Routes that authenticate in their own way (e.g. upload URLs carrying their own credential) register here.
   await addressBookPublicRoutes(app, ctx);

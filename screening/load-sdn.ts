@@ -11,7 +11,9 @@ import { parseAltRow, parseSdnRow, type SdnAlias, type SdnEntry } from './sdn-cs
 import { replaceSanctionsList, type LoadResult } from './store';
 
 async function* csvRows(path: string): AsyncGenerator<{ row: string[]; line: number }> {
-  const parser = createReadStream(path).pipe(parse({ relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: false, bom: true }));
+  const parser = createReadStream(path).pipe(
+    parse({ relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: false, bom: true }),
+  );
   let line = 0;
   for await (const row of parser as AsyncIterable<string[]>) {
     line += 1;
@@ -50,7 +52,15 @@ async function* altEntries(path: string): AsyncGenerator<SdnAlias & { line: numb
  * transaction: screening never sees half a list, and a file with a malformed row changes nothing. Audited under `by`
  * (default: the loader itself, for the demo's and the tests' seeding).
  */
-export async function loadSdnList(pool: Pool, opts: { list: string; sdnPath: string; altPath?: string; by?: Principal }): Promise<LoadResult> {
+export async function loadSdnList(
+  pool: Pool,
+  opts: { list: string; sdnPath: string; altPath?: string; by?: Principal },
+): Promise<LoadResult> {
   const by = opts.by ?? systemPrincipal('sanctions-loader');
-  return replaceSanctionsList(pool, { list: opts.list, source: opts.sdnPath, by }, sdnEntries(opts.sdnPath), opts.altPath ? altEntries(opts.altPath) : undefined);
+  return replaceSanctionsList(
+    pool,
+    { list: opts.list, source: opts.sdnPath, by },
+    sdnEntries(opts.sdnPath),
+    opts.altPath ? altEntries(opts.altPath) : undefined,
+  );
 }

@@ -26,7 +26,8 @@ export function originatorNames(tx: IncomingNetworkTx): string[] {
         if (full) names.push(full);
       }
     }
-    for (const id of p.legalPerson?.name?.nameIdentifier ?? []) if (id.legalPersonName?.trim()) names.push(id.legalPersonName.trim());
+    for (const id of p.legalPerson?.name?.nameIdentifier ?? [])
+      if (id.legalPersonName?.trim()) names.push(id.legalPersonName.trim());
   }
   return [...new Set(names)];
 }

@@ -33,7 +33,8 @@ export function addressesInRemarks(remarks: string): { asset: string; address: s
 export function parseSdnRow(row: string[], line: number): SdnEntry {
   if (row.length < 12) throw new Error(`line ${line}: expected 12 columns of the SDN format, found ${row.length}`);
   const entNum = Number(empty(row[0]));
-  if (!Number.isInteger(entNum) || entNum <= 0) throw new Error(`line ${line}: ent_num "${row[0]}" is not a positive integer`);
+  if (!Number.isInteger(entNum) || entNum <= 0)
+    throw new Error(`line ${line}: ent_num "${row[0]}" is not a positive integer`);
   const name = empty(row[1]);
   if (!name) throw new Error(`line ${line}: SDN_Name is empty`);
   const remarks = empty(row[11]);
@@ -41,16 +42,21 @@ export function parseSdnRow(row: string[], line: number): SdnEntry {
     entNum,
     name,
     type: empty(row[2]) || 'unknown',
-    programs: empty(row[3]).split(/\]\s*\[|\s*;\s*/).map((p) => p.replace(/[[\]]/g, '').trim()).filter(Boolean),
+    programs: empty(row[3])
+      .split(/\]\s*\[|\s*;\s*/)
+      .map((p) => p.replace(/[[\]]/g, '').trim())
+      .filter(Boolean),
     remarks,
     addresses: addressesInRemarks(remarks),
   };
 }
 
 export function parseAltRow(row: string[], line: number): SdnAlias {
-  if (row.length < 4) throw new Error(`line ${line}: expected at least 4 columns of the alt.csv format, found ${row.length}`);
+  if (row.length < 4)
+    throw new Error(`line ${line}: expected at least 4 columns of the alt.csv format, found ${row.length}`);
   const entNum = Number(empty(row[0]));
-  if (!Number.isInteger(entNum) || entNum <= 0) throw new Error(`line ${line}: ent_num "${row[0]}" is not a positive integer`);
+  if (!Number.isInteger(entNum) || entNum <= 0)
+    throw new Error(`line ${line}: ent_num "${row[0]}" is not a positive integer`);
   const name = empty(row[3]);
   if (!name) throw new Error(`line ${line}: alt_name is empty`);
   return { entNum, name, type: empty(row[2]) || 'aka' };

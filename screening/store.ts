@@ -37,7 +37,9 @@ const BATCH = 1000;
 async function insertNames(client: PoolClient, rows: unknown[][]): Promise<void> {
   if (rows.length === 0) return;
   const cols = 7;
-  const values = rows.map((_, i) => `(${Array.from({ length: cols }, (_, j) => `$${i * cols + j + 1}`).join(',')})`).join(',');
+  const values = rows
+    .map((_, i) => `(${Array.from({ length: cols }, (_, j) => `$${i * cols + j + 1}`).join(',')})`)
+    .join(',');
   await client.query(
     `insert into sanctions_names (list, ent_num, name, normalized, kind, entry_type, programs) values ${values}`,
     rows.flat(),
@@ -61,12 +63,23 @@ export async function replaceSanctionsList(
     await client.query('begin');
     await client.query('delete from sanctions_lists where name = $1', [opts.list]);
     await client.query('delete from risk_addresses where list = $1', [opts.list]);
-    await client.query(`insert into sanctions_lists (name, source, entries, aliases, addresses) values ($1, $2, 0, 0, 0)`, [opts.list, opts.source]);
+    await client.query(
+      `insert into sanctions_lists (name, source, entries, aliases, addresses) values ($1, $2, 0, 0, 0)`,
+      [opts.list, opts.source],
+    );
     const entryTypes = new Map<number, { type: string; programs: string[] }>();
     let batch: unknown[][] = [];
     for await (const entry of entries) {
       entryTypes.set(entry.entNum, { type: entry.type, programs: entry.programs });
-      batch.push([opts.list, entry.entNum, entry.name, normalizeName(entry.name), 'primary', entry.type, entry.programs]);
+      batch.push([
+        opts.list,
+        entry.entNum,
+        entry.name,
+        normalizeName(entry.name),
+        'primary',
+        entry.type,
+        entry.programs,
+      ]);
       for (const a of entry.addresses) {
         await client.query(
           `insert into risk_addresses (list, asset, address, ent_num, category) values ($1, $2, $3, $4, 'sanctioned')
@@ -85,8 +98,17 @@ export async function replaceSanctionsList(
       for await (const alias of aliases) {
         const line = alias.line;
         const entry = entryTypes.get(alias.entNum);
-        if (!entry) throw new ValidationError('altFile', `line ${line}: ent_num ${alias.entNum} is not in the SDN file`);
-        batch.push([opts.list, alias.entNum, alias.name, normalizeName(alias.name), alias.type, entry.type, entry.programs]);
+        if (!entry)
+          throw new ValidationError('altFile', `line ${line}: ent_num ${alias.entNum} is not in the SDN file`);
+        batch.push([
+          opts.list,
+          alias.entNum,
+          alias.name,
+          normalizeName(alias.name),
+          alias.type,
+          entry.type,
+          entry.programs,
+        ]);
         result.aliases += 1;
         if (batch.length >= BATCH) {
           await insertNames(client, batch);
@@ -97,9 +119,17 @@ export async function replaceSanctionsList(
     await insertNames(client, batch);
     if (result.entries === 0) throw new ValidationError('sdnFile', 'holds no entry');
     await client.query('update sanctions_lists set entries = $2, aliases = $3, addresses = $4 where name = $1', [
-      opts.list, result.entries, result.aliases, result.addresses,
+      opts.list,
+      result.entries,
+      result.aliases,
+      result.addresses,
     ]);
-    await appendAuditEntry(client, { actor: auditActor(opts.by), action: 'screening.list.load', subject: opts.list, details: { ...result, source: opts.source, principal: opts.by } });
+    await appendAuditEntry(client, {
+      actor: auditActor(opts.by),
+      action: 'screening.list.load',
+      subject: opts.list,
+      details: { ...result, source: opts.source, principal: opts.by },
+    });
     await client.query('commit');
     return result;
   } catch (e) {
@@ -131,7 +161,13 @@ export async function screenName(pool: Pool, name: string, threshold: number): P
     [normalized, multiword, threshold],
   );
   return rows
-    .map((r) => ({ list: r.list, entNum: r.ent_num, matchedName: r.name, score: Math.round(r.score * 1000) / 1000, programs: r.programs }))
+    .map((r) => ({
+      list: r.list,
+      entNum: r.ent_num,
+      matchedName: r.name,
+      score: Math.round(r.score * 1000) / 1000,
+      programs: r.programs,
+    }))
     .sort((a, b) => b.score - a.score);
 }
 
@@ -141,14 +177,28 @@ export async function screenName(pool: Pool, name: string, threshold: number): P
  */
 export async function screenAddress(pool: Pool, address: string): Promise<AddressHit[]> {
   const bare = address.split(':')[0]!;
-  const { rows } = await pool.query<{ list: string; asset: string; address: string; ent_num: number | null; category: string }>(
+  const { rows } = await pool.query<{
+    list: string;
+    asset: string;
+    address: string;
+    ent_num: number | null;
+    category: string;
+  }>(
     'select list, asset, address, ent_num, category from risk_addresses where lower(address) = lower($1) order by list, asset',
     [bare],
   );
-  return rows.map((r) => ({ list: r.list, asset: r.asset, address: r.address, entNum: r.ent_num, category: r.category }));
+  return rows.map((r) => ({
+    list: r.list,
+    asset: r.asset,
+    address: r.address,
+    entNum: r.ent_num,
+    category: r.category,
+  }));
 }
 
 export async function loadedLists(pool: Pool): Promise<{ name: string; entries: number; loadedAt: string }[]> {
-  const { rows } = await pool.query<{ name: string; entries: number; loaded_at: Date }>('select name, entries, loaded_at from sanctions_lists order by name');
+  const { rows } = await pool.query<{ name: string; entries: number; loaded_at: Date }>(
+    'select name, entries, loaded_at from sanctions_lists order by name',
+  );
   return rows.map((r) => ({ name: r.name, entries: r.entries, loadedAt: r.loaded_at.toISOString() }));
 }

@@ -15,14 +15,18 @@ const step = (what) => process.stderr.write(`build: ${what}\n`);
 rmSync(dist, { recursive: true, force: true });
 for (const project of ['tsconfig.build.json', join('client', 'console', 'tsconfig.json')]) {
   step(`tsc -p ${project}`);
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { cwd: root, stdio: 'inherit' });
+  const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 }
 
 step('assets: db/migrations, client/console');
 cpSync(join(root, 'db', 'migrations'), join(dist, 'db', 'migrations'), { recursive: true });
 mkdirSync(join(dist, 'client', 'console'), { recursive: true });
-for (const name of ['index.html', 'app.css']) cpSync(join(root, 'client', 'console', name), join(dist, 'client', 'console', name));
+for (const name of ['index.html', 'app.css'])
+  cpSync(join(root, 'client', 'console', name), join(dist, 'client', 'console', name));
 
 step('console: client/console/app.ts into dist/client/console/app.js');
 // The same bundling the API does when it runs from source.
@@ -38,17 +42,21 @@ const consoleScript = bundleConsoleScript(join(root, 'client', 'console', 'app.t
 step('workflow bundle');
 const { bundleWorkflowCode } = require('@temporalio/worker');
 const quiet = { trace() {}, debug() {}, info() {}, warn: (m) => step(m), error: (m) => step(m), log() {} };
-consoleScript.then(() => bundleWorkflowCode({
-  workflowsPath: join(dist, 'workflows'),
-  failureConverterPath: join(dist, 'lib', 'temporal', 'failure-converter.js'),
-  logger: quiet,
-})).then(
-  ({ code }) => {
-    writeFileSync(join(dist, 'workflow-bundle.js'), code);
-    step(`done: dist/ (workflow bundle ${(code.length / 1024).toFixed(0)} KiB)`);
-  },
-  (e) => {
-    process.stderr.write(`build: the workflow bundle failed: ${e.message}\n`);
-    process.exit(1);
-  },
-);
+consoleScript
+  .then(() =>
+    bundleWorkflowCode({
+      workflowsPath: join(dist, 'workflows'),
+      failureConverterPath: join(dist, 'lib', 'temporal', 'failure-converter.js'),
+      logger: quiet,
+    }),
+  )
+  .then(
+    ({ code }) => {
+      writeFileSync(join(dist, 'workflow-bundle.js'), code);
+      step(`done: dist/ (workflow bundle ${(code.length / 1024).toFixed(0)} KiB)`);
+    },
+    (e) => {
+      process.stderr.write(`build: the workflow bundle failed: ${e.message}\n`);
+      process.exit(1);
+    },
+  );

@@ -41,23 +41,48 @@ export interface DemoVasp {
 
 const did = () => `did:ethr:0x${randomBytes(20).toString('hex')}`;
 const PERMISSIONS = [
-  'manage', 'address.uploadAddressList', 'address.registerCustomer', 'auth.customerToken', 'auth.addUserToVASP',
-  'auth.removeUserFromVASP', 'trustframework.updateVASP', 'trustframework.uploadVASPDocument',
+  'manage',
+  'address.uploadAddressList',
+  'address.registerCustomer',
+  'auth.customerToken',
+  'auth.addUserToVASP',
+  'auth.removeUserFromVASP',
+  'trustframework.updateVASP',
+  'trustframework.uploadVASPDocument',
 ];
 
 function vasp(name: string, slug: string): DemoVasp {
-  return { name, did: did(), credentials: { clientId: `${slug}-${randomBytes(8).toString('hex')}`, clientSecret: randomBytes(24).toString('base64url'), userDid: did() } };
+  return {
+    name,
+    did: did(),
+    credentials: {
+      clientId: `${slug}-${randomBytes(8).toString('hex')}`,
+      clientSecret: randomBytes(24).toString('base64url'),
+      userDid: did(),
+    },
+  };
 }
 
 const OPERATOR_NAMES: Record<Role, string> = {
-  viewer: 'Vic Viewer', operator: 'Olga Operator', compliance: 'Carla Compliance', admin: 'Adam Admin',
+  viewer: 'Vic Viewer',
+  operator: 'Olga Operator',
+  compliance: 'Carla Compliance',
+  admin: 'Adam Admin',
 };
 
 function createOperatorClients(): Record<Role, DemoOperatorClient> {
-  return Object.fromEntries(ROLES.map((role) => [role, {
-    name: OPERATOR_NAMES[role], email: `${role}@aurora.example`, subject: `aurora-${role}-${randomBytes(4).toString('hex')}`,
-    clientId: `aurora-${role}-${randomBytes(8).toString('hex')}`, clientSecret: randomBytes(24).toString('base64url'),
-  }])) as Record<Role, DemoOperatorClient>;
+  return Object.fromEntries(
+    ROLES.map((role) => [
+      role,
+      {
+        name: OPERATOR_NAMES[role],
+        email: `${role}@aurora.example`,
+        subject: `aurora-${role}-${randomBytes(4).toString('hex')}`,
+        clientId: `aurora-${role}-${randomBytes(8).toString('hex')}`,
+        clientSecret: randomBytes(24).toString('base64url'),
+      },
+    ]),
+  ) as Record<Role, DemoOperatorClient>;
 }
 
 const operatorSeed = (clients: Record<Role, DemoOperatorClient>): Seed['operators'] =>
@@ -68,7 +93,11 @@ export function createDemoGroup(): DemoGroup {
   const subsidiaries = [vasp('Aurora Exchange EU', 'aurora-eu'), vasp('Aurora Custody SG', 'aurora-sg')];
   const external = vasp('Borealis Exchange', 'borealis');
   const user = (v: DemoVasp, email: string) => ({
-    did: v.credentials.userDid, name: `${v.name} operator`, email, role: 'admin', jobTitle: 'Compliance officer',
+    did: v.credentials.userDid,
+    name: `${v.name} operator`,
+    email,
+    role: 'admin',
+    jobTitle: 'Compliance officer',
     roles: [{ vaspDID: v.did, permissions: PERMISSIONS }],
     credentials: [{ clientId: v.credentials.clientId, clientSecret: v.credentials.clientSecret }],
   });
@@ -95,7 +124,8 @@ export function loadOrCreateDemoGroup(file: string): { group: DemoGroup; created
   if (existsSync(file)) {
     try {
       const group = JSON.parse(readFileSync(file, 'utf8')) as DemoGroup;
-      if (!group.gateway?.did || !Array.isArray(group.subsidiaries) || !group.seed) throw new Error('missing gateway, subsidiaries or seed');
+      if (!group.gateway?.did || !Array.isArray(group.subsidiaries) || !group.seed)
+        throw new Error('missing gateway, subsidiaries or seed');
       // A group made before operators signed in gets its identity provider's clients now.
       if (!group.operatorClients) {
         group.operatorClients = createOperatorClients();
@@ -104,7 +134,11 @@ export function loadOrCreateDemoGroup(file: string): { group: DemoGroup; created
       }
       return { group, created: false };
     } catch (e) {
-      throw new ConfigError(file, `is not a demo group file (${(e as Error).message})`, 'Delete it and run npm start again to create a new demo group');
+      throw new ConfigError(
+        file,
+        `is not a demo group file (${(e as Error).message})`,
+        'Delete it and run npm start again to create a new demo group',
+      );
     }
   }
   const group = createDemoGroup();

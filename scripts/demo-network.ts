@@ -29,8 +29,14 @@ export interface DemoAddresses {
  * earlier one registered in a database that outlived it: an address has one owner in the registry.
  */
 export function demoAddresses(group: DemoGroup): DemoAddresses {
-  const of = (label: string) => `0x${createHash('sha256').update(`${group.gateway.did}/${label}`).digest('hex').slice(0, 40)}`;
-  return { addressBook: of('address-book'), addressWebhook: of('address-webhook'), notification: of('notification'), sanctioned: of('sanctioned') };
+  const of = (label: string) =>
+    `0x${createHash('sha256').update(`${group.gateway.did}/${label}`).digest('hex').slice(0, 40)}`;
+  return {
+    addressBook: of('address-book'),
+    addressWebhook: of('address-webhook'),
+    notification: of('notification'),
+    sanctioned: of('sanctioned'),
+  };
 }
 
 /**
@@ -59,16 +65,27 @@ export interface DemoKeys {
 
 async function token(sandboxUrl: string, c: { clientId: string; clientSecret: string }): Promise<string> {
   const r = await fetch(`${sandboxUrl}/oauth/token`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience: sandboxUrl }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_id: c.clientId,
+      client_secret: c.clientSecret,
+      grant_type: 'client_credentials',
+      audience: sandboxUrl,
+    }),
   });
   if (!r.ok) throw new Error(`demo: token request failed (${r.status})`);
   return ((await r.json()) as { access_token: string }).access_token;
 }
 
 const call = async (url: string, bearer: string, method: string, body?: unknown) => {
-  const r = await fetch(url, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (!r.ok) throw new Error(`demo: ${method} ${new URL(url).pathname} failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
+  const r = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!r.ok)
+    throw new Error(`demo: ${method} ${new URL(url).pathname} failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
   return (await r.json()) as Record<string, unknown>;
 };
 
@@ -83,34 +100,62 @@ export function demoKeys(group: DemoGroup & { keys?: DemoKeys }): DemoKeys {
  * Before the API starts: publishes the keys and registers the webhooks, returning the environment the worker and the
  * API need (KEYS and the webhooks' signing secrets, which the network hands out at registration).
  */
-export async function prepareDemoNetwork(sandbox: SandboxTestRoutes, apiUrl: string, group: DemoGroup, keys: DemoKeys): Promise<Record<string, string>> {
+export async function prepareDemoNetwork(
+  sandbox: SandboxTestRoutes,
+  apiUrl: string,
+  group: DemoGroup,
+  keys: DemoKeys,
+): Promise<Record<string, string>> {
   const sandboxUrl = sandbox.url;
   const gw = await token(sandboxUrl, group.gateway.credentials);
   for (const [did, key] of Object.entries(keys)) {
-    await call(`${sandboxUrl}/tf/vasps/update`, gw, 'POST', { did, fields: [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }] });
+    await call(`${sandboxUrl}/tf/vasps/update`, gw, 'POST', {
+      did,
+      fields: [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }],
+    });
   }
   const secrets: Record<string, string> = {};
   for (const v of [group.gateway, ...group.subsidiaries]) {
-    const hook = await call(`${sandboxUrl}/webhook`, gw, 'POST', { vaspDID: v.did, url: `${apiUrl}/webhooks/notification/${encodeURIComponent(v.did)}` });
+    const hook = await call(`${sandboxUrl}/webhook`, gw, 'POST', {
+      vaspDID: v.did,
+      url: `${apiUrl}/webhooks/notification/${encodeURIComponent(v.did)}`,
+    });
     secrets[v.did] = String(hook.secret);
   }
   const second = group.subsidiaries[1]!;
-  const addressHook = await call(`${sandboxUrl}/integrations/${second.did}/address-query-webhook`, gw, 'POST', { url: `${apiUrl}/webhooks/address/${second.did}`, params: '?' });
-  // The counterparty answers each outgoing demo transfer by the behaviour its destination address selects.
-  const behaviours = Object.fromEntries(DEMO_OUTGOING.map((d) => [demoOutgoingAddress(group, d.behaviour), d.behaviour]));
-  const sim = await fetch(`${sandboxUrl}/sandbox/counterparties/${group.external.did}`, {
-    method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${sandbox.testToken}` }, body: JSON.stringify({ behaviours }),
+  const addressHook = await call(`${sandboxUrl}/integrations/${second.did}/address-query-webhook`, gw, 'POST', {
+    url: `${apiUrl}/webhooks/address/${second.did}`,
+    params: '?',
   });
-  if (!sim.ok) throw new Error(`demo: the simulated counterparty could not be set up (${sim.status}: ${(await sim.text()).slice(0, 200)})`);
+  // The counterparty answers each outgoing demo transfer by the behaviour its destination address selects.
+  const behaviours = Object.fromEntries(
+    DEMO_OUTGOING.map((d) => [demoOutgoingAddress(group, d.behaviour), d.behaviour]),
+  );
+  const sim = await fetch(`${sandboxUrl}/sandbox/counterparties/${group.external.did}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${sandbox.testToken}` },
+    body: JSON.stringify({ behaviours }),
+  });
+  if (!sim.ok)
+    throw new Error(
+      `demo: the simulated counterparty could not be set up (${sim.status}: ${(await sim.text()).slice(0, 200)})`,
+    );
   return {
-    KEYS: JSON.stringify(Object.entries(keys).map(([vaspDID, k]) => ({ vaspDID, privateKeyHex: k.keys[0].privateKeyHex }))),
+    KEYS: JSON.stringify(
+      Object.entries(keys).map(([vaspDID, k]) => ({ vaspDID, privateKeyHex: k.keys[0].privateKeyHex })),
+    ),
     NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify(secrets),
     ADDRESS_WEBHOOK_SECRETS: JSON.stringify({ [second.did]: String(addressHook.secret) }),
   };
 }
 
 /** After the API is up: the registry, the network's address book for the first path, and the sample sanctions list. */
-export async function seedDemoData(sandboxUrl: string, api: { url: string; token: string }, databaseUrl: string, group: DemoGroup): Promise<void> {
+export async function seedDemoData(
+  sandboxUrl: string,
+  api: { url: string; token: string },
+  databaseUrl: string,
+  group: DemoGroup,
+): Promise<void> {
   const [first, second] = group.subsidiaries;
   const a = demoAddresses(group);
   const entries = [
@@ -120,7 +165,9 @@ export async function seedDemoData(sandboxUrl: string, api: { url: string; token
     { vaspDID: first!.did, asset: 'ETH', address: a.sanctioned, customerRef: 'demo-dave' },
   ];
   const r = await fetch(`${api.url}/v1/addresses`, {
-    method: 'PUT', headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ addresses: entries }),
+    method: 'PUT',
+    headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ addresses: entries }),
   });
   if (!r.ok) throw new Error(`demo: registry upsert failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
   const gw = await token(sandboxUrl, group.gateway.credentials);
@@ -129,7 +176,11 @@ export async function seedDemoData(sandboxUrl: string, api: { url: string; token
   try {
     if ((await loadedLists(pool)).length === 0) {
       const dir = resolve(__dirname, '../data/sanctions');
-      await loadSdnList(pool, { list: 'sample-sdn', sdnPath: `${dir}/sdn-sample.csv`, altPath: `${dir}/alt-sample.csv` });
+      await loadSdnList(pool, {
+        list: 'sample-sdn',
+        sdnPath: `${dir}/sdn-sample.csv`,
+        altPath: `${dir}/alt-sample.csv`,
+      });
     }
   } finally {
     await pool.end();
@@ -137,10 +188,21 @@ export async function seedDemoData(sandboxUrl: string, api: { url: string; token
 }
 
 /** The demo counterparty sends one transfer to the gateway per routing path, and one from a sanctioned originator. */
-export async function sendDemoIncoming(sandbox: SandboxTestRoutes, group: DemoGroup): Promise<{ label: string; id: string }[]> {
+export async function sendDemoIncoming(
+  sandbox: SandboxTestRoutes,
+  group: DemoGroup,
+): Promise<{ label: string; id: string }[]> {
   const send = async (label: string, destination: string, originatorName: [string, string]) => ({
     label,
-    id: (await simulateTransfer(sandbox, { from: group.external.did, to: group.gateway.did, destination, originatorName, amount: '250000000000000000' })).id,
+    id: (
+      await simulateTransfer(sandbox, {
+        from: group.external.did,
+        to: group.gateway.did,
+        destination,
+        originatorName,
+        amount: '250000000000000000',
+      })
+    ).id,
   });
   const a = demoAddresses(group);
   return [
@@ -152,14 +214,19 @@ export async function sendDemoIncoming(sandbox: SandboxTestRoutes, group: DemoGr
 }
 
 const person = (given: string, family: string) => ({
-  naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: family, secondaryIdentifier: given, nameIdentifierType: 'LEGL' }] }] },
+  naturalPerson: {
+    name: [{ nameIdentifier: [{ primaryIdentifier: family, secondaryIdentifier: given, nameIdentifierType: 'LEGL' }] }],
+  },
 });
 
 /**
  * The first subsidiary sends the counterparty one transfer per behaviour through the internal API. The Idempotency-Key
  * is derived from the demo group, so a second start finds the same transfers instead of sending new ones.
  */
-export async function sendDemoOutgoing(api: { url: string; token: string }, group: DemoGroup): Promise<(DemoOutgoing & { id: string; workflowId: string })[]> {
+export async function sendDemoOutgoing(
+  api: { url: string; token: string },
+  group: DemoGroup,
+): Promise<(DemoOutgoing & { id: string; workflowId: string })[]> {
   const from = group.subsidiaries[0]!;
   const origin = `0x${createHash('sha256').update(`${group.gateway.did}/outgoing/origin`).digest('hex').slice(0, 40)}`;
   const sent = [];
@@ -170,16 +237,29 @@ export async function sendDemoOutgoing(api: { url: string; token: string }, grou
       method: 'POST',
       headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json', 'idempotency-key': key },
       body: JSON.stringify({
-        transactionAsset: 'ETH', transactionAmount: '150000000000000000', originatorVASPdid: from.did, beneficiaryVASPdid: group.external.did,
+        transactionAsset: 'ETH',
+        transactionAmount: '150000000000000000',
+        originatorVASPdid: from.did,
+        beneficiaryVASPdid: group.external.did,
         transactionBlockchainInfo: { origin, destination },
         originator: {
-          originatorPersons: [{ naturalPerson: { ...person('Erin', 'Example').naturalPerson, dateAndPlaceOfBirth: { dateOfBirth: '1979-06-02', placeOfBirth: 'Example City' } } }],
+          originatorPersons: [
+            {
+              naturalPerson: {
+                ...person('Erin', 'Example').naturalPerson,
+                dateAndPlaceOfBirth: { dateOfBirth: '1979-06-02', placeOfBirth: 'Example City' },
+              },
+            },
+          ],
           accountNumber: [origin],
         },
         beneficiary: { beneficiaryPersons: [person('Frank', 'Example')], accountNumber: [destination] },
       }),
     });
-    if (!r.ok) throw new Error(`demo: outgoing transfer (${d.behaviour}) failed (${r.status}: ${(await r.text()).slice(0, 200)})`);
+    if (!r.ok)
+      throw new Error(
+        `demo: outgoing transfer (${d.behaviour}) failed (${r.status}: ${(await r.text()).slice(0, 200)})`,
+      );
     const state = (await r.json()) as { id: string; workflowId: string };
     sent.push({ ...d, id: state.id, workflowId: state.workflowId });
   }

@@ -8,7 +8,9 @@ import { join } from 'node:path';
  * a cache outside the repo, so a fresh clone, `rm -rf node_modules` or CI reuse them.
  */
 export function toolCacheDir(name: string): string {
-  const base = process.env.TEMPORAL_CLI_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'travel-rule-orchestrator');
+  const base =
+    process.env.TEMPORAL_CLI_CACHE ||
+    join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'travel-rule-orchestrator');
   return join(base, name);
 }
 
@@ -41,7 +43,14 @@ export function requireGo(what: string): string {
 }
 
 /** `go install <module>@<version>` into `dir`, printing progress every 20 s; `binary` is the file it must produce. */
-export async function goInstall(opts: { module: string; version: string; dir: string; binary: string; label: string; log: (line: string) => void }): Promise<string> {
+export async function goInstall(opts: {
+  module: string;
+  version: string;
+  dir: string;
+  binary: string;
+  label: string;
+  log: (line: string) => void;
+}): Promise<string> {
   const go = requireGo(opts.label);
   mkdirSync(opts.dir, { recursive: true });
   opts.log(`Building ${opts.label} ${opts.version} into ${opts.dir} (once per machine; takes a few minutes)…`);
@@ -52,7 +61,13 @@ export async function goInstall(opts: { module: string; version: string; dir: st
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let downloaded = 0;
-    const tick = setInterval(() => opts.log(`  …still building ${opts.label} (${Math.round((Date.now() - started) / 1000)} s, ${downloaded} modules fetched)`), 20_000);
+    const tick = setInterval(
+      () =>
+        opts.log(
+          `  …still building ${opts.label} (${Math.round((Date.now() - started) / 1000)} s, ${downloaded} modules fetched)`,
+        ),
+      20_000,
+    );
     let tail = '';
     const onData = (chunk: Buffer) => {
       const text = chunk.toString();
@@ -79,6 +94,7 @@ export function goModuleDir(module: string, version: string): string {
   const go = requireGo(`${module}@${version}`);
   const r = spawnSync(go, ['mod', 'download', '-json', `${module}@${version}`], { encoding: 'utf8', cwd: homedir() });
   const answer = JSON.parse(r.stdout || '{}') as { Dir?: string; Error?: string };
-  if (r.status !== 0 || !answer.Dir) throw new Error(`go mod download ${module}@${version} failed: ${answer.Error ?? r.stderr}`);
+  if (r.status !== 0 || !answer.Dir)
+    throw new Error(`go mod download ${module}@${version} failed: ${answer.Error ?? r.stderr}`);
   return answer.Dir;
 }

@@ -22,7 +22,10 @@ export function installationNames(dataDir: string): InstallationNames {
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as InstallationNames;
   const legacy = existsSync(resolve(dataDir, 'demo.json'));
   const suffix = legacy ? '' : `_${randomBytes(4).toString('hex')}`;
-  const names: InstallationNames = { database: `${DEFAULT_DATABASE}${suffix}`, temporalDatabase: `${DEFAULT_DATABASE}${suffix}_temporal` };
+  const names: InstallationNames = {
+    database: `${DEFAULT_DATABASE}${suffix}`,
+    temporalDatabase: `${DEFAULT_DATABASE}${suffix}_temporal`,
+  };
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(file, `${JSON.stringify(names, null, 2)}\n`, { mode: 0o600 });
   return names;

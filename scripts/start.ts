@@ -47,7 +47,12 @@ let database: DatabaseServer | undefined;
 
 function spawnProcess(name: string, args: string[], env: Record<string, string>, logDir: string): ChildProcess {
   const log = createWriteStream(resolve(logDir, `${name}.log`), { flags: 'a' });
-  const child = spawn(args[0]!, args.slice(1), { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  const child = spawn(args[0]!, args.slice(1), {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: false,
+  });
   child.stdout!.pipe(log);
   let lastErr = '';
   child.stderr!.on('data', (d: Buffer) => {
@@ -56,7 +61,9 @@ function spawnProcess(name: string, args: string[], env: Record<string, string>,
   });
   child.on('exit', (code, signal) => {
     if (stopping) return;
-    process.stderr.write(`\n${name} exited (${signal ?? `code ${code}`}). ${lastErr.trim().split('\n').slice(-5).join('\n')}\nSee ${logDir}/${name}.log\n`);
+    process.stderr.write(
+      `\n${name} exited (${signal ?? `code ${code}`}). ${lastErr.trim().split('\n').slice(-5).join('\n')}\nSee ${logDir}/${name}.log\n`,
+    );
     void shutdown(1);
   });
   children.push({ name, child });
@@ -73,21 +80,31 @@ const entryArgs = clusterMode
 
 function build(): void {
   say('Building (npm run build: dist/ and the workflow bundle)…');
-  const r = spawnSync(process.execPath, [resolve(root, 'scripts/build.cjs')], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  const r = spawnSync(process.execPath, [resolve(root, 'scripts/build.cjs')], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   if (r.status !== 0) throw new Error('npm run build failed; see the output above');
 }
 
 async function portInUse(host: string, port: number): Promise<boolean> {
   return new Promise((done) => {
     const socket = createConnection({ host, port });
-    socket.once('connect', () => { socket.destroy(); done(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
     socket.once('error', () => done(false));
   });
 }
 
 async function assertFree(variable: string, host: string, port: number, alternative = ''): Promise<void> {
   if (await portInUse(host, port)) {
-    throw new ConfigError(variable, `port ${port} is already in use`, `Stop the process using it${alternative ? `, ${alternative}` : ` or set ${variable} to a free port`}`);
+    throw new ConfigError(
+      variable,
+      `port ${port} is already in use`,
+      `Stop the process using it${alternative ? `, ${alternative}` : ` or set ${variable} to a free port`}`,
+    );
   }
 }
 
@@ -97,14 +114,28 @@ async function assertFree(variable: string, host: string, port: number, alternat
  * scripts/installation.ts.)
  */
 async function assertPortsFree(config: PlatformConfig): Promise<void> {
-  for (const [name, port] of [['PORT', config.apiPort], ['SANDBOX_PORT', config.sandboxPort]] as const) await assertFree(name, '127.0.0.1', port);
+  for (const [name, port] of [
+    ['PORT', config.apiPort],
+    ['SANDBOX_PORT', config.sandboxPort],
+  ] as const)
+    await assertFree(name, '127.0.0.1', port);
   if (clusterMode) {
     for (const [key, port] of Object.entries(loadClusterConfig().ports)) {
-      await assertFree(key === 'frontend' ? 'TEMPORAL_ADDRESS' : `the Temporal ${key} port`, '127.0.0.1', port, 'or move them all with TEMPORAL_ADDRESS\'s port (the others are offsets from it)');
+      await assertFree(
+        key === 'frontend' ? 'TEMPORAL_ADDRESS' : `the Temporal ${key} port`,
+        '127.0.0.1',
+        port,
+        "or move them all with TEMPORAL_ADDRESS's port (the others are offsets from it)",
+      );
     }
   } else if (!process.env.TEMPORAL_ADDRESS || process.env.START_TEMPORAL === '1') {
     const [host, portText] = config.temporal.address.split(':');
-    await assertFree('TEMPORAL_ADDRESS', host!, Number(portText), 'or set TEMPORAL_ADDRESS to a free port with START_TEMPORAL=1 (without it, npm start uses the server there, with its namespace and task queue)');
+    await assertFree(
+      'TEMPORAL_ADDRESS',
+      host!,
+      Number(portText),
+      'or set TEMPORAL_ADDRESS to a free port with START_TEMPORAL=1 (without it, npm start uses the server there, with its namespace and task queue)',
+    );
   } else {
     return;
   }
@@ -134,42 +165,82 @@ async function startDevServer(config: PlatformConfig, logDir: string): Promise<{
   const [host, portText] = config.temporal.address.split(':');
   await assertFree('TEMPORAL_ADDRESS', host!, Number(portText), 'or set TEMPORAL_ADDRESS to that server to use it');
   const cli = await ensureTemporalCli(say);
-  spawnProcess('temporal', [
-    cli, 'server', 'start-dev',
-    '--db-filename', resolve(root, config.dataDir, 'temporal.db'),
-    '--ip', host!, '--port', portText!,
-    '--ui-port', String(config.temporal.uiPort),
-    '--ui-codec-endpoint', `${config.publicApiUrl}/codec`,
-    '--namespace', config.temporal.namespace,
-    '--log-level', 'warn',
-    ...searchAttributeCliArgs(),
-  ], {}, logDir);
-  await waitFor('Temporal', async () => {
-    const c = await Connection.connect({ address: config.temporal.address, connectTimeout: '1s' });
-    try {
-      await c.workflowService.getSystemInfo({});
-      return true;
-    } finally {
-      await c.close();
-    }
-  }, 120_000);
+  spawnProcess(
+    'temporal',
+    [
+      cli,
+      'server',
+      'start-dev',
+      '--db-filename',
+      resolve(root, config.dataDir, 'temporal.db'),
+      '--ip',
+      host!,
+      '--port',
+      portText!,
+      '--ui-port',
+      String(config.temporal.uiPort),
+      '--ui-codec-endpoint',
+      `${config.publicApiUrl}/codec`,
+      '--namespace',
+      config.temporal.namespace,
+      '--log-level',
+      'warn',
+      ...searchAttributeCliArgs(),
+    ],
+    {},
+    logDir,
+  );
+  await waitFor(
+    'Temporal',
+    async () => {
+      const c = await Connection.connect({ address: config.temporal.address, connectTimeout: '1s' });
+      try {
+        await c.workflowService.getSystemInfo({});
+        return true;
+      } finally {
+        await c.close();
+      }
+    },
+    120_000,
+  );
   return { address: config.temporal.address, uiUrl: `http://localhost:${config.temporal.uiPort}` };
 }
 
 /** The Temporal server on PostgreSQL (databases `TEMPORAL_CLUSTER_DATABASE` and its `_visibility`) and the UI server. */
-async function startCluster(config: PlatformConfig, serverUrl: string, logDir: string, dataDir: string): Promise<{ address: string; uiUrl?: string }> {
+async function startCluster(
+  config: PlatformConfig,
+  serverUrl: string,
+  logDir: string,
+  dataDir: string,
+): Promise<{ address: string; uiUrl?: string }> {
   const cluster = loadClusterConfig();
   for (const [key, port] of Object.entries(cluster.ports)) {
-    await assertFree(key === 'frontend' ? 'TEMPORAL_ADDRESS' : `the Temporal ${key} port`, '127.0.0.1', port, 'or set the TEMPORAL_*_PORT variables (see docs/operations.md)');
+    await assertFree(
+      key === 'frontend' ? 'TEMPORAL_ADDRESS' : `the Temporal ${key} port`,
+      '127.0.0.1',
+      port,
+      'or set the TEMPORAL_*_PORT variables (see docs/operations.md)',
+    );
   }
   await assertFree('TEMPORAL_UI_PORT', '127.0.0.1', config.temporal.uiPort);
-  const command = await prepareTemporalCluster({ cluster, serverUrl, rootDir: resolve(dataDir, 'temporal-cluster/server'), log: say });
+  const command = await prepareTemporalCluster({
+    cluster,
+    serverUrl,
+    rootDir: resolve(dataDir, 'temporal-cluster/server'),
+    log: say,
+  });
   spawnProcess('temporal', command, {}, logDir);
   await initTemporalCluster(config.temporal.address, config.temporal.namespace, { isStopped: () => stopping });
-  say(`Temporal: server ${config.temporal.address} on PostgreSQL (databases ${cluster.database}, ${cluster.database}_visibility)`);
+  say(
+    `Temporal: server ${config.temporal.address} on PostgreSQL (databases ${cluster.database}, ${cluster.database}_visibility)`,
+  );
   const ui = await prepareTemporalUi({
-    rootDir: resolve(dataDir, 'temporal-cluster/ui'), address: config.temporal.address, port: config.temporal.uiPort,
-    codecEndpoint: `${config.publicApiUrl}/codec`, namespace: config.temporal.namespace, log: say,
+    rootDir: resolve(dataDir, 'temporal-cluster/ui'),
+    address: config.temporal.address,
+    port: config.temporal.uiPort,
+    codecEndpoint: `${config.publicApiUrl}/codec`,
+    namespace: config.temporal.namespace,
+    log: say,
   });
   spawnProcess('temporal-ui', ui, {}, logDir);
   const uiUrl = `http://localhost:${config.temporal.uiPort}`;
@@ -177,7 +248,13 @@ async function startCluster(config: PlatformConfig, serverUrl: string, logDir: s
   return { address: config.temporal.address, uiUrl };
 }
 
-function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: string; sandbox?: string }, workflowId: string, creds: Record<Role, DevCredential>) {
+function printBanner(
+  config: PlatformConfig,
+  group: DemoGroup,
+  urls: { ui?: string; sandbox?: string },
+  workflowId: string,
+  creds: Record<Role, DevCredential>,
+) {
   const api = config.publicApiUrl;
   say('');
   say('travel-rule-orchestrator is running');
@@ -192,13 +269,23 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
   for (const s of group.subsidiaries) say(`  subsidiary    ${s.name.padEnd(20)} ${s.did}`);
   say(`  counterparty  ${group.external.name.padEnd(20)} ${group.external.did}`);
   say('');
-  const kind = creds.admin.kind === 'oidc' ? `access tokens of the sandbox's identity provider, valid until ${creds.admin.expiresAt}` : 'API keys';
-  say(`Development credentials (${kind}; also in ${config.dataDir}/demo.json under operators), as Authorization: Bearer <token>:`);
+  const kind =
+    creds.admin.kind === 'oidc'
+      ? `access tokens of the sandbox's identity provider, valid until ${creds.admin.expiresAt}`
+      : 'API keys';
+  say(
+    `Development credentials (${kind}; also in ${config.dataDir}/demo.json under operators), as Authorization: Bearer <token>:`,
+  );
   for (const role of ROLES) say(`  ${role.padEnd(11)} ${creds[role].name.padEnd(17)} ${creds[role].token}`);
   say('');
   if (creds.admin.kind === 'oidc') {
-    say('Console sign-in at the sandbox\'s identity provider ("Sign in with your identity provider"), email and password:');
-    for (const role of ROLES) say(`  ${role.padEnd(11)} ${(group.operatorClients[role].email ?? group.operatorClients[role].clientId).padEnd(26)} ${group.operatorClients[role].clientSecret}`);
+    say(
+      'Console sign-in at the sandbox\'s identity provider ("Sign in with your identity provider"), email and password:',
+    );
+    for (const role of ROLES)
+      say(
+        `  ${role.padEnd(11)} ${(group.operatorClients[role].email ?? group.operatorClients[role].clientId).padEnd(26)} ${group.operatorClients[role].clientSecret}`,
+      );
   } else {
     say('Console sign-in: paste one of the credentials above.');
   }
@@ -211,44 +298,63 @@ function printBanner(config: PlatformConfig, group: DemoGroup, urls: { ui?: stri
  * Seeds the demo's registry and sanctions list, sends one incoming transfer per routing path and one outgoing transfer
  * per behaviour of the simulated counterparty, and waits for them (a minute at most).
  */
-async function runDemoTraffic(sandbox: SandboxTestRoutes, apiUrl: string, databaseUrl: string, group: DemoGroup, creds: Record<Role, DevCredential>) {
+async function runDemoTraffic(
+  sandbox: SandboxTestRoutes,
+  apiUrl: string,
+  databaseUrl: string,
+  group: DemoGroup,
+  creds: Record<Role, DevCredential>,
+) {
   await seedDemoData(sandbox.url, { url: apiUrl, token: creds.operator.token }, databaseUrl, group);
   const sent = await sendDemoIncoming(sandbox, group);
   const sentOut = await sendDemoOutgoing({ url: apiUrl, token: creds.operator.token }, group);
   const names = new Map([group.gateway, ...group.subsidiaries].map((v) => [v.did, v.name]));
-  const outgoing = Promise.all(sentOut.map(async (d) => {
-    let outcome = 'still running (see the Temporal UI)';
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && !stopping) {
-      const r = await fetch(`${apiUrl}/v1/transfers/${encodeURIComponent(d.id)}`, { headers: { authorization: `Bearer ${creds.viewer.token}` } });
-      if (r.ok) {
-        const s = (await r.json()) as { status: string; final: boolean };
-        if (s.final || s.status === d.reaches) {
-          outcome = s.final ? s.status : `${s.status}, waiting for a final answer until the deadline (TRANSFER_ANSWER_DEADLINE)`;
-          if (s.final || !d.final) break;
+  const outgoing = Promise.all(
+    sentOut.map(async (d) => {
+      let outcome = 'still running (see the Temporal UI)';
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline && !stopping) {
+        const r = await fetch(`${apiUrl}/v1/transfers/${encodeURIComponent(d.id)}`, {
+          headers: { authorization: `Bearer ${creds.viewer.token}` },
+        });
+        if (r.ok) {
+          const s = (await r.json()) as { status: string; final: boolean };
+          if (s.final || s.status === d.reaches) {
+            outcome = s.final
+              ? s.status
+              : `${s.status}, waiting for a final answer until the deadline (TRANSFER_ANSWER_DEADLINE)`;
+            if (s.final || !d.final) break;
+          }
         }
+        await new Promise((r) => setTimeout(r, 500));
       }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    return { ...d, outcome };
-  }));
-  const incoming = Promise.all(sent.map(async (d) => {
-    let outcome = 'still running (see the Temporal UI)';
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && !stopping) {
-      const r = await fetch(`${apiUrl}/v1/incoming-transfers/${d.id}`, { headers: { authorization: `Bearer ${creds.viewer.token}` } });
-      if (r.ok) {
-        const s = (await r.json()) as { phase: string; networkStatus: string; subsidiaryDid?: string };
-        const at = s.subsidiaryDid ? names.get(s.subsidiaryDid) ?? s.subsidiaryDid : 'the gateway';
-        if (s.phase === 'completed' || s.phase === 'awaiting-review') {
-          outcome = s.phase === 'completed' ? `${s.networkStatus} at ${at}` : `held for review at ${at} (POST /v1/transfers/${d.id}/decision)`;
-          break;
+      return { ...d, outcome };
+    }),
+  );
+  const incoming = Promise.all(
+    sent.map(async (d) => {
+      let outcome = 'still running (see the Temporal UI)';
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline && !stopping) {
+        const r = await fetch(`${apiUrl}/v1/incoming-transfers/${d.id}`, {
+          headers: { authorization: `Bearer ${creds.viewer.token}` },
+        });
+        if (r.ok) {
+          const s = (await r.json()) as { phase: string; networkStatus: string; subsidiaryDid?: string };
+          const at = s.subsidiaryDid ? (names.get(s.subsidiaryDid) ?? s.subsidiaryDid) : 'the gateway';
+          if (s.phase === 'completed' || s.phase === 'awaiting-review') {
+            outcome =
+              s.phase === 'completed'
+                ? `${s.networkStatus} at ${at}`
+                : `held for review at ${at} (POST /v1/transfers/${d.id}/decision)`;
+            break;
+          }
         }
+        await new Promise((r) => setTimeout(r, 500));
       }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    return { ...d, outcome };
-  }));
+      return { ...d, outcome };
+    }),
+  );
   return { incoming: await incoming, outgoing: await outgoing };
 }
 
@@ -259,8 +365,14 @@ async function shutdown(code: number): Promise<never> {
     if (child.exitCode === null) child.kill('SIGTERM');
     await new Promise<void>((r) => {
       if (child.exitCode !== null) return r();
-      const t = setTimeout(() => { child.kill('SIGKILL'); r(); }, 10_000);
-      child.once('exit', () => { clearTimeout(t); r(); });
+      const t = setTimeout(() => {
+        child.kill('SIGKILL');
+        r();
+      }, 10_000);
+      child.once('exit', () => {
+        clearTimeout(t);
+        r();
+      });
     });
   }
   await database?.stop().catch(() => undefined);
@@ -290,12 +402,19 @@ async function main() {
   await migrate(databaseUrl, 'sandbox');
   say(`Postgres: ${new URL(databaseUrl).host}${new URL(databaseUrl).pathname} (${database.source})`);
 
-  const temporal = clusterMode ? await startCluster(config, database.serverUrl, logDir, dataDir) : await startDevServer(config, logDir);
+  const temporal = clusterMode
+    ? await startCluster(config, database.serverUrl, logDir, dataDir)
+    : await startDevServer(config, logDir);
 
   const { group, created } = loadOrCreateDemoGroup(resolve(dataDir, 'demo.json'));
   const seedFile = resolve(dataDir, 'sandbox-seed.json');
   // The console signs people in at the sandbox's identity provider: its redirect URI is the API's own address.
-  group.seed.operatorApps = [{ clientId: DEMO_CONSOLE_CLIENT_ID, redirectUris: [...new Set(['http://127.0.0.1/console/', `${config.publicApiUrl}/console/`])] }];
+  group.seed.operatorApps = [
+    {
+      clientId: DEMO_CONSOLE_CLIENT_ID,
+      redirectUris: [...new Set(['http://127.0.0.1/console/', `${config.publicApiUrl}/console/`])],
+    },
+  ];
   // A demo group made before VASPs were marked simulated: its counterparty is the sandbox's simulated one.
   group.seed.vasps = group.seed.vasps.map((v) => (v.did === group.external.did ? { ...v, simulated: true } : v));
   writeFileSync(seedFile, JSON.stringify(group.seed, null, 2), { mode: 0o600 });
@@ -316,21 +435,43 @@ async function main() {
   if (!config.network) {
     sandboxUrl = `http://127.0.0.1:${config.sandboxPort}`;
     writeFileSync(resolve(dataDir, 'sandbox-operator-token'), `${sandboxTestToken}\n`, { mode: 0o600 });
-    spawnProcess('sandbox', entryArgs('sandbox/main.ts'), { ...common, SANDBOX_SEED: seedFile, SANDBOX_PUBLIC_URL: sandboxUrl, SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: sandboxTestToken }, logDir);
+    spawnProcess(
+      'sandbox',
+      entryArgs('sandbox/main.ts'),
+      {
+        ...common,
+        SANDBOX_SEED: seedFile,
+        SANDBOX_PUBLIC_URL: sandboxUrl,
+        SANDBOX_TEST_ROUTES: '1',
+        SANDBOX_OPERATOR_TOKEN: sandboxTestToken,
+      },
+      logDir,
+    );
     await waitFor('the sandbox', httpOk(`${sandboxUrl}/healthz`));
     network = {
-      AUTH_URL: sandboxUrl, BASE_URL: sandboxUrl, AUDIENCE: sandboxUrl, BASEURL_PII: `${sandboxUrl}/pii`, AUDIENCE_PII: `${sandboxUrl}/pii`,
-      CLIENT_ID: group.gateway.credentials.clientId, CLIENT_SECRET: group.gateway.credentials.clientSecret,
+      AUTH_URL: sandboxUrl,
+      BASE_URL: sandboxUrl,
+      AUDIENCE: sandboxUrl,
+      BASEURL_PII: `${sandboxUrl}/pii`,
+      AUDIENCE_PII: `${sandboxUrl}/pii`,
+      CLIENT_ID: group.gateway.credentials.clientId,
+      CLIENT_SECRET: group.gateway.credentials.clientSecret,
       // Operators sign in at the sandbox's identity provider unless another is configured.
-      ...(config.auth.oidc ? {} : {
-        OPERATOR_AUTH_ISSUER: operatorIssuerUrl(sandboxUrl), OPERATOR_AUTH_AUDIENCE: DEFAULT_OPERATOR_AUDIENCE,
-        OPERATOR_CONSOLE_CLIENT_ID: DEMO_CONSOLE_CLIENT_ID,
-      }),
+      ...(config.auth.oidc
+        ? {}
+        : {
+            OPERATOR_AUTH_ISSUER: operatorIssuerUrl(sandboxUrl),
+            OPERATOR_AUTH_AUDIENCE: DEFAULT_OPERATOR_AUDIENCE,
+            OPERATOR_CONSOLE_CLIENT_ID: DEMO_CONSOLE_CLIENT_ID,
+          }),
     };
     say(`Sandbox: ${sandboxUrl}`);
     const keys = demoKeys(group);
     writeFileSync(resolve(dataDir, 'demo.json'), `${JSON.stringify(group, null, 2)}\n`, { mode: 0o600 });
-    network = { ...network, ...(await prepareDemoNetwork({ url: sandboxUrl, testToken: sandboxTestToken }, config.publicApiUrl, group, keys)) };
+    network = {
+      ...network,
+      ...(await prepareDemoNetwork({ url: sandboxUrl, testToken: sandboxTestToken }, config.publicApiUrl, group, keys)),
+    };
   } else {
     say(`Network: ${config.network.baseUrl} (BASE_URL); the sandbox is not started`);
   }
@@ -340,7 +481,13 @@ async function main() {
     spawnProcess('all-in-one', entryArgs('workers/all-in-one.ts'), { ...common, ...network }, logDir);
   }
   const workers = (clusterMode ? loadClusterConfig().workerProcesses : 1) - (allInOne ? 1 : 0);
-  for (let i = 1; i <= workers; i++) spawnProcess(workers === 1 ? 'worker' : `worker-${i}`, entryArgs('workers/main.ts'), { ...common, ...network }, logDir);
+  for (let i = 1; i <= workers; i++)
+    spawnProcess(
+      workers === 1 ? 'worker' : `worker-${i}`,
+      entryArgs('workers/main.ts'),
+      { ...common, ...network },
+      logDir,
+    );
   if (!allInOne) spawnProcess('api', entryArgs('client/main.ts'), { ...common, ...network }, logDir);
   await waitFor('the internal API', httpOk(`${config.publicApiUrl}/healthz`), 120_000);
 
@@ -349,22 +496,43 @@ async function main() {
   writeFileSync(resolve(dataDir, 'demo.json'), `${JSON.stringify(group, null, 2)}\n`, { mode: 0o600 });
   const as = (role: Role) => ({ authorization: `Bearer ${creds[role].token}` });
 
-  const started = (await (await fetch(`${config.publicApiUrl}/v1/checks/connectivity`, { method: 'POST', headers: as('operator') })).json()) as { workflowId: string };
-  await waitFor('the demonstration workflow', async () => {
-    const r = (await (await fetch(`${config.publicApiUrl}/v1/checks/connectivity/${started.workflowId}`, { headers: as('viewer') })).json()) as { status: string };
-    if (r.status === 'FAILED' || r.status === 'TERMINATED') throw new Error(`demonstration workflow ${r.status}`);
-    return r.status === 'COMPLETED';
-  }, 120_000);
+  const started = (await (
+    await fetch(`${config.publicApiUrl}/v1/checks/connectivity`, { method: 'POST', headers: as('operator') })
+  ).json()) as { workflowId: string };
+  await waitFor(
+    'the demonstration workflow',
+    async () => {
+      const r = (await (
+        await fetch(`${config.publicApiUrl}/v1/checks/connectivity/${started.workflowId}`, { headers: as('viewer') })
+      ).json()) as { status: string };
+      if (r.status === 'FAILED' || r.status === 'TERMINATED') throw new Error(`demonstration workflow ${r.status}`);
+      return r.status === 'COMPLETED';
+    },
+    120_000,
+  );
 
-  const demo = sandboxUrl ? await runDemoTraffic({ url: sandboxUrl, testToken: sandboxTestToken }, config.publicApiUrl, databaseUrl, group, creds) : undefined;
+  const demo = sandboxUrl
+    ? await runDemoTraffic(
+        { url: sandboxUrl, testToken: sandboxTestToken },
+        config.publicApiUrl,
+        databaseUrl,
+        group,
+        creds,
+      )
+    : undefined;
   printBanner(config, group, { ui: temporal.uiUrl, sandbox: sandboxUrl }, started.workflowId, creds);
   if (demo) {
     say('Demo incoming transfers (filter by TransferStatus or SubsidiaryVaspDid in the Temporal UI):');
     for (const d of demo.incoming) say(`  ${d.label.padEnd(40)} incoming-${d.id}  ${d.outcome}`);
-    say(`Demo outgoing transfers from ${group.subsidiaries[0]!.name} to ${group.external.name}, one per counterparty behaviour (GET /v1/transfers/<id>):`);
+    say(
+      `Demo outgoing transfers from ${group.subsidiaries[0]!.name} to ${group.external.name}, one per counterparty behaviour (GET /v1/transfers/<id>):`,
+    );
     for (const d of demo.outgoing) say(`  ${d.label.padEnd(40)} ${d.workflowId}  ${d.outcome}`);
   }
-  writeFileSync(resolve(dataDir, 'urls.json'), JSON.stringify({ api: config.publicApiUrl, ui: temporal.uiUrl, sandbox: sandboxUrl }, null, 2));
+  writeFileSync(
+    resolve(dataDir, 'urls.json'),
+    JSON.stringify({ api: config.publicApiUrl, ui: temporal.uiUrl, sandbox: sandboxUrl }, null, 2),
+  );
 }
 
 process.on('SIGINT', () => void shutdown(0));

@@ -37,7 +37,9 @@ function answersAsServer(path: string): boolean {
 }
 
 /** Finds the CLI or builds it into the cache (a few minutes, once per machine), printing progress to stderr. */
-export async function ensureTemporalCli(log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<string> {
+export async function ensureTemporalCli(
+  log: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<string> {
   const found = findTemporalCli();
   if (found) return found;
   if (!goBinary()) {
@@ -47,7 +49,14 @@ export async function ensureTemporalCli(log: (line: string) => void = (l) => pro
         'TEMPORAL_CLI_PATH to it.',
     );
   }
-  return goInstall({ module: TEMPORAL_CLI_MODULE, version: TEMPORAL_CLI_VERSION, dir: cacheDir(), binary: 'temporal', label: 'the Temporal CLI', log });
+  return goInstall({
+    module: TEMPORAL_CLI_MODULE,
+    version: TEMPORAL_CLI_VERSION,
+    dir: cacheDir(),
+    binary: 'temporal',
+    label: 'the Temporal CLI',
+    log,
+  });
 }
 
 if (require.main === module) {

@@ -29,10 +29,24 @@ export async function ensureTemporalServer(log: (line: string) => void = default
   const sqlTool = join(dir, 'sql');
   // One after the other: each build alone keeps both cores busy.
   if (!executable(server)) {
-    await goInstall({ module: `${TEMPORAL_SERVER_MODULE}/cmd/server`, version: TEMPORAL_SERVER_VERSION, dir, binary: 'server', label: 'the Temporal server', log });
+    await goInstall({
+      module: `${TEMPORAL_SERVER_MODULE}/cmd/server`,
+      version: TEMPORAL_SERVER_VERSION,
+      dir,
+      binary: 'server',
+      label: 'the Temporal server',
+      log,
+    });
   }
   if (!executable(sqlTool)) {
-    await goInstall({ module: `${TEMPORAL_SERVER_MODULE}/cmd/tools/sql`, version: TEMPORAL_SERVER_VERSION, dir, binary: 'sql', label: 'temporal-sql-tool', log });
+    await goInstall({
+      module: `${TEMPORAL_SERVER_MODULE}/cmd/tools/sql`,
+      version: TEMPORAL_SERVER_VERSION,
+      dir,
+      binary: 'sql',
+      label: 'temporal-sql-tool',
+      log,
+    });
   }
   return { server, sqlTool, moduleDir: goModuleDir(TEMPORAL_SERVER_MODULE, TEMPORAL_SERVER_VERSION) };
 }
@@ -41,7 +55,14 @@ export async function ensureTemporalServer(log: (line: string) => void = default
 export async function ensureTemporalUiServer(log: (line: string) => void = defaultLog): Promise<string> {
   const path = join(uiDir(), 'server');
   if (executable(path)) return path;
-  return goInstall({ module: `${TEMPORAL_UI_SERVER_MODULE}/cmd/server`, version: TEMPORAL_UI_SERVER_VERSION, dir: uiDir(), binary: 'server', label: 'the Temporal UI server', log });
+  return goInstall({
+    module: `${TEMPORAL_UI_SERVER_MODULE}/cmd/server`,
+    version: TEMPORAL_UI_SERVER_VERSION,
+    dir: uiDir(),
+    binary: 'server',
+    label: 'the Temporal UI server',
+    log,
+  });
 }
 
 if (require.main === module) {

@@ -28,7 +28,13 @@ export function incomingViewUpdate(state: IncomingStatus, facts: IncomingFacts):
     counterpartyDid: facts.counterpartyDid,
     asset: state.asset,
     amount: facts.amount,
-    hits: state.screening ? { nameHits: state.screening.nameHits, addressHits: state.screening.addressHits, skipped: state.screening.skipped } : undefined,
+    hits: state.screening
+      ? {
+          nameHits: state.screening.nameHits,
+          addressHits: state.screening.addressHits,
+          skipped: state.screening.skipped,
+        }
+      : undefined,
     decision: state.decision,
     deadline: waiting ? facts.deadline : undefined,
     createdAt: facts.createdAt,

@@ -29,11 +29,32 @@ export interface TransferViewRow {
   version: number;
 }
 
-export type TransferViewWrite = Omit<TransferViewRow, 'updatedAt' | 'deadlineAt' | 'createdAt'> & { deadlineAt: Date | null; createdAt: Date };
+export type TransferViewWrite = Omit<TransferViewRow, 'updatedAt' | 'deadlineAt' | 'createdAt'> & {
+  deadlineAt: Date | null;
+  createdAt: Date;
+};
 
 const COLUMNS = [
-  'workflow_id', 'direction', 'id', 'transaction_id', 'reference', 'status', 'phase', 'final', 'needs_review', 'needs_routing',
-  'escalated', 'subsidiary_did', 'counterparty_did', 'asset', 'amount', 'hits', 'decision', 'deadline_at', 'created_at', 'version',
+  'workflow_id',
+  'direction',
+  'id',
+  'transaction_id',
+  'reference',
+  'status',
+  'phase',
+  'final',
+  'needs_review',
+  'needs_routing',
+  'escalated',
+  'subsidiary_did',
+  'counterparty_did',
+  'asset',
+  'amount',
+  'hits',
+  'decision',
+  'deadline_at',
+  'created_at',
+  'version',
 ] as const;
 
 /**
@@ -42,11 +63,26 @@ const COLUMNS = [
  */
 export async function writeTransferView(pool: Pool, row: TransferViewWrite): Promise<void> {
   const values = [
-    row.workflowId, row.direction, row.id, row.transactionId, row.reference, row.status, row.phase, row.final, row.needsReview,
-    row.needsRouting, row.escalated, row.subsidiaryDid, row.counterpartyDid, row.asset, row.amount,
+    row.workflowId,
+    row.direction,
+    row.id,
+    row.transactionId,
+    row.reference,
+    row.status,
+    row.phase,
+    row.final,
+    row.needsReview,
+    row.needsRouting,
+    row.escalated,
+    row.subsidiaryDid,
+    row.counterpartyDid,
+    row.asset,
+    row.amount,
     row.hits === null || row.hits === undefined ? null : JSON.stringify(row.hits),
     row.decision === null || row.decision === undefined ? null : JSON.stringify(row.decision),
-    row.deadlineAt, row.createdAt, row.version,
+    row.deadlineAt,
+    row.createdAt,
+    row.version,
   ];
   const updates = COLUMNS.filter((c) => c !== 'workflow_id' && c !== 'created_at').map((c) => `${c} = excluded.${c}`);
   await pool.query(
@@ -60,12 +96,26 @@ export async function writeTransferView(pool: Pool, row: TransferViewWrite): Pro
 /** A workflow's update (transfer-view/types.ts) as a row: the deadline becomes a time. */
 export async function writeTransferViewUpdate(pool: Pool, u: TransferViewUpdate): Promise<void> {
   await writeTransferView(pool, {
-    workflowId: u.workflowId, direction: u.direction, id: u.id, transactionId: u.transactionId ?? null, reference: u.reference ?? null,
-    status: u.status, phase: u.phase ?? null, final: u.final, needsReview: u.needsReview, needsRouting: u.needsRouting,
-    escalated: u.escalated, subsidiaryDid: u.subsidiaryDid ?? null, counterpartyDid: u.counterpartyDid ?? null, asset: u.asset ?? null,
-    amount: u.amount ?? null, hits: u.hits ?? null, decision: u.decision ?? null,
+    workflowId: u.workflowId,
+    direction: u.direction,
+    id: u.id,
+    transactionId: u.transactionId ?? null,
+    reference: u.reference ?? null,
+    status: u.status,
+    phase: u.phase ?? null,
+    final: u.final,
+    needsReview: u.needsReview,
+    needsRouting: u.needsRouting,
+    escalated: u.escalated,
+    subsidiaryDid: u.subsidiaryDid ?? null,
+    counterpartyDid: u.counterpartyDid ?? null,
+    asset: u.asset ?? null,
+    amount: u.amount ?? null,
+    hits: u.hits ?? null,
+    decision: u.decision ?? null,
     deadlineAt: u.deadline ? new Date(Date.parse(u.deadline.from) + msToNumber(u.deadline.after)) : null,
-    createdAt: new Date(u.createdAt), version: u.version,
+    createdAt: new Date(u.createdAt),
+    version: u.version,
   });
 }
 
@@ -91,18 +141,52 @@ const SELECT = `select workflow_id, direction, id, transaction_id, reference, st
   ${exactTimestamp('created_at')} as cursor_at from transfer_view`;
 
 interface Raw {
-  workflow_id: string; direction: 'incoming' | 'outgoing'; id: string; transaction_id: string | null; reference: string | null;
-  status: string; phase: string | null; final: boolean; needs_review: boolean; needs_routing: boolean; escalated: boolean;
-  subsidiary_did: string | null; counterparty_did: string | null; asset: string | null; amount: string | null; hits: unknown;
-  decision: unknown; deadline_at: Date | null; created_at: Date; updated_at: Date; version: number; cursor_at: string;
+  workflow_id: string;
+  direction: 'incoming' | 'outgoing';
+  id: string;
+  transaction_id: string | null;
+  reference: string | null;
+  status: string;
+  phase: string | null;
+  final: boolean;
+  needs_review: boolean;
+  needs_routing: boolean;
+  escalated: boolean;
+  subsidiary_did: string | null;
+  counterparty_did: string | null;
+  asset: string | null;
+  amount: string | null;
+  hits: unknown;
+  decision: unknown;
+  deadline_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+  cursor_at: string;
 }
 
 const toRow = (r: Raw): TransferViewRow => ({
-  workflowId: r.workflow_id, direction: r.direction, id: r.id, transactionId: r.transaction_id, reference: r.reference,
-  status: r.status, phase: r.phase, final: r.final, needsReview: r.needs_review, needsRouting: r.needs_routing, escalated: r.escalated,
-  subsidiaryDid: r.subsidiary_did, counterpartyDid: r.counterparty_did, asset: r.asset, amount: r.amount, hits: r.hits,
-  decision: r.decision, deadlineAt: r.deadline_at?.toISOString() ?? null, createdAt: r.created_at.toISOString(),
-  updatedAt: r.updated_at.toISOString(), version: r.version,
+  workflowId: r.workflow_id,
+  direction: r.direction,
+  id: r.id,
+  transactionId: r.transaction_id,
+  reference: r.reference,
+  status: r.status,
+  phase: r.phase,
+  final: r.final,
+  needsReview: r.needs_review,
+  needsRouting: r.needs_routing,
+  escalated: r.escalated,
+  subsidiaryDid: r.subsidiary_did,
+  counterpartyDid: r.counterparty_did,
+  asset: r.asset,
+  amount: r.amount,
+  hits: r.hits,
+  decision: r.decision,
+  deadlineAt: r.deadline_at?.toISOString() ?? null,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+  version: r.version,
 });
 
 /** One page of transfers matching `filter`, ordered by creation time then workflow id. */

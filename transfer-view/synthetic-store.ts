@@ -6,14 +6,18 @@ import type { Pool } from 'pg';
  * times faster than maintaining them row by row. The distribution is a busy group's year: half each way, 10
  * subsidiaries, 200 counterparties, 8 assets, mostly final, about 0.1 % waiting for a person.
  */
-export async function fillSyntheticTransfers(pool: Pool, rows: number): Promise<{ subsidiaries: string[]; counterparties: string[]; assets: string[]; transactionIds: string[] }> {
+export async function fillSyntheticTransfers(
+  pool: Pool,
+  rows: number,
+): Promise<{ subsidiaries: string[]; counterparties: string[]; assets: string[]; transactionIds: string[] }> {
   const client = await pool.connect();
   try {
     const { rows: indexes } = await client.query<{ indexname: string; indexdef: string }>(
       `select indexname, indexdef from pg_indexes where schemaname = current_schema() and tablename = 'transfer_view' and indexname <> 'transfer_view_pkey'`,
     );
     for (const i of indexes) await client.query(`drop index ${i.indexname}`);
-    await client.query(`
+    await client.query(
+      `
       insert into transfer_view (workflow_id, direction, id, transaction_id, reference, status, phase, final, needs_review, needs_routing,
                                  escalated, subsidiary_did, counterparty_did, asset, amount, hits, deadline_at, created_at, version)
       select case when incoming then 'incoming-' || txid else 'outgoing-' || ref end,
@@ -45,13 +49,17 @@ export async function fillSyntheticTransfers(pool: Pool, rows: number): Promise<
                      timestamptz '2025-11-24 00:00:00Z' + (n::double precision / $1) * interval '365 days' as created
                 from generate_series(1::bigint, $1::bigint) n
             ) g
-        ) t`, [rows]);
+        ) t`,
+      [rows],
+    );
     for (const i of indexes) await client.query(i.indexdef);
     await client.query('analyze transfer_view');
   } finally {
     client.release();
   }
-  const sample = await pool.query<{ transaction_id: string }>('select transaction_id from transfer_view tablesample system (1) limit 500');
+  const sample = await pool.query<{ transaction_id: string }>(
+    'select transaction_id from transfer_view tablesample system (1) limit 500',
+  );
   return {
     transactionIds: sample.rows.map((r) => r.transaction_id),
     subsidiaries: Array.from({ length: 10 }, (_, i) => `did:ethr:0xsub${String(i).padStart(38, '0')}`),

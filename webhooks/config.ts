@@ -42,11 +42,19 @@ const ADDRESS: SecretRule = {
 export function loadWebhookConfig(env: Env): WebhookConfig {
   const notificationDefault = env.NOTIFICATION_WEBHOOK_SECRET || undefined;
   if (notificationDefault !== undefined && !NOTIFICATION.usable(notificationDefault)) {
-    throw new ConfigError('NOTIFICATION_WEBHOOK_SECRET', `is not ${NOTIFICATION.describe}`, 'Set it to the secret POST /webhook answered (whsec_…)');
+    throw new ConfigError(
+      'NOTIFICATION_WEBHOOK_SECRET',
+      `is not ${NOTIFICATION.describe}`,
+      'Set it to the secret POST /webhook answered (whsec_…)',
+    );
   }
   const addressTimestamp = (env.ADDRESS_WEBHOOK_TIMESTAMP || 'required').trim();
   if (addressTimestamp !== 'required' && addressTimestamp !== 'optional') {
-    throw new ConfigError('ADDRESS_WEBHOOK_TIMESTAMP', `"${addressTimestamp}" is neither required nor optional`, 'Set required (replays refused), or optional for a network that signs address queries without a timestamp');
+    throw new ConfigError(
+      'ADDRESS_WEBHOOK_TIMESTAMP',
+      `"${addressTimestamp}" is neither required nor optional`,
+      'Set required (replays refused), or optional for a network that signs address queries without a timestamp',
+    );
   }
   return {
     addressTimestamp,

@@ -23,8 +23,17 @@ export async function claimWebhook(pool: Pool, claim: WebhookClaim, staleAfterSe
      values ($1, $2, $3, $4, $5, $6, $7, $8, 'processing')
      on conflict (webhook_id) do update set received_at = now()
        where received_webhooks.outcome = 'processing' and received_webhooks.received_at < now() - make_interval(secs => $9)`,
-    [claim.webhookId, claim.endpoint, claim.messageType, claim.transactionId, claim.transactionRef, claim.status,
-      claim.originatorVaspDid, claim.beneficiaryVaspDid, staleAfterSeconds],
+    [
+      claim.webhookId,
+      claim.endpoint,
+      claim.messageType,
+      claim.transactionId,
+      claim.transactionRef,
+      claim.status,
+      claim.originatorVaspDid,
+      claim.beneficiaryVaspDid,
+      staleAfterSeconds,
+    ],
   );
   return rowCount === 1;
 }

@@ -19,12 +19,13 @@ runMain('all-in-one', async (log) => {
   const connection = await connectTemporal(NativeConnection, config.temporal);
   // A Client on a NativeConnection: what eager start needs (the SDK hands the task to a worker on that connection).
   const temporal = new Client({
-    connection: connection as never, namespace: config.temporal.namespace,
+    connection: connection as never,
+    namespace: config.temporal.namespace,
     dataConverter: createDataConverter(loadCodecKeyring(config.codecKeys, config.dataDir)),
   });
   const stopWorker = await startWorker(config, log, { connection });
   const stopApi = await startApi(config, log, { temporal });
-  log.info('all-in-one: the API starts workflows eagerly on this process\'s worker');
+  log.info("all-in-one: the API starts workflows eagerly on this process's worker");
   return async () => {
     await stopApi();
     await stopWorker();

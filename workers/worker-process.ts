@@ -24,33 +24,60 @@ import { createWorker } from './worker';
  * `connection` is the all-in-one process's NativeConnection (workers/all-in-one.ts), shared with its Client and closed
  * by it; without it the worker connects by itself.
  */
-export async function startWorker(config: PlatformConfig, log: Logger, shared?: { connection: NativeConnection }): Promise<() => Promise<void>> {
+export async function startWorker(
+  config: PlatformConfig,
+  log: Logger,
+  shared?: { connection: NativeConnection },
+): Promise<() => Promise<void>> {
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
   if (!config.network) {
-    throw new ConfigError('BASE_URL', 'no network is configured', 'Set CLIENT_ID, CLIENT_SECRET, AUTH_URL and BASE_URL, or run `npm start`, which points the worker at the sandbox');
+    throw new ConfigError(
+      'BASE_URL',
+      'no network is configured',
+      'Set CLIENT_ID, CLIENT_SECRET, AUTH_URL and BASE_URL, or run `npm start`, which points the worker at the sandbox',
+    );
   }
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
   await assertReachable(databaseUrl);
   await migrate(databaseUrl, 'orchestrator');
   const pool = createPool(databaseUrl, 'orchestrator');
-  const keystore = await openKeystore(pool, { masterKey: config.keystoreMasterKey, dataDir: config.dataDir, agentKeys: config.agentKeys, log });
+  const keystore = await openKeystore(pool, {
+    masterKey: config.keystoreMasterKey,
+    dataDir: config.dataDir,
+    agentKeys: config.agentKeys,
+    log,
+  });
   const network = new NetworkClient(config.network, {
     budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
   });
   const connection = shared?.connection ?? (await connectTemporal(NativeConnection, config.temporal));
   // Activities ask Temporal one thing: whether a workflow still runs (the address book's abandoned run locks).
-  const temporal = new Client({ connection: connection as never, namespace: config.temporal.namespace, dataConverter: createDataConverter(keyring) });
+  const temporal = new Client({
+    connection: connection as never,
+    namespace: config.temporal.namespace,
+    dataConverter: createDataConverter(keyring),
+  });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     keyring,
     activities: createActivities({
-      pool, network, logger: createLogger('activities', config.logLevel), keystore, addressBook: config.addressBook,
+      pool,
+      network,
+      logger: createLogger('activities', config.logLevel),
+      keystore,
+      addressBook: config.addressBook,
       workflowStatus: workflowStatusOf(temporal),
       transfers: openTransferContext({
-        pool, network, keystore, masterKey: config.keystoreMasterKey, dataDir: config.dataDir, group: config.group,
-        logger: createLogger('transfers', config.logLevel), config: config.transfers,
+        pool,
+        network,
+        keystore,
+        masterKey: config.keystoreMasterKey,
+        dataDir: config.dataDir,
+        group: config.group,
+        logger: createLogger('transfers', config.logLevel),
+        config: config.transfers,
       }),
     }),
   });

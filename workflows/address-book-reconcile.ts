@@ -59,7 +59,10 @@ interface RunState {
 }
 
 // Ten minutes: the start reads the network's count, a call that may ride out transient failures for five.
-const quick = { startToCloseTimeout: '10 minutes', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 } } as const;
+const quick = {
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+} as const;
 const { abBeginRun } = proxyActivities<Activities>(quick);
 // Long activities heartbeat; a worker that dies is noticed within the heartbeat timeout and the attempt moves on. Each
 // attempt resumes from the step's checkpoint and its calls ride out transient network failures themselves, so an
@@ -71,8 +74,17 @@ const long = {
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 } as const;
-const { abListNetwork, abComputeHead, abComputeDelta, abBuildMirror, abApplyRemovals, abRegisterAdds, abUploadChunk, abVerify, abFinishRun } =
-  proxyActivities<Activities>(long);
+const {
+  abListNetwork,
+  abComputeHead,
+  abComputeDelta,
+  abBuildMirror,
+  abApplyRemovals,
+  abRegisterAdds,
+  abUploadChunk,
+  abVerify,
+  abFinishRun,
+} = proxyActivities<Activities>(long);
 
 /** One execution of the run: the state it carries across continue-as-new, and what lives only in this execution. */
 interface Run {
@@ -117,7 +129,12 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
     if (s.phase === 'processing') await awaitProcessing(run, waiting);
     let verifiedBy: 'count' | 'listing' | undefined;
     if (s.phase === 'verifying') {
-      const verified = await abVerify({ runId: s.runId, vaspDid: input.vaspDid, countReached: s.countReached ?? false, verify: s.settings!.verify });
+      const verified = await abVerify({
+        runId: s.runId,
+        vaspDid: input.vaspDid,
+        countReached: s.countReached ?? false,
+        verify: s.settings!.verify,
+      });
       verifiedBy = verified.verifiedBy;
       enter(run, 'reporting');
     }
@@ -134,7 +151,16 @@ export async function addressBookReconcile(input: ReconcileInput): Promise<Recon
 function resume(input: ReconcileInput): Run {
   const s: RunState = input.resume
     ? { ...input.resume, execution: input.resume.execution + 1 }
-    : { runId: uuid4(), startedAtMs: Date.now(), phase: 'starting', execution: 1, nextChunk: 1, rowsDone: 0, chunksDone: 0, phases: {} };
+    : {
+        runId: uuid4(),
+        startedAtMs: Date.now(),
+        phase: 'starting',
+        execution: 1,
+        nextChunk: 1,
+        rowsDone: 0,
+        chunksDone: 0,
+        phases: {},
+      };
   setHandler(addressBookProgressQuery, (): ReconcileProgress => ({
     runId: s.runId,
     vaspDid: input.vaspDid,
@@ -166,20 +192,41 @@ function waitingFor(settings: RunSettings) {
     heartbeatTimeout: Math.max(60_000, 3 * settings.pollIntervalMs),
     retry: long.retry,
   });
-  return { timeouts: { timeoutMs: settings.processingTimeoutMs, pollMs: settings.pollIntervalMs, settleMs: settings.settleMs }, abAwaitNetworkCount };
+  return {
+    timeouts: { timeoutMs: settings.processingTimeoutMs, pollMs: settings.pollIntervalMs, settleMs: settings.settleMs },
+    abAwaitNetworkCount,
+  };
 }
 
 /** Claims the VASP for this run; another run in progress makes this one a skipped report. */
 async function beginRun(run: Run): Promise<ReconcileReport | undefined> {
   const { input, s } = run;
   const { vaspDid } = input;
-  const begun = await abBeginRun({ runId: s.runId, vaspDid, workflowId: workflowInfo().workflowId, trigger: input.trigger, mode: input.mode ?? 'auto' });
+  const begun = await abBeginRun({
+    runId: s.runId,
+    vaspDid,
+    workflowId: workflowInfo().workflowId,
+    trigger: input.trigger,
+    mode: input.mode ?? 'auto',
+  });
   if (!begun.started) {
     s.phase = 'skipped';
     const now = new Date().toISOString();
     return {
-      runId: s.runId, vaspDid, trigger: input.trigger, status: 'skipped', startedAt: now, finishedAt: now, durationMs: 0,
-      added: 0, updated: 0, removed: 0, rejected: 0, chunks: 0, phases: {}, busyRunId: begun.busyRunId,
+      runId: s.runId,
+      vaspDid,
+      trigger: input.trigger,
+      status: 'skipped',
+      startedAt: now,
+      finishedAt: now,
+      durationMs: 0,
+      added: 0,
+      updated: 0,
+      removed: 0,
+      rejected: 0,
+      chunks: 0,
+      phases: {},
+      busyRunId: begun.busyRunId,
       error: `run ${begun.busyRunId} is in progress for ${vaspDid}`,
     };
   }
@@ -199,7 +246,9 @@ async function list(run: Run): Promise<void> {
 
 async function diff(run: Run, waiting: Waiting): Promise<void> {
   const { s } = run;
-  s.delta = s.headFirst ? await headFirst(run, waiting) : await abComputeDelta({ runId: s.runId, vaspDid: run.input.vaspDid });
+  s.delta = s.headFirst
+    ? await headFirst(run, waiting)
+    : await abComputeDelta({ runId: s.runId, vaspDid: run.input.vaspDid });
   enter(run, 'removing');
 }
 
@@ -236,9 +285,10 @@ function startMirror(run: Run): void {
   if (run.mirrorStarted) return;
   run.mirrorStarted = true;
   const { s } = run;
-  run.mirror = s.mode === 'full' && !s.mirrorBuilt
-    ? abBuildMirror({ runId: s.runId }).then(() => void (s.mirrorBuilt = true))
-    : Promise.resolve();
+  run.mirror =
+    s.mode === 'full' && !s.mirrorBuilt
+      ? abBuildMirror({ runId: s.runId }).then(() => void (s.mirrorBuilt = true))
+      : Promise.resolve();
   run.mirror.catch(() => undefined);
 }
 
@@ -252,7 +302,12 @@ async function remove(run: Run, { timeouts, abAwaitNetworkCount }: Waiting): Pro
     const applied = await abApplyRemovals({ runId: s.runId, vaspDid });
     s.expectedAfterRemovals += applied.refusedListingRows;
     const waited = await abAwaitNetworkCount({
-      runId: s.runId, vaspDid, from: delta.networkBefore, expected: s.expectedAfterRemovals, direction: 'down', ...timeouts,
+      runId: s.runId,
+      vaspDid,
+      from: delta.networkBefore,
+      expected: s.expectedAfterRemovals,
+      direction: 'down',
+      ...timeouts,
     });
     s.countReached = waited.reached && waited.count === s.expectedAfterRemovals;
     s.rowsDone += delta.toRemove;
@@ -278,7 +333,13 @@ async function add(run: Run, { timeouts }: Waiting): Promise<void> {
         await run.mirror;
         await continueAsNew<typeof addressBookReconcile>({ ...input, resume: s });
       }
-      const done = await abUploadChunk({ runId: s.runId, vaspDid: input.vaspDid, chunkNo: s.nextChunk, baseCount: s.expectedAfterRemovals!, ...timeouts });
+      const done = await abUploadChunk({
+        runId: s.runId,
+        vaspDid: input.vaspDid,
+        chunkNo: s.nextChunk,
+        baseCount: s.expectedAfterRemovals!,
+        ...timeouts,
+      });
       startMirror(run);
       s.rowsDone += done.rows;
       s.chunksDone += 1;
@@ -294,7 +355,12 @@ async function awaitProcessing(run: Run, { timeouts, abAwaitNetworkCount }: Wait
   const { s } = run;
   if (s.delta!.method !== 'none') {
     const waited = await abAwaitNetworkCount({
-      runId: s.runId, vaspDid: run.input.vaspDid, from: s.expectedAfterRemovals!, expected: s.expectedFinal!, direction: 'up', ...timeouts,
+      runId: s.runId,
+      vaspDid: run.input.vaspDid,
+      from: s.expectedAfterRemovals!,
+      expected: s.expectedFinal!,
+      direction: 'up',
+      ...timeouts,
     });
     s.countReached = waited.reached && waited.count === s.expectedFinal;
   }
@@ -319,5 +385,8 @@ async function fail(run: Run, e: unknown): Promise<never> {
   // The mirror build must not outlive the failed run's bookkeeping (its partition would be left behind).
   await run.mirror.catch(() => undefined);
   await abFinishRun({ runId: s.runId, status: 'failed', error: `${failedIn}: ${cause ?? message}`, phases: s.phases });
-  throw ApplicationFailure.nonRetryable(`address-book run ${s.runId} failed in phase ${failedIn}: ${cause ?? message}`, 'AddressBookRunFailed');
+  throw ApplicationFailure.nonRetryable(
+    `address-book run ${s.runId} failed in phase ${failedIn}: ${cause ?? message}`,
+    'AddressBookRunFailed',
+  );
 }

@@ -20,6 +20,7 @@ export interface FailureSummary {
 /** The failure's type, message and details, through the activity's wrapper. */
 export function summarizeFailure(e: unknown): FailureSummary {
   const cause = activityCause(e);
-  if (cause instanceof ApplicationFailure) return { type: cause.type ?? 'ApplicationFailure', message: cause.message, details: cause.details ?? [] };
+  if (cause instanceof ApplicationFailure)
+    return { type: cause.type ?? 'ApplicationFailure', message: cause.message, details: cause.details ?? [] };
   return { type: (cause as Error)?.name ?? 'Error', message: (cause as Error)?.message ?? String(cause), details: [] };
 }

@@ -32,7 +32,10 @@ const START_BATCH = 50;
  */
 export async function incomingSweep(input: IncomingSweepInput): Promise<IncomingSweepResult> {
   const ids = await listUnansweredIncoming({
-    gatewayDid: input.transfer.gatewayDid, subsidiaryDids: input.transfer.subsidiaryDids, minAge: input.minAge, limit: input.limit,
+    gatewayDid: input.transfer.gatewayDid,
+    subsidiaryDids: input.transfer.subsidiaryDids,
+    minAge: input.minAge,
+    limit: input.limit,
   });
   const started: string[] = [];
   const start = async (transactionId: string) => {

@@ -6,7 +6,15 @@ import type { DecisionRequest, IncomingStatus, RouteRequest, TransactionUpdate }
  * internal API.
  */
 
-export type { TransactionUpdate, Acting, RouteRequest, DecisionRequest, IncomingPhase, IncomingHistoryEntry, IncomingStatus } from '../incoming/types';
+export type {
+  TransactionUpdate,
+  Acting,
+  RouteRequest,
+  DecisionRequest,
+  IncomingPhase,
+  IncomingHistoryEntry,
+  IncomingStatus,
+} from '../incoming/types';
 export type { ScreeningOutcome } from '../screening/types';
 
 export const transactionUpdatedSignal = defineSignal<[TransactionUpdate]>('transactionUpdated');

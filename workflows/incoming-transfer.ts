@@ -61,7 +61,12 @@ const notify = proxyActivities<Activities>({
 /** The console's list is rebuilt from the network if need be: a write that keeps failing is logged and skipped. */
 const view = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    maximumAttempts: 5,
+  },
 });
 const screening = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
@@ -128,8 +133,11 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
 function begin(input: IncomingTransferInput): Run {
   const info = workflowInfo();
   const run: Run = {
-    input, state: initialIncomingStatus(input.transactionId), facts: { workflowId: info.workflowId, createdAt: info.startTime.toISOString() },
-    updatedSince: false, alongside: [],
+    input,
+    state: initialIncomingStatus(input.transactionId),
+    facts: { workflowId: info.workflowId, createdAt: info.startTime.toISOString() },
+    updatedSince: false,
+    alongside: [],
   };
   const { state } = run;
   setHandler(incomingStatusQuery, () => state);
@@ -138,17 +146,35 @@ function begin(input: IncomingTransferInput): Run {
     observe(run, u);
     run.updatedSince = true;
   });
-  setHandler(routeUpdate, (request) => {
-    run.pendingRoute = request;
-    record(run, 'route-requested', { subsidiaryDid: request.subsidiaryDid, actor: request.actor, principal: request.principal, reason: request.reason });
-    return state;
-  }, { validator: (request) => refuse(routeRequestProblem(state, request, input.subsidiaryDids)) });
-  setHandler(decideUpdate, (request) => {
-    run.pendingDecision = request;
-    state.decision = { ...request, at: new Date().toISOString() };
-    record(run, 'decision', { decision: request.decision, actor: request.actor, principal: request.principal, reason: request.reason });
-    return state;
-  }, { validator: (request) => refuse(decisionRequestProblem(state, request)) });
+  setHandler(
+    routeUpdate,
+    (request) => {
+      run.pendingRoute = request;
+      record(run, 'route-requested', {
+        subsidiaryDid: request.subsidiaryDid,
+        actor: request.actor,
+        principal: request.principal,
+        reason: request.reason,
+      });
+      return state;
+    },
+    { validator: (request) => refuse(routeRequestProblem(state, request, input.subsidiaryDids)) },
+  );
+  setHandler(
+    decideUpdate,
+    (request) => {
+      run.pendingDecision = request;
+      state.decision = { ...request, at: new Date().toISOString() };
+      record(run, 'decision', {
+        decision: request.decision,
+        actor: request.actor,
+        principal: request.principal,
+        reason: request.reason,
+      });
+      return state;
+    },
+    { validator: (request) => refuse(decisionRequestProblem(state, request)) },
+  );
   return run;
 }
 
@@ -157,8 +183,16 @@ async function readTransaction(run: Run): Promise<Transaction> {
   const tx = await network.getIncomingTransaction(run.input.transactionId);
   observe(run, tx);
   run.state.asset = tx.asset;
-  Object.assign(run.facts, { counterpartyDid: tx.originatorVaspDid, amount: tx.amount, reference: tx.reference, createdAt: tx.createdAt ?? run.facts.createdAt });
-  upsertSearchAttributes([{ key: Asset, value: tx.asset }, { key: NeedsReview, value: false }]);
+  Object.assign(run.facts, {
+    counterpartyDid: tx.originatorVaspDid,
+    amount: tx.amount,
+    reference: tx.reference,
+    createdAt: tx.createdAt ?? run.facts.createdAt,
+  });
+  upsertSearchAttributes([
+    { key: Asset, value: tx.asset },
+    { key: NeedsReview, value: false },
+  ]);
   return tx;
 }
 
@@ -169,7 +203,11 @@ async function readTransaction(run: Run): Promise<Transaction> {
 async function route(run: Run, tx: Transaction): Promise<Outcome | undefined> {
   const { input, state } = run;
   enter(run, 'routing');
-  const owner = await network.findAddressOwner({ asset: tx.asset, address: tx.destination, subsidiaryDids: input.subsidiaryDids });
+  const owner = await network.findAddressOwner({
+    asset: tx.asset,
+    address: tx.destination,
+    subsidiaryDids: input.subsidiaryDids,
+  });
   if (owner) {
     state.subsidiaryDid = owner;
     state.routedBy = 'registry';
@@ -178,7 +216,10 @@ async function route(run: Run, tx: Transaction): Promise<Outcome | undefined> {
     const ended = await awaitRoute(run, tx);
     if (ended) return ended;
   }
-  const redirected = await network.redirectIncomingTransaction({ transactionId: input.transactionId, to: state.subsidiaryDid! });
+  const redirected = await network.redirectIncomingTransaction({
+    transactionId: input.transactionId,
+    to: state.subsidiaryDid!,
+  });
   observe(run, redirected);
   record(run, 'redirected', { to: state.subsidiaryDid, by: state.routedBy });
   beside(run, publish(run));
@@ -195,14 +236,20 @@ async function awaitRoute(run: Run, tx: Transaction): Promise<Outcome | undefine
   upsertSearchAttributes([{ key: NeedsReview, value: true }]);
   waitFor(run, input.routeDeadline);
   await publish(run);
-  const routed = () => run.pendingRoute !== undefined || state.subsidiaryDid !== undefined || isFinalNetworkStatus(state.networkStatus);
+  const routed = () =>
+    run.pendingRoute !== undefined || state.subsidiaryDid !== undefined || isFinalNetworkStatus(state.networkStatus);
   if (!(await condition(routed, input.routeDeadline))) {
     state.escalated = true;
     record(run, 'route-escalated');
     await auditSystem(run, 'routing', 'incoming.route.escalated', { waited: input.routeDeadline });
     waitFor(run, input.routeGiveUpAfter);
     await publish(run);
-    await notify.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'route-escalated', networkStatus: state.networkStatus, subsidiaryDid: null });
+    await notify.reportIncomingOutcome({
+      transactionId: input.transactionId,
+      outcome: 'route-escalated',
+      networkStatus: state.networkStatus,
+      subsidiaryDid: null,
+    });
     if (!(await condition(routed, input.routeGiveUpAfter))) {
       const reason = 'destination address is not owned by any VASP of the group';
       await auditSystem(run, 'routing', 'incoming.reject', { reason, waited: input.routeGiveUpAfter });
@@ -219,10 +266,21 @@ async function awaitRoute(run: Run, tx: Transaction): Promise<Outcome | undefine
   state.subsidiaryDid = request.subsidiaryDid;
   state.routedBy = 'person';
   await network.recordAudit({
-    actor: request.actor, action: 'incoming.route', subject: input.transactionId,
-    details: { subsidiaryDid: request.subsidiaryDid, reason: request.reason, ...(request.principal ? { principal: request.principal } : {}) },
+    actor: request.actor,
+    action: 'incoming.route',
+    subject: input.transactionId,
+    details: {
+      subsidiaryDid: request.subsidiaryDid,
+      reason: request.reason,
+      ...(request.principal ? { principal: request.principal } : {}),
+    },
   });
-  const recorded = await network.recordRoutedAddress({ asset: tx.asset, destination: tx.destination, subsidiaryDid: request.subsidiaryDid, transactionId: input.transactionId });
+  const recorded = await network.recordRoutedAddress({
+    asset: tx.asset,
+    destination: tx.destination,
+    subsidiaryDid: request.subsidiaryDid,
+    transactionId: input.transactionId,
+  });
   record(run, 'registry', { address: recorded });
   return undefined;
 }
@@ -254,7 +312,10 @@ async function screen(run: Run): Promise<{ decision: DecisionRequest } | { ended
   const { input, state } = run;
   enter(run, 'screening');
   const outcome = await screening.screenIncomingTransfer({
-    transactionId: input.transactionId, subsidiaryDid: state.subsidiaryDid!, gatewayDid: input.gatewayDid, threshold: input.screeningThreshold,
+    transactionId: input.transactionId,
+    subsidiaryDid: state.subsidiaryDid!,
+    gatewayDid: input.gatewayDid,
+    threshold: input.screeningThreshold,
   });
   state.screening = outcome;
   record(run, 'screened', { nameHits: outcome.nameHits.length, addressHits: outcome.addressHits.length });
@@ -263,7 +324,10 @@ async function screen(run: Run): Promise<{ decision: DecisionRequest } | { ended
     await auditSystem(run, 'screening', 'incoming.approve', { reason: decision.reason, ...screeningCounts(outcome) });
     return { decision };
   }
-  await auditSystem(run, 'screening', 'incoming.screening.hit', { ...screeningCounts(outcome), entries: screeningHitEntries(outcome) });
+  await auditSystem(run, 'screening', 'incoming.screening.hit', {
+    ...screeningCounts(outcome),
+    entries: screeningHitEntries(outcome),
+  });
   return awaitReview(run);
 }
 
@@ -280,15 +344,24 @@ async function awaitReview(run: Run): Promise<{ decision: DecisionRequest } | { 
     record(run, 'review-escalated');
     await auditSystem(run, 'screening', 'incoming.review.escalated', { waited: input.reviewDeadline });
     await publish(run);
-    await notify.reportIncomingOutcome({ transactionId: input.transactionId, outcome: 'review-escalated', networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid! });
+    await notify.reportIncomingOutcome({
+      transactionId: input.transactionId,
+      outcome: 'review-escalated',
+      networkStatus: state.networkStatus,
+      subsidiaryDid: state.subsidiaryDid!,
+    });
     await condition(decided);
   }
   if (isFinalNetworkStatus(state.networkStatus)) return { ended: 'closed-by-network' };
   const decision = run.pendingDecision!;
   await network.recordAudit({
-    actor: decision.actor, action: `incoming.${decision.decision}`, subject: input.transactionId,
+    actor: decision.actor,
+    action: `incoming.${decision.decision}`,
+    subject: input.transactionId,
     details: {
-      reason: decision.reason, nameHits: state.screening!.nameHits.length, addressHits: state.screening!.addressHits.length,
+      reason: decision.reason,
+      nameHits: state.screening!.nameHits.length,
+      addressHits: state.screening!.addressHits.length,
       ...(decision.principal ? { principal: decision.principal } : {}),
     },
   });
@@ -303,7 +376,10 @@ async function answer(run: Run, decision: DecisionRequest): Promise<Outcome> {
   const answered =
     decision.decision === 'approve'
       ? await network.acceptIncomingTransaction(input.transactionId)
-      : await network.declineIncomingTransaction({ transactionId: input.transactionId, reason: networkReason(decision) });
+      : await network.declineIncomingTransaction({
+          transactionId: input.transactionId,
+          reason: networkReason(decision),
+        });
   observe(run, answered);
   if (!isFinalNetworkStatus(state.networkStatus)) {
     log.warn('network did not report a final status after the answer', { status: state.networkStatus });
@@ -321,7 +397,10 @@ async function finish(run: Run, outcome: Outcome): Promise<IncomingStatus> {
   upsertSearchAttributes([{ key: NeedsReview, value: false }]);
   await publish(run);
   await notify.reportIncomingOutcome({
-    transactionId: run.input.transactionId, outcome, networkStatus: state.networkStatus, subsidiaryDid: state.subsidiaryDid ?? null,
+    transactionId: run.input.transactionId,
+    outcome,
+    networkStatus: state.networkStatus,
+    subsidiaryDid: state.subsidiaryDid ?? null,
   });
   return state;
 }
@@ -337,10 +416,12 @@ async function waitForNetwork(run: Run, done: () => boolean): Promise<void> {
 
 /** Applies what the network says (incoming/status.ts) and says a new status in the search attributes. */
 function observe(run: Run, update: { status: string; beneficiaryVaspDid?: string }): void {
-  if (observeNetwork(run.state, update, run.input.subsidiaryDids)) upsertSearchAttributes([{ key: TransferStatus, value: run.state.networkStatus }]);
+  if (observeNetwork(run.state, update, run.input.subsidiaryDids))
+    upsertSearchAttributes([{ key: TransferStatus, value: run.state.networkStatus }]);
 }
 
-const record = (run: Run, event: string, detail?: Record<string, unknown>) => recordEvent(run.state, event, new Date(), detail);
+const record = (run: Run, event: string, detail?: Record<string, unknown>) =>
+  recordEvent(run.state, event, new Date(), detail);
 const enter = (run: Run, phase: IncomingPhase) => enterPhase(run.state, phase, new Date());
 const waitFor = (run: Run, after: Duration) => {
   run.facts.deadline = { from: new Date().toISOString(), after };
@@ -359,8 +440,18 @@ function beside(run: Run, write: Promise<void>): void {
 }
 
 /** An automatic decision's row in the audit chain, under the rule that took it. */
-async function auditSystem(run: Run, component: 'routing' | 'screening', action: string, details: Record<string, unknown>): Promise<void> {
-  await network.recordAudit({ actor: `system:${component}`, action, subject: run.input.transactionId, details: { ...details, principal: systemPrincipal(component) } });
+async function auditSystem(
+  run: Run,
+  component: 'routing' | 'screening',
+  action: string,
+  details: Record<string, unknown>,
+): Promise<void> {
+  await network.recordAudit({
+    actor: `system:${component}`,
+    action,
+    subject: run.input.transactionId,
+    details: { ...details, principal: systemPrincipal(component) },
+  });
 }
 
 /** Tells the console's list where the transfer stands now. */

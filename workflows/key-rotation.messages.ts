@@ -6,13 +6,7 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { Principal } from '../lib/principal';
 
 export type KeyRotationStep =
-  | 'verifying-vasp'
-  | 'creating-key'
-  | 'publishing'
-  | 'confirming-publication'
-  | 'activating'
-  | 'completed'
-  | 'failed';
+  'verifying-vasp' | 'creating-key' | 'publishing' | 'confirming-publication' | 'activating' | 'completed' | 'failed';
 
 export interface KeyRotationInput {
   vaspDid: string;

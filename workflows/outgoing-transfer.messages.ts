@@ -12,5 +12,6 @@ export { initialState } from '../outgoing/types';
 export const transactionUpdatedSignal = defineSignal<[TransactionUpdate]>('transactionUpdated');
 export const transferStatusQuery = defineQuery<TransferState>('transferStatus');
 /** Resolves once the network's transaction exists (or the transfer failed before that): the agent answers with it. */
-export const transactionCreatedUpdate = defineUpdate<CreatedTransaction | { error: NonNullable<TransferState['error']> }>('transactionCreated');
-
+export const transactionCreatedUpdate = defineUpdate<
+  CreatedTransaction | { error: NonNullable<TransferState['error']> }
+>('transactionCreated');

@@ -43,7 +43,12 @@ export type { OutgoingTransferInput } from '../outgoing/types';
 const { sendOutgoingTransfer } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   localRetryThreshold: '10 seconds',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 30 },
+  retry: {
+    initialInterval: '200 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 30,
+  },
 });
 const { fetchOutgoingStatus } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '20 seconds',
@@ -58,7 +63,12 @@ const { cancelOutgoingTransaction } = proxyLocalActivities<Activities>({
 // The console's list is rebuilt from the network if need be: a write that keeps failing is logged and skipped.
 const { recordTransferView } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 5 },
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    maximumAttempts: 5,
+  },
 });
 const { finishOutgoingTransfer } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
@@ -95,7 +105,13 @@ export async function outgoingTransfer(input: OutgoingTransferInput): Promise<Tr
 
 /** The state before anything happened, and the handlers of the signal, the query and the update. */
 function begin(input: OutgoingTransferInput): Run {
-  const run: Run = { input, state: initialState(input, workflowInfo().workflowId, new Date()), tracking: initialTracking(), early: [], viewVersion: 0 };
+  const run: Run = {
+    input,
+    state: initialState(input, workflowInfo().workflowId, new Date()),
+    tracking: initialTracking(),
+    early: [],
+    viewVersion: 0,
+  };
   setHandler(transferStatusQuery, () => run.state);
   setHandler(transactionUpdatedSignal, (update) => {
     if (!run.state.transactionId) run.early.push(update);
@@ -127,7 +143,12 @@ async function create(run: Run): Promise<CreatedTransaction> {
     state.error = describe(e);
     advance(run, { status: 'FAILED', source: 'orchestrator' });
     await finish(run);
-    throw ApplicationFailure.create({ type: state.error.type, message: state.error.message, nonRetryable: true, details: [state.error] });
+    throw ApplicationFailure.create({
+      type: state.error.type,
+      message: state.error.message,
+      nonRetryable: true,
+      details: [state.error],
+    });
   }
   const created = run.created;
   state.transactionId = created.id;
@@ -136,7 +157,8 @@ async function create(run: Run): Promise<CreatedTransaction> {
   for (const update of run.early.splice(0)) if (update.transactionId === created.id) advance(run, update);
   // What the send step wrote counts when it is where the workflow stands (no webhook got in between). Compared by
   // version and status only: the entry also holds the first activation's clock reading, which differs on replay.
-  if (sentView && sentView.version === state.history.length && sentView.status === state.status) run.viewVersion = sentView.version;
+  if (sentView && sentView.version === state.history.length && sentView.status === state.status)
+    run.viewVersion = sentView.version;
   await publish(run);
   return created;
 }
@@ -151,7 +173,10 @@ async function waitForAnswer(run: Run, transactionId: string): Promise<void> {
   const { input, state, tracking } = run;
   tracking.deadline = 'running';
   // The timer is only cancelled with the workflow, whose other waits then end it too.
-  void sleep(input.answerDeadlineMs).then(() => (tracking.deadline = 'passed'), () => undefined);
+  void sleep(input.answerDeadlineMs).then(
+    () => (tracking.deadline = 'passed'),
+    () => undefined,
+  );
   while (!state.final) {
     const due = atDeadline(state, tracking);
     if (due === 'cancel-at-network') return expire(run, transactionId);
@@ -187,8 +212,11 @@ async function poll(run: Run, transactionId: string): Promise<void> {
  * Still running then: someone else cancelled the transaction.
  */
 async function settle(run: Run, transactionId: string): Promise<void> {
-  await fetchOutgoingStatus({ transactionId }).catch((e: unknown) => log.warn('status poll failed', { error: describe(e).message }));
-  if (settleCancelled(run.state, run.tracking, new Date())) upsertSearchAttributes([{ key: TransferStatus, value: run.state.status }]);
+  await fetchOutgoingStatus({ transactionId }).catch((e: unknown) =>
+    log.warn('status poll failed', { error: describe(e).message }),
+  );
+  if (settleCancelled(run.state, run.tracking, new Date()))
+    upsertSearchAttributes([{ key: TransferStatus, value: run.state.status }]);
 }
 
 /**
@@ -199,9 +227,15 @@ async function settle(run: Run, transactionId: string): Promise<void> {
 async function expire(run: Run, transactionId: string): Promise<void> {
   let answer: { status: string; cancelled: boolean } | 'unreachable';
   try {
-    answer = await cancelOutgoingTransaction({ transactionId, reason: 'no answer from the beneficiary VASP before the deadline' });
+    answer = await cancelOutgoingTransaction({
+      transactionId,
+      reason: 'no answer from the beneficiary VASP before the deadline',
+    });
   } catch (e) {
-    log.error('the expired transaction could not be cancelled at the network', { transactionId, error: describe(e).message });
+    log.error('the expired transaction could not be cancelled at the network', {
+      transactionId,
+      error: describe(e).message,
+    });
     answer = 'unreachable';
   }
   advance(run, expiryOutcome(answer));
@@ -211,7 +245,10 @@ async function expire(run: Run, transactionId: string): Promise<void> {
 async function finish(run: Run): Promise<void> {
   const view = viewBehind(run) ? outgoingViewUpdate(run.state) : undefined;
   try {
-    const { viewWritten } = await finishOutgoingTransfer({ view, report: run.input.report ? reportOf(run.state) : undefined });
+    const { viewWritten } = await finishOutgoingTransfer({
+      view,
+      report: run.input.report ? reportOf(run.state) : undefined,
+    });
     if (view && viewWritten) run.viewVersion = view.version;
   } catch (e) {
     // The transfer's outcome stands; a callback that never succeeds is visible in the history and the log.
@@ -222,7 +259,8 @@ async function finish(run: Run): Promise<void> {
 
 /** Applies a status (outgoing/status.ts) and, when it changed and `searchable`, says it in the search attributes. */
 function advance(run: Run, change: StatusChange, searchable = true): void {
-  if (applyStatus(run.state, run.tracking, change, new Date()) && searchable) upsertSearchAttributes([{ key: TransferStatus, value: run.state.status }]);
+  if (applyStatus(run.state, run.tracking, change, new Date()) && searchable)
+    upsertSearchAttributes([{ key: TransferStatus, value: run.state.status }]);
 }
 
 const viewBehind = (run: Run) => run.viewVersion !== run.state.history.length;

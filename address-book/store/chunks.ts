@@ -31,7 +31,13 @@ export async function markChunkUploading(db: Db, runId: string, chunkNo: number)
 }
 
 /** The network took the chunk; `key` and `counter` are what its answer named (the listing's count when inferred). */
-export async function markChunkUploaded(db: Db, runId: string, chunkNo: number, key: string | null, counter: number | null): Promise<void> {
+export async function markChunkUploaded(
+  db: Db,
+  runId: string,
+  chunkNo: number,
+  key: string | null,
+  counter: number | null,
+): Promise<void> {
   await db.query(
     `update address_book_chunks set state = 'uploaded', uploaded_at = now(), upload_key = $3, upload_counter = $4
       where run_id = $1 and chunk_no = $2`,
@@ -50,7 +56,10 @@ export async function markChunkUploadedByCount(db: Db, runId: string, chunkNo: n
 
 /** Nothing (or a refused file) reached the network: the chunk is planned again. */
 export async function markChunkPlanned(db: Db, runId: string, chunkNo: number): Promise<void> {
-  await db.query(`update address_book_chunks set state = 'planned' where run_id = $1 and chunk_no = $2`, [runId, chunkNo]);
+  await db.query(`update address_book_chunks set state = 'planned' where run_id = $1 and chunk_no = $2`, [
+    runId,
+    chunkNo,
+  ]);
 }
 
 /** Forgets the run's chunks after `afterChunk` (all of them by default): the diff that plans them runs again. */

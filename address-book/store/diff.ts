@@ -38,7 +38,10 @@ export interface ChunkLimits {
  * The desired set, sorted by network address: each entry's network address, plus the master address of every tagged
  * entry (see address-book/diff.ts); `$2` is the VASP. `only` and `onlyMaster` narrow the two sides (same address space).
  */
-const desiredSql = (only: string, onlyMaster: string) => `select distinct on (na) na as address, asset, customer_ref from (
+const desiredSql = (
+  only: string,
+  onlyMaster: string,
+) => `select distinct on (na) na as address, asset, customer_ref from (
       select network_address collate "C" as na, asset, customer_ref, 0 as pri from address_registry where vasp_did = $2 ${only}
       union all
       select address collate "C", asset, customer_ref, 1 from address_registry where vasp_did = $2 and tag <> '' ${onlyMaster}
@@ -78,7 +81,11 @@ export async function inSnapshot<T>(pool: Pool, work: (c: PoolClient, watermark:
  * once complete (attachDeltaTable): a million rows inserted through an index cost several times the index built over
  * them afterwards. The check constraint lets the attachment skip its validation scan.
  */
-export async function createDeltaTable(c: PoolClient, runId: string, suffix: '' | '_head' | '_rest' = ''): Promise<void> {
+export async function createDeltaTable(
+  c: PoolClient,
+  runId: string,
+  suffix: '' | '_head' | '_rest' = '',
+): Promise<void> {
   await c.query(
     `create unlogged table ${partition('address_book_delta', runId, suffix)}
        (like address_book_delta including defaults including constraints, check (run_id = ${runIdLiteral(runId)}))`,
@@ -106,7 +113,10 @@ export async function analyzeListing(c: PoolClient, runId: string): Promise<void
  * order as the database's C.UTF-8 (code points), without the locale library's comparisons. With `affectedOnly`, both
  * sides are narrowed to the addresses of the `affected` table (an incremental run, stageAffectedFromMirror).
  */
-export async function writeDelta(c: PoolClient, q: { runId: string; vaspDid: string; affectedOnly: boolean }): Promise<DeltaCounts> {
+export async function writeDelta(
+  c: PoolClient,
+  q: { runId: string; vaspDid: string; affectedOnly: boolean },
+): Promise<DeltaCounts> {
   const only = q.affectedOnly ? 'and network_address in (select address from affected)' : '';
   const onlyMaster = q.affectedOnly ? 'and address in (select address from affected)' : '';
   const desired = desiredSql(only, onlyMaster);
@@ -168,10 +178,16 @@ export async function planChunks(
   );
   const budget = s.chunkMaxBytes - CSV_HEADER_BYTES - t[0]!.max;
   if (budget <= 0) {
-    throw new ValidationError('ADDRESS_BOOK_CHUNK_MAX_BYTES', `${s.chunkMaxBytes} bytes cannot hold the header and a row of ${t[0]!.max} bytes`);
+    throw new ValidationError(
+      'ADDRESS_BOOK_CHUNK_MAX_BYTES',
+      `${s.chunkMaxBytes} bytes cannot hold the header and a row of ${t[0]!.max} bytes`,
+    );
   }
   // budget is a whole number computed from the settings, written into the statement.
-  const bp = Number(t[0]!.sum) <= budget ? '0' : `(sum(bytes) over (order by seq rows unbounded preceding) - bytes) / ${Number(budget)}`;
+  const bp =
+    Number(t[0]!.sum) <= budget
+      ? '0'
+      : `(sum(bytes) over (order by seq rows unbounded preceding) - bytes) / ${Number(budget)}`;
   await c.query(
     `insert into address_book_chunks (run_id, chunk_no, first_seq, last_seq, rows, bytes)
      select $1, $5 + row_number() over (order by bp, rp), min(seq), max(seq), count(*), sum(bytes) + $3
@@ -185,7 +201,14 @@ export async function planChunks(
 export async function recordDelta(
   c: PoolClient,
   runId: string,
-  d: { desired: number | string; toAdd: string; toUpdate: string; toRemove: string; method: 'none' | 'register' | 'upload'; watermark: number },
+  d: {
+    desired: number | string;
+    toAdd: string;
+    toUpdate: string;
+    toRemove: string;
+    method: 'none' | 'register' | 'upload';
+    watermark: number;
+  },
 ): Promise<void> {
   await c.query(
     `update address_book_runs set delta_ready = true, desired = $2, to_add = $3, to_update = $4, to_remove = $5, method = $6,
@@ -197,7 +220,10 @@ export async function recordDelta(
 
 /** Distinct addresses of the VASP's last verified result (its mirror). */
 export async function mirroredAddresses(c: PoolClient, vaspDid: string): Promise<number> {
-  const { rows } = await c.query<{ n: string }>('select distinct_rows as n from address_book_state where vasp_did = $1', [vaspDid]);
+  const { rows } = await c.query<{ n: string }>(
+    'select distinct_rows as n from address_book_state where vasp_did = $1',
+    [vaspDid],
+  );
   return Number(rows[0]!.n);
 }
 
@@ -208,12 +234,19 @@ export async function mirroredAddresses(c: PoolClient, vaspDid: string): Promise
  * run's listing, with the addresses in a temporary `affected` table that writeDelta narrows to. The run is recorded
  * as listed, with the mirror's count as the network's.
  */
-export async function stageAffectedFromMirror(c: PoolClient, runId: string, vaspDid: string, watermark: number): Promise<void> {
+export async function stageAffectedFromMirror(
+  c: PoolClient,
+  runId: string,
+  vaspDid: string,
+  watermark: number,
+): Promise<void> {
   const listing = partition('address_book_listing', runId);
-  const { rows: st } = await c.query<{ watermark: string; network_rows: string; run_id: string; mirror_run_id: string }>(
-    'select watermark, network_rows, run_id, mirror_run_id from address_book_state where vasp_did = $1',
-    [vaspDid],
-  );
+  const { rows: st } = await c.query<{
+    watermark: string;
+    network_rows: string;
+    run_id: string;
+    mirror_run_id: string;
+  }>('select watermark, network_rows, run_id, mirror_run_id from address_book_state where vasp_did = $1', [vaspDid]);
   if (!st[0]) throw new ValidationError('mode', 'incremental run without a verified earlier result');
   const previous = Number(st[0].watermark);
   await c.query(`delete from ${listing}`);
@@ -251,8 +284,13 @@ export async function stageAffectedFromMirror(c: PoolClient, runId: string, vasp
  * A first sync's head, once committed: rows 1..H of the delta in a sub-partition of their own, their last address and
  * chunks (see address-book/diff.ts). Read from the table, so a retry returns what the first attempt committed.
  */
-export async function committedHead(db: Pick<Pool | PoolClient, 'query'>, runId: string): Promise<{ rows: number; last: string; chunks: number } | undefined> {
-  const { rows: exists } = await db.query<{ t: string | null }>('select to_regclass($1)::text as t', [partitionName('address_book_delta', runId, '_head')]);
+export async function committedHead(
+  db: Pick<Pool | PoolClient, 'query'>,
+  runId: string,
+): Promise<{ rows: number; last: string; chunks: number } | undefined> {
+  const { rows: exists } = await db.query<{ t: string | null }>('select to_regclass($1)::text as t', [
+    partitionName('address_book_delta', runId, '_head'),
+  ]);
   if (!exists[0]?.t) return undefined;
   const head = partition('address_book_delta', runId, '_head');
   const { rows } = await db.query<{ rows: string; last: string; chunks: string }>(
@@ -277,7 +315,9 @@ export async function writeHead(c: PoolClient, runId: string, vaspDid: string, l
 
 /** The head holds the whole desired set: it becomes the run's delta table. */
 export async function headIsWholeDelta(c: PoolClient, runId: string): Promise<void> {
-  await c.query(`alter table ${partition('address_book_delta', runId, '_head')} rename to ${partition('address_book_delta', runId)}`);
+  await c.query(
+    `alter table ${partition('address_book_delta', runId, '_head')} rename to ${partition('address_book_delta', runId)}`,
+  );
 }
 
 /**
@@ -290,7 +330,9 @@ export async function attachHead(c: PoolClient, runId: string, h: number): Promi
   const n = Number(h);
   await c.query(`delete from ${head} where seq = ${n + 1}`);
   await c.query(`alter table ${head} add primary key (run_id, action, seq), add check (seq <= ${n})`);
-  await c.query(`create table ${delta} partition of address_book_delta for values in (${runIdLiteral(runId)}) partition by range (seq)`);
+  await c.query(
+    `create table ${delta} partition of address_book_delta for values in (${runIdLiteral(runId)}) partition by range (seq)`,
+  );
   await c.query(`alter table ${delta} attach partition ${head} for values from (minvalue) to (${n + 1})`);
 }
 
@@ -299,7 +341,12 @@ export async function setWatermark(c: PoolClient, runId: string, watermark: numb
 }
 
 /** Writes the desired rows above the head's last address, numbered from the head's size + 1, into the rest table. */
-export async function writeRest(c: PoolClient, runId: string, vaspDid: string, head: { rows: number; last: string }): Promise<number> {
+export async function writeRest(
+  c: PoolClient,
+  runId: string,
+  vaspDid: string,
+  head: { rows: number; last: string },
+): Promise<number> {
   const ins = await c.query(
     `insert into ${partition('address_book_delta', runId, '_rest')} (run_id, action, seq, address, asset, customer_ref, bytes)
      select $1, 'add', $4::bigint + row_number() over (order by d.address), d.address, d.asset, d.customer_ref, ${ROW_BYTES_SQL}
@@ -314,7 +361,9 @@ export async function attachRest(c: PoolClient, runId: string, headRows: number,
   const rest = partition('address_book_delta', runId, '_rest');
   const n = Number(headRows);
   await c.query(`alter table ${rest} add primary key (run_id, action, seq), add check (seq > ${n})`);
-  await c.query(`alter table ${partition('address_book_delta', runId)} attach partition ${rest} for values from (${n + 1}) to (maxvalue)`);
+  await c.query(
+    `alter table ${partition('address_book_delta', runId)} attach partition ${rest} for values from (${n + 1}) to (maxvalue)`,
+  );
   await c.query(
     `update address_book_runs set delta_ready = true, desired = $2, to_add = $2, to_update = 0, to_remove = 0, method = 'upload'
       where run_id = $1`,

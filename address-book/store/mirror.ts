@@ -10,20 +10,27 @@ import { REGISTRY_LOCK } from './registry';
 import { withTransaction } from '../../db/transaction';
 
 /** The VASP's last verified result: the network's count then, its distinct addresses, and how many its mirror holds now. */
-export async function mirrorState(db: Pick<Pool | PoolClient, 'query'>, vaspDid: string): Promise<{ networkRows: number; distinctRows: number; mirrored: number } | undefined> {
+export async function mirrorState(
+  db: Pick<Pool | PoolClient, 'query'>,
+  vaspDid: string,
+): Promise<{ networkRows: number; distinctRows: number; mirrored: number } | undefined> {
   const { rows } = await db.query<{ network_rows: string; distinct_rows: string; mirror: string }>(
     `select network_rows, distinct_rows, (select count(*) from address_book_mirror m where m.run_id = s.mirror_run_id) as mirror
        from address_book_state s where vasp_did = $1`,
     [vaspDid],
   );
   const st = rows[0];
-  return st && { networkRows: Number(st.network_rows), distinctRows: Number(st.distinct_rows), mirrored: Number(st.mirror) };
+  return (
+    st && { networkRows: Number(st.network_rows), distinctRows: Number(st.distinct_rows), mirrored: Number(st.mirror) }
+  );
 }
 
 async function createMirrorPartition(c: PoolClient, runId: string): Promise<string> {
   const part = partition('address_book_mirror', runId);
   await c.query(`drop table if exists ${part}`);
-  await c.query(`create unlogged table ${part} partition of address_book_mirror for values in (${runIdLiteral(runId)})`);
+  await c.query(
+    `create unlogged table ${part} partition of address_book_mirror for values in (${runIdLiteral(runId)})`,
+  );
   return part;
 }
 
@@ -74,7 +81,10 @@ export async function buildRunMirror(pool: Pool, r: RunRow): Promise<void> {
 export async function keepResult(c: PoolClient, r: RunRow): Promise<void> {
   const listing = partition('address_book_listing', r.run_id);
   const delta = partition('address_book_delta', r.run_id);
-  const { rows: st } = await c.query<{ mirror_run_id: string }>('select mirror_run_id from address_book_state where vasp_did = $1', [r.vasp_did]);
+  const { rows: st } = await c.query<{ mirror_run_id: string }>(
+    'select mirror_run_id from address_book_state where vasp_did = $1',
+    [r.vasp_did],
+  );
   const previous = st[0]?.mirror_run_id;
   // An incremental run whose mirror vanished meanwhile (a failed run of the VASP in between) leaves none either.
   if (r.mode === 'incremental' && !previous) return forgetResult(c, r);
@@ -83,7 +93,10 @@ export async function keepResult(c: PoolClient, r: RunRow): Promise<void> {
   if (after.rowCount) {
     mirrorRun = r.run_id;
     const part = await createMirrorPartition(c, r.run_id);
-    await c.query(`insert into ${part} (run_id, address, customer_ref, n) select $1, address, customer_ref, n from ${listing} where kind = 'after'`, [r.run_id]);
+    await c.query(
+      `insert into ${part} (run_id, address, customer_ref, n) select $1, address, customer_ref, n from ${listing} where kind = 'after'`,
+      [r.run_id],
+    );
   } else {
     if (r.mode === 'full') {
       if (!r.mirror_built) await buildMirror(c, r);
@@ -125,12 +138,20 @@ export async function keepResult(c: PoolClient, r: RunRow): Promise<void> {
        updated_at = now()`,
     [r.vasp_did, r.run_id, mirrorRun, fresh.watermark ?? 0, fresh.network_after ?? 0],
   );
-  if (previous && previous !== mirrorRun) await c.query(`drop table if exists ${partition('address_book_mirror', previous)}`);
-  await c.query('delete from address_registry_removed where vasp_did = $1 and change_seq <= $2', [r.vasp_did, fresh.watermark ?? 0]);
+  if (previous && previous !== mirrorRun)
+    await c.query(`drop table if exists ${partition('address_book_mirror', previous)}`);
+  await c.query('delete from address_registry_removed where vasp_did = $1 and change_seq <= $2', [
+    r.vasp_did,
+    fresh.watermark ?? 0,
+  ]);
 }
 
 /** After a failed run nobody knows what the network took: no mirror, so the next run lists it all. */
 export async function forgetResult(c: PoolClient, r: Pick<RunRow, 'run_id' | 'vasp_did'>): Promise<void> {
-  const { rows: st } = await c.query<{ mirror_run_id: string }>('delete from address_book_state where vasp_did = $1 returning mirror_run_id', [r.vasp_did]);
-  for (const id of new Set([r.run_id, ...st.map((x) => x.mirror_run_id)])) await c.query(`drop table if exists ${partition('address_book_mirror', id)}`);
+  const { rows: st } = await c.query<{ mirror_run_id: string }>(
+    'delete from address_book_state where vasp_did = $1 returning mirror_run_id',
+    [r.vasp_did],
+  );
+  for (const id of new Set([r.run_id, ...st.map((x) => x.mirror_run_id)]))
+    await c.query(`drop table if exists ${partition('address_book_mirror', id)}`);
 }

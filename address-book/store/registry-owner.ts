@@ -6,7 +6,11 @@ import { normalizeAddressAndTag } from '../entry';
  * then the master address (some senders put the tag in `accountNumber` instead).
  * Undefined when nobody owns it, or when two subsidiaries claim it (a person must decide).
  */
-export async function findRegistryOwner(pool: Pool, destination: string, subsidiaryDids: readonly string[]): Promise<string | undefined> {
+export async function findRegistryOwner(
+  pool: Pool,
+  destination: string,
+  subsidiaryDids: readonly string[],
+): Promise<string | undefined> {
   const parsed = normalizeAddressAndTag(destination, undefined);
   if (!parsed.ok) return undefined;
   const { address, tag } = parsed.value;

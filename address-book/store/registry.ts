@@ -65,7 +65,12 @@ export async function upsertEntries(
         `select r.asset, r.address, r.tag, r.vasp_did from address_registry r
            join unnest($1::text[], $2::text[], $3::text[], $4::text[]) as t (asset, address, tag, vasp_did)
              on r.asset = t.asset and r.address = t.address and r.tag = t.tag and r.vasp_did <> t.vasp_did`,
-        [entries.map((e) => e.asset), entries.map((e) => e.address), entries.map((e) => e.tag), entries.map((e) => e.vaspDID)],
+        [
+          entries.map((e) => e.asset),
+          entries.map((e) => e.address),
+          entries.map((e) => e.tag),
+          entries.map((e) => e.vaspDID),
+        ],
       );
       const taken = new Map(owners.map((o) => [`${o.asset}\u0000${o.address}\u0000${o.tag}`, o.vasp_did]));
       const index = entries.findIndex((e) => taken.has(`${e.asset}\u0000${e.address}\u0000${e.tag}`));
@@ -103,19 +108,30 @@ export async function deleteEntries(
     );
     const found = new Set(rows.map((r) => Number(r.ord) - 1));
     const result = { deleted: found.size, notFound: keys.map((_, i) => i).filter((i) => !found.has(i)) };
-    if (by) await auditRegistryWrite(client, by, 'address-book.delete', keys, { deleted: result.deleted, notFound: result.notFound.length });
+    if (by)
+      await auditRegistryWrite(client, by, 'address-book.delete', keys, {
+        deleted: result.deleted,
+        notFound: result.notFound.length,
+      });
     return result;
   });
 }
 
 /** The registry write's audit row: who, how many, for which VASPs; the addresses stay in the registry's own rows. */
 async function auditRegistryWrite(
-  tx: PoolClient, by: Principal, action: string, entries: readonly { asset: string; vaspDID?: string }[], counts: Record<string, number>,
+  tx: PoolClient,
+  by: Principal,
+  action: string,
+  entries: readonly { asset: string; vaspDID?: string }[],
+  counts: Record<string, number>,
 ): Promise<void> {
   const vaspDids = [...new Set(entries.flatMap((e) => (e.vaspDID ? [e.vaspDID] : [])))].sort();
   const assets = [...new Set(entries.map((e) => e.asset))].sort();
   await appendAuditEntry(tx, {
-    actor: auditActor(by), action, subject: 'address-registry', details: { entries: entries.length, ...counts, ...(vaspDids.length ? { vaspDids } : {}), assets, principal: by },
+    actor: auditActor(by),
+    action,
+    subject: 'address-registry',
+    details: { entries: entries.length, ...counts, ...(vaspDids.length ? { vaspDids } : {}), assets, principal: by },
   });
 }
 
@@ -139,8 +155,14 @@ export async function listEntries(db: Db, f: ListFilter): Promise<{ total: numbe
   const [count, page] = await Promise.all([
     db.query<{ n: string }>(`select count(*) as n from address_registry ${w}`, params),
     db.query<{
-      asset: string; address: string; tag: string; vasp_did: string; customer_ref: string; network_address: string;
-      created_at: Date; updated_at: Date;
+      asset: string;
+      address: string;
+      tag: string;
+      vasp_did: string;
+      customer_ref: string;
+      network_address: string;
+      created_at: Date;
+      updated_at: Date;
     }>(
       `select asset, address, tag, vasp_did, customer_ref, network_address, created_at, updated_at from address_registry ${w}
         order by vasp_did, network_address, asset limit ${f.perPage} offset ${(f.page - 1) * f.perPage}`,

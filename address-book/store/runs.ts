@@ -24,9 +24,22 @@ export interface AddressBookRunRow {
 }
 
 interface Raw {
-  run_id: string; vasp_did: string; workflow_id: string; trigger: string; mode: string; status: string; phase: string;
-  started_at: Date; finished_at: Date | null; desired: string | null; to_add: string | null; to_update: string | null;
-  to_remove: string | null; rejected: string; error: string | null; cursor_at: string;
+  run_id: string;
+  vasp_did: string;
+  workflow_id: string;
+  trigger: string;
+  mode: string;
+  status: string;
+  phase: string;
+  started_at: Date;
+  finished_at: Date | null;
+  desired: string | null;
+  to_add: string | null;
+  to_update: string | null;
+  to_remove: string | null;
+  rejected: string;
+  error: string | null;
+  cursor_at: string;
 }
 
 const num = (v: string | null) => (v === null ? null : Number(v));
@@ -55,11 +68,28 @@ export async function listAddressBookRuns(
        from address_book_runs ${where.length ? `where ${where.join(' and ')}` : ''} ${ks.orderBy} limit $${params.length}`,
     params,
   );
-  return pageOf(rows, page.limit, (r) => ({ at: r.cursor_at, id: r.run_id }), (r) => ({
-    runId: r.run_id, vaspDid: r.vasp_did, workflowId: r.workflow_id, trigger: r.trigger, mode: r.mode, status: r.status, phase: r.phase,
-    startedAt: r.started_at.toISOString(), finishedAt: r.finished_at?.toISOString() ?? null, desired: num(r.desired),
-    toAdd: num(r.to_add), toUpdate: num(r.to_update), toRemove: num(r.to_remove), rejected: Number(r.rejected), error: r.error,
-  }));
+  return pageOf(
+    rows,
+    page.limit,
+    (r) => ({ at: r.cursor_at, id: r.run_id }),
+    (r) => ({
+      runId: r.run_id,
+      vaspDid: r.vasp_did,
+      workflowId: r.workflow_id,
+      trigger: r.trigger,
+      mode: r.mode,
+      status: r.status,
+      phase: r.phase,
+      startedAt: r.started_at.toISOString(),
+      finishedAt: r.finished_at?.toISOString() ?? null,
+      desired: num(r.desired),
+      toAdd: num(r.to_add),
+      toUpdate: num(r.to_update),
+      toRemove: num(r.to_remove),
+      rejected: Number(r.rejected),
+      error: r.error,
+    }),
+  );
 }
 
 type Db = Pick<Pool | PoolClient, 'query'>;
@@ -101,7 +131,10 @@ export async function setRunPhase(db: Db, runId: string, phase: ReconcilePhase):
 }
 
 /** A run recorded earlier under this id (a retried begin), if any. */
-export async function findRun(db: Db, runId: string): Promise<{ status: string; mode: 'full' | 'incremental'; error: string | null } | undefined> {
+export async function findRun(
+  db: Db,
+  runId: string,
+): Promise<{ status: string; mode: 'full' | 'incremental'; error: string | null } | undefined> {
   const { rows } = await db.query<{ status: string; mode: 'full' | 'incremental'; error: string | null }>(
     'select status, mode, error from address_book_runs where run_id = $1',
     [runId],
@@ -125,7 +158,10 @@ export async function insertRun(
 
 /** The run that holds the VASP's lock, if any. */
 export async function runningRunOf(db: Db, vaspDid: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ run_id: string }>(`select run_id from address_book_runs where vasp_did = $1 and status = 'running'`, [vaspDid]);
+  const { rows } = await db.query<{ run_id: string }>(
+    `select run_id from address_book_runs where vasp_did = $1 and status = 'running'`,
+    [vaspDid],
+  );
   return rows[0]?.run_id;
 }
 
@@ -157,14 +193,26 @@ export async function recordRejections(
      select $1, x, a, s, c, r from unnest($7::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as t (x, a, s, c, r)
       limit greatest(0, $6 - (select count(*) from address_book_rejections where run_id = $1))
      on conflict (run_id, address) do nothing`,
-    [runId, rows.map((r) => r.address), rows.map((r) => r.asset ?? ''), rows.map((r) => r.customerRef ?? ''),
-      rows.map((r) => r.reason), maxStored, rows.map((r) => r.action)],
+    [
+      runId,
+      rows.map((r) => r.address),
+      rows.map((r) => r.asset ?? ''),
+      rows.map((r) => r.customerRef ?? ''),
+      rows.map((r) => r.reason),
+      maxStored,
+      rows.map((r) => r.action),
+    ],
   );
   await db.query('update address_book_runs set rejected = rejected + $2 where run_id = $1', [runId, rows.length]);
 }
 
 /** How far the removals (or registrations) went: a retried step resumes after `seq`. */
-export async function setProgress(db: Db, runId: string, step: 'removed_through' | 'registered_through', seq: number): Promise<void> {
+export async function setProgress(
+  db: Db,
+  runId: string,
+  step: 'removed_through' | 'registered_through',
+  seq: number,
+): Promise<void> {
   const column = step === 'removed_through' ? 'removed_through' : 'registered_through';
   await db.query(`update address_book_runs set ${column} = $2 where run_id = $1`, [runId, seq]);
 }
@@ -175,13 +223,24 @@ export async function setNetworkAfter(db: Db, runId: string, total: number): Pro
 
 /** The report a finished run stored, if it has one. */
 export async function storedReport(db: Db, runId: string): Promise<ReconcileReport | undefined> {
-  const { rows } = await db.query<{ report: ReconcileReport | null }>('select report from address_book_runs where run_id = $1', [runId]);
+  const { rows } = await db.query<{ report: ReconcileReport | null }>(
+    'select report from address_book_runs where run_id = $1',
+    [runId],
+  );
   return rows[0]?.report ?? undefined;
 }
 
 /** What a run's report needs beside its row: its chunks, trigger, start, the database's clock, refusals by action. */
-export async function reportFacts(db: Db, runId: string): Promise<{
-  chunks: number; trigger: ReconcileTrigger; startedAt: Date; now: Date; rejectedAdds: number; rejectedRemoves: number;
+export async function reportFacts(
+  db: Db,
+  runId: string,
+): Promise<{
+  chunks: number;
+  trigger: ReconcileTrigger;
+  startedAt: Date;
+  now: Date;
+  rejectedAdds: number;
+  rejectedRemoves: number;
 }> {
   const { rows: extra } = await db.query<{ chunks: string; trigger: ReconcileTrigger; started_at: Date; now: Date }>(
     `select (select count(*) from address_book_chunks where run_id = $1) as chunks,
@@ -194,7 +253,14 @@ export async function reportFacts(db: Db, runId: string): Promise<{
     [runId],
   );
   const x = extra[0]!;
-  return { chunks: Number(x.chunks), trigger: x.trigger, startedAt: x.started_at, now: x.now, rejectedAdds: Number(by[0]!.adds), rejectedRemoves: Number(by[0]!.removes) };
+  return {
+    chunks: Number(x.chunks),
+    trigger: x.trigger,
+    startedAt: x.started_at,
+    now: x.now,
+    rejectedAdds: Number(by[0]!.adds),
+    rejectedRemoves: Number(by[0]!.removes),
+  };
 }
 
 /** The database's clock now (the end of a run is timed by it, like its start). */
@@ -211,12 +277,22 @@ export async function finishRunRecord(
 ): Promise<void> {
   await db.query(
     `update address_book_runs set status = $2, phase = $3, finished_at = $6, report = $4, error = $5 where run_id = $1`,
-    [runId, end.status, end.status === 'succeeded' ? 'done' : 'failed', JSON.stringify(end.report), end.error ?? null, end.at],
+    [
+      runId,
+      end.status,
+      end.status === 'succeeded' ? 'done' : 'failed',
+      JSON.stringify(end.report),
+      end.error ?? null,
+      end.at,
+    ],
   );
 }
 
 /** The VASP's run recorded as running (it holds the run lock), with its workflow. */
-export async function runningRunWithWorkflow(db: Db, vaspDid: string): Promise<{ run_id: string; workflow_id: string } | undefined> {
+export async function runningRunWithWorkflow(
+  db: Db,
+  vaspDid: string,
+): Promise<{ run_id: string; workflow_id: string } | undefined> {
   const { rows } = await db.query<{ run_id: string; workflow_id: string }>(
     `select run_id, workflow_id from address_book_runs where vasp_did = $1 and status = 'running'`,
     [vaspDid],
@@ -233,11 +309,29 @@ export async function closeAbandonedRun(db: Db, runId: string, error: string): P
 }
 
 /** The VASP's finished (or skipped) runs, newest first. */
-export async function finishedRuns(db: Db, vaspDid: string, limit: number): Promise<{
-  run_id: string; trigger: string; status: string; started_at: Date; finished_at: Date | null; error: string | null; report: ReconcileReport | null;
-}[]> {
+export async function finishedRuns(
+  db: Db,
+  vaspDid: string,
+  limit: number,
+): Promise<
+  {
+    run_id: string;
+    trigger: string;
+    status: string;
+    started_at: Date;
+    finished_at: Date | null;
+    error: string | null;
+    report: ReconcileReport | null;
+  }[]
+> {
   const { rows } = await db.query<{
-    run_id: string; trigger: string; status: string; started_at: Date; finished_at: Date | null; error: string | null; report: ReconcileReport | null;
+    run_id: string;
+    trigger: string;
+    status: string;
+    started_at: Date;
+    finished_at: Date | null;
+    error: string | null;
+    report: ReconcileReport | null;
   }>(
     `select run_id, trigger, status, started_at, finished_at, error, report from address_book_runs
       where vasp_did = $1 and status <> 'running' order by started_at desc limit $2`,
@@ -247,8 +341,18 @@ export async function finishedRuns(db: Db, vaspDid: string, limit: number): Prom
 }
 
 /** A run's stored rejected rows with their reasons, at most `limit`. */
-export async function runRejections(db: Db, runId: string, limit: number): Promise<{ action: string; address: string; asset: string; customer_ref: string; reason: string }[]> {
-  const { rows } = await db.query<{ action: string; address: string; asset: string; customer_ref: string; reason: string }>(
+export async function runRejections(
+  db: Db,
+  runId: string,
+  limit: number,
+): Promise<{ action: string; address: string; asset: string; customer_ref: string; reason: string }[]> {
+  const { rows } = await db.query<{
+    action: string;
+    address: string;
+    asset: string;
+    customer_ref: string;
+    reason: string;
+  }>(
     `select action, address, asset, customer_ref, reason from address_book_rejections where run_id = $1 order by action, address limit $2`,
     [runId, limit],
   );

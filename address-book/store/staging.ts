@@ -59,12 +59,19 @@ export async function recordListingPage(
       `insert into ${listing} (run_id, kind, address, customer_ref, n)
        select $1, $2, a, r, n from unnest($3::text[], $4::text[], $5::int[]) as t (a, r, n)
        on conflict (run_id, kind, address) do update set n = ${listing}.n + excluded.n`,
-      [runId, kind, [...page.counts.keys()], [...page.counts.values()].map((v) => v.ref), [...page.counts.values()].map((v) => v.n)],
+      [
+        runId,
+        kind,
+        [...page.counts.keys()],
+        [...page.counts.values()].map((v) => v.ref),
+        [...page.counts.values()].map((v) => v.n),
+      ],
     );
   }
-  const [pagesCol, doneCol, totalCol] = kind === 'before'
-    ? ['listed_pages', 'listing_done', 'network_before']
-    : ['verify_pages', 'verify_done', 'network_after'];
+  const [pagesCol, doneCol, totalCol] =
+    kind === 'before'
+      ? ['listed_pages', 'listing_done', 'network_before']
+      : ['verify_pages', 'verify_done', 'network_after'];
   await c.query(
     `update address_book_runs set ${pagesCol} = $2, ${doneCol} = $3, ${totalCol} = $4, phase = $5 where run_id = $1`,
     [runId, page.next, page.done, page.total, kind === 'before' ? 'listing' : 'verifying'],
@@ -72,7 +79,11 @@ export async function recordListingPage(
 }
 
 /** Listing rows staged (each address counted as often as listed) and distinct addresses among them. */
-export async function listingCounts(db: Db, runId: string, kind: ListingKind): Promise<{ rows: number; distinct: number }> {
+export async function listingCounts(
+  db: Db,
+  runId: string,
+  kind: ListingKind,
+): Promise<{ rows: number; distinct: number }> {
   const { rows } = await db.query<{ rows: string; distinct: string }>(
     `select coalesce(sum(n), 0) as rows, count(*) as distinct from ${partition('address_book_listing', runId)} where kind = $1`,
     [kind],
@@ -82,12 +93,18 @@ export async function listingCounts(db: Db, runId: string, kind: ListingKind): P
 
 /** Whether anything of `kind` was listed. */
 export async function hasListing(db: Db, runId: string, kind: ListingKind): Promise<boolean> {
-  const { rowCount } = await db.query(`select 1 from ${partition('address_book_listing', runId)} where kind = $1 limit 1`, [kind]);
+  const { rowCount } = await db.query(
+    `select 1 from ${partition('address_book_listing', runId)} where kind = $1 limit 1`,
+    [kind],
+  );
   return (rowCount ?? 0) > 0;
 }
 
 /** The counts of a computed delta that its run row does not hold. */
-export async function deltaCounts(db: Db, runId: string): Promise<{ chunks: number; removeRows: number; networkBeforeDistinct: number }> {
+export async function deltaCounts(
+  db: Db,
+  runId: string,
+): Promise<{ chunks: number; removeRows: number; networkBeforeDistinct: number }> {
   const listing = partition('address_book_listing', runId);
   const { rows } = await db.query<{ chunks: string; remove_rows: string; distinct: string }>(
     `select (select count(*) from address_book_chunks where run_id = $1) as chunks,
@@ -97,11 +114,20 @@ export async function deltaCounts(db: Db, runId: string): Promise<{ chunks: numb
             (select count(*) from ${listing} where kind = 'before') as distinct`,
     [runId],
   );
-  return { chunks: Number(rows[0]!.chunks), removeRows: Number(rows[0]!.remove_rows), networkBeforeDistinct: Number(rows[0]!.distinct) };
+  return {
+    chunks: Number(rows[0]!.chunks),
+    removeRows: Number(rows[0]!.remove_rows),
+    networkBeforeDistinct: Number(rows[0]!.distinct),
+  };
 }
 
 /** The next removals of the delta after `seq`, in order. */
-export async function removalsAfter(db: Db, runId: string, seq: number, limit: number): Promise<{ seq: string; address: string }[]> {
+export async function removalsAfter(
+  db: Db,
+  runId: string,
+  seq: number,
+  limit: number,
+): Promise<{ seq: string; address: string }[]> {
   const { rows } = await db.query<{ seq: string; address: string }>(
     `select seq, address from ${partition('address_book_delta', runId)} where action = 'remove' and seq > $1 order by seq limit $2`,
     [seq, limit],
@@ -124,7 +150,13 @@ export async function additionsAfter(
 }
 
 /** Additions in seq order as arrays [asset, address, customerRef], for the CSV (keyset on seq, up to `lastSeq`). */
-export async function additionRows(db: Db, runId: string, after: number, lastSeq: number, limit: number): Promise<[string, string, string][]> {
+export async function additionRows(
+  db: Db,
+  runId: string,
+  after: number,
+  lastSeq: number,
+  limit: number,
+): Promise<[string, string, string][]> {
   const { rows } = await db.query<[string, string, string]>({
     text: `select asset, address, customer_ref from ${partition('address_book_delta', runId)}
             where run_id = $1 and action = 'add' and seq > $2 and seq <= $3 order by seq limit ${Number(limit)}`,
@@ -169,13 +201,21 @@ export async function refusedRemovalRows(db: Db, runId: string): Promise<number>
  * What the listing after processing contradicts in the delta, leaving out rows already rejected (they keep their first
  * reason): additions missing (or listed with another customerRef) and removals still listed.
  */
-export async function unconfirmedChanges(c: PoolClient, runId: string): Promise<{
+export async function unconfirmedChanges(
+  c: PoolClient,
+  runId: string,
+): Promise<{
   missing: { address: string; asset: string; customer_ref: string; listed_ref: string | null }[];
   stillListed: { address: string }[];
 }> {
   const delta = partition('address_book_delta', runId);
   const listing = partition('address_book_listing', runId);
-  const { rows: missing } = await c.query<{ address: string; asset: string; customer_ref: string; listed_ref: string | null }>(
+  const { rows: missing } = await c.query<{
+    address: string;
+    asset: string;
+    customer_ref: string;
+    listed_ref: string | null;
+  }>(
     `select d.address, d.asset, d.customer_ref, l.customer_ref as listed_ref
        from ${delta} d left join ${listing} l on l.kind = 'after' and l.address = d.address
       where d.action = 'add' and (l.address is null or l.customer_ref is distinct from d.customer_ref)
@@ -197,7 +237,9 @@ export async function unconfirmedChanges(c: PoolClient, runId: string): Promise<
  * ended before its delta existed.
  */
 export async function sentChanges(db: Db, runId: string): Promise<{ removals: number; additions: number }> {
-  const { rows: exists } = await db.query<{ t: string | null }>('select to_regclass($1) as t', [partitionName('address_book_delta', runId)]);
+  const { rows: exists } = await db.query<{ t: string | null }>('select to_regclass($1) as t', [
+    partitionName('address_book_delta', runId),
+  ]);
   if (!exists[0]?.t) return { removals: 0, additions: 0 };
   const { rows } = await db.query<{ removals: string; additions: string }>(
     `select count(*) filter (where d.action = 'remove' and d.seq <= r.removed_through) as removals,

@@ -66,7 +66,11 @@ export class Proc {
   }
 
   async start(): Promise<void> {
-    const child = spawn(this.args[0]!, this.args.slice(1), { cwd: root, env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(this.args[0]!, this.args.slice(1), {
+      cwd: root,
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.pipe(this.log, { end: false });
     child.stderr!.pipe(this.log, { end: false });
     this.child = child;

@@ -35,7 +35,10 @@ export interface ScanResult {
 }
 
 const isPayload = (v: unknown): v is Payload =>
-  typeof v === 'object' && v !== null && (v as Payload).data instanceof Uint8Array && typeof (v as Payload).metadata === 'object';
+  typeof v === 'object' &&
+  v !== null &&
+  (v as Payload).data instanceof Uint8Array &&
+  typeof (v as Payload).metadata === 'object';
 
 /** Every payload in a history (events' inputs, results, signals, updates, failures' details, memos). */
 function payloadsOf(value: unknown, out: Payload[] = []): Payload[] {
@@ -70,7 +73,8 @@ export async function secretsScan(opts: {
   // Every private key the keystore holds for the group (active, retired, pending), in the encodings it could leak in.
   const keystore = await openKeystore(opts.orch, { masterKey: opts.masterKey, dataDir: opts.outDir });
   const keyNeedles: string[] = [opts.masterKey, ...parseCodecKeys(opts.codecKeys).keys.values()].flatMap((k) =>
-    typeof k === 'string' ? [k] : [k.toString('base64'), k.toString('hex')]);
+    typeof k === 'string' ? [k] : [k.toString('base64'), k.toString('hex')],
+  );
   const { rows } = await opts.orch.query('select * from vasp_keys where vasp_did = any($1)', [opts.vaspDids]);
   // unseal is the keystore's own (private) way to open a sealed key; the scan needs the plaintext to look for it.
   const unseal = (keystore as unknown as { unseal(row: unknown): Promise<DidKeyRecord> }).unseal.bind(keystore);
@@ -80,7 +84,9 @@ export async function secretsScan(opts: {
     const seed = Buffer.from(hex.slice(0, 64), 'hex');
     keyNeedles.push(hex.slice(0, 64), seed.toString('base64'), seed.toString('base64url'));
   }
-  notes.push(`private keys searched: ${rows.length} keys of ${opts.vaspDids.length} VASPs (hex, base64, base64url of each seed), the keystore master key, the codec key`);
+  notes.push(
+    `private keys searched: ${rows.length} keys of ${opts.vaspDids.length} VASPs (hex, base64, base64url of each seed), the keystore master key, the codec key`,
+  );
 
   // The stored and the decoded history of every workflow of the run.
   const connection = await Connection.connect({ address: opts.temporalAddress });
@@ -106,21 +112,34 @@ export async function secretsScan(opts: {
   writeFileSync(resolve(opts.outDir, 'history-stored.jsonl'), stored.join('\n'));
   writeFileSync(resolve(opts.outDir, 'history-decoded.txt'), decoded.join('\n'));
 
-  const logs = readdirSync(opts.logDir).filter((f) => f.endsWith('.log')).map((f) => readFileSync(resolve(opts.logDir, f), 'utf8')).join('\n');
+  const logs = readdirSync(opts.logDir)
+    .filter((f) => f.endsWith('.log'))
+    .map((f) => readFileSync(resolve(opts.logDir, f), 'utf8'))
+    .join('\n');
 
   const dump = (schema: string) => {
     const url = new URL(opts.databaseUrl);
-    const text = execFileSync('pg_dump', ['--no-owner', '--schema', schema, '--dbname', url.toString()], { maxBuffer: 2 ** 31 - 1, encoding: 'utf8' });
+    const text = execFileSync('pg_dump', ['--no-owner', '--schema', schema, '--dbname', url.toString()], {
+      maxBuffer: 2 ** 31 - 1,
+      encoding: 'utf8',
+    });
     writeFileSync(resolve(opts.outDir, `${schema}.sql`), text);
     return text;
   };
 
-  const count = (text: string, needles: string[]) => needles.reduce((n, needle) => n + (text.includes(needle) ? 1 : 0), 0);
+  const count = (text: string, needles: string[]) =>
+    needles.reduce((n, needle) => n + (text.includes(needle) ? 1 : 0), 0);
   const sources: ScanSource[] = [];
   const add = (name: string, text: string, strict: ScanSource['strict'] = 'all') =>
     sources.push({
-      name, bytes: Buffer.byteLength(text), strict,
-      hits: { outgoingPii: count(text, opts.needles.outgoingPii), incomingPii: count(text, opts.needles.incomingPii), keys: count(text, keyNeedles) },
+      name,
+      bytes: Buffer.byteLength(text),
+      strict,
+      hits: {
+        outgoingPii: count(text, opts.needles.outgoingPii),
+        incomingPii: count(text, opts.needles.incomingPii),
+        keys: count(text, keyNeedles),
+      },
     });
   add('workflow history as stored', stored.join('\n'));
   add('workflow history decoded by the codec', decoded.join('\n'));
@@ -128,14 +147,24 @@ export async function secretsScan(opts: {
   add(storage.name, storage.text);
   // A control: the storage is only searched for real if what it stores in the clear (workflow ids) reads as text.
   const idsSeen = [...workflowIds].filter((id) => storage.text.includes(id)).length;
-  notes.push(`${storage.name}: ${idsSeen} of the ${workflowIds.size} workflow ids found in it as text (the control that the search reads it)`);
+  notes.push(
+    `${storage.name}: ${idsSeen} of the ${workflowIds.size} workflow ids found in it as text (the control that the search reads it)`,
+  );
   const unreadStorage = workflowIds.size > 0 && idsSeen === 0;
   add('log files (temporal, sandbox, API, worker)', logs);
   add('pg_dump of the orchestrator schema', dump('orchestrator'));
   add("pg_dump of the sandbox schema (the network's side)", dump('sandbox'), 'all-but-incoming');
-  const failed = unreadStorage || sources.some((s) => s.hits.outgoingPii || s.hits.keys || (s.strict === 'all' && s.hits.incomingPii));
+  const failed =
+    unreadStorage ||
+    sources.some((s) => s.hits.outgoingPii || s.hits.keys || (s.strict === 'all' && s.hits.incomingPii));
   return {
-    sources, notes, failed,
-    needles: { outgoingPii: opts.needles.outgoingPii.length, incomingPii: opts.needles.incomingPii.length, keys: keyNeedles.length },
+    sources,
+    notes,
+    failed,
+    needles: {
+      outgoingPii: opts.needles.outgoingPii.length,
+      incomingPii: opts.needles.incomingPii.length,
+      keys: keyNeedles.length,
+    },
   };
 }

@@ -47,21 +47,50 @@ export async function chaosTemporal(opts: {
   return opts.cluster ? clusterServer(opts) : devServer(opts);
 }
 
-async function devServer(opts: { dataDir: string; logDir: string; log: (line: string) => void }): Promise<ChaosTemporal> {
+async function devServer(opts: {
+  dataDir: string;
+  logDir: string;
+  log: (line: string) => void;
+}): Promise<ChaosTemporal> {
   const cli = await ensureTemporalCli(opts.log);
   const address = `127.0.0.1:${await freePort()}`;
   const file = resolve(opts.dataDir, 'temporal.db');
   const files = [file, `${file}-journal`, `${file}-wal`, `${file}-shm`];
-  const proc = new Proc('temporal', [
-    cli, 'server', 'start-dev', '--db-filename', file, '--ip', '127.0.0.1', '--port', address.split(':')[1]!,
-    '--headless', '--namespace', 'default', '--log-level', 'warn', ...searchAttributeCliArgs(),
-  ], {}, opts.logDir, temporalReady(address));
+  const proc = new Proc(
+    'temporal',
+    [
+      cli,
+      'server',
+      'start-dev',
+      '--db-filename',
+      file,
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      address.split(':')[1]!,
+      '--headless',
+      '--namespace',
+      'default',
+      '--log-level',
+      'warn',
+      ...searchAttributeCliArgs(),
+    ],
+    {},
+    opts.logDir,
+    temporalReady(address),
+  );
   return {
-    proc, address, label: `Temporal dev server (CLI ${TEMPORAL_CLI_VERSION}, SQLite file)`, killSignal: 'SIGKILL',
+    proc,
+    address,
+    label: `Temporal dev server (CLI ${TEMPORAL_CLI_VERSION}, SQLite file)`,
+    killSignal: 'SIGKILL',
     start: () => proc.start(),
     storage: () => ({
-      name: 'the Temporal dev server\'s SQLite file',
-      text: files.filter((f) => existsSync(f)).map((f) => readFileSync(f).toString('latin1')).join('\n'),
+      name: "the Temporal dev server's SQLite file",
+      text: files
+        .filter((f) => existsSync(f))
+        .map((f) => readFileSync(f).toString('latin1'))
+        .join('\n'),
     }),
     remove: async () => {
       for (const f of files) rmSync(f, { force: true });
@@ -69,24 +98,44 @@ async function devServer(opts: { dataDir: string; logDir: string; log: (line: st
   };
 }
 
-async function clusterServer(opts: { tag: string; dataDir: string; logDir: string; serverUrl: string; log: (line: string) => void }): Promise<ChaosTemporal> {
+async function clusterServer(opts: {
+  tag: string;
+  dataDir: string;
+  logDir: string;
+  serverUrl: string;
+  log: (line: string) => void;
+}): Promise<ChaosTemporal> {
   const rootDir = resolve(opts.dataDir, 'temporal-cluster');
   // Named for the run (time and pid), so chaos runs side by side, the cluster suite and start:cluster never share one.
-  const run = await prepareRunCluster({ serverUrl: opts.serverUrl, rootDir, database: `tro_chaos_${opts.tag}_temporal`, log: opts.log });
+  const run = await prepareRunCluster({
+    serverUrl: opts.serverUrl,
+    rootDir,
+    database: `tro_chaos_${opts.tag}_temporal`,
+    log: opts.log,
+  });
   const proc = new Proc('temporal', run.command, {}, opts.logDir, temporalReady(run.address));
   opts.log(`Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL: databases ${run.databases.join(', ')}`);
   return {
-    proc, address: run.address, label: `Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL`, killSignal: 'SIGKILL',
+    proc,
+    address: run.address,
+    label: `Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL`,
+    killSignal: 'SIGKILL',
     start: async () => {
       await proc.start();
       await initTemporalCluster(run.address, 'default', { isStopped: () => proc.pid === undefined });
     },
     storage: () => ({
-      name: 'pg_dump of the Temporal server\'s two databases',
+      name: "pg_dump of the Temporal server's two databases",
       // bytea in escape form: printable bytes stay as they are, so plaintext inside history blobs would be found.
-      text: run.databases.map((d) => execFileSync('pg_dump', ['--no-owner', '--dbname', `${opts.serverUrl}/${d}`], {
-        maxBuffer: 2 ** 31 - 1, encoding: 'utf8', env: { ...process.env, PGOPTIONS: '-c bytea_output=escape' },
-      })).join('\n'),
+      text: run.databases
+        .map((d) =>
+          execFileSync('pg_dump', ['--no-owner', '--dbname', `${opts.serverUrl}/${d}`], {
+            maxBuffer: 2 ** 31 - 1,
+            encoding: 'utf8',
+            env: { ...process.env, PGOPTIONS: '-c bytea_output=escape' },
+          }),
+        )
+        .join('\n'),
     }),
     remove: async () => {
       await run.dropDatabases();

@@ -31,16 +31,27 @@ async function assertNoRunningRun(deps: { temporal: Client; pool: Pool }, vaspDi
   const status = await workflowStatusOf(deps.temporal)(running.workflow_id);
   if (status === 'RUNNING') {
     throw new ConflictError(`a reconciliation of ${vaspDid} is already running (run ${running.run_id})`, {
-      field: 'vaspDID', runId: running.run_id, workflowId: running.workflow_id,
+      field: 'vaspDID',
+      runId: running.run_id,
+      workflowId: running.workflow_id,
     });
   }
-  await closeAbandoned(deps, { run_id: running.run_id, vasp_did: vaspDid }, `abandoned: its workflow ${running.workflow_id} is ${status}`);
+  await closeAbandoned(
+    deps,
+    { run_id: running.run_id, vasp_did: vaspDid },
+    `abandoned: its workflow ${running.workflow_id} is ${status}`,
+  );
 }
 
 /** Audits the request, then starts the VASP's reconciliation; 409 while one runs, 503 when the audit row cannot be written. */
 export async function startReconciliation(
   deps: ReconcileStartDeps,
-  input: { vaspDid: string; trigger: 'api' | 'cli'; mode: Extract<ReconcileMode, 'auto' | 'full'>; principal: Principal },
+  input: {
+    vaspDid: string;
+    trigger: 'api' | 'cli';
+    mode: Extract<ReconcileMode, 'auto' | 'full'>;
+    principal: Principal;
+  },
   log: { error: (details: object, message: string) => void },
 ): Promise<{ workflowId: string; runId: string }> {
   const { vaspDid, trigger, mode, principal } = input;
@@ -48,7 +59,10 @@ export async function startReconciliation(
   const workflowId = workflowIds.addressBookReconcile(vaspDid);
   // The request is in the audit log before the run starts, and no run starts when it cannot be written there.
   await recordStartRequest(deps.pool, log, {
-    actor: auditActor(principal), action: 'address-book.reconcile.requested', subject: vaspDid, details: { trigger, mode, workflowId, principal },
+    actor: auditActor(principal),
+    action: 'address-book.reconcile.requested',
+    subject: vaspDid,
+    details: { trigger, mode, workflowId, principal },
   });
   try {
     const handle = await deps.temporal.workflow.start(addressBookReconcile, {
@@ -66,18 +80,30 @@ export async function startReconciliation(
 }
 
 /** A reconciliation's progress while it runs, its report once it completed, or the error it ended with. */
-export async function reconciliationState(deps: { temporal: Client }, workflowId: string): Promise<{
-  workflowId: string; status: string; progress?: object; report?: object; error?: string;
+export async function reconciliationState(
+  deps: { temporal: Client },
+  workflowId: string,
+): Promise<{
+  workflowId: string;
+  status: string;
+  progress?: object;
+  report?: object;
+  error?: string;
 }> {
   const handle = deps.temporal.workflow.getHandle<typeof addressBookReconcile>(workflowId);
   try {
     const { status } = await handle.describe();
-    if (status.name === 'RUNNING') return { workflowId, status: status.name, progress: await handle.query(addressBookProgressQuery) };
+    if (status.name === 'RUNNING')
+      return { workflowId, status: status.name, progress: await handle.query(addressBookProgressQuery) };
     if (status.name === 'COMPLETED') return { workflowId, status: status.name, report: await handle.result() };
-    const error = await handle.result().then(() => undefined, (e: Error & { cause?: Error }) => e.cause?.message ?? e.message);
+    const error = await handle.result().then(
+      () => undefined,
+      (e: Error & { cause?: Error }) => e.cause?.message ?? e.message,
+    );
     return { workflowId, status: status.name, error };
   } catch (e) {
-    if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no reconciliation ${workflowId}`, { field: 'workflowId' });
+    if (e instanceof WorkflowNotFoundError)
+      throw new NotFoundError(`no reconciliation ${workflowId}`, { field: 'workflowId' });
     throw e;
   }
 }

@@ -27,21 +27,33 @@ export function refuseForeignHostOrOrigin(app: FastifyInstance, opts: { hosts?: 
     const port = request.raw.socket.localPort ?? 0;
     const fallback = request.protocol === 'https' ? 443 : 80;
     const host = parseHost(request.headers.host ?? '');
-    const answered = host !== undefined && (
-      ((host.port ?? fallback) === port && LOOPBACK_NAMES.includes(host.name))
-      || others.some((o) => o.name === host.name && (host.port ?? fallback) === (o.port ?? port))
-    );
+    const answered =
+      host !== undefined &&
+      (((host.port ?? fallback) === port && LOOPBACK_NAMES.includes(host.name)) ||
+        others.some((o) => o.name === host.name && (host.port ?? fallback) === (o.port ?? port)));
     if (!answered) {
       const names = [...LOOPBACK_NAMES.map((name) => written({ name }, port)), ...others.map((o) => written(o, port))];
-      return refuse(reply, 'Host', `must be one of ${names.join(', ')}: the agent endpoints answer without credentials, only to requests addressed to this listener by one of its own names`);
+      return refuse(
+        reply,
+        'Host',
+        `must be one of ${names.join(', ')}: the agent endpoints answer without credentials, only to requests addressed to this listener by one of its own names`,
+      );
     }
     if (request.headers.origin !== undefined) {
-      return refuse(reply, 'Origin', 'must not be sent: the agent endpoints answer without credentials to programs, never to web pages (a browser sends Origin with a page\'s cross-origin requests and its POSTs)');
+      return refuse(
+        reply,
+        'Origin',
+        "must not be sent: the agent endpoints answer without credentials to programs, never to web pages (a browser sends Origin with a page's cross-origin requests and its POSTs)",
+      );
     }
     // A page's cross-site GET without Origin (an image, a link) still reaches a route, which would decrypt and audit a
     // read the page cannot see: browsers mark every request of theirs with Sec-Fetch-Site, programs send none.
     if (request.headers['sec-fetch-site'] !== undefined) {
-      return refuse(reply, 'Sec-Fetch-Site', 'must not be sent: the agent endpoints answer programs, never a browser\'s requests (which carry it)');
+      return refuse(
+        reply,
+        'Sec-Fetch-Site',
+        "must not be sent: the agent endpoints answer programs, never a browser's requests (which carry it)",
+      );
     }
   });
 }
@@ -52,7 +64,10 @@ export function refuseForeignHostOrOrigin(app: FastifyInstance, opts: { hosts?: 
  */
 export function agentListenerHosts(config: Pick<AgentListenerConfig, 'host' | 'publicHost'>): HostAndPort[] {
   const hosts: HostAndPort[] = [];
-  const bound = config.host.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  const bound = config.host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
   if (!['0.0.0.0', '::', ''].includes(bound)) {
     const own = isIP(bound) === 6 ? { name: bound } : parseHost(bound);
     if (own && own.port === undefined) hosts.push(own);

@@ -22,7 +22,10 @@ export interface AgentApiOptions {
  * web page are refused first (agent-host-guard.ts). No authentication is installed here: the roles the routes declare
  * apply on the main API.
  */
-export async function buildAgentApi(deps: OutgoingStartDeps & { logger: Logger }, opts: AgentApiOptions = {}): Promise<FastifyInstance> {
+export async function buildAgentApi(
+  deps: OutgoingStartDeps & { logger: Logger },
+  opts: AgentApiOptions = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: 10 * 1024 * 1024,

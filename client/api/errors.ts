@@ -16,12 +16,16 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     const root = error.validationContext === 'body' ? '' : (error.validationContext ?? '');
     let e = issueToValidationError(issue as never, root);
     if (e.details.rule === UNKNOWN_FIELD_RULE && WHO_ACTS.has(String(e.details.field))) {
-      e = new ValidationError(String(e.details.field), 'is not accepted: the API records the authenticated caller (the token\'s or API key\'s name) as the one who acts');
+      e = new ValidationError(
+        String(e.details.field),
+        "is not accepted: the API records the authenticated caller (the token's or API key's name) as the one who acts",
+      );
     }
     return reply.code(400).send(e.toJSON());
   }
   if (isAppError(error)) {
-    if (error.httpStatus >= 500) request.log.warn({ err: { type: error.name, message: error.message } }, 'request failed');
+    if (error.httpStatus >= 500)
+      request.log.warn({ err: { type: error.name, message: error.message } }, 'request failed');
     return reply.code(error.httpStatus).send(error.toJSON());
   }
   if (error.statusCode && error.statusCode < 500) {

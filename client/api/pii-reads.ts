@@ -37,14 +37,24 @@ export interface PiiRead {
 }
 
 /** Appends the read's row; throws AuditUnavailableError (503) when it cannot, and the caller must then answer nothing. */
-export async function recordPiiRead(pool: Pool, request: FastifyRequest, principal: Principal, read: PiiRead): Promise<void> {
+export async function recordPiiRead(
+  pool: Pool,
+  request: FastifyRequest,
+  principal: Principal,
+  read: PiiRead,
+): Promise<void> {
   try {
     await recordAuditEntry(pool, {
-      actor: auditActor(principal), action: read.action, subject: read.subject,
+      actor: auditActor(principal),
+      action: read.action,
+      subject: read.subject,
       details: { route: `${request.method} ${request.routeOptions.url}`, ...read.details, principal },
     });
   } catch (e) {
-    request.log.error({ err: e, action: read.action, subject: read.subject }, 'a read of personal data could not be audited, so it was refused');
+    request.log.error(
+      { err: e, action: read.action, subject: read.subject },
+      'a read of personal data could not be audited, so it was refused',
+    );
     throw new AuditUnavailableError(
       'the audit log could not record this read of personal data, so nothing was handed out; try again shortly',
       { action: read.action },
@@ -59,10 +69,13 @@ export async function recordPiiRead(pool: Pool, request: FastifyRequest, princip
  * gave the data in plain, hosted mode).
  */
 export function txInfoRead(
-  group: GroupConfig, tx: NetworkTransaction, read: { listener: 'api' | 'agent'; transactionId: string; vaspDid?: string; decryptedWith?: string },
+  group: GroupConfig,
+  tx: NetworkTransaction,
+  read: { listener: 'api' | 'agent'; transactionId: string; vaspDid?: string; decryptedWith?: string },
 ): PiiRead {
   const transactionId = typeof tx.id === 'string' ? tx.id : read.transactionId;
-  const transferId = inGroup(group, tx.originatorVASPdid) && typeof tx.transactionRef === 'string' ? tx.transactionRef : undefined;
+  const transferId =
+    inGroup(group, tx.originatorVASPdid) && typeof tx.transactionRef === 'string' ? tx.transactionRef : undefined;
   const workflows = [
     ...(transferId !== undefined ? [workflowIds.outgoingTransfer(transferId)] : []),
     ...(inGroup(group, tx.beneficiaryVASPdid) ? [workflowIds.incomingTransfer(transactionId)] : []),
@@ -71,8 +84,12 @@ export function txInfoRead(
     action: PII_READ_ACTIONS.txInfo,
     subject: transactionId,
     details: {
-      listener: read.listener, transactionId, transferId: transferId ?? null, workflowIds: workflows,
-      vaspDid: read.vaspDid ?? null, decryptedWith: read.decryptedWith ?? null,
+      listener: read.listener,
+      transactionId,
+      transferId: transferId ?? null,
+      workflowIds: workflows,
+      vaspDid: read.vaspDid ?? null,
+      decryptedWith: read.decryptedWith ?? null,
     },
   };
 }
@@ -92,6 +109,12 @@ export function codecDecodeRead(ids: CodecRequestIds, payloads: number, decrypte
   return {
     action: PII_READ_ACTIONS.codecDecode,
     subject: ids.workflowId ?? ids.namespace ?? '(no namespace)',
-    details: { namespace: ids.namespace ?? null, workflowId: ids.workflowId ?? null, runId: ids.runId ?? null, payloads, decrypted },
+    details: {
+      namespace: ids.namespace ?? null,
+      workflowId: ids.workflowId ?? null,
+      runId: ids.runId ?? null,
+      payloads,
+      decrypted,
+    },
   };
 }

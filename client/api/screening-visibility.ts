@@ -19,7 +19,10 @@ function withoutReason(decision: unknown): unknown {
 }
 
 /** A transfer-list row as `principal` may read it: without `hits`, and its decision without the reason. */
-export function transferRowFor<T extends { hits?: unknown; decision?: unknown }>(principal: Principal, row: T): Omit<T, 'hits'> & { hits?: unknown } {
+export function transferRowFor<T extends { hits?: unknown; decision?: unknown }>(
+  principal: Principal,
+  row: T,
+): Omit<T, 'hits'> & { hits?: unknown } {
   if (seesScreening(principal)) return row;
   const { hits: _hits, ...rest } = row;
   return { ...rest, decision: withoutReason(row.decision) } as Omit<T, 'hits'>;
@@ -34,7 +37,8 @@ function entryFor(entry: IncomingHistoryEntry): IncomingHistoryEntry {
     const { detail: _detail, ...rest } = entry;
     return rest;
   }
-  if (REASONED.has(entry.event) && entry.detail) return { ...entry, detail: withoutReason(entry.detail) as Record<string, unknown> };
+  if (REASONED.has(entry.event) && entry.detail)
+    return { ...entry, detail: withoutReason(entry.detail) as Record<string, unknown> };
   return entry;
 }
 

@@ -108,17 +108,25 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const healthz = healthzRateLimit(limits);
   app.addHook('onRoute', (route) => {
     const limit = route.url.startsWith(WEBHOOK_PREFIX) ? limits.webhooks : route.url === HEALTHZ ? healthz : undefined;
-    if (limit) route.config = { ...route.config, rateLimit: { max: limit.max, timeWindow: limit.windowMs } } as typeof route.config;
+    if (limit)
+      route.config = {
+        ...route.config,
+        rateLimit: { max: limit.max, timeWindow: limit.windowMs },
+      } as typeof route.config;
   });
   await app.register(rateLimit, {
     global: false,
-    errorResponseBuilder: (_request, context) => new TooManyRequestsError(`too many requests from this address; try again in ${Math.ceil(context.ttl / 1000)} s`, Math.ceil(context.ttl / 1000)),
+    errorResponseBuilder: (_request, context) =>
+      new TooManyRequestsError(
+        `too many requests from this address; try again in ${Math.ceil(context.ttl / 1000)} s`,
+        Math.ceil(context.ttl / 1000),
+      ),
   });
   installAuth(app, {
     authenticator: createAuthenticator({ pool: deps.pool, config: deps.auth ?? {}, logger: deps.logger }),
     onAuthFailure: deps.onAuthFailure,
     failureLimit: new AuthFailureThrottle(limits.authFailures),
-    publicPrefixes: { '/docs': 'the API\'s documentation: describes the routes, holds no data' },
+    publicPrefixes: { '/docs': "the API's documentation: describes the routes, holds no data" },
   });
   await app.register(swagger, {
     openapi: {
@@ -131,15 +139,21 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           [BEARER_SCHEME]: {
-            type: 'http', scheme: 'bearer',
-            description: 'An access token of the configured identity provider (OPERATOR_AUTH_ISSUER), or an API key (tro_…)',
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An access token of the configured identity provider (OPERATOR_AUTH_ISSUER), or an API key (tro_…)',
           },
         },
       },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { config: { public: 'the API\'s description, as /docs shows it' }, schema: { hide: true } }, async () => app.swagger());
+  app.get(
+    '/openapi.json',
+    { config: { public: "the API's description, as /docs shows it" }, schema: { hide: true } },
+    async () => app.swagger(),
+  );
 
   healthRoutes(app, deps);
   codecRoutes(app, deps);
@@ -153,7 +167,11 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   consoleRoutes(app, deps);
   apiKeyRoutes(app, deps);
   incomingRoutes(app, {
-    temporal: deps.temporal, pool: deps.pool, incoming: deps.incoming, webhooks: deps.webhooks, subsidiaryDids: deps.group.subsidiaryDids,
+    temporal: deps.temporal,
+    pool: deps.pool,
+    incoming: deps.incoming,
+    webhooks: deps.webhooks,
+    subsidiaryDids: deps.group.subsidiaryDids,
   });
   return app;
 }

@@ -35,17 +35,36 @@ export interface TxUpdateCall {
 }
 
 /** Checks, records, then sends an agent update; see the file's comment for what is recorded when. */
-export async function auditedTxUpdate(ctx: TransferContext, request: FastifyRequest, call: TxUpdateCall): Promise<NetworkTransaction> {
+export async function auditedTxUpdate(
+  ctx: TransferContext,
+  request: FastifyRequest,
+  call: TxUpdateCall,
+): Promise<NetworkTransaction> {
   const fields = checkAgentUpdate(call.body);
   const details = {
-    route: `${request.method} ${request.routeOptions.url}`, listener: call.listener, transactionId: call.body.id, fields, hybrid: call.hybrid,
+    route: `${request.method} ${request.routeOptions.url}`,
+    listener: call.listener,
+    transactionId: call.body.id,
+    fields,
+    hybrid: call.hybrid,
     principal: call.principal,
   };
   try {
-    await recordAuditEntry(ctx.pool, { actor: auditActor(call.principal), action: TX_UPDATE_ACTIONS.requested, subject: call.body.id, details });
+    await recordAuditEntry(ctx.pool, {
+      actor: auditActor(call.principal),
+      action: TX_UPDATE_ACTIONS.requested,
+      subject: call.body.id,
+      details,
+    });
   } catch (e) {
-    request.log.error({ err: e, subject: call.body.id }, 'an update of a transaction could not be audited, so it was not sent');
-    throw new AuditUnavailableError('the audit log could not record this update, so it was not sent; try again shortly', { action: TX_UPDATE_ACTIONS.requested });
+    request.log.error(
+      { err: e, subject: call.body.id },
+      'an update of a transaction could not be audited, so it was not sent',
+    );
+    throw new AuditUnavailableError(
+      'the audit log could not record this update, so it was not sent; try again shortly',
+      { action: TX_UPDATE_ACTIONS.requested },
+    );
   }
   let sending = false;
   try {
@@ -65,10 +84,27 @@ function refusedByNetwork(e: unknown): boolean {
 }
 
 /** Best effort: the update was not made either way, and the caller gets the refusal; a lost row is logged. */
-async function recordRefusal(pool: Pool, request: FastifyRequest, call: TxUpdateCall, details: Record<string, unknown>, e: unknown): Promise<void> {
-  const error = isAppError(e) ? { status: e.httpStatus, type: e.name, ...(typeof e.details.networkStatus === 'number' ? { networkStatus: e.details.networkStatus } : {}) } : { type: 'Error' };
+async function recordRefusal(
+  pool: Pool,
+  request: FastifyRequest,
+  call: TxUpdateCall,
+  details: Record<string, unknown>,
+  e: unknown,
+): Promise<void> {
+  const error = isAppError(e)
+    ? {
+        status: e.httpStatus,
+        type: e.name,
+        ...(typeof e.details.networkStatus === 'number' ? { networkStatus: e.details.networkStatus } : {}),
+      }
+    : { type: 'Error' };
   try {
-    await recordAuditEntry(pool, { actor: auditActor(call.principal), action: TX_UPDATE_ACTIONS.refused, subject: call.body.id, details: { ...details, error } });
+    await recordAuditEntry(pool, {
+      actor: auditActor(call.principal),
+      action: TX_UPDATE_ACTIONS.refused,
+      subject: call.body.id,
+      details: { ...details, error },
+    });
   } catch (err) {
     request.log.error({ err, subject: call.body.id }, 'a refused update of a transaction could not be audited');
   }

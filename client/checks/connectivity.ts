@@ -6,7 +6,10 @@ import { connectivityCheck } from '../../workflows';
 
 type CheckResult = Awaited<ReturnType<typeof connectivityCheck>>;
 
-export async function startConnectivityCheck(deps: { temporal: Client; taskQueue: string }): Promise<{ workflowId: string; runId: string }> {
+export async function startConnectivityCheck(deps: {
+  temporal: Client;
+  taskQueue: string;
+}): Promise<{ workflowId: string; runId: string }> {
   const handle = await deps.temporal.workflow.start(connectivityCheck, {
     taskQueue: deps.taskQueue,
     workflowId: workflowIds.connectivityCheck(new Date()),
@@ -16,7 +19,8 @@ export async function startConnectivityCheck(deps: { temporal: Client; taskQueue
 
 /** The check's workflow status, with its result once it completed; 404 for a check Temporal does not know. */
 export async function connectivityCheckState(
-  temporal: Client, workflowId: string,
+  temporal: Client,
+  workflowId: string,
 ): Promise<{ workflowId: string; status: string; result?: CheckResult }> {
   const handle = temporal.workflow.getHandle<typeof connectivityCheck>(workflowId);
   try {
@@ -24,7 +28,8 @@ export async function connectivityCheckState(
     if (status.name !== 'COMPLETED') return { workflowId, status: status.name };
     return { workflowId, status: status.name, result: await handle.result() };
   } catch (e) {
-    if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no connectivity check ${workflowId}`, { field: 'workflowId' });
+    if (e instanceof WorkflowNotFoundError)
+      throw new NotFoundError(`no connectivity check ${workflowId}`, { field: 'workflowId' });
     throw e;
   }
 }

@@ -12,50 +12,66 @@ import { api, ApiError, apiOptions, apiTarget, type ApiTarget } from './api-clie
 
 /** `tro addresses …`: import a CSV into the group's registry, reconcile a subsidiary's book at the network. */
 export function registerAddressCommands(program: Command): void {
-  const addresses = program.command('addresses').description("the group's address registry and its reconciliation with the network");
+  const addresses = program
+    .command('addresses')
+    .description("the group's address registry and its reconciliation with the network");
 
-  apiOptions(addresses
-    .command('import')
-    .description('stream a CSV (asset,address,customerRef[,vaspDID][,tag]) of any size into the registry')
-    .argument('<file>', 'the CSV file; header row required')
-    .option('--vasp <did>', 'owning subsidiary for rows without a vaspDID column value')
-    .option('--errors <path>', 'where to write the rejected rows (default: <file>.rejected.csv)')
-    .option('--batch <n>', 'entries per upsert request', (v) => Number(v), 5000))
-    .action(async (file: string, opts: { vasp?: string; errors?: string; batch: number; api?: string; token?: string }) => {
-      const summary = await importAddresses({ file, vaspDid: opts.vasp, errorsPath: opts.errors, batchSize: opts.batch, api: apiTarget(opts) });
+  apiOptions(
+    addresses
+      .command('import')
+      .description('stream a CSV (asset,address,customerRef[,vaspDID][,tag]) of any size into the registry')
+      .argument('<file>', 'the CSV file; header row required')
+      .option('--vasp <did>', 'owning subsidiary for rows without a vaspDID column value')
+      .option('--errors <path>', 'where to write the rejected rows (default: <file>.rejected.csv)')
+      .option('--batch <n>', 'entries per upsert request', (v) => Number(v), 5000),
+  ).action(
+    async (file: string, opts: { vasp?: string; errors?: string; batch: number; api?: string; token?: string }) => {
+      const summary = await importAddresses({
+        file,
+        vaspDid: opts.vasp,
+        errorsPath: opts.errors,
+        batchSize: opts.batch,
+        api: apiTarget(opts),
+      });
       process.stdout.write(
         `${summary.rows} rows read: ${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged, ` +
           `${summary.rejected} rejected${summary.rejected ? ` (see ${summary.errorsPath})` : ''}\n`,
       );
-    });
+    },
+  );
 
-  apiOptions(addresses
-    .command('reconcile')
-    .description("reconcile a subsidiary's address book at the network now")
-    .requiredOption('--vasp <did>', 'the subsidiary VASP')
-    .option('--follow', 'follow the run with a progress bar until it ends')
-    .option('--full', 'list the whole book at the network instead of starting from the last verified result'))
-    .action(async (opts: { vasp: string; follow?: boolean; full?: boolean; api?: string; token?: string }) => {
-      const base = apiTarget(opts);
-      const started = await startReconcile(base, opts.vasp, opts.full ? 'full' : 'auto');
-      process.stdout.write(`${started.already ? 'already running' : 'started'}: ${started.workflowId}\n`);
-      if (!opts.follow) return;
-      const report = await followReconcile(base, opts.vasp, started.workflowId);
-      process.stdout.write(`${formatReport(report)}\n`);
-      if (report.status === 'failed') process.exitCode = 1;
-    });
+  apiOptions(
+    addresses
+      .command('reconcile')
+      .description("reconcile a subsidiary's address book at the network now")
+      .requiredOption('--vasp <did>', 'the subsidiary VASP')
+      .option('--follow', 'follow the run with a progress bar until it ends')
+      .option('--full', 'list the whole book at the network instead of starting from the last verified result'),
+  ).action(async (opts: { vasp: string; follow?: boolean; full?: boolean; api?: string; token?: string }) => {
+    const base = apiTarget(opts);
+    const started = await startReconcile(base, opts.vasp, opts.full ? 'full' : 'auto');
+    process.stdout.write(`${started.already ? 'already running' : 'started'}: ${started.workflowId}\n`);
+    if (!opts.follow) return;
+    const report = await followReconcile(base, opts.vasp, started.workflowId);
+    process.stdout.write(`${formatReport(report)}\n`);
+    if (report.status === 'failed') process.exitCode = 1;
+  });
 
-  apiOptions(addresses
-    .command('reports')
-    .description("a subsidiary's latest reconciliation reports")
-    .requiredOption('--vasp <did>', 'the subsidiary VASP')
-    .option('--limit <n>', 'how many', (v) => Number(v), 5))
-    .action(async (opts: { vasp: string; limit: number; api?: string; token?: string }) => {
-      const r = await api<{ reports: ReconcileReport[] }>(apiTarget(opts), 'GET', `/v1/address-book/${encodeURIComponent(opts.vasp)}/reports?limit=${opts.limit}`);
-      for (const report of r.reports) process.stdout.write(`${formatReport(report)}\n`);
-    });
+  apiOptions(
+    addresses
+      .command('reports')
+      .description("a subsidiary's latest reconciliation reports")
+      .requiredOption('--vasp <did>', 'the subsidiary VASP')
+      .option('--limit <n>', 'how many', (v) => Number(v), 5),
+  ).action(async (opts: { vasp: string; limit: number; api?: string; token?: string }) => {
+    const r = await api<{ reports: ReconcileReport[] }>(
+      apiTarget(opts),
+      'GET',
+      `/v1/address-book/${encodeURIComponent(opts.vasp)}/reports?limit=${opts.limit}`,
+    );
+    for (const report of r.reports) process.stdout.write(`${formatReport(report)}\n`);
+  });
 }
-
 
 export interface ImportOptions {
   file: string;
@@ -95,7 +111,14 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
   const size = statSync(opts.file).size;
   const input = createReadStream(opts.file);
   const parser = input.pipe(
-    parse({ columns: (h: string[]) => h.map((c) => c.trim()), bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, info: true }),
+    parse({
+      columns: (h: string[]) => h.map((c) => c.trim()),
+      bom: true,
+      trim: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      info: true,
+    }),
   );
   input.on('error', (e) => parser.destroy(e));
 
@@ -112,7 +135,12 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
 
   let report: Stringifier | undefined;
   let reportFile: WriteStream | undefined;
-  const rejectRow = (line: number, row: Record<string, string | undefined> | RegistryEntry, field: string, reason: string) => {
+  const rejectRow = (
+    line: number,
+    row: Record<string, string | undefined> | RegistryEntry,
+    field: string,
+    reason: string,
+  ) => {
     if (!report) {
       report = stringify({ header: true, columns: REPORT_COLUMNS, ...SPREADSHEET_SAFE });
       reportFile = createWriteStream(errorsPath);
@@ -124,9 +152,14 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
     summary.rejected += 1;
   };
 
-  const bar = (opts.progress ?? process.stderr.isTTY)
-    ? new SingleBar({ format: 'import [{bar}] {percentage}% | {rows} rows | {rejected} rejected', stream: process.stderr, hideCursor: true })
-    : undefined;
+  const bar =
+    (opts.progress ?? process.stderr.isTTY)
+      ? new SingleBar({
+          format: 'import [{bar}] {percentage}% | {rows} rows | {rejected} rejected',
+          stream: process.stderr,
+          hideCursor: true,
+        })
+      : undefined;
   bar?.start(size, 0, { rows: 0, rejected: 0 });
 
   let batch: Pending[] = [];
@@ -135,13 +168,17 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
     batch = [];
     while (pending.length > 0) {
       try {
-        const r = await putWithRetry(opts.api, pending.map((p) => p.entry));
+        const r = await putWithRetry(
+          opts.api,
+          pending.map((p) => p.entry),
+        );
         summary.inserted += r.inserted;
         summary.updated += r.updated;
         summary.unchanged += r.unchanged;
         pending = [];
       } catch (e) {
-        if (!(e instanceof ApiError) || (e.status !== 400 && e.status !== 409) || e.body.error?.index === undefined) throw e;
+        if (!(e instanceof ApiError) || (e.status !== 400 && e.status !== 409) || e.body.error?.index === undefined)
+          throw e;
         // The API names the first entry it refuses: report it, send the rest again. A VASP outside the group takes
         // all its rows of the batch with it, and is remembered for the rest of the file.
         const index = e.body.error.index;
@@ -150,7 +187,8 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
         const field = (e.body.error.field ?? '').replace(/^addresses\[\d+\]\.?/, '') || '(row)';
         if (e.status === 400 && field === 'vaspDID') {
           unknownVasps.set(refused.entry.vaspDID, message.replace(/^addresses\[\d+\]\.vaspDID: /, ''));
-          for (const p of pending.filter((x) => x.entry.vaspDID === refused.entry.vaspDID)) rejectRow(p.line, p.entry, 'vaspDID', unknownVasps.get(p.entry.vaspDID)!);
+          for (const p of pending.filter((x) => x.entry.vaspDID === refused.entry.vaspDID))
+            rejectRow(p.line, p.entry, 'vaspDID', unknownVasps.get(p.entry.vaspDID)!);
           pending = pending.filter((x) => x.entry.vaspDID !== refused.entry.vaspDID);
         } else {
           rejectRow(refused.line, refused.entry, field, message.replace(/^addresses\[\d+\](\.\w+)?: /, ''));
@@ -162,7 +200,10 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
   };
 
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string | undefined>; info: { lines: number } }>) {
+    for await (const { record, info } of parser as AsyncIterable<{
+      record: Record<string, string | undefined>;
+      info: { lines: number };
+    }>) {
       summary.rows += 1;
       const line = info.lines;
       const vasp = record.vaspDID || record.vasp_did || record.vaspDid || opts.vaspDid;
@@ -183,7 +224,12 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
       }
       const digest = createHash('sha256').update(entryKey(checked.value)).digest('base64').slice(0, 16);
       if (seen.has(digest)) {
-        rejectRow(line, checked.value, '(row)', 'duplicate of an earlier row of the file (same asset, address and tag)');
+        rejectRow(
+          line,
+          checked.value,
+          '(row)',
+          'duplicate of an earlier row of the file (same asset, address and tag)',
+        );
         continue;
       }
       seen.add(digest);
@@ -205,18 +251,40 @@ export async function importAddresses(opts: ImportOptions): Promise<ImportSummar
 
 /** An upsert batch is safe to send again: network failures, 5xx and 429 are retried, four times at most. */
 function putWithRetry(base: ApiTarget, entries: RegistryEntry[]) {
-  return api<{ inserted: number; updated: number; unchanged: number }>(base, 'PUT', '/v1/addresses', {
-    addresses: entries.map((e) => ({ asset: e.asset, address: e.address, tag: e.tag || undefined, customerRef: e.customerRef, vaspDID: e.vaspDID })),
-  }, { retries: 4 });
+  return api<{ inserted: number; updated: number; unchanged: number }>(
+    base,
+    'PUT',
+    '/v1/addresses',
+    {
+      addresses: entries.map((e) => ({
+        asset: e.asset,
+        address: e.address,
+        tag: e.tag || undefined,
+        customerRef: e.customerRef,
+        vaspDID: e.vaspDID,
+      })),
+    },
+    { retries: 4 },
+  );
 }
 
 /** Starts a run; when one is already running for the VASP, returns that one (so `--follow` follows it). */
-export async function startReconcile(base: ApiTarget, vaspDid: string, mode: 'auto' | 'full' = 'auto'): Promise<{ workflowId: string; already: boolean }> {
+export async function startReconcile(
+  base: ApiTarget,
+  vaspDid: string,
+  mode: 'auto' | 'full' = 'auto',
+): Promise<{ workflowId: string; already: boolean }> {
   try {
-    const r = await api<{ workflowId: string }>(base, 'POST', `/v1/address-book/${encodeURIComponent(vaspDid)}/reconcile`, { trigger: 'cli', mode });
+    const r = await api<{ workflowId: string }>(
+      base,
+      'POST',
+      `/v1/address-book/${encodeURIComponent(vaspDid)}/reconcile`,
+      { trigger: 'cli', mode },
+    );
     return { workflowId: r.workflowId, already: false };
   } catch (e) {
-    if (e instanceof ApiError && e.status === 409 && e.body.error?.workflowId) return { workflowId: e.body.error.workflowId, already: true };
+    if (e instanceof ApiError && e.status === 409 && e.body.error?.workflowId)
+      return { workflowId: e.body.error.workflowId, already: true };
     throw e;
   }
 }
@@ -228,14 +296,21 @@ export async function followReconcile(
   workflowId: string,
   opts: { intervalMs?: number; progress?: boolean; onProgress?: (p: ReconcileProgress) => void } = {},
 ): Promise<ReconcileReport> {
-  const bar = (opts.progress ?? process.stderr.isTTY)
-    ? new SingleBar({ format: 'reconcile [{bar}] {value}/{total} rows | {phase} | chunks {chunks}', stream: process.stderr, hideCursor: true })
-    : undefined;
+  const bar =
+    (opts.progress ?? process.stderr.isTTY)
+      ? new SingleBar({
+          format: 'reconcile [{bar}] {value}/{total} rows | {phase} | chunks {chunks}',
+          stream: process.stderr,
+          hideCursor: true,
+        })
+      : undefined;
   let started = false;
   try {
     for (;;) {
       const r = await api<{ status: string; progress?: ReconcileProgress; report?: ReconcileReport; error?: string }>(
-        base, 'GET', `/v1/address-book/${encodeURIComponent(vaspDid)}/reconcile/${encodeURIComponent(workflowId)}`,
+        base,
+        'GET',
+        `/v1/address-book/${encodeURIComponent(vaspDid)}/reconcile/${encodeURIComponent(workflowId)}`,
       );
       if (r.progress) {
         opts.onProgress?.(r.progress);
@@ -251,8 +326,20 @@ export async function followReconcile(
       if (r.report) return r.report;
       if (r.status !== 'RUNNING') {
         return {
-          runId: '', vaspDid, trigger: 'cli', status: 'failed', startedAt: '', finishedAt: '', durationMs: 0, added: 0, updated: 0,
-          removed: 0, rejected: 0, chunks: 0, phases: {}, error: r.error ?? r.status,
+          runId: '',
+          vaspDid,
+          trigger: 'cli',
+          status: 'failed',
+          startedAt: '',
+          finishedAt: '',
+          durationMs: 0,
+          added: 0,
+          updated: 0,
+          removed: 0,
+          rejected: 0,
+          chunks: 0,
+          phases: {},
+          error: r.error ?? r.status,
         };
       }
       await new Promise((res) => setTimeout(res, opts.intervalMs ?? 500));

@@ -24,7 +24,10 @@ function readToken(path: string, setting: string): string {
   try {
     text = readFileSync(path, 'utf8').trim();
   } catch (e) {
-    throw new ValidationError(setting, `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new ValidationError(
+      setting,
+      `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
   if (!text || /\s/.test(text)) throw new ValidationError(setting, `${path} must hold one credential on one line`);
   return text;
@@ -37,11 +40,14 @@ function readToken(path: string, setting: string): string {
  * is not on loopback: the command stops before any request.
  */
 export function apiTarget(opts: ApiOptions): ApiTarget {
-  const config = opts.api !== undefined && (opts.tokenFile !== undefined || opts.token !== undefined) ? undefined : loadConfig();
+  const config =
+    opts.api !== undefined && (opts.tokenFile !== undefined || opts.token !== undefined) ? undefined : loadConfig();
   let token: string | undefined;
   if (opts.tokenFile !== undefined) token = readToken(opts.tokenFile, '--token-file');
   else if (opts.token !== undefined) {
-    process.stderr.write('warning: --token shows the credential in the process list and the shell history; use API_TOKEN, API_TOKEN_FILE or --token-file\n');
+    process.stderr.write(
+      'warning: --token shows the credential in the process list and the shell history; use API_TOKEN, API_TOKEN_FILE or --token-file\n',
+    );
     token = opts.token;
   } else if (config?.auth.apiToken) token = config.auth.apiToken;
   else if (config?.auth.apiTokenFile) token = readToken(config.auth.apiTokenFile, 'API_TOKEN_FILE');
@@ -54,12 +60,16 @@ export function apiTarget(opts: ApiOptions): ApiTarget {
     throw new ValidationError(setting, `"${url}" is not a URL`);
   }
   if (token !== undefined && parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname.replace(/^\[|\]$/g, ''))) {
-    throw new ValidationError(setting, `is plain http to ${parsed.host}, which is not on loopback: the credential would cross the network in clear; use the API's https:// address`);
+    throw new ValidationError(
+      setting,
+      `is plain http to ${parsed.host}, which is not on loopback: the credential would cross the network in clear; use the API's https:// address`,
+    );
   }
   return { url, token };
 }
 
-const authHeader = (target: ApiTarget): Record<string, string> => (target.token ? { authorization: `Bearer ${target.token}` } : {});
+const authHeader = (target: ApiTarget): Record<string, string> =>
+  target.token ? { authorization: `Bearer ${target.token}` } : {};
 
 /** The `error` object of the API's error answers, for commands that act on its fields. */
 export interface ApiErrorBody {
@@ -68,7 +78,12 @@ export interface ApiErrorBody {
 
 /** An error answer of the API. Its message is one line, `METHOD path: status message` (never a key: the API quotes none). */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly body: ApiErrorBody, method: string, path: string) {
+  constructor(
+    readonly status: number,
+    readonly body: ApiErrorBody,
+    method: string,
+    path: string,
+  ) {
     super(`${method} ${path}: ${status} ${body.error?.message ?? ''}`.trim());
   }
 }
@@ -78,7 +93,13 @@ export class ApiError extends Error {
  * long, and the user can stop the command. With `retries`, a network failure, a 5xx or a 429 is tried again after
  * 400 ms, 800 ms, ... (only for calls safe to repeat); any other error answer fails at once.
  */
-export async function api<T>(target: ApiTarget, method: string, path: string, body?: unknown, opts: { retries?: number } = {}): Promise<T> {
+export async function api<T>(
+  target: ApiTarget,
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { retries?: number } = {},
+): Promise<T> {
   try {
     return await ky(`${target.url}${path}`, {
       method,
@@ -88,7 +109,8 @@ export async function api<T>(target: ApiTarget, method: string, path: string, bo
       retry: {
         limit: opts.retries ?? 0,
         methods: [method],
-        shouldRetry: ({ error }) => !(error instanceof HTTPError) || error.response.status >= 500 || error.response.status === 429,
+        shouldRetry: ({ error }) =>
+          !(error instanceof HTTPError) || error.response.status >= 500 || error.response.status === 429,
         delay: (retry) => 200 * 2 ** retry,
       },
     }).json<T>();
@@ -103,6 +125,12 @@ export async function api<T>(target: ApiTarget, method: string, path: string, bo
 export function apiOptions(command: Command): Command {
   return command
     .option('--api <url>', 'internal API base URL (default: PUBLIC_API_URL); https unless on loopback')
-    .option('--token-file <path>', 'a file holding the access token or API key (default: API_TOKEN, else the file API_TOKEN_FILE names)')
-    .option('--token <credential>', 'deprecated: the credential on the command line, visible in the process list; use --token-file or API_TOKEN');
+    .option(
+      '--token-file <path>',
+      'a file holding the access token or API key (default: API_TOKEN, else the file API_TOKEN_FILE names)',
+    )
+    .option(
+      '--token <credential>',
+      'deprecated: the credential on the command line, visible in the process list; use --token-file or API_TOKEN',
+    );
 }

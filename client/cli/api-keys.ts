@@ -38,8 +38,11 @@ export function registerApiKeyCommands(program: Command, opts: { pool?: Pool } =
       if (o.json) return void process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
       for (const k of keys) {
         const state = k.revokedAt ? `revoked ${k.revokedAt}` : `last used ${k.lastUsedAt ?? 'never'}`;
-        const by = k.createdByName && k.createdByName !== k.createdBy ? `${k.createdByName} (${k.createdBy})` : k.createdBy;
-        process.stdout.write(`${k.prefix}  ${k.role.padEnd(10)} ${k.name.padEnd(24)} created ${k.createdAt} by ${by}, ${state}\n`);
+        const by =
+          k.createdByName && k.createdByName !== k.createdBy ? `${k.createdByName} (${k.createdBy})` : k.createdBy;
+        process.stdout.write(
+          `${k.prefix}  ${k.role.padEnd(10)} ${k.name.padEnd(24)} created ${k.createdAt} by ${by}, ${state}\n`,
+        );
       }
     });
 

@@ -19,15 +19,20 @@ export function registerScreeningCommands(program: Command): void {
     .option('--list <name>', 'name of the list', 'OFAC-SDN')
     .action(async (sdnCsv: string, opts: { alt?: string; list: string }) => {
       const by = cliPrincipal(userInfo().username);
-      const result = await withCliPool(undefined, (pool) => loadSdnList(pool, { list: opts.list, sdnPath: sdnCsv, altPath: opts.alt, by }));
-      process.stdout.write(`${result.list}: ${result.entries} entries, ${result.aliases} aliases, ${result.addresses} digital-currency addresses\n`);
+      const result = await withCliPool(undefined, (pool) =>
+        loadSdnList(pool, { list: opts.list, sdnPath: sdnCsv, altPath: opts.alt, by }),
+      );
+      process.stdout.write(
+        `${result.list}: ${result.entries} entries, ${result.aliases} aliases, ${result.addresses} digital-currency addresses\n`,
+      );
     });
 
   screening
     .command('lists')
     .description('the loaded lists')
     .action(async () => {
-      for (const l of await withCliPool(undefined, loadedLists)) process.stdout.write(`${l.name}\t${l.entries} entries\tloaded ${l.loadedAt}\n`);
+      for (const l of await withCliPool(undefined, loadedLists))
+        process.stdout.write(`${l.name}\t${l.entries} entries\tloaded ${l.loadedAt}\n`);
     });
 
   screening

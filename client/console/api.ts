@@ -37,7 +37,12 @@ export class ApiError extends Error {
 }
 
 /** Calls the API and answers its JSON; anything but a 2xx throws an ApiError. */
-export async function api<T>(session: { token?: string } | null, method: string, path: string, body?: unknown): Promise<T> {
+export async function api<T>(
+  session: { token?: string } | null,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const headers: Record<string, string> = {};
   if (session?.token) headers.authorization = `Bearer ${session.token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';

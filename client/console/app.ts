@@ -38,7 +38,10 @@ function App() {
   const [error, setError] = useState('');
   const [page, arg] = useRoute();
   useEffect(() => {
-    if (session) api<ConsoleConfig>(session, 'GET', '/console/config.json').then(setConfig, (e: unknown) => setError(errorText(e)));
+    if (session)
+      api<ConsoleConfig>(session, 'GET', '/console/config.json').then(setConfig, (e: unknown) =>
+        setError(errorText(e)),
+      );
   }, [session]);
   if (!session) return html`<${SignIn} onSignedIn=${setSession} />`;
   const signOut = () => {
@@ -48,19 +51,31 @@ function App() {
   return html`<div>
     <header>
       <h1>Travel Rule console</h1>
-      <nav aria-label="Pages">${PAGES.map(([id, label]) => html`<a href=${`#/${id}`} aria-current=${page === id ? 'page' : undefined}>${label}</a>`)}</nav>
-      <span class="who" id="who">Signed in as <strong>${session.name}</strong> · roles <strong id="role">${rolesText(session)}</strong></span>
+      <nav aria-label="Pages">
+        ${PAGES.map(([id, label]) => html`<a href=${`#/${id}`} aria-current=${page === id ? 'page' : undefined}>${label}</a>`)}
+      </nav>
+      <span class="who" id="who"
+        >Signed in as <strong>${session.name}</strong> · roles <strong id="role">${rolesText(session)}</strong></span
+      >
       <button type="button" onClick=${signOut}>Sign out</button>
     </header>
     <main>
       <${Message}>${error}<//>
-      ${!config ? html`<p>Loading…</p>`
-        : page === 'transfer' ? html`<${TransferPage} key=${arg} session=${session} config=${config} workflowId=${arg} />`
-        : page === 'transfers' ? html`<${Transfers} session=${session} />`
-        : page === 'address-book' ? html`<${AddressBook} session=${session} config=${config} />`
-        : page === 'keys' ? html`<${Keys} session=${session} config=${config} />`
-        : page === 'audit' ? html`<${AuditLog} session=${session} />`
-        : html`<${Queue} session=${session} />`}
+      ${
+        !config
+          ? html`<p>Loading…</p>`
+          : page === 'transfer'
+            ? html`<${TransferPage} key=${arg} session=${session} config=${config} workflowId=${arg} />`
+            : page === 'transfers'
+              ? html`<${Transfers} session=${session} />`
+              : page === 'address-book'
+                ? html`<${AddressBook} session=${session} config=${config} />`
+                : page === 'keys'
+                  ? html`<${Keys} session=${session} config=${config} />`
+                  : page === 'audit'
+                    ? html`<${AuditLog} session=${session} />`
+                    : html`<${Queue} session=${session} />`
+      }
     </main>
   </div>`;
 }

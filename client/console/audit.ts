@@ -51,21 +51,63 @@ export function AuditLog({ session }: { session: Session }) {
     link.click();
     URL.revokeObjectURL(link.href);
   };
-  useEffect(() => { void search(); }, []);
-  const input = (name: string, label: string, props = {}) => html`<label>${label}<input name=${name} value=${filters[name] || ''} onInput=${(e: Event) => setFilters({ ...filters, [name]: valueOf(e) })} ...${props} /></label>`;
+  useEffect(() => {
+    void search();
+  }, []);
+  const input = (name: string, label: string, props = {}) =>
+    html`<label
+      >${label}<input
+        name=${name}
+        value=${filters[name] || ''}
+        onInput=${(e: Event) => setFilters({ ...filters, [name]: valueOf(e) })}
+        ...${props}
+    /></label>`;
   return html`<section aria-labelledby="audit-title">
     <h2 id="audit-title">Audit log</h2>
-    <form class="filters" onSubmit=${(e: Event) => { e.preventDefault(); void search(); }}>
+    <form
+      class="filters"
+      onSubmit=${(e: Event) => {
+        e.preventDefault();
+        void search();
+      }}
+    >
       ${input('actor', 'Actor')}${input('action', 'Action (or prefix ending in .)', { placeholder: 'incoming.' })}${input('subject', 'Subject')}
       ${input('from', 'From', { type: 'date' })}${input('to', 'To', { type: 'date' })}
       <button class="primary" type="submit">Search</button>
       <button type="button" onClick=${exportCsv}>Export CSV</button>
     </form>
     <${Message}>${error}<//>
-    ${rows && html`<table id="audit"><thead><tr><th>At</th><th>Actor</th><th>Action</th><th>Subject</th><th>Details</th><th>Chain</th></tr></thead>
-      <tbody>${rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${who(r.actor, r.actorName)}</td><td>${r.action}</td><td class="mono">${r.subject}</td><td class="mono">${JSON.stringify(r.details)}</td>
-        <td class="mono" title=${`hash ${r.hash}\nprevious ${r.prevHash}`}>${r.chain} #${r.seq} ${r.hash.slice(0, 12)}…</td></tr>`)}</tbody></table>
-      ${rows.length === 0 ? html`<p>No entry matches.</p>` : ''}
-      ${next ? html`<button type="button" onClick=${() => search(next)}>More</button>` : ''}`}
+    ${
+      rows &&
+      html`<table id="audit">
+          <thead>
+            <tr>
+              <th>At</th>
+              <th>Actor</th>
+              <th>Action</th>
+              <th>Subject</th>
+              <th>Details</th>
+              <th>Chain</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${rows.map(
+              (r) =>
+                html`<tr>
+                  <td>${when(r.at)}</td>
+                  <td>${who(r.actor, r.actorName)}</td>
+                  <td>${r.action}</td>
+                  <td class="mono">${r.subject}</td>
+                  <td class="mono">${JSON.stringify(r.details)}</td>
+                  <td class="mono" title=${`hash ${r.hash}\nprevious ${r.prevHash}`}>
+                    ${r.chain} #${r.seq} ${r.hash.slice(0, 12)}…
+                  </td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+        ${rows.length === 0 ? html`<p>No entry matches.</p>` : ''}
+        ${next ? html`<button type="button" onClick=${() => search(next)}>More</button>` : ''}`
+    }
   </section>`;
 }

@@ -24,21 +24,51 @@ export function Queue({ session }: { session: Session }) {
   }, [load]);
   return html`<section aria-labelledby="queue-title">
     <h2 id="queue-title">Review queue</h2>
-    <p class="muted" aria-live="polite">Transfers waiting for a person, oldest first. Refreshed every ${QUEUE_REFRESH_MS / 1000} s${refreshedAt ? `, last at ${refreshedAt.toLocaleTimeString()}` : ''}.</p>
+    <p class="muted" aria-live="polite">
+      Transfers waiting for a person, oldest first. Refreshed every ${QUEUE_REFRESH_MS / 1000}
+      s${refreshedAt ? `, last at ${refreshedAt.toLocaleTimeString()}` : ''}.
+    </p>
     <${Message}>${error}<//>
-    ${rows === null ? html`<p>Loading…</p>` : rows.length === 0 ? html`<p id="queue-empty">Nothing waits for review or routing.</p>` : html`
-    <table id="queue">
-      <thead><tr><th>Received</th><th>Waiting for</th><th>Screening hits</th><th>Deadline</th><th>Counterparty</th><th>Subsidiary</th><th>Amount</th><th>Transaction</th></tr></thead>
-      <tbody>${rows.map((r) => html`<tr class="clickable" data-id=${r.id}>
-        <td>${when(r.createdAt)}</td>
-        <td>${r.needsReview ? html`<span class="badge warn">screening review</span>` : html`<span class="badge warn">routing</span>`}</td>
-        <td class="hits">${r.needsReview ? hitsText(r.hits) : '—'}</td>
-        <td>${when(r.deadlineAt)} <span class="muted">${ago(r.deadlineAt)}</span> ${r.escalated ? html`<span class="badge bad">escalated</span>` : ''}</td>
-        <td class="mono" title=${r.counterpartyDid}>${short(r.counterpartyDid)}</td>
-        <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td>
-        <td>${r.amount ?? '—'} ${r.asset ?? ''}</td>
-        <td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
-      </tr>`)}</tbody>
-    </table>`}
+    ${
+      rows === null
+        ? html`<p>Loading…</p>`
+        : rows.length === 0
+          ? html`<p id="queue-empty">Nothing waits for review or routing.</p>`
+          : html` <table id="queue">
+              <thead>
+                <tr>
+                  <th>Received</th>
+                  <th>Waiting for</th>
+                  <th>Screening hits</th>
+                  <th>Deadline</th>
+                  <th>Counterparty</th>
+                  <th>Subsidiary</th>
+                  <th>Amount</th>
+                  <th>Transaction</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows.map(
+                  (r) =>
+                    html`<tr class="clickable" data-id=${r.id}>
+                      <td>${when(r.createdAt)}</td>
+                      <td>
+                        ${r.needsReview ? html`<span class="badge warn">screening review</span>` : html`<span class="badge warn">routing</span>`}
+                      </td>
+                      <td class="hits">${r.needsReview ? hitsText(r.hits) : '—'}</td>
+                      <td>
+                        ${when(r.deadlineAt)}
+                        <span class="muted">${ago(r.deadlineAt)}</span>
+                        ${r.escalated ? html`<span class="badge bad">escalated</span>` : ''}
+                      </td>
+                      <td class="mono" title=${r.counterpartyDid}>${short(r.counterpartyDid)}</td>
+                      <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td>
+                      <td>${r.amount ?? '—'} ${r.asset ?? ''}</td>
+                      <td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+    }
   </section>`;
 }

@@ -23,7 +23,11 @@ interface PendingSignIn {
 // The authorization code flow with PKCE (S256), the console being a public client (no secret in a page). The verifier
 // and state wait in sessionStorage across the provider's page.
 const PKCE_KEY = 'tro-console-sign-in';
-const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const base64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 const randomText = (bytes: number) => base64url(crypto.getRandomValues(new Uint8Array(bytes)));
 const consoleRedirectUri = () => `${location.origin}/console/`;
 
@@ -39,14 +43,29 @@ async function startProviderSignIn(oidc: Oidc) {
   const doc = await discover(oidc.issuer);
   const verifier = randomText(32);
   const state = randomText(16);
-  const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+  const challenge = base64url(
+    new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))),
+  );
   const redirectUri = consoleRedirectUri();
-  const pending: PendingSignIn = { verifier, state, redirectUri, issuer: oidc.issuer, clientId: oidc.clientId, tokenEndpoint: doc.token_endpoint };
+  const pending: PendingSignIn = {
+    verifier,
+    state,
+    redirectUri,
+    issuer: oidc.issuer,
+    clientId: oidc.clientId,
+    tokenEndpoint: doc.token_endpoint,
+  };
   sessionStorage.setItem(PKCE_KEY, JSON.stringify(pending));
   const to = new URL(doc.authorization_endpoint);
   to.search = new URLSearchParams({
-    response_type: 'code', client_id: oidc.clientId, redirect_uri: redirectUri, scope: 'openid profile email', state,
-    code_challenge: challenge, code_challenge_method: 'S256', audience: oidc.audience,
+    response_type: 'code',
+    client_id: oidc.clientId,
+    redirect_uri: redirectUri,
+    scope: 'openid profile email',
+    state,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    audience: oidc.audience,
   }).toString();
   location.assign(to.toString());
 }
@@ -59,19 +78,34 @@ async function finishProviderSignIn() {
   sessionStorage.removeItem(PKCE_KEY);
   // The code is single-use and must not stay in the address bar or the history.
   history.replaceState(null, '', `${location.pathname}${location.hash}`);
-  if (params.has('error')) throw new Error(`The identity provider refused the sign-in: ${params.get('error_description') || params.get('error')}`);
-  if (!pending || params.get('state') !== pending.state) throw new Error('This sign-in was not started from this page (its state does not match). Sign in again.');
-  if (params.has('iss') && params.get('iss') !== pending.issuer) throw new Error('The answer came from another identity provider. Sign in again.');
+  if (params.has('error'))
+    throw new Error(
+      `The identity provider refused the sign-in: ${params.get('error_description') || params.get('error')}`,
+    );
+  if (!pending || params.get('state') !== pending.state)
+    throw new Error('This sign-in was not started from this page (its state does not match). Sign in again.');
+  if (params.has('iss') && params.get('iss') !== pending.issuer)
+    throw new Error('The answer came from another identity provider. Sign in again.');
   const r = await fetch(pending.tokenEndpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
-      grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: pending.redirectUri, client_id: pending.clientId,
+      grant_type: 'authorization_code',
+      code: params.get('code')!,
+      redirect_uri: pending.redirectUri,
+      client_id: pending.clientId,
       code_verifier: pending.verifier,
     }).toString(),
   });
-  const body = (await r.json().catch(() => ({}))) as { access_token?: string; error?: string; error_description?: string };
-  if (!r.ok || !body.access_token) throw new Error(`The identity provider issued no token: ${body.error_description || body.error || `HTTP ${r.status}`}`);
+  const body = (await r.json().catch(() => ({}))) as {
+    access_token?: string;
+    error?: string;
+    error_description?: string;
+  };
+  if (!r.ok || !body.access_token)
+    throw new Error(
+      `The identity provider issued no token: ${body.error_description || body.error || `HTTP ${r.status}`}`,
+    );
   return body.access_token;
 }
 
@@ -90,10 +124,19 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
   const [provider, setProvider] = useState<Oidc | null | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    api<{ oidc: Oidc | null }>(null, 'GET', '/console/sign-in.json').then((c) => setProvider(c.oidc), () => setProvider(null));
-    finishProviderSignIn().then(
-      (t) => (t ? sessionFor(t).then(onSignedIn) : undefined),
-    ).catch((err: unknown) => setError(err instanceof ApiError && err.status === 401 ? `The API does not accept this sign-in: ${err.message}` : errorText(err)));
+    api<{ oidc: Oidc | null }>(null, 'GET', '/console/sign-in.json').then(
+      (c) => setProvider(c.oidc),
+      () => setProvider(null),
+    );
+    finishProviderSignIn()
+      .then((t) => (t ? sessionFor(t).then(onSignedIn) : undefined))
+      .catch((err: unknown) =>
+        setError(
+          err instanceof ApiError && err.status === 401
+            ? `The API does not accept this sign-in: ${err.message}`
+            : errorText(err),
+        ),
+      );
   }, []);
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -101,7 +144,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
     try {
       onSignedIn(await sessionFor(token.trim()));
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? `This token is not accepted: ${err.message}` : errorText(err));
+      setError(
+        err instanceof ApiError && err.status === 401 ? `This token is not accepted: ${err.message}` : errorText(err),
+      );
     }
   };
   const viaProvider = async () => {
@@ -115,20 +160,40 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
     }
   };
   const pasteForm = html`<form onSubmit=${submit}>
-      <label>Bearer token
-        <textarea id="token" value=${token} onInput=${(e: Event) => setToken(valueOf(e))} autocomplete="off" spellcheck="false"></textarea>
-      </label>
-      <div class="row" style="margin-top:.6rem">
-        <button class=${provider ? '' : 'primary'} type="submit" id="token-sign-in">Sign in with the token</button>
-      </div>
-    </form>`;
+    <label
+      >Bearer token
+      <textarea
+        id="token"
+        value=${token}
+        onInput=${(e: Event) => setToken(valueOf(e))}
+        autocomplete="off"
+        spellcheck="false"
+      ></textarea>
+    </label>
+    <div class="row" style="margin-top:.6rem">
+      <button class=${provider ? '' : 'primary'} type="submit" id="token-sign-in">Sign in with the token</button>
+    </div>
+  </form>`;
   return html`<main class="signin">
     <h2>Sign in to the Travel Rule console</h2>
-    ${provider ? html`<p>Sign in with your company account at <strong>${new URL(provider.issuer).host}</strong>.</p>
-      <div class="row"><button class="primary" type="button" id="provider-sign-in" disabled=${busy} onClick=${viaProvider}>Sign in with your identity provider</button></div>
-      <details style="margin-top:1.2rem"><summary>Use an API key or an access token instead</summary>${pasteForm}</details>`
-    : html`<p class="muted">Paste an access token from your identity provider or an API key; for development, <code>npm start</code>
-      prints one per role and writes them to <code>.data/demo.json</code>.</p>${pasteForm}`}
+    ${
+      provider
+        ? html`<p>Sign in with your company account at <strong>${new URL(provider.issuer).host}</strong>.</p>
+            <div class="row">
+              <button class="primary" type="button" id="provider-sign-in" disabled=${busy} onClick=${viaProvider}>
+                Sign in with your identity provider
+              </button>
+            </div>
+            <details style="margin-top:1.2rem">
+              <summary>Use an API key or an access token instead</summary>
+              ${pasteForm}
+            </details>`
+        : html`<p class="muted">
+              Paste an access token from your identity provider or an API key; for development,
+              <code>npm start</code> prints one per role and writes them to <code>.data/demo.json</code>.
+            </p>
+            ${pasteForm}`
+    }
     <${Message}>${error}<//>
   </main>`;
 }

@@ -1,21 +1,52 @@
 // One transfer: its facts, its history, who decided it, its personal data on request, and the decide or route form.
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, ApiError, canDecide, rolesText, type ConsoleConfig, type Session, type TransferDetails, type TransferRow } from './api';
+import {
+  api,
+  ApiError,
+  canDecide,
+  rolesText,
+  type ConsoleConfig,
+  type Session,
+  type TransferDetails,
+  type TransferRow,
+} from './api';
 import { errorText, hitsText, html, Message, QUEUE_REFRESH_MS, StatusBadge, valueOf, when, who } from './ui';
 
 function Timeline({ view, details }: { view: TransferRow; details: TransferDetails | null }) {
   if (!details) return html`<p class="muted">The workflow's history is not available.</p>`;
-  const entries = view.direction === 'incoming'
-    ? details.history.map((e) => ({ at: e.at, what: e.event, detail: e.detail }))
-    : details.history.map((e) => ({ at: e.at, what: e.status, detail: { source: e.source } }));
-  return html`<ol class="timeline">${entries.map((e) => html`<li>
-    <strong>${e.what}</strong> <span class="muted">${when(e.at)}</span>
-    ${e.detail ? html`<div class="muted">${Object.entries(e.detail).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' · ')}</div>` : ''}
-  </li>`)}</ol>`;
+  const entries =
+    view.direction === 'incoming'
+      ? details.history.map((e) => ({ at: e.at, what: e.event, detail: e.detail }))
+      : details.history.map((e) => ({ at: e.at, what: e.status, detail: { source: e.source } }));
+  return html`<ol class="timeline">
+    ${entries.map(
+      (e) =>
+        html`<li>
+          <strong>${e.what}</strong> <span class="muted">${when(e.at)}</span>
+          ${
+            e.detail
+              ? html`<div class="muted">
+                  ${Object.entries(e.detail)
+                    .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`)
+                    .join(' · ')}
+                </div>`
+              : ''
+          }
+        </li>`,
+    )}
+  </ol>`;
 }
 
-function DecisionForm({ session, view, onDone, onStale }: {
-  session: Session; view: TransferRow; onDone: (ok: boolean) => void; onStale: (text: string) => void;
+function DecisionForm({
+  session,
+  view,
+  onDone,
+  onStale,
+}: {
+  session: Session;
+  view: TransferRow;
+  onDone: (ok: boolean) => void;
+  onStale: (text: string) => void;
 }) {
   const [decision, setDecision] = useState('');
   const [reason, setReason] = useState('');
@@ -24,23 +55,29 @@ function DecisionForm({ session, view, onDone, onStale }: {
   const submit = async (e: Event) => {
     e.preventDefault();
     if (!decision) return setError('Choose accept or decline.');
-    if (!reason.trim()) return setError('A reason is required: it is recorded with the decision and sent to the network.');
+    if (!reason.trim())
+      return setError('A reason is required: it is recorded with the decision and sent to the network.');
     setBusy(true);
     try {
       // A page that no longer shows the transfer as it is must not decide it: the reviewer reads the new state first.
       const now = await api<TransferRow>(session, 'GET', `/v1/transfers/list/${encodeURIComponent(view.workflowId)}`);
       if (now.version !== view.version || !now.needsReview) {
         setBusy(false);
-        return onStale(`Your decision was not sent: this page was out of date. The transfer changed since you opened it (now ${now.status}, ${now.phase}${now.decision ? `, decided by ${who(now.decision.actor, now.decision.principal?.name)}` : ''}); the page now shows its current state.`);
+        return onStale(
+          `Your decision was not sent: this page was out of date. The transfer changed since you opened it (now ${now.status}, ${now.phase}${now.decision ? `, decided by ${who(now.decision.actor, now.decision.principal?.name)}` : ''}); the page now shows its current state.`,
+        );
       }
       await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/decision`, {
-        decision: decision === 'accept' ? 'approve' : 'decline', reason: reason.trim(),
+        decision: decision === 'accept' ? 'approve' : 'decline',
+        reason: reason.trim(),
       });
       onDone(true);
     } catch (err) {
       if (err instanceof ApiError && err.status === 409) {
         setBusy(false);
-        return onStale(`This transfer cannot be decided now: ${err.message}. Another reviewer may have decided it; the page now shows its current state.`);
+        return onStale(
+          `This transfer cannot be decided now: ${err.message}. Another reviewer may have decided it; the page now shows its current state.`,
+        );
       }
       setError(errorText(err));
     }
@@ -50,18 +87,49 @@ function DecisionForm({ session, view, onDone, onStale }: {
     <h3>Decide</h3>
     <fieldset class="row" style="border:0;padding:0">
       <legend class="sr-only">Decision</legend>
-      <label class="row" style="flex-direction:row"><input type="radio" name="decision" value="accept" checked=${decision === 'accept'} onChange=${() => setDecision('accept')} /> Accept</label>
-      <label class="row" style="flex-direction:row"><input type="radio" name="decision" value="decline" checked=${decision === 'decline'} onChange=${() => setDecision('decline')} /> Decline</label>
+      <label class="row" style="flex-direction:row"
+        ><input
+          type="radio"
+          name="decision"
+          value="accept"
+          checked=${decision === 'accept'}
+          onChange=${() => setDecision('accept')}
+        />
+        Accept</label
+      >
+      <label class="row" style="flex-direction:row"
+        ><input
+          type="radio"
+          name="decision"
+          value="decline"
+          checked=${decision === 'decline'}
+          onChange=${() => setDecision('decline')}
+        />
+        Decline</label
+      >
     </fieldset>
-    <label>Reason (recorded, and sent to the network on a decline)
+    <label
+      >Reason (recorded, and sent to the network on a decline)
       <textarea id="reason" value=${reason} onInput=${(e: Event) => setReason(valueOf(e))} maxlength="1000"></textarea>
     </label>
-    <div class="row" style="margin-top:.6rem"><button id="decide" class="primary" type="submit" disabled=${busy}>Submit decision</button></div>
+    <div class="row" style="margin-top:.6rem">
+      <button id="decide" class="primary" type="submit" disabled=${busy}>Submit decision</button>
+    </div>
     <${Message}>${error}<//>
   </form>`;
 }
 
-function RouteForm({ session, view, config, onDone }: { session: Session; view: TransferRow; config: ConsoleConfig; onDone: (ok: boolean) => void }) {
+function RouteForm({
+  session,
+  view,
+  config,
+  onDone,
+}: {
+  session: Session;
+  view: TransferRow;
+  config: ConsoleConfig;
+  onDone: (ok: boolean) => void;
+}) {
   const [to, setTo] = useState(config.subsidiaryDids[0] || '');
   const [reason, setReason] = useState('');
   const [error, setError] = useState('');
@@ -69,7 +137,10 @@ function RouteForm({ session, view, config, onDone }: { session: Session; view: 
     e.preventDefault();
     if (!reason.trim()) return setError('A reason is required.');
     try {
-      await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/route`, { subsidiaryDid: to, reason: reason.trim() });
+      await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/route`, {
+        subsidiaryDid: to,
+        reason: reason.trim(),
+      });
       onDone(true);
     } catch (err) {
       setError(errorText(err));
@@ -77,15 +148,33 @@ function RouteForm({ session, view, config, onDone }: { session: Session; view: 
   };
   return html`<form id="route-form" onSubmit=${submit} class="panel">
     <h3>Route to a subsidiary</h3>
-    <label>Subsidiary<select id="route-to" value=${to} onChange=${(e: Event) => setTo(valueOf(e))}>
-      ${config.subsidiaryDids.map((d) => html`<option value=${d}>${d}</option>`)}</select></label>
-    <label>Reason<textarea id="route-reason" value=${reason} onInput=${(e: Event) => setReason(valueOf(e))} maxlength="1000"></textarea></label>
+    <label
+      >Subsidiary<select id="route-to" value=${to} onChange=${(e: Event) => setTo(valueOf(e))}>
+        ${config.subsidiaryDids.map((d) => html`<option value=${d}>${d}</option>`)}
+      </select></label
+    >
+    <label
+      >Reason<textarea
+        id="route-reason"
+        value=${reason}
+        onInput=${(e: Event) => setReason(valueOf(e))}
+        maxlength="1000"
+      ></textarea>
+    </label>
     <div class="row" style="margin-top:.6rem"><button class="primary" type="submit">Route</button></div>
     <${Message}>${error}<//>
   </form>`;
 }
 
-export function TransferPage({ session, config, workflowId }: { session: Session; config: ConsoleConfig; workflowId: string }) {
+export function TransferPage({
+  session,
+  config,
+  workflowId,
+}: {
+  session: Session;
+  config: ConsoleConfig;
+  workflowId: string;
+}) {
   const [view, setView] = useState<TransferRow | null>(null);
   const [details, setDetails] = useState<TransferDetails | null>(null);
   const [pii, setPii] = useState<unknown>(null);
@@ -95,7 +184,10 @@ export function TransferPage({ session, config, workflowId }: { session: Session
   const load = useCallback(async () => {
     try {
       const v = await api<TransferRow>(session, 'GET', `/v1/transfers/list/${encodeURIComponent(workflowId)}`);
-      const path = v.direction === 'incoming' ? `/v1/incoming-transfers/${encodeURIComponent(v.id)}` : `/v1/transfers/${encodeURIComponent(v.id)}`;
+      const path =
+        v.direction === 'incoming'
+          ? `/v1/incoming-transfers/${encodeURIComponent(v.id)}`
+          : `/v1/transfers/${encodeURIComponent(v.id)}`;
       // Both together, so the facts and the timeline never show two different moments.
       const d = await api<TransferDetails>(session, 'GET', path).catch(() => null);
       setView(v);
@@ -105,7 +197,9 @@ export function TransferPage({ session, config, workflowId }: { session: Session
       setError(errorText(e));
     }
   }, [session, workflowId]);
-  useEffect(() => { void load(); }, [load]);
+  useEffect(() => {
+    void load();
+  }, [load]);
   // A transfer being carried out (a decision on its way to the network, the counterparty's answer) moves on its own:
   // keep the page current. One waiting for a person is not refreshed under the reader; a decision from a page that
   // went stale meanwhile is refused on submit instead.
@@ -119,7 +213,11 @@ export function TransferPage({ session, config, workflowId }: { session: Session
     const tried: string[] = [];
     for (const did of [view!.subsidiaryDid, config.gatewayDid, undefined].filter((d, i, all) => all.indexOf(d) === i)) {
       try {
-        const tx = await api<{ ivms101?: unknown }>(session, 'GET', `/tx/info?id=${encodeURIComponent(view!.transactionId!)}${did ? `&vaspDID=${encodeURIComponent(did)}` : ''}`);
+        const tx = await api<{ ivms101?: unknown }>(
+          session,
+          'GET',
+          `/tx/info?id=${encodeURIComponent(view!.transactionId!)}${did ? `&vaspDID=${encodeURIComponent(did)}` : ''}`,
+        );
         if (tx.ivms101) return setPii(tx.ivms101);
       } catch (e) {
         tried.push(errorText(e));
@@ -132,38 +230,95 @@ export function TransferPage({ session, config, workflowId }: { session: Session
   const temporalLink = `${config.temporalUiUrl}/namespaces/${encodeURIComponent(config.namespace)}/workflows/${encodeURIComponent(view.workflowId)}`;
   const decisions = details?.history?.filter((e) => e.event === 'decision' || e.event === 'route-requested') ?? [];
   return html`<section aria-labelledby="transfer-title">
-    <h2 id="transfer-title">${view.direction === 'incoming' ? 'Incoming' : 'Outgoing'} transfer <code>${view.id}</code> <${StatusBadge} status=${view.status} /></h2>
+    <h2 id="transfer-title">
+      ${view.direction === 'incoming' ? 'Incoming' : 'Outgoing'} transfer <code>${view.id}</code>
+      <${StatusBadge} status=${view.status} />
+    </h2>
     <${Message} kind="success">${notice}<//>
     <div id="transfer-problem"><${Message}>${problem}<//></div>
     <div class="columns">
       <div>
-        <div class="panel"><dl class="facts" id="facts">
-          <dt>Status</dt><dd id="status">${view.status}${view.phase ? ` (${view.phase})` : ''}</dd>
-          <dt>Waiting for</dt><dd>${view.needsReview ? 'a screening review' : view.needsRouting ? 'routing by a person' : 'nobody'} ${view.escalated ? html`<span class="badge bad">escalated</span>` : ''}</dd>
-          <dt>Deadline</dt><dd>${when(view.deadlineAt)}</dd>
-          <dt>Subsidiary</dt><dd class="mono">${view.subsidiaryDid ?? '—'}</dd>
-          <dt>Counterparty</dt><dd class="mono">${view.counterpartyDid ?? '—'}</dd>
-          <dt>Amount</dt><dd>${view.amount ?? '—'} ${view.asset ?? ''}</dd>
-          <dt>Transaction id</dt><dd class="mono">${view.transactionId ?? '—'}</dd>
-          <dt>Reference</dt><dd class="mono">${view.reference ?? '—'}</dd>
-          <dt>Received</dt><dd>${when(view.createdAt)}</dd>
-          <dt>Screening hits</dt><dd id="hits">${hitsText(view.hits)}</dd>
-          <dt>Workflow</dt><dd><a href=${temporalLink} target="_blank" rel="noopener">${view.workflowId} in the Temporal UI</a></dd>
-        </dl></div>
-        <div class="panel" id="decisions"><h3>Decisions</h3>
+        <div class="panel">
+          <dl class="facts" id="facts">
+            <dt>Status</dt>
+            <dd id="status">${view.status}${view.phase ? ` (${view.phase})` : ''}</dd>
+            <dt>Waiting for</dt>
+            <dd>
+              ${view.needsReview ? 'a screening review' : view.needsRouting ? 'routing by a person' : 'nobody'}
+              ${view.escalated ? html`<span class="badge bad">escalated</span>` : ''}
+            </dd>
+            <dt>Deadline</dt>
+            <dd>${when(view.deadlineAt)}</dd>
+            <dt>Subsidiary</dt>
+            <dd class="mono">${view.subsidiaryDid ?? '—'}</dd>
+            <dt>Counterparty</dt>
+            <dd class="mono">${view.counterpartyDid ?? '—'}</dd>
+            <dt>Amount</dt>
+            <dd>${view.amount ?? '—'} ${view.asset ?? ''}</dd>
+            <dt>Transaction id</dt>
+            <dd class="mono">${view.transactionId ?? '—'}</dd>
+            <dt>Reference</dt>
+            <dd class="mono">${view.reference ?? '—'}</dd>
+            <dt>Received</dt>
+            <dd>${when(view.createdAt)}</dd>
+            <dt>Screening hits</dt>
+            <dd id="hits">${hitsText(view.hits)}</dd>
+            <dt>Workflow</dt>
+            <dd><a href=${temporalLink} target="_blank" rel="noopener">${view.workflowId} in the Temporal UI</a></dd>
+          </dl>
+        </div>
+        <div class="panel" id="decisions">
+          <h3>Decisions</h3>
           ${view.decision ? html`<p id="decision">${view.decision.decision === 'approve' ? 'Accepted' : 'Declined'} by <strong>${who(view.decision.actor, view.decision.principal?.name)}</strong> at ${when(view.decision.at)}${view.decision.reason !== undefined ? `: “${view.decision.reason}”` : ''}</p>` : ''}
           ${decisions.filter((d) => d.event === 'route-requested').map((d) => html`<p>Routed to <code>${d.detail!.subsidiaryDid}</code> by <strong>${who(d.detail!.actor, d.detail!.principal?.name)}</strong> at ${when(d.at)}${d.detail!.reason !== undefined ? `: “${d.detail!.reason}”` : ''}</p>`)}
           ${!view.decision && decisions.length === 0 ? html`<p class="muted">No decision by a person.</p>` : ''}
         </div>
-        ${view.needsReview && canDecide(session) ? html`<${DecisionForm} session=${session} view=${view} onDone=${() => { setProblem(''); setNotice('Decision recorded.'); void load(); }} onStale=${(text: string) => { setNotice(''); setProblem(text); void load(); }} />` : ''}
+        ${
+          view.needsReview && canDecide(session)
+            ? html`<${DecisionForm}
+                session=${session}
+                view=${view}
+                onDone=${() => {
+                  setProblem('');
+                  setNotice('Decision recorded.');
+                  void load();
+                }}
+                onStale=${(text: string) => {
+                  setNotice('');
+                  setProblem(text);
+                  void load();
+                }}
+              />`
+            : ''
+        }
         ${view.needsReview && !canDecide(session) ? html`<p class="muted" id="no-decide">Your roles (${rolesText(session)}) may read this transfer but not decide it.</p>` : ''}
-        ${view.needsRouting && canDecide(session) ? html`<${RouteForm} session=${session} view=${view} config=${config} onDone=${(ok: boolean) => { if (ok) setNotice('Routed.'); void load(); }} />` : ''}
+        ${
+          view.needsRouting && canDecide(session)
+            ? html`<${RouteForm}
+                session=${session}
+                view=${view}
+                config=${config}
+                onDone=${(ok: boolean) => {
+                  if (ok) setNotice('Routed.');
+                  void load();
+                }}
+              />`
+            : ''
+        }
       </div>
       <div>
-        <div class="panel"><h3>History</h3><${Timeline} view=${view} details=${details} /></div>
-        ${canDecide(session) && view.transactionId ? html`<div class="panel"><h3>Personal data (IVMS101)</h3>
-          ${pii ? html`<pre class="pii" id="pii">${JSON.stringify(pii, null, 2)}</pre>` : html`<button id="show-pii" type="button" onClick=${showPii}>Decrypt and show</button>`}
-        </div>` : ''}
+        <div class="panel">
+          <h3>History</h3>
+          <${Timeline} view=${view} details=${details} />
+        </div>
+        ${
+          canDecide(session) && view.transactionId
+            ? html`<div class="panel">
+                <h3>Personal data (IVMS101)</h3>
+                ${pii ? html`<pre class="pii" id="pii">${JSON.stringify(pii, null, 2)}</pre>` : html`<button id="show-pii" type="button" onClick=${showPii}>Decrypt and show</button>`}
+              </div>`
+            : ''
+        }
       </div>
     </div>
   </section>`;

@@ -3,7 +3,17 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Page, type Session, type TransferRow } from './api';
 import { errorText, html, Message, short, StatusBadge, valueOf, when } from './ui';
 
-const FILTERS = ['direction', 'status', 'needs', 'subsidiary', 'counterparty', 'asset', 'createdFrom', 'createdTo', 'q'];
+const FILTERS = [
+  'direction',
+  'status',
+  'needs',
+  'subsidiary',
+  'counterparty',
+  'asset',
+  'createdFrom',
+  'createdTo',
+  'q',
+];
 
 export function Transfers({ session }: { session: Session }) {
   const [filters, setFilters] = useState<Record<string, string>>({});
@@ -23,33 +33,80 @@ export function Transfers({ session }: { session: Session }) {
       setError(errorText(e));
     }
   };
-  useEffect(() => { void search(); }, []);
-  const input = (name: string, label: string, props = {}) => html`<label>${label}<input name=${name} value=${filters[name] || ''} onInput=${(e: Event) => setFilters({ ...filters, [name]: valueOf(e) })} ...${props} /></label>`;
-  const select = (name: string, label: string, options: string[]) => html`<label>${label}<select name=${name} value=${filters[name] || ''} onChange=${(e: Event) => setFilters({ ...filters, [name]: valueOf(e) })}>
-    <option value="">any</option>${options.map((o) => html`<option value=${o}>${o}</option>`)}</select></label>`;
+  useEffect(() => {
+    void search();
+  }, []);
+  const input = (name: string, label: string, props = {}) =>
+    html`<label
+      >${label}<input
+        name=${name}
+        value=${filters[name] || ''}
+        onInput=${(e: Event) => setFilters({ ...filters, [name]: valueOf(e) })}
+        ...${props}
+    /></label>`;
+  const select = (name: string, label: string, options: string[]) =>
+    html`<label
+      >${label}<select
+        name=${name}
+        value=${filters[name] || ''}
+        onChange=${(e: Event) => setFilters({ ...filters, [name]: valueOf(e) })}
+      >
+        <option value="">any</option>
+        ${options.map((o) => html`<option value=${o}>${o}</option>`)}
+      </select></label
+    >`;
   return html`<section aria-labelledby="transfers-title">
     <h2 id="transfers-title">Transfers</h2>
-    <form class="filters" onSubmit=${(e: Event) => { e.preventDefault(); void search(); }}>
+    <form
+      class="filters"
+      onSubmit=${(e: Event) => {
+        e.preventDefault();
+        void search();
+      }}
+    >
       ${select('direction', 'Direction', ['incoming', 'outgoing'])}
       ${input('status', 'Status', { placeholder: 'ACCEPTED,DECLINED' })}
-      ${select('needs', 'Waiting for', ['review', 'routing', 'either'])}
-      ${input('subsidiary', 'Subsidiary DID')}
-      ${input('counterparty', 'Counterparty DID')}
-      ${input('asset', 'Asset')}
-      ${input('createdFrom', 'From', { type: 'date' })}
-      ${input('createdTo', 'To', { type: 'date' })}
+      ${select('needs', 'Waiting for', ['review', 'routing', 'either'])} ${input('subsidiary', 'Subsidiary DID')}
+      ${input('counterparty', 'Counterparty DID')} ${input('asset', 'Asset')}
+      ${input('createdFrom', 'From', { type: 'date' })} ${input('createdTo', 'To', { type: 'date' })}
       ${input('q', 'Transaction id or reference')}
       <button class="primary" type="submit">Search</button>
     </form>
     <${Message}>${error}<//>
-    ${rows && html`<table id="transfers">
-      <thead><tr><th>Created</th><th>Direction</th><th>Status</th><th>Subsidiary</th><th>Counterparty</th><th>Amount</th><th>Transfer</th></tr></thead>
-      <tbody>${rows.map((r) => html`<tr class="clickable">
-        <td>${when(r.createdAt)}</td><td>${r.direction}</td><td><${StatusBadge} status=${r.status} /> ${r.needsReview || r.needsRouting ? html`<span class="badge warn">waiting</span>` : ''}</td>
-        <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td><td class="mono" title=${r.counterpartyDid || ''}>${short(r.counterpartyDid)}</td>
-        <td>${r.amount ?? '—'} ${r.asset ?? ''}</td><td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
-      </tr>`)}</tbody></table>
-      ${rows.length === 0 ? html`<p>No transfer matches.</p>` : ''}
-      ${next ? html`<button type="button" onClick=${() => search(next)}>More</button>` : ''}`}
+    ${
+      rows &&
+      html`<table id="transfers">
+          <thead>
+            <tr>
+              <th>Created</th>
+              <th>Direction</th>
+              <th>Status</th>
+              <th>Subsidiary</th>
+              <th>Counterparty</th>
+              <th>Amount</th>
+              <th>Transfer</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${rows.map(
+              (r) =>
+                html`<tr class="clickable">
+                  <td>${when(r.createdAt)}</td>
+                  <td>${r.direction}</td>
+                  <td>
+                    <${StatusBadge} status=${r.status} />
+                    ${r.needsReview || r.needsRouting ? html`<span class="badge warn">waiting</span>` : ''}
+                  </td>
+                  <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td>
+                  <td class="mono" title=${r.counterpartyDid || ''}>${short(r.counterpartyDid)}</td>
+                  <td>${r.amount ?? '—'} ${r.asset ?? ''}</td>
+                  <td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+        ${rows.length === 0 ? html`<p>No transfer matches.</p>` : ''}
+        ${next ? html`<button type="button" onClick=${() => search(next)}>More</button>` : ''}`
+    }
   </section>`;
 }

@@ -9,10 +9,12 @@ export const QUEUE_REFRESH_MS = 3000;
 /** The value of the input, select or textarea an event came from. */
 export const valueOf = (e: Event) => (e.currentTarget as HTMLInputElement).value;
 
-export const short = (did: string | null | undefined) => (did ? (did.length > 26 ? `${did.slice(0, 16)}…${did.slice(-6)}` : did) : '—');
+export const short = (did: string | null | undefined) =>
+  did ? (did.length > 26 ? `${did.slice(0, 16)}…${did.slice(-6)}` : did) : '—';
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 // Who acted: the name to read, and the stable id that the audit log records (a name can be changed at the identity provider).
-export const who = (actor: string | undefined, name: string | undefined) => (name && name !== actor ? `${name} (${actor})` : actor);
+export const who = (actor: string | undefined, name: string | undefined) =>
+  name && name !== actor ? `${name} (${actor})` : actor;
 export const ago = (iso: string | null | undefined) => {
   if (!iso) return '';
   const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
@@ -29,7 +31,11 @@ export function Message({ kind = 'error', children }: { kind?: string; children?
 }
 
 export function StatusBadge({ status }: { status: string }) {
-  const kind = ['ACCEPTED'].includes(status) ? 'ok' : ['DECLINED', 'REJECTED', 'FAILED', 'CANCELLED', 'EXPIRED'].includes(status) ? 'bad' : '';
+  const kind = ['ACCEPTED'].includes(status)
+    ? 'ok'
+    : ['DECLINED', 'REJECTED', 'FAILED', 'CANCELLED', 'EXPIRED'].includes(status)
+      ? 'bad'
+      : '';
   return html`<span class="badge ${kind}" data-status=${status}>${status}</span>`;
 }
 
@@ -37,7 +43,9 @@ export function hitsText(hits: ScreeningHits | null | undefined) {
   // The API leaves the field out for roles that may not read screening hits (compliance and admin may).
   if (hits === undefined) return 'shown to the compliance role only';
   if (!hits) return '—';
-  const names = (hits.nameHits || []).map((x) => `${x.matchedName} (${x.list} #${x.entNum}, ${Math.round(x.score * 100)} %)`);
+  const names = (hits.nameHits || []).map(
+    (x) => `${x.matchedName} (${x.list} #${x.entNum}, ${Math.round(x.score * 100)} %)`,
+  );
   const addresses = (hits.addressHits || []).map((x) => `address on ${x.list}`);
   const all = [...names, ...addresses];
   if (hits.skipped === 'undecryptable') all.push('personal data could not be decrypted');

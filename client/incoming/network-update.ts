@@ -29,25 +29,42 @@ export interface IncomingUpdateDeps {
  * business id makes duplicates and races between the gateway's and the subsidiaries' webhooks harmless. 'known' when
  * the workflow already has this status, 'late' when it has finished.
  */
-export async function passIncomingUpdate(deps: IncomingUpdateDeps, tx: NetworkTransaction): Promise<'incoming' | 'known' | 'late' | 'not-ours'> {
+export async function passIncomingUpdate(
+  deps: IncomingUpdateDeps,
+  tx: NetworkTransaction,
+): Promise<'incoming' | 'known' | 'late' | 'not-ours'> {
   const { group, incoming } = deps;
   const gateway = group.gatewayDid;
   if (!gateway || !deps.taskQueue || !isIncomingToGroup(group, tx)) return 'not-ours';
   // Most webhooks about an incoming transfer report the workflow's own steps back: a signal would cost a workflow task
   // and change nothing.
   const published = await getTransferView(deps.pool, workflowIds.incomingTransfer(tx.id));
-  if (isKnownToIncomingWorkflow(published, { status: tx.status!, beneficiaryVaspDid: tx.beneficiaryVASPdid }, group.subsidiaryDids)) return 'known';
+  if (
+    isKnownToIncomingWorkflow(
+      published,
+      { status: tx.status!, beneficiaryVaspDid: tx.beneficiaryVASPdid },
+      group.subsidiaryDids,
+    )
+  )
+    return 'known';
   try {
     await deps.temporal.workflow.signalWithStart(incomingTransfer, {
       taskQueue: deps.taskQueue,
       workflowId: workflowIds.incomingTransfer(tx.id),
       // A finished transfer is never started again; one whose workflow failed may be, by the next webhook about it.
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-      args: [{
-        transactionId: tx.id, gatewayDid: gateway, subsidiaryDids: group.subsidiaryDids,
-        routeDeadline: incoming.routeDeadline, routeGiveUpAfter: incoming.routeGiveUpAfter, reviewDeadline: incoming.reviewDeadline,
-        pollInterval: incoming.pollInterval, screeningThreshold: incoming.screeningThreshold,
-      }],
+      args: [
+        {
+          transactionId: tx.id,
+          gatewayDid: gateway,
+          subsidiaryDids: group.subsidiaryDids,
+          routeDeadline: incoming.routeDeadline,
+          routeGiveUpAfter: incoming.routeGiveUpAfter,
+          reviewDeadline: incoming.reviewDeadline,
+          pollInterval: incoming.pollInterval,
+          screeningThreshold: incoming.screeningThreshold,
+        },
+      ],
       signal: transactionUpdatedSignal,
       signalArgs: [{ status: tx.status!, beneficiaryVaspDid: tx.beneficiaryVASPdid, source: 'webhook' }],
     });

@@ -6,7 +6,12 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors';
 import { auditActor, type Principal } from '../../lib/principal';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
-import { decideUpdate, incomingStatusQuery, routeUpdate, type IncomingStatus } from '../../workflows/incoming-transfer.messages';
+import {
+  decideUpdate,
+  incomingStatusQuery,
+  routeUpdate,
+  type IncomingStatus,
+} from '../../workflows/incoming-transfer.messages';
 
 /**
  * A validator's refusal into the API's errors: "field: rule" is bad input (400), anything else is the transfer not
@@ -18,15 +23,26 @@ function updateRefusal(e: WorkflowUpdateFailedError): Error {
   return m ? new ValidationError(m[1]!, m[2]!) : new ConflictError(message);
 }
 
-async function update<A>(temporal: Client, id: string, def: typeof routeUpdate | typeof decideUpdate, arg: A): Promise<IncomingStatus> {
+async function update<A>(
+  temporal: Client,
+  id: string,
+  def: typeof routeUpdate | typeof decideUpdate,
+  arg: A,
+): Promise<IncomingStatus> {
   const handle = temporal.workflow.getHandle(workflowIds.incomingTransfer(id));
   try {
     return await handle.executeUpdate(def as never, { args: [arg] as never });
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) {
       // A finished workflow takes no update either: that is a transfer already decided (or closed), not an unknown one.
-      const closed = await handle.describe().then((d) => d.status.name, () => undefined);
-      if (closed) throw new ConflictError(`transfer is no longer waiting for a person (its workflow is ${closed}): it was already decided or closed`);
+      const closed = await handle.describe().then(
+        (d) => d.status.name,
+        () => undefined,
+      );
+      if (closed)
+        throw new ConflictError(
+          `transfer is no longer waiting for a person (its workflow is ${closed}): it was already decided or closed`,
+        );
       throw new NotFoundError(`no incoming transfer ${id}`, { field: 'id' });
     }
     if (e instanceof WorkflowUpdateFailedError) throw updateRefusal(e);
@@ -48,7 +64,12 @@ export async function incomingStatus(temporal: Client, id: string): Promise<Inco
 }
 
 /** Routes a transfer nobody owns to a subsidiary, in the principal's name. */
-export function routeIncoming(temporal: Client, id: string, input: { subsidiaryDid: string; reason: string }, principal: Principal): Promise<IncomingStatus> {
+export function routeIncoming(
+  temporal: Client,
+  id: string,
+  input: { subsidiaryDid: string; reason: string },
+  principal: Principal,
+): Promise<IncomingStatus> {
   return update(temporal, id, routeUpdate, { ...input, ...acting(principal) });
 }
 

@@ -2,7 +2,12 @@
  * Starting a key rotation and reading where it stands, for the API: the request is audited before the workflow
  * starts, and the answer waits (bounded) for the workflow to confirm the VASP in the network's directory.
  */
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { Pool } from 'pg';
 import {
@@ -17,7 +22,11 @@ import { auditActor, type Principal } from '../../lib/principal';
 import { VaspDid } from '../../lib/temporal/search-attributes';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { keyRotation } from '../../workflows';
-import { keyRotationAcceptedUpdate, keyRotationStatusQuery, type KeyRotationStatus } from '../../workflows/key-rotation.messages';
+import {
+  keyRotationAcceptedUpdate,
+  keyRotationStatusQuery,
+  type KeyRotationStatus,
+} from '../../workflows/key-rotation.messages';
 import { recordStartRequest } from '../audited-start';
 
 export interface KeyRotationStartDeps {
@@ -36,7 +45,10 @@ function fromWorkflowFailure(e: WorkflowUpdateFailedError, vaspDid: string): App
   const details = { field: 'vaspDID', networkError: cause?.type };
   switch (cause?.type) {
     case 'NotFoundError':
-      return new NotFoundError(`VASP ${vaspDid} is not in the network's directory (${message})`, { ...details, rule: 'must be a VASP the network knows' });
+      return new NotFoundError(`VASP ${vaspDid} is not in the network's directory (${message})`, {
+        ...details,
+        rule: 'must be a VASP the network knows',
+      });
     case 'ForbiddenError':
       return new ForbiddenError(message, details);
     case 'UpstreamUnavailableError':
@@ -60,13 +72,33 @@ export async function startKeyRotation(
 ): Promise<{ workflowId: string; runId: string; vaspDID: string; step: string; status: string }> {
   const { vaspDid, reason, principal } = input;
   const workflowId = workflowIds.keyRotation(vaspDid);
-  const running = () => new ConflictError(`a key rotation for ${vaspDid} is already running (workflow ${workflowId}); wait for it to finish`, {
-    field: 'vaspDID', rule: 'one rotation per VASP at a time', workflowId,
-  });
+  const running = () =>
+    new ConflictError(
+      `a key rotation for ${vaspDid} is already running (workflow ${workflowId}); wait for it to finish`,
+      {
+        field: 'vaspDID',
+        rule: 'one rotation per VASP at a time',
+        workflowId,
+      },
+    );
   // Refused before it is recorded when a rotation is visibly running; the start below still decides a race.
-  if (await deps.temporal.workflow.getHandle(workflowId).describe().then((d) => d.status.name === 'RUNNING', () => false)) throw running();
+  if (
+    await deps.temporal.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then(
+        (d) => d.status.name === 'RUNNING',
+        () => false,
+      )
+  )
+    throw running();
   // The request is in the audit log before anything starts, and nothing starts when it cannot be written there.
-  await recordStartRequest(deps.pool, log, { actor: auditActor(principal), action: 'key.rotation.requested', subject: vaspDid, details: { reason, workflowId, principal } });
+  await recordStartRequest(deps.pool, log, {
+    actor: auditActor(principal),
+    action: 'key.rotation.requested',
+    subject: vaspDid,
+    details: { reason, workflowId, principal },
+  });
   const start = new WithStartWorkflowOperation(keyRotation, {
     workflowId,
     taskQueue: deps.taskQueue,
@@ -74,7 +106,9 @@ export async function startKeyRotation(
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
     typedSearchAttributes: [{ key: VaspDid, value: vaspDid }],
   });
-  const accepted = deps.temporal.workflow.executeUpdateWithStart(keyRotationAcceptedUpdate, { startWorkflowOperation: start });
+  const accepted = deps.temporal.workflow.executeUpdateWithStart(keyRotationAcceptedUpdate, {
+    startWorkflowOperation: start,
+  });
   accepted.catch(() => undefined); // awaited below; this only keeps a late failure from going unhandled
   let handle;
   try {
@@ -109,7 +143,8 @@ export async function keyRotationState(deps: { temporal: Client }, vaspDid: stri
   try {
     description = await handle.describe();
   } catch (e) {
-    if (e instanceof WorkflowNotFoundError) throw new NotFoundError(`no key rotation of ${vaspDid} has run`, { field: 'vaspDID' });
+    if (e instanceof WorkflowNotFoundError)
+      throw new NotFoundError(`no key rotation of ${vaspDid} has run`, { field: 'vaspDID' });
     throw e;
   }
   const base = { workflowId, runId: description.runId, workflowStatus: description.status.name };

@@ -28,7 +28,6 @@ interface ListedTx {
   createdAt?: string;
 }
 
-
 const assetOf = (a: unknown): string | undefined => {
   if (typeof a === 'string') return a;
   if (a && typeof a === 'object') {
@@ -60,21 +59,40 @@ export interface RebuildResult {
 export function rowsFromNetwork(tx: ListedTx, group: Set<string>): TransferViewUpdate[] {
   const status = tx.status ?? 'UNKNOWN';
   const common = {
-    status, final: isFinalNetworkStatus(status), needsReview: false, needsRouting: false, escalated: false,
-    asset: assetOf(tx.transactionAsset), amount: tx.transactionAmount, createdAt: tx.createdAt ?? new Date().toISOString(), version: 0,
+    status,
+    final: isFinalNetworkStatus(status),
+    needsReview: false,
+    needsRouting: false,
+    escalated: false,
+    asset: assetOf(tx.transactionAsset),
+    amount: tx.transactionAmount,
+    createdAt: tx.createdAt ?? new Date().toISOString(),
+    version: 0,
   };
   const rows: TransferViewUpdate[] = [];
   if (tx.originatorVASPdid && group.has(tx.originatorVASPdid)) {
     const id = tx.transactionRef ?? tx.id;
     rows.push({
-      ...common, workflowId: workflowIds.outgoingTransfer(id), direction: 'outgoing', id, transactionId: tx.id, reference: id,
-      subsidiaryDid: tx.originatorVASPdid, counterpartyDid: tx.beneficiaryVASPdid,
+      ...common,
+      workflowId: workflowIds.outgoingTransfer(id),
+      direction: 'outgoing',
+      id,
+      transactionId: tx.id,
+      reference: id,
+      subsidiaryDid: tx.originatorVASPdid,
+      counterpartyDid: tx.beneficiaryVASPdid,
     });
   }
   if (tx.beneficiaryVASPdid && group.has(tx.beneficiaryVASPdid)) {
     rows.push({
-      ...common, workflowId: workflowIds.incomingTransfer(tx.id), direction: 'incoming', id: tx.id, transactionId: tx.id,
-      reference: tx.transactionRef, phase: common.final ? 'completed' : undefined, subsidiaryDid: tx.beneficiaryVASPdid,
+      ...common,
+      workflowId: workflowIds.incomingTransfer(tx.id),
+      direction: 'incoming',
+      id: tx.id,
+      transactionId: tx.id,
+      reference: tx.transactionRef,
+      phase: common.final ? 'completed' : undefined,
+      subsidiaryDid: tx.beneficiaryVASPdid,
       counterpartyDid: tx.originatorVASPdid,
     });
   }
@@ -89,7 +107,11 @@ async function rowFromWorkflow(temporal: Client, row: TransferViewUpdate): Promi
     if (row.direction === 'outgoing') return outgoingViewUpdate(await handle.query(transferStatusQuery));
     const state = await handle.query(incomingStatusQuery);
     return incomingViewUpdate(state, {
-      workflowId: row.workflowId, createdAt: row.createdAt, counterpartyDid: row.counterpartyDid, amount: row.amount, reference: row.reference,
+      workflowId: row.workflowId,
+      createdAt: row.createdAt,
+      counterpartyDid: row.counterpartyDid,
+      amount: row.amount,
+      reference: row.reference,
     });
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) return undefined;
@@ -103,7 +125,11 @@ export async function rebuildTransferView(deps: RebuildDeps): Promise<RebuildRes
   const result: RebuildResult = { listed: 0, fromNetwork: 0, fromWorkflows: 0 };
   for (const vaspDid of group) {
     for (let page = 0; ; page++) {
-      const { transactions, paginateInfo } = await txList<ListedTx>(deps.network, { vaspDID: vaspDid, page, sort: 'createdAt:ASC' });
+      const { transactions, paginateInfo } = await txList<ListedTx>(deps.network, {
+        vaspDID: vaspDid,
+        page,
+        sort: 'createdAt:ASC',
+      });
       for (const tx of transactions) {
         result.listed++;
         for (const row of rowsFromNetwork(tx, group)) {

@@ -18,7 +18,12 @@ import { auditActor, type Principal } from '../../lib/principal';
 import { outgoingTransfer } from '../../workflows';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import type { OutgoingTransferInput } from '../../workflows/outgoing-transfer';
-import { initialState, transactionCreatedUpdate, transferStatusQuery, type TransferState } from '../../workflows/outgoing-transfer.messages';
+import {
+  initialState,
+  transactionCreatedUpdate,
+  transferStatusQuery,
+  type TransferState,
+} from '../../workflows/outgoing-transfer.messages';
 import type { TransferContext } from '../../outgoing/context';
 import type { TransferPlan } from '../../outgoing/plan';
 import type { CreatedTransaction } from '../../outgoing/transaction';
@@ -38,7 +43,11 @@ export interface OutgoingStartDeps {
 /** The transfer context, or the ConfigError that says transfers are off because no network is configured. */
 export function needTransfers(deps: { transfers?: TransferContext }): TransferContext {
   if (!deps.transfers) {
-    throw new ConfigError('BASE_URL', 'no network is configured, so transfers are off', 'Set CLIENT_ID, CLIENT_SECRET, AUTH_URL and BASE_URL for the API, or run `npm start`, which points it at the sandbox');
+    throw new ConfigError(
+      'BASE_URL',
+      'no network is configured, so transfers are off',
+      'Set CLIENT_ID, CLIENT_SECRET, AUTH_URL and BASE_URL for the API, or run `npm start`, which points it at the sandbox',
+    );
   }
   return deps.transfers;
 }
@@ -54,24 +63,40 @@ export async function startOutgoingTransfer(
   request: OutgoingRequest,
   plan?: TransferPlan,
   requestedBy?: Principal,
-): Promise<{ handle: WorkflowHandle<typeof outgoingTransfer>; started: boolean; input: OutgoingTransferInput; initial?: TransferState }> {
+): Promise<{
+  handle: WorkflowHandle<typeof outgoingTransfer>;
+  started: boolean;
+  input: OutgoingTransferInput;
+  initial?: TransferState;
+}> {
   const ctx = needTransfers(deps);
   // Who asked for the transfer, in the audit chain in the same transaction as the stored request, before the workflow
   // starts; a repeat of the request (same id) finds the row and appends nothing. No personal data: the parties are
   // VASPs, the customers stay in the sealed request.
   try {
-    await ctx.store.put(id, request, requestedBy && {
-      entry: {
-        actor: auditActor(requestedBy), action: 'outgoing.requested', subject: id,
-        details: {
-          source: request.source, originatorVaspDid: request.body.originatorVASPdid, beneficiaryVaspDid: request.body.beneficiaryVASPdid ?? null,
-          asset: assetLabel(request.body.transactionAsset), amount: request.body.transactionAmount, principal: requestedBy,
+    await ctx.store.put(
+      id,
+      request,
+      requestedBy && {
+        entry: {
+          actor: auditActor(requestedBy),
+          action: 'outgoing.requested',
+          subject: id,
+          details: {
+            source: request.source,
+            originatorVaspDid: request.body.originatorVASPdid,
+            beneficiaryVaspDid: request.body.beneficiaryVASPdid ?? null,
+            asset: assetLabel(request.body.transactionAsset),
+            amount: request.body.transactionAmount,
+            principal: requestedBy,
+          },
         },
+        idempotencyKey: `outgoing.requested:${id}`,
       },
-      idempotencyKey: `outgoing.requested:${id}`,
-    });
+    );
   } catch (e) {
-    if (e instanceof AuditUnavailableError) ctx.logger.error({ err: e.cause, id }, 'a transfer request could not be audited, so it was refused');
+    if (e instanceof AuditUnavailableError)
+      ctx.logger.error({ err: e.cause, id }, 'a transfer request could not be audited, so it was refused');
     throw e;
   }
   const input: OutgoingTransferInput = {
@@ -125,11 +150,21 @@ export async function transferState(deps: { temporal: Client }, id: string): Pro
  * error that stopped it; undefined when the workflow had already finished: a finished workflow takes no updates, and
  * its state (transferState) says what happened.
  */
-export async function createdTransaction(deps: { temporal: Client }, id: string): Promise<CreatedTransaction | { error: NonNullable<TransferState['error']> } | undefined> {
+export async function createdTransaction(
+  deps: { temporal: Client },
+  id: string,
+): Promise<CreatedTransaction | { error: NonNullable<TransferState['error']> } | undefined> {
   try {
-    return await deps.temporal.workflow.getHandle(workflowIds.outgoingTransfer(id)).executeUpdate(transactionCreatedUpdate);
+    return await deps.temporal.workflow
+      .getHandle(workflowIds.outgoingTransfer(id))
+      .executeUpdate(transactionCreatedUpdate);
   } catch (e) {
-    if (e instanceof WorkflowUpdateFailedError || e instanceof WorkflowNotFoundError || /completed|closed/i.test((e as Error).message)) return undefined;
+    if (
+      e instanceof WorkflowUpdateFailedError ||
+      e instanceof WorkflowNotFoundError ||
+      /completed|closed/i.test((e as Error).message)
+    )
+      return undefined;
     throw e;
   }
 }

@@ -54,7 +54,10 @@ export function parseDidKey(did: unknown, field = 'did'): ParsedDidKey {
   // Base58 decoding takes time quadratic in the length: anything but the one length of an Ed25519 did:key is refused
   // before decoding, so a huge value (a key import, a counterparty's JWE skid) cannot stall the event loop.
   if (multibase.length !== ED25519_MULTIBASE_LENGTH) {
-    throw new ValidationError(field, `${ED25519_DID_KEY_RULE}; the key part must be ${ED25519_MULTIBASE_LENGTH} characters, got ${multibase.length}`);
+    throw new ValidationError(
+      field,
+      `${ED25519_DID_KEY_RULE}; the key part must be ${ED25519_MULTIBASE_LENGTH} characters, got ${multibase.length}`,
+    );
   }
   let bytes: Uint8Array;
   try {

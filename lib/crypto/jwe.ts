@@ -55,7 +55,11 @@ const CEK = 32;
  * Encrypts `plaintext` once for all `recipients`, in the order given (the caller puts the sender first, as the network
  * does). The sender's own key authenticates every entry (ECDH-1PU).
  */
-export function encryptJwe(plaintext: Uint8Array, sender: LocalDidKey, recipients: readonly RemoteDidKey[]): GeneralJwe {
+export function encryptJwe(
+  plaintext: Uint8Array,
+  sender: LocalDidKey,
+  recipients: readonly RemoteDidKey[],
+): GeneralJwe {
   if (recipients.length === 0) throw new ValidationError('recipients', 'must name at least one did:key');
   // Key order matches did-jwt's output (skid, typ, then enc), so the protected header is byte-identical.
   const protectedHeader = bytesToBase64url(

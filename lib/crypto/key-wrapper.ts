@@ -32,7 +32,8 @@ export function aesGcmSeal(key: Uint8Array, plaintext: Uint8Array, aad: string):
 /** Opens `aesGcmSeal` output; throws CryptoError (never quoting data) when the key, the aad or the bytes are wrong. */
 export function aesGcmOpen(key: Uint8Array, sealed: Uint8Array, aad: string, what: string): Buffer {
   const data = Buffer.from(sealed);
-  if (data.length < 1 + IV + TAG || data[0] !== VERSION) throw new CryptoError(`${what} is not in the keystore's sealed format`);
+  if (data.length < 1 + IV + TAG || data[0] !== VERSION)
+    throw new CryptoError(`${what} is not in the keystore's sealed format`);
   const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(1, 1 + IV));
   decipher.setAAD(Buffer.from(aad, 'utf8'));
   decipher.setAuthTag(data.subarray(data.length - TAG));
@@ -49,7 +50,8 @@ export class LocalKeyWrapper implements KeyWrapper {
   readonly #masterKey: Buffer;
 
   constructor(masterKey: Uint8Array) {
-    if (masterKey.length !== 32) throw new ConfigError('KEYSTORE_MASTER_KEY', `is ${masterKey.length} bytes, not 32`, FIX);
+    if (masterKey.length !== 32)
+      throw new ConfigError('KEYSTORE_MASTER_KEY', `is ${masterKey.length} bytes, not 32`, FIX);
     this.#masterKey = Buffer.from(masterKey);
     // A fingerprint, not the key: lets an operator see which master key a row needs when the configured one differs.
     this.keyId = `local:${createHash('sha256').update('tro-keystore-master-key-id').update(this.#masterKey).digest('hex').slice(0, 16)}`;
@@ -86,7 +88,8 @@ export function parseMasterKey(raw: string, setting = 'KEYSTORE_MASTER_KEY'): Bu
   }
   const encoding = text.includes('-') || text.includes('_') ? 'base64url' : 'base64';
   const key = Buffer.from(text, encoding);
-  if (key.toString(encoding).replace(/=+$/, '') !== text.replace(/=+$/, '')) throw new ConfigError(setting, 'is not canonical base64', FIX);
+  if (key.toString(encoding).replace(/=+$/, '') !== text.replace(/=+$/, ''))
+    throw new ConfigError(setting, 'is not canonical base64', FIX);
   if (key.length !== 32) throw new ConfigError(setting, `decodes to ${key.length} bytes, not 32`, FIX);
   return key;
 }

@@ -89,7 +89,8 @@ export function unflattenIvms101(entries: readonly FlatEntry[], field = 'entries
     const at = `${field}[${i}]`;
     if (typeof entry !== 'object' || entry === null) throw new ValidationError(at, 'must be an object {key, value}');
     const path = parseFlatKey(entry.key);
-    if (!path) throw new ValidationError(`${at}.key`, 'must be an IVMS101 path such as originator.originatorPersons[0]');
+    if (!path)
+      throw new ValidationError(`${at}.key`, 'must be an IVMS101 path such as originator.originatorPersons[0]');
     if (typeof entry.value !== 'string') throw new ValidationError(`${at}.value`, 'must be a string');
     setPath(root, path, entry.value, at);
   });

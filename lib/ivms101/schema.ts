@@ -45,14 +45,39 @@ export const NaturalPersonNameTypeCode = Type.Enum(['ALIA', 'BIRT', 'MAID', 'LEG
 export const LegalPersonNameTypeCode = Type.Enum(['LEGL', 'SHRT', 'TRAD']);
 export const AddressTypeCode = Type.Enum(['HOME', 'BIZZ', 'GEOG']);
 export const NationalIdentifierTypeCode = Type.Enum([
-  'ARNU', 'CCPT', 'RAID', 'DRLC', 'FIIN', 'TXID', 'SOCS', 'IDCD', 'LEIX', 'MISC',
+  'ARNU',
+  'CCPT',
+  'RAID',
+  'DRLC',
+  'FIIN',
+  'TXID',
+  'SOCS',
+  'IDCD',
+  'LEIX',
+  'MISC',
 ]);
 export const TransliterationMethodCode = Type.Enum([
-  'arab', 'aran', 'armn', 'cyrl', 'deva', 'geor', 'grek', 'hani', 'hebr', 'kana', 'kore', 'thai', 'othr',
+  'arab',
+  'aran',
+  'armn',
+  'cyrl',
+  'deva',
+  'geor',
+  'grek',
+  'hani',
+  'hebr',
+  'kana',
+  'kore',
+  'thai',
+  'othr',
 ]);
 
 export const NaturalPersonNameId = Type.Object(
-  { primaryIdentifier: Max100Text, secondaryIdentifier: Type.Optional(Max100Text), nameIdentifierType: NaturalPersonNameTypeCode },
+  {
+    primaryIdentifier: Max100Text,
+    secondaryIdentifier: Type.Optional(Max100Text),
+    nameIdentifierType: NaturalPersonNameTypeCode,
+  },
   closed,
 );
 
@@ -144,7 +169,10 @@ export const Person = Type.Object(
 );
 
 export const Originator = Type.Object(
-  { originatorPersons: Type.Array(Person, { minItems: 1, ...MANY }), accountNumber: Type.Optional(Type.Array(Max100Text, MANY)) },
+  {
+    originatorPersons: Type.Array(Person, { minItems: 1, ...MANY }),
+    accountNumber: Type.Optional(Type.Array(Max100Text, MANY)),
+  },
   {
     ...closed,
     description:
@@ -154,7 +182,10 @@ export const Originator = Type.Object(
 );
 
 export const Beneficiary = Type.Object(
-  { beneficiaryPersons: Type.Array(Person, { minItems: 1, ...MANY }), accountNumber: Type.Optional(Type.Array(Max100Text, MANY)) },
+  {
+    beneficiaryPersons: Type.Array(Person, { minItems: 1, ...MANY }),
+    accountNumber: Type.Optional(Type.Array(Max100Text, MANY)),
+  },
   closed,
 );
 

@@ -42,7 +42,8 @@ export const IVMS101_RULES = {
 export function validateIvms101(value: unknown): Ivms101Issue[] {
   const issues = schemaIssues(checkIvms101.Errors(value), '');
   if (isObject(value)) {
-    if (isObject(value.originator)) issues.push(...partyRuleIssues(value.originator, 'originator', 'originatorPersons'));
+    if (isObject(value.originator))
+      issues.push(...partyRuleIssues(value.originator, 'originator', 'originatorPersons'));
     if (isObject(value.beneficiary)) {
       issues.push(...partyRuleIssues(value.beneficiary, 'beneficiary', 'beneficiaryPersons'));
     }
@@ -89,7 +90,8 @@ function schemaIssues(errors: TLocalizedValidationError[], root: string): Ivms10
     const at = fieldPath(error.instancePath, root);
     switch (error.keyword) {
       case 'required':
-        for (const name of error.params.requiredProperties) issues.push({ field: join(at, name), rule: IVMS101_RULES.required });
+        for (const name of error.params.requiredProperties)
+          issues.push({ field: join(at, name), rule: IVMS101_RULES.required });
         break;
       case 'additionalProperties':
         for (const name of error.params.additionalProperties) {
@@ -187,7 +189,8 @@ function personRuleIssues(person: unknown, at: string): Ivms101Issue[] {
     issues.push(...dateIssues(natural.dateAndPlaceOfBirth.dateOfBirth, field, true));
   }
   const legal = person.legalPerson;
-  if (isObject(legal)) issues.push(...dateIssues(legal.dateOfRegistration, `${at}.legalPerson.dateOfRegistration`, false));
+  if (isObject(legal))
+    issues.push(...dateIssues(legal.dateOfRegistration, `${at}.legalPerson.dateOfRegistration`, false));
   return issues;
 }
 
@@ -195,7 +198,8 @@ function personRuleIssues(person: unknown, at: string): Ivms101Issue[] {
 function dateIssues(value: unknown, field: string, mustBePast: boolean): Ivms101Issue[] {
   if (typeof value !== 'string' || !new RegExp(DATE_PATTERN).test(value)) return [];
   const date = new Date(`${value}T00:00:00Z`);
-  if (Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value) return [{ field, rule: IVMS101_RULES.realDate }];
+  if (Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value)
+    return [{ field, rule: IVMS101_RULES.realDate }];
   if (mustBePast && date.getTime() > Date.now()) return [{ field, rule: IVMS101_RULES.dateInPast }];
   return [];
 }

@@ -23,9 +23,9 @@ export function decodeCursor(raw: string, field = 'querystring.cursor'): CursorK
   } catch {
     throw bad();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string') throw bad();
+  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string')
+    throw bad();
   const [at, id] = parsed as [string, string];
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(at) || id.length === 0 || id.length > 300) throw bad();
   return { at, id };
 }
-

@@ -37,12 +37,16 @@ export interface CodecOptions {
 }
 
 /** The message of the refusal, which the worker's failed workflow task carries. */
-export const UNENCRYPTED_REFUSED = 'refused a payload not encrypted by the project\'s codec (binary/encrypted): start workflows and send signals through a client with the codec (TEMPORAL_CODEC_KEYS)';
+export const UNENCRYPTED_REFUSED =
+  "refused a payload not encrypted by the project's codec (binary/encrypted): start workflows and send signals through a client with the codec (TEMPORAL_CODEC_KEYS)";
 
 export class EncryptionCodec implements PayloadCodec {
   private readonly currentKey: Buffer;
 
-  constructor(private readonly keyring: CodecKeyring, private readonly options: CodecOptions = {}) {
+  constructor(
+    private readonly keyring: CodecKeyring,
+    private readonly options: CodecOptions = {},
+  ) {
     const current = keyring.keys.get(keyring.currentKeyId);
     if (!current) throw new ValueError(`codec key ${keyring.currentKeyId} is not in the keyring`);
     this.currentKey = current;
@@ -68,7 +72,10 @@ export class EncryptionCodec implements PayloadCodec {
     return payloads.map((payload) => {
       const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
       if (!encoding || fromUtf8(encoding) !== ENCRYPTED_ENCODING) {
-        if (this.options.refuseUnencrypted) throw new ValueError(`${UNENCRYPTED_REFUSED}; its encoding is ${encoding ? `"${fromUtf8(encoding).slice(0, 40)}"` : 'unset'}`);
+        if (this.options.refuseUnencrypted)
+          throw new ValueError(
+            `${UNENCRYPTED_REFUSED}; its encoding is ${encoding ? `"${fromUtf8(encoding).slice(0, 40)}"` : 'unset'}`,
+          );
         return payload;
       }
       const keyIdBytes = payload.metadata?.[METADATA_ENCRYPTION_KEY_ID];

@@ -32,7 +32,11 @@ const flag = (raw: string | undefined): boolean | undefined => {
   if (v === undefined || v === '') return undefined;
   if (['1', 'true', 'on', 'yes'].includes(v)) return true;
   if (['0', 'false', 'off', 'no'].includes(v)) return false;
-  throw new ConfigError('TEMPORAL_TLS', `"${raw}" is not on or off`, 'Set TEMPORAL_TLS=1 for TLS (implied by any TEMPORAL_TLS_* file or TEMPORAL_API_KEY), or 0 for plaintext on loopback');
+  throw new ConfigError(
+    'TEMPORAL_TLS',
+    `"${raw}" is not on or off`,
+    'Set TEMPORAL_TLS=1 for TLS (implied by any TEMPORAL_TLS_* file or TEMPORAL_API_KEY), or 0 for plaintext on loopback',
+  );
 };
 
 /**
@@ -49,15 +53,37 @@ export function loadTemporalConnectionConfig(env: Env, address: string): Tempora
   const apiKey = value('TEMPORAL_API_KEY');
   const explicit = flag(env.TEMPORAL_TLS);
 
-  if (clientCertFile && !clientKeyFile) throw new ConfigError('TEMPORAL_TLS_KEY_FILE', 'is unset while TEMPORAL_TLS_CERT_FILE is set', 'Set both (the client certificate and its private key, PEM) for mTLS, or neither');
-  if (clientKeyFile && !clientCertFile) throw new ConfigError('TEMPORAL_TLS_CERT_FILE', 'is unset while TEMPORAL_TLS_KEY_FILE is set', 'Set both (the client certificate and its private key, PEM) for mTLS, or neither');
-  const tlsSettings = [clientCertFile && 'TEMPORAL_TLS_CERT_FILE', caFile && 'TEMPORAL_TLS_CA_FILE', serverName && 'TEMPORAL_TLS_SERVER_NAME'].filter(Boolean);
+  if (clientCertFile && !clientKeyFile)
+    throw new ConfigError(
+      'TEMPORAL_TLS_KEY_FILE',
+      'is unset while TEMPORAL_TLS_CERT_FILE is set',
+      'Set both (the client certificate and its private key, PEM) for mTLS, or neither',
+    );
+  if (clientKeyFile && !clientCertFile)
+    throw new ConfigError(
+      'TEMPORAL_TLS_CERT_FILE',
+      'is unset while TEMPORAL_TLS_KEY_FILE is set',
+      'Set both (the client certificate and its private key, PEM) for mTLS, or neither',
+    );
+  const tlsSettings = [
+    clientCertFile && 'TEMPORAL_TLS_CERT_FILE',
+    caFile && 'TEMPORAL_TLS_CA_FILE',
+    serverName && 'TEMPORAL_TLS_SERVER_NAME',
+  ].filter(Boolean);
   if (explicit === false && tlsSettings.length > 0) {
-    throw new ConfigError('TEMPORAL_TLS', `is off while ${tlsSettings.join(', ')} ${tlsSettings.length > 1 ? 'are' : 'is'} set`, 'Unset TEMPORAL_TLS (the files turn TLS on) or the TLS settings');
+    throw new ConfigError(
+      'TEMPORAL_TLS',
+      `is off while ${tlsSettings.join(', ')} ${tlsSettings.length > 1 ? 'are' : 'is'} set`,
+      'Unset TEMPORAL_TLS (the files turn TLS on) or the TLS settings',
+    );
   }
   const host = address.replace(/:\d+$/, '');
   if (explicit === false && apiKey && !isLoopbackHost(host)) {
-    throw new ConfigError('TEMPORAL_TLS', `is off while TEMPORAL_API_KEY is set and ${address} is not on loopback`, 'An API key must not travel in clear: unset TEMPORAL_TLS (the key turns TLS on)');
+    throw new ConfigError(
+      'TEMPORAL_TLS',
+      `is off while TEMPORAL_API_KEY is set and ${address} is not on loopback`,
+      'An API key must not travel in clear: unset TEMPORAL_TLS (the key turns TLS on)',
+    );
   }
   const on = explicit ?? (tlsSettings.length > 0 || apiKey !== undefined);
   return {
@@ -70,7 +96,11 @@ function readPem(name: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (e) {
-    throw new ConfigError(name, `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, `Point ${name} at a readable PEM file`);
+    throw new ConfigError(
+      name,
+      `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      `Point ${name} at a readable PEM file`,
+    );
   }
 }
 
@@ -83,7 +113,12 @@ export function temporalConnectOptions(config: TemporalConnectionConfig): { tls?
       ...(t.serverName ? { serverNameOverride: t.serverName } : {}),
       ...(t.caFile ? { serverRootCACertificate: readPem('TEMPORAL_TLS_CA_FILE', t.caFile) } : {}),
       ...(t.clientCertFile && t.clientKeyFile
-        ? { clientCertPair: { crt: readPem('TEMPORAL_TLS_CERT_FILE', t.clientCertFile), key: readPem('TEMPORAL_TLS_KEY_FILE', t.clientKeyFile) } }
+        ? {
+            clientCertPair: {
+              crt: readPem('TEMPORAL_TLS_CERT_FILE', t.clientCertFile),
+              key: readPem('TEMPORAL_TLS_KEY_FILE', t.clientKeyFile),
+            },
+          }
         : {}),
     };
   }

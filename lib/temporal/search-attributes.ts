@@ -18,12 +18,19 @@ export const searchAttributeCliArgs = (): string[] =>
 
 function cliType(t: SearchAttributeType): string {
   switch (t) {
-    case SearchAttributeType.KEYWORD: return 'Keyword';
-    case SearchAttributeType.BOOL: return 'Bool';
-    case SearchAttributeType.TEXT: return 'Text';
-    case SearchAttributeType.INT: return 'Int';
-    case SearchAttributeType.DOUBLE: return 'Double';
-    case SearchAttributeType.DATETIME: return 'Datetime';
-    case SearchAttributeType.KEYWORD_LIST: return 'KeywordList';
+    case SearchAttributeType.KEYWORD:
+      return 'Keyword';
+    case SearchAttributeType.BOOL:
+      return 'Bool';
+    case SearchAttributeType.TEXT:
+      return 'Text';
+    case SearchAttributeType.INT:
+      return 'Int';
+    case SearchAttributeType.DOUBLE:
+      return 'Double';
+    case SearchAttributeType.DATETIME:
+      return 'Datetime';
+    case SearchAttributeType.KEYWORD_LIST:
+      return 'KeywordList';
   }
 }

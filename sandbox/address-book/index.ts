@@ -71,33 +71,58 @@ export async function addressBookPublicRoutes(app: FastifyInstance, ctx: Sandbox
       await spool.close();
     });
 
-    scope.post('/upload', documented({
-      querystring: Type.Object({ token: Type.String({ description: 'The upload URL\'s own credential' }) }),
-      consumes: ['multipart/form-data'],
-      body: Type.Object({ file: Type.String({ contentEncoding: 'binary', description: 'The CSV file (header asset,address,customerRef…)' }) }),
-    }), async (request, reply) => handleUpload(request, reply, { ctx, opts, urls: await urls(), processor, spool, lingering }));
+    scope.post(
+      '/upload',
+      documented({
+        querystring: Type.Object({ token: Type.String({ description: "The upload URL's own credential" }) }),
+        consumes: ['multipart/form-data'],
+        body: Type.Object({
+          file: Type.String({
+            contentEncoding: 'binary',
+            description: 'The CSV file (header asset,address,customerRef…)',
+          }),
+        }),
+      }),
+      async (request, reply) =>
+        handleUpload(request, reply, { ctx, opts, urls: await urls(), processor, spool, lingering }),
+    );
 
     // The windows below are test routes: they exist only when those are on (sandbox/auth/test-routes.ts).
     if (!testRoutesOn(ctx.config)) return;
-    scope.get('/sandbox/uploads/:id', documented({ params: Type.Object({ id: Uuid }), querystring: Type.Object({ rejected_limit: Type.Optional(WholeNumber(0, 10_000)) }) }), async (request) => {
-      const { id } = request.params as { id: string };
-      const raw = (request.query as Record<string, unknown>).rejected_limit ?? '1000';
-      const limit = typeof raw === 'string' && /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
-      if (!Number.isInteger(limit) || limit < 0 || limit > 10_000) throw badRequest('ValidationError', 'rejected_limit: must be a whole number from 0 to 10000');
-      const upload = UUID.test(id) ? await readUpload(ctx.pool, id, limit) : undefined;
-      if (!upload) throw notFound(`upload ${id} not found`);
-      return upload;
-    });
+    scope.get(
+      '/sandbox/uploads/:id',
+      documented({
+        params: Type.Object({ id: Uuid }),
+        querystring: Type.Object({ rejected_limit: Type.Optional(WholeNumber(0, 10_000)) }),
+      }),
+      async (request) => {
+        const { id } = request.params as { id: string };
+        const raw = (request.query as Record<string, unknown>).rejected_limit ?? '1000';
+        const limit = typeof raw === 'string' && /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+        if (!Number.isInteger(limit) || limit < 0 || limit > 10_000)
+          throw badRequest('ValidationError', 'rejected_limit: must be a whole number from 0 to 10000');
+        const upload = UUID.test(id) ? await readUpload(ctx.pool, id, limit) : undefined;
+        if (!upload) throw notFound(`upload ${id} not found`);
+        return upload;
+      },
+    );
 
-    scope.get('/sandbox/outbox', documented({ querystring: Type.Object({ to: Type.Optional(Type.String()), limit: Type.Optional(WholeNumber(1, 1000)) }) }), async (request) => {
-      const q = request.query as Record<string, unknown>;
-      if (Array.isArray(q.to)) throw badRequest('ValidationError', 'to: must be given once');
-      const to = typeof q.to === 'string' && q.to ? q.to : undefined;
-      const rawLimit = q.limit ?? '100';
-      // Digits only: Number() would take "0x10", " 1" or "1e2".
-      const limit = typeof rawLimit === 'string' && /^\d{1,5}$/.test(rawLimit) ? Number(rawLimit) : NaN;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest('ValidationError', 'limit: must be a whole number from 1 to 1000');
-      return { emails: await readOutbox(ctx.pool, to, limit) };
-    });
+    scope.get(
+      '/sandbox/outbox',
+      documented({
+        querystring: Type.Object({ to: Type.Optional(Type.String()), limit: Type.Optional(WholeNumber(1, 1000)) }),
+      }),
+      async (request) => {
+        const q = request.query as Record<string, unknown>;
+        if (Array.isArray(q.to)) throw badRequest('ValidationError', 'to: must be given once');
+        const to = typeof q.to === 'string' && q.to ? q.to : undefined;
+        const rawLimit = q.limit ?? '100';
+        // Digits only: Number() would take "0x10", " 1" or "1e2".
+        const limit = typeof rawLimit === 'string' && /^\d{1,5}$/.test(rawLimit) ? Number(rawLimit) : NaN;
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+          throw badRequest('ValidationError', 'limit: must be a whole number from 1 to 1000');
+        return { emails: await readOutbox(ctx.pool, to, limit) };
+      },
+    );
   });
 }

@@ -43,11 +43,19 @@ declare module '../config' {
 
 export function resolveOptions(overrides: Partial<AddressBookOptions> | undefined): AddressBookOptions {
   const o = { ...DEFAULT_OPTIONS, ...overrides };
-  for (const k of ['maxUploadBytes', 'uploadUrlTtlSeconds', 'batchSize', 'processingConcurrency', 'abandonAfterSeconds'] as const) {
-    if (!Number.isInteger(o[k]) || o[k] < 1) throw new ConfigError(`addressBook.${k}`, `${o[k]} is not a positive integer`, 'Use a whole number above 0');
+  for (const k of [
+    'maxUploadBytes',
+    'uploadUrlTtlSeconds',
+    'batchSize',
+    'processingConcurrency',
+    'abandonAfterSeconds',
+  ] as const) {
+    if (!Number.isInteger(o[k]) || o[k] < 1)
+      throw new ConfigError(`addressBook.${k}`, `${o[k]} is not a positive integer`, 'Use a whole number above 0');
   }
   for (const k of ['maxStoredRejections', 'maxRejectionsInEmail'] as const) {
-    if (!Number.isInteger(o[k]) || o[k] < 0) throw new ConfigError(`addressBook.${k}`, `${o[k]} is not a whole number`, 'Use 0 or more');
+    if (!Number.isInteger(o[k]) || o[k] < 0)
+      throw new ConfigError(`addressBook.${k}`, `${o[k]} is not a whole number`, 'Use 0 or more');
   }
   return o;
 }
@@ -65,7 +73,8 @@ export function addressBookOptionsFromEnv(env: Env): Partial<AddressBookOptions>
     const raw = env[name];
     if (raw === undefined || raw === '') return undefined;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new ConfigError(name, `"${raw}" is not a positive whole number`, `Set ${name} to a whole number above 0`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new ConfigError(name, `"${raw}" is not a positive whole number`, `Set ${name} to a whole number above 0`);
     return n;
   };
   if (env.SANDBOX_UPLOAD_DIR) out.spoolDir = env.SANDBOX_UPLOAD_DIR;

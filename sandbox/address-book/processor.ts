@@ -7,8 +7,20 @@ import type { AddressBookOptions } from './options';
 import { checkCsvRow, type Entry } from './rules';
 import { userEmail } from '../auth/store';
 import {
-  analyzeAddresses, claimAbandoned, entryKey, finishUpload, insertRejections, readRejections, recordProgress, renewClaims, sendEmail,
-  startProcessing, upsertBatch, type RejectedRow, type UploadCounts as Counts, type UploadRow,
+  analyzeAddresses,
+  claimAbandoned,
+  entryKey,
+  finishUpload,
+  insertRejections,
+  readRejections,
+  recordProgress,
+  renewClaims,
+  sendEmail,
+  startProcessing,
+  upsertBatch,
+  type RejectedRow,
+  type UploadCounts as Counts,
+  type UploadRow,
 } from './store';
 
 /** New rows after which the address table's statistics are refreshed. */
@@ -42,8 +54,9 @@ export class UploadProcessor {
   async start(): Promise<void> {
     const every = Math.max(1000, Math.floor((this.opts.abandonAfterSeconds * 1000) / 4));
     this.heartbeat = setInterval(() => {
-      renewClaims(this.ctx.pool, this.instanceId)
-        .catch((e: unknown) => this.ctx.logger.warn({ err: e }, 'address upload heartbeat failed'));
+      renewClaims(this.ctx.pool, this.instanceId).catch((e: unknown) =>
+        this.ctx.logger.warn({ err: e }, 'address upload heartbeat failed'),
+      );
     }, every);
     this.heartbeat.unref();
     for (const id of await claimAbandoned(this.ctx.pool, this.instanceId, this.opts.abandonAfterSeconds)) {
@@ -92,7 +105,10 @@ export class UploadProcessor {
       error = await this.run(upload, counts);
     } catch (e) {
       if (e instanceof Stopped) return;
-      error = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'the uploaded file is gone from the spool directory' : 'processing failed';
+      error =
+        (e as NodeJS.ErrnoException).code === 'ENOENT'
+          ? 'the uploaded file is gone from the spool directory'
+          : 'processing failed';
       this.ctx.logger.error({ err: e, uploadId: id }, 'address upload processing failed');
     }
     const status = error ? 'failed' : 'completed';
@@ -119,7 +135,12 @@ export class UploadProcessor {
     // batches still reach the database one after the other (a later batch's duplicates need the earlier one written).
     const write = async (entries: { entry: Entry; line: number }[], rows: RejectedRow[]) => {
       if (entries.length) {
-        const outcome = await upsertBatch(this.ctx.pool, upload.vasp_did, entries.map((e) => e.entry), runId);
+        const outcome = await upsertBatch(
+          this.ctx.pool,
+          upload.vasp_did,
+          entries.map((e) => e.entry),
+          runId,
+        );
         for (const { entry, line } of entries) {
           const what = outcome.get(entryKey(entry.asset, entry.address));
           if (what === 'registered') counts.registered += 1;
@@ -160,7 +181,13 @@ export class UploadProcessor {
       on_skip: (err: CsvError | undefined, raw: string | undefined) => {
         counts.rowsRead += 1;
         const line = typeof err?.lines === 'number' ? err.lines : parser.info.lines;
-        reject({ line, asset: '', address: (raw ?? '').trim(), customerRef: '', reason: `malformed CSV: ${err?.message ?? 'unreadable row'}` });
+        reject({
+          line,
+          asset: '',
+          address: (raw ?? '').trim(),
+          customerRef: '',
+          reason: `malformed CSV: ${err?.message ?? 'unreadable row'}`,
+        });
       },
     });
     const source = createReadStream(upload.spool_path);
@@ -175,11 +202,22 @@ export class UploadProcessor {
         const checked = checkCsvRow(item.record);
         if ('reason' in checked) {
           const [asset = '', address = '', customerRef = ''] = item.record;
-          reject({ line, asset: asset.trim(), address: address.trim(), customerRef: customerRef.trim(), reason: checked.reason });
+          reject({
+            line,
+            asset: asset.trim(),
+            address: address.trim(),
+            customerRef: customerRef.trim(),
+            reason: checked.reason,
+          });
         } else {
           const key = entryKey(checked.entry.asset, checked.entry.address);
           const first = batch.get(key);
-          if (first) reject({ line, ...checked.entry, reason: `duplicate in file: same asset and address as line ${first.line}` });
+          if (first)
+            reject({
+              line,
+              ...checked.entry,
+              reason: `duplicate in file: same asset and address as line ${first.line}`,
+            });
           else batch.set(key, { entry: checked.entry, line });
         }
         if (batch.size >= this.opts.batchSize) await flush();
@@ -200,14 +238,20 @@ export class UploadProcessor {
     return failure;
   }
 
-  private async sendSummary(upload: UploadRow, status: 'completed' | 'failed', counts: Counts, error: string | null): Promise<void> {
+  private async sendSummary(
+    upload: UploadRow,
+    status: 'completed' | 'failed',
+    counts: Counts,
+    error: string | null,
+  ): Promise<void> {
     const to = await userEmail(this.ctx.pool, upload.user_did);
     if (!to) return;
     const rejectedRows = await readRejections(this.ctx.pool, upload.id, this.opts.maxRejectionsInEmail);
     const added = counts.registered + counts.updated;
-    const subject = status === 'completed'
-      ? `Address list ${upload.file_name} processed: ${added} addresses registered, ${counts.rejected} rows rejected`
-      : `Address list ${upload.file_name} could not be processed completely`;
+    const subject =
+      status === 'completed'
+        ? `Address list ${upload.file_name} processed: ${added} addresses registered, ${counts.rejected} rows rejected`
+        : `Address list ${upload.file_name} could not be processed completely`;
     const lines = [
       `Your address list "${upload.file_name}" for VASP ${upload.vasp_did} (upload ${upload.id}, number ${upload.counter}) ` +
         (status === 'completed' ? 'has been processed.' : `stopped with an error: ${error}.`),
@@ -218,8 +262,12 @@ export class UploadProcessor {
       `Rows rejected:       ${counts.rejected}`,
     ];
     if (rejectedRows.length) {
-      lines.push('', counts.rejected > rejectedRows.length ? `Rejected rows (first ${rejectedRows.length}):` : 'Rejected rows:');
-      for (const r of rejectedRows) lines.push(`  line ${r.line}: ${r.reason}${r.address ? ` (${r.asset ? `${r.asset} ` : ''}${r.address})` : ''}`);
+      lines.push(
+        '',
+        counts.rejected > rejectedRows.length ? `Rejected rows (first ${rejectedRows.length}):` : 'Rejected rows:',
+      );
+      for (const r of rejectedRows)
+        lines.push(`  line ${r.line}: ${r.reason}${r.address ? ` (${r.asset ? `${r.asset} ` : ''}${r.address})` : ''}`);
     }
     await sendEmail(this.ctx.pool, to, subject, `${lines.join('\n')}\n`, {
       kind: 'addressListSummary',

@@ -17,7 +17,8 @@ import { createUpload, uploadExists } from './store';
 
 export const UPLOAD_PERMISSION = 'address.uploadAddressList';
 
-const tooLarge = (max: number) => new NetworkError(413, 'PayloadTooLargeError', `file: larger than the limit of ${max} bytes`);
+const tooLarge = (max: number) =>
+  new NetworkError(413, 'PayloadTooLargeError', `file: larger than the limit of ${max} bytes`);
 const invalid = (message: string) => badRequest('ValidationError', message);
 
 /**
@@ -27,7 +28,8 @@ const invalid = (message: string) => badRequest('ValidationError', message);
 function malformed(e: unknown): unknown {
   if (e instanceof NetworkError) return e;
   const { code, statusCode } = e as { code?: string; statusCode?: number };
-  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) return invalid(`file: ${(e as Error).message}`);
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500)
+    return invalid(`file: ${(e as Error).message}`);
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return e;
   return invalid(`file: the multipart body is malformed (${String((e as Error).message ?? e).slice(0, 100)})`);
 }
@@ -143,13 +145,17 @@ async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps:
   if (await uploadExists(ctx.pool, grant.id)) {
     throw new NetworkError(409, 'UploadURLUsedError', 'this upload URL has already been used: request a new one');
   }
-  if (!request.isMultipart()) throw invalid('file: the upload must be multipart/form-data with a file part named "file"');
+  if (!request.isMultipart())
+    throw invalid('file: the upload must be multipart/form-data with a file part named "file"');
   const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > opts.maxUploadBytes + FRAMING_ALLOWANCE) throw tooLarge(opts.maxUploadBytes);
+  if (Number.isFinite(declared) && declared > opts.maxUploadBytes + FRAMING_ALLOWANCE)
+    throw tooLarge(opts.maxUploadBytes);
 
-  const part = await request.file({ limits: { fileSize: opts.maxUploadBytes + 1, files: 1, fields: 20, parts: 30 } }).catch((e: unknown) => {
-    throw malformed(e);
-  });
+  const part = await request
+    .file({ limits: { fileSize: opts.maxUploadBytes + 1, files: 1, fields: 20, parts: 30 } })
+    .catch((e: unknown) => {
+      throw malformed(e);
+    });
   if (!part) throw invalid('file: is required (a multipart file part named "file")');
   if (part.fieldname !== 'file') {
     part.file.resume();
@@ -173,7 +179,12 @@ async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps:
 
   const fileName = part.filename || 'addresses.csv';
   const created = await createUpload(ctx.pool, {
-    id: grant.id, vaspDid: grant.vaspDid, userDid: grant.userDid, fileName, sizeBytes: gate.bytes, spoolPath,
+    id: grant.id,
+    vaspDid: grant.vaspDid,
+    userDid: grant.userDid,
+    fileName,
+    sizeBytes: gate.bytes,
+    spoolPath,
     claimedBy: processor.instanceId,
   });
   if (!created) {

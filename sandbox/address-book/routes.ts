@@ -58,7 +58,10 @@ const ListQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 0 })),
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_PAGE })),
 });
-const DeleteQuery = Type.Object({ vasp_did: Did, addresses: Type.String({ minLength: 1, description: 'Addresses, comma-separated' }) });
+const DeleteQuery = Type.Object({
+  vasp_did: Did,
+  addresses: Type.String({ minLength: 1, description: 'Addresses, comma-separated' }),
+});
 const OwnershipQuery = Type.Object({ vasp_did: Did, asset: Type.String({ minLength: 1 }) });
 
 const one = (q: Record<string, unknown>, name: string): string | undefined => {
@@ -110,10 +113,20 @@ export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, url
     if (!address.ok) throw invalid('address', address.rule);
     const customerRef = normalizeCustomerRef(b.customerRef);
     if (!customerRef.ok) throw invalid('customerRef', customerRef.rule);
-    const outcome = await registerOne(pool, b.vaspDID, { asset: asset.value, address: address.value, customerRef: customerRef.value });
+    const outcome = await registerOne(pool, b.vaspDID, {
+      asset: asset.value,
+      address: address.value,
+      customerRef: customerRef.value,
+    });
     // The network's response body is not documented ("Address Owner is already registered?"): the sandbox answers
     // the entry as stored and what this call did to it: `registered` (new), `updated` (new customerRef), `unchanged`.
-    return { vaspDID: b.vaspDID, asset: asset.value || null, address: address.value, customerRef: customerRef.value, status: outcome };
+    return {
+      vaspDID: b.vaspDID,
+      asset: asset.value || null,
+      address: address.value,
+      customerRef: customerRef.value,
+      status: outcome,
+    };
   });
 
   // GET /v1/addresses?vasp_did=&source=ADDRESS_GRAPH&source_type=&page=&per_page=
@@ -153,26 +166,30 @@ export function registerApiRoutes(api: FastifyInstance, ctx: SandboxContext, url
   });
 
   // GET /v1/addresses/address-ownerships/:address?vasp_did=&asset=
-  api.get('/v1/addresses/address-ownerships/:address', documented({ params: Type.Object({ address: Type.String() }), querystring: OwnershipQuery }), async (request) => {
-    const q = request.query as Record<string, unknown>;
-    const { address } = request.params as { address: string };
-    const vaspDid = requiredDid(q, 'vasp_did');
-    const rawAsset = one(q, 'asset');
-    if (!rawAsset) throw invalid('asset', 'is required');
-    const asset = normalizeAssetSymbol(rawAsset);
-    if (!asset.ok) throw invalid('asset', asset.rule);
-    const addr = normalizeAddress(address);
-    if (!addr.ok) throw invalid('address', addr.rule);
-    requireActFor(accessOf(request), vaspDid);
-    const owner = pickOwner(await findOwners(pool, asset.value, addr.value));
-    if (!owner) throw notFound(`No owner of address ${addr.value} for asset ${asset.value} is known`);
-    return {
-      owner_vasp_did: owner.vaspDid,
-      owner_vasp_name: owner.vaspName,
-      address: addr.value,
-      address_type: 'HOSTED',
-      asset: asset.value,
-      source: 'ADDRESS_GRAPH',
-    };
-  });
+  api.get(
+    '/v1/addresses/address-ownerships/:address',
+    documented({ params: Type.Object({ address: Type.String() }), querystring: OwnershipQuery }),
+    async (request) => {
+      const q = request.query as Record<string, unknown>;
+      const { address } = request.params as { address: string };
+      const vaspDid = requiredDid(q, 'vasp_did');
+      const rawAsset = one(q, 'asset');
+      if (!rawAsset) throw invalid('asset', 'is required');
+      const asset = normalizeAssetSymbol(rawAsset);
+      if (!asset.ok) throw invalid('asset', asset.rule);
+      const addr = normalizeAddress(address);
+      if (!addr.ok) throw invalid('address', addr.rule);
+      requireActFor(accessOf(request), vaspDid);
+      const owner = pickOwner(await findOwners(pool, asset.value, addr.value));
+      if (!owner) throw notFound(`No owner of address ${addr.value} for asset ${asset.value} is known`);
+      return {
+        owner_vasp_did: owner.vaspDid,
+        owner_vasp_name: owner.vaspName,
+        address: addr.value,
+        address_type: 'HOSTED',
+        asset: asset.value,
+        source: 'ADDRESS_GRAPH',
+      };
+    },
+  );
 }

@@ -27,7 +27,10 @@ export function normalizeAssetSymbol(raw: string): Checked {
   if (!s) return { ok: false, rule: 'is empty' };
   if (SYMBOL.test(s)) return { ok: true, value: s.toUpperCase() };
   if (CAIP19.test(s)) return { ok: true, value: s };
-  return { ok: false, rule: 'must be an asset symbol such as ETH (letters, digits, ".", "_", "-"; up to 64) or a CAIP-19 id' };
+  return {
+    ok: false,
+    rule: 'must be an asset symbol such as ETH (letters, digits, ".", "_", "-"; up to 64) or a CAIP-19 id',
+  };
 }
 
 /** The `asset` of a JSON body: absent, a symbol, `{caip19}` or `{coingeckoId, network}`. */
@@ -37,7 +40,9 @@ export function normalizeAssetInput(asset: unknown): Checked {
   if (typeof asset === 'object' && !Array.isArray(asset)) {
     const o = asset as Record<string, unknown>;
     if (typeof o.caip19 === 'string') {
-      return CAIP19.test(o.caip19) ? { ok: true, value: o.caip19 } : { ok: false, rule: 'caip19 must be a CAIP-19 asset id' };
+      return CAIP19.test(o.caip19)
+        ? { ok: true, value: o.caip19 }
+        : { ok: false, rule: 'caip19 must be a CAIP-19 asset id' };
     }
     if (typeof o.coingeckoId === 'string' && typeof o.network === 'string' && o.coingeckoId && o.network) {
       return { ok: true, value: `coingecko:${o.coingeckoId}@${o.network}` };
@@ -50,7 +55,8 @@ export function normalizeAddress(raw: string): Checked {
   const s = raw.trim();
   if (!s) return { ok: false, rule: 'is empty' };
   if (s.length > MAX_ADDRESS_LENGTH) return { ok: false, rule: `is longer than ${MAX_ADDRESS_LENGTH} characters` };
-  if (/[\s,\u0000-\u001f\u007f]/.test(s)) return { ok: false, rule: 'must not contain whitespace, commas or control characters' };
+  if (/[\s,\u0000-\u001f\u007f]/.test(s))
+    return { ok: false, rule: 'must not contain whitespace, commas or control characters' };
   const cut = s.lastIndexOf(':');
   if (cut === -1) return { ok: true, value: EVM.test(s) ? s.toLowerCase() : s };
   const base = s.slice(0, cut);
@@ -58,7 +64,8 @@ export function normalizeAddress(raw: string): Checked {
   if (!base || !tag || base.split(':').some((p) => !p)) {
     return { ok: false, rule: 'malformed tag form: expected <address>:<tag> with a non-empty address and tag' };
   }
-  if (tag.length > MAX_TAG_LENGTH) return { ok: false, rule: `malformed tag form: the tag is longer than ${MAX_TAG_LENGTH} characters` };
+  if (tag.length > MAX_TAG_LENGTH)
+    return { ok: false, rule: `malformed tag form: the tag is longer than ${MAX_TAG_LENGTH} characters` };
   return { ok: true, value: `${EVM.test(base) ? base.toLowerCase() : base}:${tag}` };
 }
 
@@ -70,7 +77,8 @@ export function masterOf(address: string): string | undefined {
 
 export function normalizeCustomerRef(raw: string): Checked {
   const s = raw.trim();
-  if (s.length > MAX_CUSTOMER_REF_LENGTH) return { ok: false, rule: `is longer than ${MAX_CUSTOMER_REF_LENGTH} characters` };
+  if (s.length > MAX_CUSTOMER_REF_LENGTH)
+    return { ok: false, rule: `is longer than ${MAX_CUSTOMER_REF_LENGTH} characters` };
   return { ok: true, value: s };
 }
 

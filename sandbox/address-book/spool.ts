@@ -9,7 +9,10 @@ import { ConfigError } from '../../lib/errors';
  * only (0700), never a directory shared with other users of the machine.
  */
 export class Spool {
-  private constructor(readonly dir: string, private readonly temporary: boolean) {}
+  private constructor(
+    readonly dir: string,
+    private readonly temporary: boolean,
+  ) {}
 
   /** The configured directory, created or narrowed to 0700; unset: a fresh private temporary one (mkdtemp). */
   static async open(configured: string | undefined): Promise<Spool> {

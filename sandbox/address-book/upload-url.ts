@@ -26,7 +26,11 @@ export class UploadUrls {
   ) {}
 
   static async open(pool: Pool, publicUrl: string, ttlSeconds: number): Promise<UploadUrls> {
-    return new UploadUrls(new Uint8Array(await serviceSecret(pool, SECRET_NAME, randomBytes(32))), publicUrl, ttlSeconds);
+    return new UploadUrls(
+      new Uint8Array(await serviceSecret(pool, SECRET_NAME, randomBytes(32))),
+      publicUrl,
+      ttlSeconds,
+    );
   }
 
   private get audience() {
@@ -50,7 +54,11 @@ export class UploadUrls {
   /** The grant, or why the token is refused (expired, forged, not an upload token). */
   async verify(token: string): Promise<UploadGrant | { refused: string }> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { issuer: this.publicUrl, audience: this.audience, algorithms: ['HS256'] });
+      const { payload } = await jwtVerify(token, this.key, {
+        issuer: this.publicUrl,
+        audience: this.audience,
+        algorithms: ['HS256'],
+      });
       if (typeof payload.vaspDID !== 'string' || !payload.sub || !payload.jti || payload.uploadType !== 'addressList') {
         return { refused: 'invalid upload token' };
       }

@@ -29,7 +29,10 @@ export class Access {
 
   /** Roles as the viewer reports them, one entry per VASP the user may act for. */
   roles(): { vaspDID: string; permissions: string[] }[] {
-    return this.vasps().map((did) => ({ vaspDID: did, permissions: [...new Set(this.rolesFor(did).flatMap((s) => [...s]))].sort() }));
+    return this.vasps().map((did) => ({
+      vaspDID: did,
+      permissions: [...new Set(this.rolesFor(did).flatMap((s) => [...s]))].sort(),
+    }));
   }
 
   private rolesFor(did: string): ReadonlySet<string>[] {

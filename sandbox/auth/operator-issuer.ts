@@ -1,5 +1,14 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import {
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  SignJWT,
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import type { Pool } from 'pg';
 import { sha256 } from '../seed';
 import { operatorClientIdsFor, readOperatorClient, serviceSecret } from './store';
@@ -37,7 +46,12 @@ export class OperatorIssuer {
     const jwk = JSON.parse((await serviceSecret(pool, 'operator-signing-key', fresh)).toString('utf8')) as JWK;
     const { d: _private, ...publicPart } = jwk;
     const kid = await calculateJwkThumbprint(publicPart);
-    return new OperatorIssuer(issuer, (await importJWK(jwk, ALG)) as CryptoKey, { ...publicPart, kid, alg: ALG, use: 'sig' });
+    return new OperatorIssuer(issuer, (await importJWK(jwk, ALG)) as CryptoKey, {
+      ...publicPart,
+      kid,
+      alg: ALG,
+      use: 'sig',
+    });
   }
 
   discovery() {
@@ -65,8 +79,17 @@ export class OperatorIssuer {
   issue(client: OperatorClient, audience: string, authorizedParty = client.clientId): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     return this.sign({
-      iss: this.issuer, sub: client.subject, aud: audience, iat: now, nbf: now, exp: now + OPERATOR_TOKEN_TTL_SECONDS,
-      jti: randomUUID(), azp: authorizedParty, name: client.name, ...(client.email ? { email: client.email } : {}), roles: client.roles,
+      iss: this.issuer,
+      sub: client.subject,
+      aud: audience,
+      iat: now,
+      nbf: now,
+      exp: now + OPERATOR_TOKEN_TTL_SECONDS,
+      jti: randomUUID(),
+      azp: authorizedParty,
+      name: client.name,
+      ...(client.email ? { email: client.email } : {}),
+      roles: client.roles,
     });
   }
 
@@ -83,7 +106,11 @@ export class OperatorIssuer {
  * An operator signing in on the provider's page: the client's id or email as the name and its secret as the password,
  * checked in constant time; undefined when either is wrong.
  */
-export async function authenticateOperator(pool: Pool, username: string, password: string): Promise<OperatorClient | undefined> {
+export async function authenticateOperator(
+  pool: Pool,
+  username: string,
+  password: string,
+): Promise<OperatorClient | undefined> {
   const ids = await operatorClientIdsFor(pool, username);
   for (const id of ids.length ? ids : ['']) {
     const found = await authenticateOperatorClient(pool, id, password);
@@ -93,9 +120,15 @@ export async function authenticateOperator(pool: Pool, username: string, passwor
 }
 
 /** Looks a client up and checks its secret in constant time; undefined when either is wrong. */
-export async function authenticateOperatorClient(pool: Pool, clientId: string, clientSecret: string): Promise<OperatorClient | undefined> {
+export async function authenticateOperatorClient(
+  pool: Pool,
+  clientId: string,
+  clientSecret: string,
+): Promise<OperatorClient | undefined> {
   const row = await readOperatorClient(pool, clientId);
   const presented = sha256(clientSecret);
   const ok = timingSafeEqual(presented, row?.secret_sha256 ?? Buffer.alloc(presented.length));
-  return ok && row ? { clientId: row.client_id, subject: row.subject, name: row.name, email: row.email, roles: row.roles } : undefined;
+  return ok && row
+    ? { clientId: row.client_id, subject: row.subject, name: row.name, email: row.email, roles: row.roles }
+    : undefined;
 }

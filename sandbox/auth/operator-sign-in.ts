@@ -39,8 +39,14 @@ export function redirectUriMatches(registered: readonly string[], uri: string): 
     if (r === uri) return true;
     const known = URL.parse(r);
     if (!known) return false;
-    return known.protocol === 'http:' && asked.protocol === 'http:' && LOOPBACK_HOSTS.has(known.hostname) &&
-      known.hostname === asked.hostname && known.pathname === asked.pathname && known.search === asked.search;
+    return (
+      known.protocol === 'http:' &&
+      asked.protocol === 'http:' &&
+      LOOPBACK_HOSTS.has(known.hostname) &&
+      known.hostname === asked.hostname &&
+      known.pathname === asked.pathname &&
+      known.search === asked.search
+    );
   });
 }
 
@@ -73,8 +79,12 @@ export class AuthorizationCodes {
     this.pending.delete(exchange.code);
     if (!p || p.expiresAt <= now) return { error: 'the code is unknown, expired or already used' };
     if (p.request.clientId !== exchange.clientId) return { error: 'the code was issued to another client' };
-    if (p.request.redirectUri !== exchange.redirectUri) return { error: 'redirect_uri differs from the authorization request' };
-    if (!/^[A-Za-z0-9._~-]{43,128}$/.test(exchange.codeVerifier) || s256(exchange.codeVerifier) !== p.request.codeChallenge) {
+    if (p.request.redirectUri !== exchange.redirectUri)
+      return { error: 'redirect_uri differs from the authorization request' };
+    if (
+      !/^[A-Za-z0-9._~-]{43,128}$/.test(exchange.codeVerifier) ||
+      s256(exchange.codeVerifier) !== p.request.codeChallenge
+    ) {
       return { error: 'code_verifier does not match the code challenge' };
     }
     return { operator: p.operator, ...(p.request.audience ? { audience: p.request.audience } : {}) };

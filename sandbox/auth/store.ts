@@ -6,13 +6,19 @@ import type { Pool, PoolClient } from 'pg';
  * name has none yet, and whichever value won (another process may have stored one first) is returned.
  */
 export async function serviceSecret(pool: Pool, name: string, fresh: Buffer): Promise<Buffer> {
-  await pool.query('insert into service_secrets (name, value) values ($1, $2) on conflict (name) do nothing', [name, fresh]);
+  await pool.query('insert into service_secrets (name, value) values ($1, $2) on conflict (name) do nothing', [
+    name,
+    fresh,
+  ]);
   const { rows } = await pool.query<{ value: Buffer }>('select value from service_secrets where name = $1', [name]);
   return rows[0]!.value;
 }
 
 /** A user's roles, and every VASP of the directory with its gateway: what Access is built from. */
-export async function readAccessRows(pool: Pool, userDid: string): Promise<{
+export async function readAccessRows(
+  pool: Pool,
+  userDid: string,
+): Promise<{
   roles: { vasp_did: string; permissions: string[] }[];
   vasps: { did: string; parent_did: string | null }[];
 }> {
@@ -26,12 +32,18 @@ export async function readAccessRows(pool: Pool, userDid: string): Promise<{
 
 /** The first (by DID) of the users acting for the VASP: whom a simulated VASP acts as. */
 export async function firstUserOf(pool: Pool, vaspDid: string): Promise<string | undefined> {
-  const { rows } = await pool.query<{ user_did: string }>('select user_did from user_roles where vasp_did = $1 order by user_did limit 1', [vaspDid]);
+  const { rows } = await pool.query<{ user_did: string }>(
+    'select user_did from user_roles where vasp_did = $1 order by user_did limit 1',
+    [vaspDid],
+  );
   return rows[0]?.user_did;
 }
 
 /** The seed's writes: each adds the row or replaces what the seed says of it. */
-export async function upsertUser(client: PoolClient, u: { did: string; name: string; email: string; role: string; jobTitle: string }): Promise<void> {
+export async function upsertUser(
+  client: PoolClient,
+  u: { did: string; name: string; email: string; role: string; jobTitle: string },
+): Promise<void> {
   await client.query(
     `insert into users (did, name, email, role, job_title) values ($1, $2, $3, $4, $5)
      on conflict (did) do update set name = excluded.name, email = excluded.email, role = excluded.role,
@@ -40,14 +52,27 @@ export async function upsertUser(client: PoolClient, u: { did: string; name: str
   );
 }
 
-export async function replaceUserRoles(client: PoolClient, userDid: string, roles: readonly { vaspDID: string; permissions: string[] }[]): Promise<void> {
+export async function replaceUserRoles(
+  client: PoolClient,
+  userDid: string,
+  roles: readonly { vaspDID: string; permissions: string[] }[],
+): Promise<void> {
   await client.query('delete from user_roles where user_did = $1', [userDid]);
   for (const r of roles) {
-    await client.query('insert into user_roles (user_did, vasp_did, permissions) values ($1, $2, $3)', [userDid, r.vaspDID, r.permissions]);
+    await client.query('insert into user_roles (user_did, vasp_did, permissions) values ($1, $2, $3)', [
+      userDid,
+      r.vaspDID,
+      r.permissions,
+    ]);
   }
 }
 
-export async function upsertApiClient(client: PoolClient, clientId: string, secretSha256: Buffer, userDid: string): Promise<void> {
+export async function upsertApiClient(
+  client: PoolClient,
+  clientId: string,
+  secretSha256: Buffer,
+  userDid: string,
+): Promise<void> {
   await client.query(
     `insert into api_clients (client_id, secret_sha256, user_did) values ($1, $2, $3)
      on conflict (client_id) do update set secret_sha256 = excluded.secret_sha256, user_did = excluded.user_did`,
@@ -84,7 +109,10 @@ export interface UserRow {
 }
 
 export async function readUser(pool: Pool, userDid: string): Promise<UserRow | undefined> {
-  const { rows } = await pool.query<UserRow>('select name, email, role, job_title, issued_at from users where did = $1', [userDid]);
+  const { rows } = await pool.query<UserRow>(
+    'select name, email, role, job_title, issued_at from users where did = $1',
+    [userDid],
+  );
   return rows[0];
 }
 
@@ -93,7 +121,10 @@ export async function userEmail(pool: Pool, userDid: string): Promise<string | u
   return rows[0]?.email;
 }
 
-export async function readApiClient(pool: Pool, clientId: string): Promise<{ secret_sha256: Buffer; user_did: string } | undefined> {
+export async function readApiClient(
+  pool: Pool,
+  clientId: string,
+): Promise<{ secret_sha256: Buffer; user_did: string } | undefined> {
   const { rows } = await pool.query<{ secret_sha256: Buffer; user_did: string }>(
     'select secret_sha256, user_did from api_clients where client_id = $1',
     [clientId],
@@ -128,6 +159,9 @@ export async function readOperatorClient(pool: Pool, clientId: string): Promise<
 }
 
 export async function registeredRedirectUris(pool: Pool, clientId: string): Promise<string[] | undefined> {
-  const { rows } = await pool.query<{ redirect_uris: string[] }>('select redirect_uris from operator_apps where client_id = $1', [clientId]);
+  const { rows } = await pool.query<{ redirect_uris: string[] }>(
+    'select redirect_uris from operator_apps where client_id = $1',
+    [clientId],
+  );
   return rows[0]?.redirect_uris;
 }

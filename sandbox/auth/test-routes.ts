@@ -37,7 +37,9 @@ export function testRouteGate(app: FastifyInstance, config: Pick<SandboxConfig, 
   const expected = testRoutesOn(config) ? digest(config.operatorToken!) : undefined;
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!expected && isTestRoute(route.url)) {
-      throw new Error(`${String(route.method)} ${route.url} is a test route registered while SANDBOX_TEST_ROUTES is off: register it only when testRoutesOn(config)`);
+      throw new Error(
+        `${String(route.method)} ${route.url} is a test route registered while SANDBOX_TEST_ROUTES is off: register it only when testRoutesOn(config)`,
+      );
     }
   });
   app.addHook('onRequest', async (request: FastifyRequest) => {
@@ -47,11 +49,17 @@ export function testRouteGate(app: FastifyInstance, config: Pick<SandboxConfig, 
     const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
     // Compared as digests: equal lengths for timingSafeEqual, and no early exit on the first differing character.
     if (!expected || !match || !timingSafeEqual(digest(match[1]!), expected)) {
-      throw unauthorized('the sandbox test routes need the sandbox operator token (SANDBOX_OPERATOR_TOKEN) as a bearer token');
+      throw unauthorized(
+        'the sandbox test routes need the sandbox operator token (SANDBOX_OPERATOR_TOKEN) as a bearer token',
+      );
     }
   });
 }
 
 /** 403 for a VASP the seed does not mark `simulated`: the test routes never act for a VASP that is not the sandbox's. */
 export const notSimulated = (field: string, did: string) =>
-  new NetworkError(403, 'ForbiddenError', `${field}: ${did} is not a simulated VASP (the seed marks simulated VASPs with "simulated": true)`);
+  new NetworkError(
+    403,
+    'ForbiddenError',
+    `${field}: ${did} is not a simulated VASP (the seed marks simulated VASPs with "simulated": true)`,
+  );

@@ -15,7 +15,10 @@ export interface Principal {
 
 /** Signs and checks the sandbox's access tokens with an HS256 key generated once and kept in its own schema. */
 export class TokenService {
-  private constructor(private readonly key: Uint8Array, private readonly issuer: string) {}
+  private constructor(
+    private readonly key: Uint8Array,
+    private readonly issuer: string,
+  ) {}
 
   static async open(pool: Pool, issuer: string): Promise<TokenService> {
     return new TokenService(new Uint8Array(await serviceSecret(pool, 'token-signing-key', randomBytes(32))), issuer);
@@ -39,14 +42,19 @@ export class TokenService {
       return { userDid: String(payload.sub), clientId: String(payload.azp), audience };
     } catch (e) {
       if (e instanceof joseErrors.JWTExpired) return { refused: 'token expired' };
-      if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'aud') return { refused: 'token is for another audience' };
+      if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'aud')
+        return { refused: 'token is for another audience' };
       return { refused: 'invalid token' };
     }
   }
 }
 
 /** Looks up a client by id and checks its secret in constant time. */
-export async function authenticateClient(pool: Pool, clientId: string, clientSecret: string): Promise<string | undefined> {
+export async function authenticateClient(
+  pool: Pool,
+  clientId: string,
+  clientSecret: string,
+): Promise<string | undefined> {
   const row = await readApiClient(pool, clientId);
   const presented = sha256(clientSecret);
   // Compare even when the client is unknown, so timing does not reveal which client ids exist.

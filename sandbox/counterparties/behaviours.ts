@@ -50,13 +50,20 @@ export function parseBehaviour(value: unknown): Behaviour | string {
   if (typeof value === 'string') {
     const late = /^late:(\d{1,6})(?::([A-Za-z]+))?$/.exec(value);
     if (late) return parseBehaviour({ behaviour: late[2] ?? 'accept', afterSeconds: Number(late[1]) });
-    if ((BEHAVIOURS as readonly string[]).includes(value)) return { behaviour: value as BehaviourName, afterSeconds: 0 };
+    if ((BEHAVIOURS as readonly string[]).includes(value))
+      return { behaviour: value as BehaviourName, afterSeconds: 0 };
     return `must be one of ${BEHAVIOURS.join(', ')}, late:<seconds>[:<behaviour>] or {behaviour, afterSeconds}`;
   }
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const { behaviour, afterSeconds = 0 } = value as Record<string, unknown>;
-    if (typeof behaviour !== 'string' || !(BEHAVIOURS as readonly string[]).includes(behaviour)) return `behaviour: must be one of ${BEHAVIOURS.join(', ')}`;
-    if (typeof afterSeconds !== 'number' || !Number.isFinite(afterSeconds) || afterSeconds < 0 || afterSeconds > MAX_DELAY_SECONDS) {
+    if (typeof behaviour !== 'string' || !(BEHAVIOURS as readonly string[]).includes(behaviour))
+      return `behaviour: must be one of ${BEHAVIOURS.join(', ')}`;
+    if (
+      typeof afterSeconds !== 'number' ||
+      !Number.isFinite(afterSeconds) ||
+      afterSeconds < 0 ||
+      afterSeconds > MAX_DELAY_SECONDS
+    ) {
       return `afterSeconds: must be a number from 0 to ${MAX_DELAY_SECONDS}`;
     }
     return { behaviour: behaviour as BehaviourName, afterSeconds };
@@ -67,7 +74,11 @@ export function parseBehaviour(value: unknown): Behaviour | string {
 export const DEFAULT_BEHAVIOUR: Behaviour = { behaviour: 'accept', afterSeconds: 0 };
 
 /** The behaviour for a destination: exact address, then master address (before `:<tag>`), then the default. */
-export function behaviourFor(destination: string, behaviours: Record<string, Behaviour>, fallback: Behaviour): Behaviour {
+export function behaviourFor(
+  destination: string,
+  behaviours: Record<string, Behaviour>,
+  fallback: Behaviour,
+): Behaviour {
   if (Object.hasOwn(behaviours, destination)) return behaviours[destination]!;
   const colon = destination.lastIndexOf(':');
   const master = colon > 0 ? destination.slice(0, colon) : undefined;
@@ -79,11 +90,17 @@ export function behaviourFor(destination: string, behaviours: Record<string, Beh
 export function stepsOf(behaviour: BehaviourName, status: string): TransactionActionName[] {
   const confirmFirst: TransactionActionName[] = status === 'ACK' ? [] : ['confirm'];
   switch (behaviour) {
-    case 'accept': return [...confirmFirst, 'accept'];
-    case 'ack': return confirmFirst;
-    case 'decline': return [...confirmFirst, 'decline'];
-    case 'reject': return ['reject'];
-    case 'notReady': return ['notReady'];
-    case 'silent': return [];
+    case 'accept':
+      return [...confirmFirst, 'accept'];
+    case 'ack':
+      return confirmFirst;
+    case 'decline':
+      return [...confirmFirst, 'decline'];
+    case 'reject':
+      return ['reject'];
+    case 'notReady':
+      return ['notReady'];
+    case 'silent':
+      return [];
   }
 }

@@ -19,7 +19,14 @@ import { isUuid } from '../transactions/model';
 import { DEFAULT_BEHAVIOUR, parseBehaviour, type Behaviour } from './behaviours';
 import { CounterpartySimulator, onTransactionChange } from './simulator';
 import {
-  deleteCounterparty, insertCounterparty, readCounterparty, readReceived, replaceKey, updateCounterparty, vaspSimulatedForShare, type CounterpartyRow as Row,
+  deleteCounterparty,
+  insertCounterparty,
+  readCounterparty,
+  readReceived,
+  replaceKey,
+  updateCounterparty,
+  vaspSimulatedForShare,
+  type CounterpartyRow as Row,
 } from './store';
 
 export { BEHAVIOURS, parseBehaviour, behaviourFor, stepsOf, type Behaviour, type BehaviourName } from './behaviours';
@@ -34,12 +41,19 @@ const Behaviour = Type.Union([
   Type.String({ description: 'accept, ack, reject, decline, notReady, silent, late:<N>[:<behaviour>]' }),
   Type.Object({ behaviour: Type.String(), afterSeconds: Type.Number({ minimum: 0 }) }),
 ]);
-const BehaviourMap = Type.Record(Type.String({ minLength: 1, maxLength: 512 }), Behaviour, { maxProperties: MAX_ADDRESSES });
+const BehaviourMap = Type.Record(Type.String({ minLength: 1, maxLength: 512 }), Behaviour, {
+  maxProperties: MAX_ADDRESSES,
+});
 const VaspParams = Type.Object({ vaspDID: Did });
-const ConfigureBody = Type.Object({ default: Type.Optional(Behaviour), behaviours: Type.Optional(BehaviourMap), publishKey: Type.Optional(Type.Boolean()) });
+const ConfigureBody = Type.Object({
+  default: Type.Optional(Behaviour),
+  behaviours: Type.Optional(BehaviourMap),
+  publishKey: Type.Optional(Type.Boolean()),
+});
 
 function parseMap(value: unknown, field: string): Record<string, Behaviour> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`${field}: must be an object {<address>: <behaviour>}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid(`${field}: must be an object {<address>: <behaviour>}`);
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length > MAX_ADDRESSES) throw invalid(`${field}: at most ${MAX_ADDRESSES} addresses`);
   return Object.fromEntries(
@@ -60,7 +74,8 @@ export async function rotateSimulatedKey(pool: Pool, vaspDid: string): Promise<b
   return withTransaction(pool, async (client) => {
     const key = createDidKeyRecord();
     const rotated = await replaceKey(client, vaspDid, key.did, key.keys[0].privateKeyHex);
-    if (rotated) await addFieldValues(client, vaspDid, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID);
+    if (rotated)
+      await addFieldValues(client, vaspDid, [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }], OPERATOR_DID);
     return rotated;
   });
 }
@@ -72,11 +87,20 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
 
   const view = async (vaspDID: string, row: Row, db: Pool | PoolClient = ctx.pool) => {
     const published = (await simpleVasp(db, vaspDID, ['pii_didkey']))?.pii_didkey;
-    return { vaspDID, pii_didkey: row.did_key, published: published === row.did_key, default: row.default_behaviour, behaviours: row.behaviours };
+    return {
+      vaspDID,
+      pii_didkey: row.did_key,
+      published: published === row.did_key,
+      default: row.default_behaviour,
+      behaviours: row.behaviours,
+    };
   };
 
   /** Creates or updates the simulated VASP; a new one gets a did:key, published as its pii_didkey. */
-  async function configure(vaspDID: string, patch: { default?: Behaviour; behaviours?: Record<string, Behaviour>; publishKey?: boolean }) {
+  async function configure(
+    vaspDID: string,
+    patch: { default?: Behaviour; behaviours?: Record<string, Behaviour>; publishKey?: boolean },
+  ) {
     if (!DID.test(vaspDID)) throw invalid('vaspDID: must be a DID');
     return withTransaction(ctx.pool, async (client) => {
       const simulated = await vaspSimulatedForShare(client, vaspDID);
@@ -88,14 +112,23 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
       } else {
         const key = createDidKeyRecord();
         row = await insertCounterparty(client, {
-          vaspDid: vaspDID, did: key.did, privateKeyHex: key.keys[0].privateKeyHex, default: patch.default ?? DEFAULT_BEHAVIOUR, behaviours: patch.behaviours ?? {},
+          vaspDid: vaspDID,
+          did: key.did,
+          privateKeyHex: key.keys[0].privateKeyHex,
+          default: patch.default ?? DEFAULT_BEHAVIOUR,
+          behaviours: patch.behaviours ?? {},
         });
       }
       // Publish the simulation key, unless the VASP already publishes another key (it keeps that key unless
       // `publishKey: true`; data encrypted to it then does not decrypt here).
       const published = (await simpleVasp(client, vaspDID, ['pii_didkey']))?.pii_didkey;
       if (published !== row.did_key && (published === null || published === undefined || patch.publishKey === true)) {
-        await addFieldValues(client, vaspDID, [{ fieldName: 'pii_didkey', values: [{ value: row.did_key }] }], OPERATOR_DID);
+        await addFieldValues(
+          client,
+          vaspDID,
+          [{ fieldName: 'pii_didkey', values: [{ value: row.did_key }] }],
+          OPERATOR_DID,
+        );
       }
       return view(vaspDID, row, client);
     });
@@ -107,28 +140,38 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
     // The simulator runs either way (seeded simulated VASPs answer transfers); only its controls are test routes.
     if (!testRoutesOn(ctx.config)) return;
 
-    scope.put('/sandbox/counterparties/:vaspDID', documented({ params: VaspParams, body: ConfigureBody }), async (request) => {
-      const { vaspDID } = request.params as { vaspDID: string };
-      const body = (request.body === undefined ? {} : request.body) as Record<string, unknown>;
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('body: must be {default?, behaviours?}');
-      let fallback: Behaviour | undefined;
-      if (body.default !== undefined) {
-        const parsed = parseBehaviour(body.default);
-        if (typeof parsed === 'string') throw invalid(`default: ${parsed}`);
-        fallback = parsed;
-      }
-      if (body.publishKey !== undefined && typeof body.publishKey !== 'boolean') throw invalid('publishKey: must be a boolean');
-      return configure(vaspDID, {
-        default: fallback,
-        behaviours: body.behaviours === undefined ? undefined : parseMap(body.behaviours, 'behaviours'),
-        publishKey: body.publishKey as boolean | undefined,
-      });
-    });
+    scope.put(
+      '/sandbox/counterparties/:vaspDID',
+      documented({ params: VaspParams, body: ConfigureBody }),
+      async (request) => {
+        const { vaspDID } = request.params as { vaspDID: string };
+        const body = (request.body === undefined ? {} : request.body) as Record<string, unknown>;
+        if (typeof body !== 'object' || body === null || Array.isArray(body))
+          throw invalid('body: must be {default?, behaviours?}');
+        let fallback: Behaviour | undefined;
+        if (body.default !== undefined) {
+          const parsed = parseBehaviour(body.default);
+          if (typeof parsed === 'string') throw invalid(`default: ${parsed}`);
+          fallback = parsed;
+        }
+        if (body.publishKey !== undefined && typeof body.publishKey !== 'boolean')
+          throw invalid('publishKey: must be a boolean');
+        return configure(vaspDID, {
+          default: fallback,
+          behaviours: body.behaviours === undefined ? undefined : parseMap(body.behaviours, 'behaviours'),
+          publishKey: body.publishKey as boolean | undefined,
+        });
+      },
+    );
 
-    scope.put('/sandbox/counterparties/:vaspDID/behaviours', documented({ params: VaspParams, body: BehaviourMap }), async (request) => {
-      const { vaspDID } = request.params as { vaspDID: string };
-      return configure(vaspDID, { behaviours: parseMap(request.body === undefined ? {} : request.body, 'body') });
-    });
+    scope.put(
+      '/sandbox/counterparties/:vaspDID/behaviours',
+      documented({ params: VaspParams, body: BehaviourMap }),
+      async (request) => {
+        const { vaspDID } = request.params as { vaspDID: string };
+        return configure(vaspDID, { behaviours: parseMap(request.body === undefined ? {} : request.body, 'body') });
+      },
+    );
 
     scope.get('/sandbox/counterparties/:vaspDID', documented({ params: VaspParams }), async (request) => {
       const { vaspDID } = request.params as { vaspDID: string };
@@ -144,15 +187,24 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
       return { isDeleted: await deleteCounterparty(ctx.pool, vaspDID) };
     });
 
-    scope.get('/sandbox/counterparties/:vaspDID/received/:txId', documented({ params: Type.Object({ vaspDID: Did, txId: Uuid }) }), async (request) => {
-      const { vaspDID, txId } = request.params as { vaspDID: string; txId: string };
-      if (!isUuid(txId)) throw invalid('txId: must be a transaction id (UUID)');
-      const r = await readReceived(ctx.pool, vaspDID, txId);
-      if (!r) throw notFound(`VASP ${vaspDID} has not received transaction ${txId}`);
-      return {
-        vaspDID, transactionId: txId, mode: r.mode, decrypted: r.decrypted, fields: r.fields,
-        ...(r.error && { error: r.error }), receivedAt: r.received_at.toISOString(),
-      };
-    });
+    scope.get(
+      '/sandbox/counterparties/:vaspDID/received/:txId',
+      documented({ params: Type.Object({ vaspDID: Did, txId: Uuid }) }),
+      async (request) => {
+        const { vaspDID, txId } = request.params as { vaspDID: string; txId: string };
+        if (!isUuid(txId)) throw invalid('txId: must be a transaction id (UUID)');
+        const r = await readReceived(ctx.pool, vaspDID, txId);
+        if (!r) throw notFound(`VASP ${vaspDID} has not received transaction ${txId}`);
+        return {
+          vaspDID,
+          transactionId: txId,
+          mode: r.mode,
+          decrypted: r.decrypted,
+          fields: r.fields,
+          ...(r.error && { error: r.error }),
+          receivedAt: r.received_at.toISOString(),
+        };
+      },
+    );
   });
 }

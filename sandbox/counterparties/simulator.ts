@@ -13,8 +13,24 @@ import { NOT_YET_SENT_NETWORK_STATUSES, UNANSWERED_NETWORK_STATUSES } from '../.
 import { NetworkError } from '../errors';
 import { getItems, looksLikeCid, parseItem, piiLeaves, type PiiEntry } from '../pii-store/store';
 import type { Transaction, TransactionEvent, TransactionService } from '../transactions';
-import { behaviourFor, DEFAULT_BEHAVIOUR, parseBehaviour, stepsOf, type Behaviour, type BehaviourName } from './behaviours';
-import { finishTask, leaseDueTasks, queueAct, queueReceive, readSim, recordReceived, type SimRow as Sim, type TaskRow as Task } from './store';
+import {
+  behaviourFor,
+  DEFAULT_BEHAVIOUR,
+  parseBehaviour,
+  stepsOf,
+  type Behaviour,
+  type BehaviourName,
+} from './behaviours';
+import {
+  finishTask,
+  leaseDueTasks,
+  queueAct,
+  queueReceive,
+  readSim,
+  recordReceived,
+  type SimRow as Sim,
+  type TaskRow as Task,
+} from './store';
 
 const ARRIVED = UNANSWERED_NETWORK_STATUSES;
 const NOT_YET_SENT = NOT_YET_SENT_NETWORK_STATUSES;
@@ -58,7 +74,10 @@ export class CounterpartySimulator {
   private async run(task: Task): Promise<void> {
     let outcome: string;
     try {
-      outcome = task.kind === 'receive' ? await this.receive(task) : await this.act(task.vasp_did, task.transaction_id, task.action as BehaviourName);
+      outcome =
+        task.kind === 'receive'
+          ? await this.receive(task)
+          : await this.act(task.vasp_did, task.transaction_id, task.action as BehaviourName);
     } catch (e) {
       outcome = `error: ${(e as Error).message}`;
       this.logger.warn({ err: e, task: task.id }, 'simulated counterparty task failed');
@@ -78,13 +97,24 @@ export class CounterpartySimulator {
     const tx = row.body;
     const result = await this.readPii(task.vasp_did, sim, tx, row.pii_mode);
     await recordReceived(this.pool, {
-      vaspDid: task.vasp_did, txId: tx.id, mode: result.mode, decrypted: result.decrypted, fields: result.fields, error: result.error ?? null,
+      vaspDid: task.vasp_did,
+      txId: tx.id,
+      mode: result.mode,
+      decrypted: result.decrypted,
+      fields: result.fields,
+      error: result.error ?? null,
     });
     const behaviours = Object.fromEntries(
-      Object.entries(sim.behaviours).map(([address, b]) => [address, parseBehaviour(b)]).filter(([, b]) => typeof b !== 'string'),
+      Object.entries(sim.behaviours)
+        .map(([address, b]) => [address, parseBehaviour(b)])
+        .filter(([, b]) => typeof b !== 'string'),
     ) as Record<string, Behaviour>;
     const parsedDefault = parseBehaviour(sim.default_behaviour);
-    const behaviour = behaviourFor(tx.transactionBlockchainInfo.destination, behaviours, typeof parsedDefault === 'string' ? DEFAULT_BEHAVIOUR : parsedDefault);
+    const behaviour = behaviourFor(
+      tx.transactionBlockchainInfo.destination,
+      behaviours,
+      typeof parsedDefault === 'string' ? DEFAULT_BEHAVIOUR : parsedDefault,
+    );
     if (behaviour.afterSeconds > 0) {
       await queueAct(this.pool, task.vasp_did, tx.id, behaviour.behaviour, behaviour.afterSeconds);
       return `received; ${behaviour.behaviour} in ${behaviour.afterSeconds}s`;
@@ -105,7 +135,11 @@ export class CounterpartySimulator {
     }
     try {
       const leaves = piiLeaves(tx.pii);
-      const items = await getItems(this.pool, leaves.filter((l) => looksLikeCid(l.value)).map((l) => l.value), [vaspDid]);
+      const items = await getItems(
+        this.pool,
+        leaves.filter((l) => looksLikeCid(l.value)).map((l) => l.value),
+        [vaspDid],
+      );
       const byCid = new Map(items.map((i) => [i.cid, parseItem(i.data)]));
       const entries: PiiEntry[] = leaves.map((l) => {
         if (!looksLikeCid(l.value)) return l; // an inline encrypted value
@@ -114,14 +148,26 @@ export class CounterpartySimulator {
         return { key: l.key, value: item.value };
       });
       const record = (did: string, privateKeyHex: string): DidKeyRecord => ({
-        did, controllerKeyId: privateKeyHex.slice(64), services: [], provider: 'did:key',
-        keys: [{
-          type: 'Ed25519', kid: privateKeyHex.slice(64), publicKeyHex: privateKeyHex.slice(64),
-          meta: { algorithms: ['Ed25519', 'EdDSA'] }, kms: 'local', privateKeyHex,
-        }],
+        did,
+        controllerKeyId: privateKeyHex.slice(64),
+        services: [],
+        provider: 'did:key',
+        keys: [
+          {
+            type: 'Ed25519',
+            kid: privateKeyHex.slice(64),
+            publicKeyHex: privateKeyHex.slice(64),
+            meta: { algorithms: ['Ed25519', 'EdDSA'] },
+            kms: 'local',
+            privateKeyHex,
+          },
+        ],
       });
       // The current key, and any it rotated away from (data encrypted before the rotation is still its to read).
-      const keys = [record(sim.did_key, sim.private_key_hex), ...(sim.previous_keys ?? []).map((k) => record(k.did, k.privateKeyHex))];
+      const keys = [
+        record(sim.did_key, sim.private_key_hex),
+        ...(sim.previous_keys ?? []).map((k) => record(k.did, k.privateKeyHex)),
+      ];
       const { record: plain } = decryptIvms101(entries, Keyring.from(keys));
       return { mode: 'end-to-end', decrypted: true, fields: flattenIvms101(plain).length };
     } catch (e) {

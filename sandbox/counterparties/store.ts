@@ -25,7 +25,12 @@ export async function isSimulated(db: Db, vaspDid: string): Promise<boolean> {
 }
 
 /** Replaces the counterparty's key, keeping the current one among its previous keys; false when it is not simulated. */
-export async function replaceKey(client: PoolClient, vaspDid: string, did: string, privateKeyHex: string): Promise<boolean> {
+export async function replaceKey(
+  client: PoolClient,
+  vaspDid: string,
+  did: string,
+  privateKeyHex: string,
+): Promise<boolean> {
   const { rowCount } = await client.query(
     `update sim_counterparties set previous_keys = previous_keys || jsonb_build_array(jsonb_build_object('did', did_key, 'privateKeyHex', private_key_hex)),
        did_key = $2, private_key_hex = $3, updated_at = now() where vasp_did = $1`,
@@ -36,11 +41,17 @@ export async function replaceKey(client: PoolClient, vaspDid: string, did: strin
 
 /** Whether the directory marks the VASP simulated (undefined: no such VASP), locking its row against deletion. */
 export async function vaspSimulatedForShare(client: PoolClient, vaspDid: string): Promise<boolean | undefined> {
-  const { rows } = await client.query<{ simulated: boolean }>('select simulated from vasps where did = $1 for share', [vaspDid]);
+  const { rows } = await client.query<{ simulated: boolean }>('select simulated from vasps where did = $1 for share', [
+    vaspDid,
+  ]);
   return rows[0]?.simulated;
 }
 
-export async function readCounterparty(db: Db, vaspDid: string, forUpdate = false): Promise<CounterpartyRow | undefined> {
+export async function readCounterparty(
+  db: Db,
+  vaspDid: string,
+  forUpdate = false,
+): Promise<CounterpartyRow | undefined> {
   const { rows } = await db.query<CounterpartyRow>(
     `select did_key, default_behaviour, behaviours from sim_counterparties where vasp_did = $1${forUpdate ? ' for update' : ''}`,
     [vaspDid],
@@ -57,7 +68,11 @@ export async function updateCounterparty(
   const { rows } = await client.query<CounterpartyRow>(
     `update sim_counterparties set default_behaviour = coalesce($2, default_behaviour), behaviours = coalesce($3, behaviours),
        updated_at = now() where vasp_did = $1 returning did_key, default_behaviour, behaviours`,
-    [vaspDid, patch.default ? JSON.stringify(patch.default) : null, patch.behaviours ? JSON.stringify(patch.behaviours) : null],
+    [
+      vaspDid,
+      patch.default ? JSON.stringify(patch.default) : null,
+      patch.behaviours ? JSON.stringify(patch.behaviours) : null,
+    ],
   );
   return rows[0]!;
 }
@@ -124,7 +139,13 @@ export async function queueReceive(client: PoolClient, vaspDid: string, txId: st
   );
 }
 
-export async function queueAct(db: Db, vaspDid: string, txId: string, action: string, afterSeconds: number): Promise<void> {
+export async function queueAct(
+  db: Db,
+  vaspDid: string,
+  txId: string,
+  action: string,
+  afterSeconds: number,
+): Promise<void> {
   await db.query(
     `insert into sim_counterparty_tasks (vasp_did, transaction_id, kind, action, due_at)
      values ($1, $2, 'act', $3, now() + make_interval(secs => $4))`,

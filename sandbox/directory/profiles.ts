@@ -4,7 +4,17 @@
  * tf_VASPInfoSimple, tf_VASPListSimple, Settings).
  */
 import { OPERATOR_DID } from '../operator';
-import { listVaspRows, readSettings, upsertSettings, valuesOf, vaspRow, type Db, type ValueRow, type VaspListing, type VaspRow } from './store';
+import {
+  listVaspRows,
+  readSettings,
+  upsertSettings,
+  valuesOf,
+  vaspRow,
+  type Db,
+  type ValueRow,
+  type VaspListing,
+  type VaspRow,
+} from './store';
 
 export { addFieldValues, ORDERABLE, type ListingType } from './store';
 
@@ -47,8 +57,17 @@ const snake = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLo
 
 /** `GET /tf/simple/vasps/:did` fields that are always present. */
 export const SIMPLE_DEFAULT_FIELDS = [
-  'did', 'name', 'website', 'logo', 'incorporationCountry', 'documents', 'hasAdmin', 'isNotifiable', 'isActiveSender',
-  'isActiveReceiver', 'issuers',
+  'did',
+  'name',
+  'website',
+  'logo',
+  'incorporationCountry',
+  'documents',
+  'hasAdmin',
+  'isNotifiable',
+  'isActiveSender',
+  'isActiveReceiver',
+  'issuers',
 ] as const;
 
 export type SimpleVasp = Record<string, unknown> & { did: string; name: string };
@@ -59,14 +78,19 @@ export type SimpleVasp = Record<string, unknown> & { did: string; name: string }
  * requested field", so a field the VASP has not set is left out, never null. `issuers` is a string too: JSON mapping each
  * set field, in snake_case, to who issued its current value and when, as the network's issuer attestations do.
  */
-function simpleView(row: VaspRow, fields: Map<string, ValueRow[]> | undefined, requested: readonly string[]): SimpleVasp {
+function simpleView(
+  row: VaspRow,
+  fields: Map<string, ValueRow[]> | undefined,
+  requested: readonly string[],
+): SimpleVasp {
   const latest = (name: string) => fields?.get(name)?.[0];
   const str = (name: string) => {
     const v = latest(name);
     return v === undefined ? undefined : asString(v.value);
   };
   const issuers: Record<string, { issuerDid: string; issuedDate: string }> = {};
-  for (const [name, values] of fields ?? []) issuers[snake(name)] = { issuerDid: values[0]!.issuer, issuedDate: values[0]!.issued_at.toISOString() };
+  for (const [name, values] of fields ?? [])
+    issuers[snake(name)] = { issuerDid: values[0]!.issuer, issuedDate: values[0]!.issued_at.toISOString() };
   const view: SimpleVasp = { did: row.did, name: str('name') ?? row.name };
   for (const name of ['website', 'logo', 'incorporationCountry', 'documents']) {
     const v = str(name);
@@ -92,7 +116,10 @@ export interface ListQuery extends VaspListing {
 
 export async function listSimpleVasps(db: Db, query: ListQuery): Promise<{ vaspRows: SimpleVasp[]; total: number }> {
   const { rows, total } = await listVaspRows(db, query);
-  const values = await valuesOf(db, rows.map((r) => r.did));
+  const values = await valuesOf(
+    db,
+    rows.map((r) => r.did),
+  );
   return { vaspRows: rows.map((r) => simpleView(r, values.get(r.did), query.fields)), total };
 }
 
@@ -102,10 +129,20 @@ export async function vaspInfo(db: Db, did: string) {
   if (!row) return undefined;
   const fields = (await valuesOf(db, [did])).get(did) ?? new Map<string, ValueRow[]>();
   const out: ProfileField[] = [];
-  const toValue = (v: ValueRow): FieldValue => ({ value: v.value, issuer: v.issuer, issuanceDate: v.issued_at.toISOString(), expirationDate: null });
+  const toValue = (v: ValueRow): FieldValue => ({
+    value: v.value,
+    issuer: v.issuer,
+    issuanceDate: v.issued_at.toISOString(),
+    expirationDate: null,
+  });
   if (!fields.has('name')) {
     // The seed's name, given by the network's operator: the issuer is a DID like every other.
-    out.push({ fieldName: 'name', values: [{ value: row.name, issuer: OPERATOR_DID, issuanceDate: row.created_at.toISOString(), expirationDate: null }] });
+    out.push({
+      fieldName: 'name',
+      values: [
+        { value: row.name, issuer: OPERATOR_DID, issuanceDate: row.created_at.toISOString(), expirationDate: null },
+      ],
+    });
   }
   for (const [fieldName, values] of fields) out.push({ fieldName, values: values.map(toValue) });
   const { hasAdmin, isActiveSender, isActiveReceiver } = flags(row);
@@ -143,8 +180,11 @@ export async function getVaspSettings(db: Db, did: string): Promise<VaspSettings
 export async function updateVaspSettings(db: Db, did: string, patch: Partial<VaspSettings>): Promise<VaspSettings> {
   const setsStatus = patch.statusToProcessBlockchain !== undefined;
   const row = await upsertSettings(db, did, {
-    autoconfirm: patch.autoconfirm ?? null, autoredirect: patch.autoredirect ?? null, vaspDiscoverability: patch.vaspDiscoverability ?? null,
-    status: patch.statusToProcessBlockchain ?? null, setsStatus,
+    autoconfirm: patch.autoconfirm ?? null,
+    autoredirect: patch.autoredirect ?? null,
+    vaspDiscoverability: patch.vaspDiscoverability ?? null,
+    status: patch.statusToProcessBlockchain ?? null,
+    setsStatus,
   });
   return {
     autoconfirm: row.autoconfirm,

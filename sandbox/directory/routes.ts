@@ -31,7 +31,15 @@ const DID_PATTERN = '^did:[a-zA-Z0-9]*:.*$';
 const Did = Type.String({ pattern: DID_PATTERN });
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
 /** Field names the directory manages itself: a profile update cannot set them. */
-const READ_ONLY_FIELDS = new Set(['did', 'documents', 'hasAdmin', 'isNotifiable', 'isActiveSender', 'isActiveReceiver', 'issuers']);
+const READ_ONLY_FIELDS = new Set([
+  'did',
+  'documents',
+  'hasAdmin',
+  'isNotifiable',
+  'isActiveSender',
+  'isActiveReceiver',
+  'issuers',
+]);
 /** Names that are JavaScript's own on every object: a profile field so named would be read as (or replace) the prototype's. */
 const RESERVED_FIELDS = new Set(['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty']);
 /** Fields that hold a did:key: checked like the SDK should (it accepts any key type and then encrypts garbage). */
@@ -53,7 +61,13 @@ const SettingsBody = Type.Object({
   autoredirect: Type.Optional(Type.Boolean()),
   vaspDiscoverability: Type.Optional(Type.Boolean()),
   statusToProcessBlockchain: Type.Optional(
-    Type.Union([Type.Literal('CREATED'), Type.Literal('SENT'), Type.Literal('ACK'), Type.Literal('ACCEPTED'), Type.Null()]),
+    Type.Union([
+      Type.Literal('CREATED'),
+      Type.Literal('SENT'),
+      Type.Literal('ACK'),
+      Type.Literal('ACCEPTED'),
+      Type.Null(),
+    ]),
   ),
 });
 
@@ -71,14 +85,19 @@ const ListQuerySchema = Type.Object({
   q: Type.Optional(Type.String({ maxLength: 200 })),
   fields: Type.Optional(Type.String({ maxLength: 2000 })),
   all: Type.Optional(Type.Boolean()),
-  listingType: Type.Optional(Type.Union([Type.Literal('exclude_subsidiaries'), Type.Literal('exclude_gateways'), Type.Literal('all')])),
+  listingType: Type.Optional(
+    Type.Union([Type.Literal('exclude_subsidiaries'), Type.Literal('exclude_gateways'), Type.Literal('all')]),
+  ),
 });
 
 const DEFAULT_PER_PAGE = 100;
 
 /** `fields=a,b` → names, refusing what cannot be a field name (the network errors on unrecognised names too). */
 function requestedFields(raw: string | undefined): string[] {
-  const names = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const names = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = names.find((n) => !FIELD_NAME.test(n));
   if (bad !== undefined) throw badRequest('ValidationError', `fields: "${bad.slice(0, 100)}" is not a field name`);
   return [...new Set(names)];
@@ -87,20 +106,35 @@ function requestedFields(raw: string | undefined): string[] {
 /** `column[:ASC|DESC][:NULLS FIRST|LAST]`, comma-separated, parsed by splitting (linear in the length, capped). */
 function parseOrder(raw: string | undefined): ListQuery['order'] {
   const value = raw ?? 'name:ASC';
-  if (value.length > MAX_ORDER_LENGTH) throw badRequest('ValidationError', `order: must be at most ${MAX_ORDER_LENGTH} characters`);
-  const terms = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (value.length > MAX_ORDER_LENGTH)
+    throw badRequest('ValidationError', `order: must be at most ${MAX_ORDER_LENGTH} characters`);
+  const terms = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (terms.length === 0) throw badRequest('ValidationError', 'order: names no field');
   return terms.map((term) => {
     const [column = '', direction = 'ASC', nulls, ...rest] = term.split(':').map((s) => s.trim());
     // Own properties only: `constructor` or `__proto__` are "in" every object.
     if (!Object.hasOwn(ORDERABLE, column)) {
-      throw badRequest('ValidationError', `order: cannot order by "${column.slice(0, 50)}"; use ${Object.keys(ORDERABLE).join(', ')}`);
+      throw badRequest(
+        'ValidationError',
+        `order: cannot order by "${column.slice(0, 50)}"; use ${Object.keys(ORDERABLE).join(', ')}`,
+      );
     }
-    if (direction !== 'ASC' && direction !== 'DESC') throw badRequest('ValidationError', `order: ${column}: the direction must be ASC or DESC`);
+    if (direction !== 'ASC' && direction !== 'DESC')
+      throw badRequest('ValidationError', `order: ${column}: the direction must be ASC or DESC`);
     if ((nulls !== undefined && nulls !== 'NULLS FIRST' && nulls !== 'NULLS LAST') || rest.length) {
-      throw badRequest('ValidationError', `order: ${column}: after the direction only NULLS FIRST or NULLS LAST may follow`);
+      throw badRequest(
+        'ValidationError',
+        `order: ${column}: after the direction only NULLS FIRST or NULLS LAST may follow`,
+      );
     }
-    return { column, direction, ...(nulls ? { nulls: nulls === 'NULLS FIRST' ? ('FIRST' as const) : ('LAST' as const) } : {}) };
+    return {
+      column,
+      direction,
+      ...(nulls ? { nulls: nulls === 'NULLS FIRST' ? ('FIRST' as const) : ('LAST' as const) } : {}),
+    };
   });
 }
 
@@ -135,27 +169,47 @@ export async function directoryPublicRoutes(app: FastifyInstance, ctx: SandboxCo
   const onResponse = async (request: FastifyRequest) => {
     if (!ctx.faults.keyRotationOn()) return;
     const { vaspDID } = request.params as { vaspDID: string };
-    if ((await isSimulated(ctx.pool, vaspDID)) && ctx.faults.rotateKey()) await rotateSimulatedKey(ctx.pool, vaspDID).catch((e: unknown) => ctx.logger.warn({ err: e }, 'keyRotation fault failed'));
+    if ((await isSimulated(ctx.pool, vaspDID)) && ctx.faults.rotateKey())
+      await rotateSimulatedKey(ctx.pool, vaspDID).catch((e: unknown) =>
+        ctx.logger.warn({ err: e }, 'keyRotation fault failed'),
+      );
   };
-  app.get('/tf/simple/vasps/:vaspDID', { preHandler, onResponse, schema: { params: VaspParams, querystring: Type.Object({ fields: Type.Optional(Type.String({ maxLength: 2000 })) }) } }, async (request) => {
-    const { vaspDID } = request.params as Static<typeof VaspParams>;
-    const { fields } = request.query as { fields?: string };
-    const view = await simpleVasp(ctx.pool, vaspDID, requestedFields(fields));
-    if (!view) throw notFound(`VASP ${vaspDID} not found`);
-    return view;
-  });
+  app.get(
+    '/tf/simple/vasps/:vaspDID',
+    {
+      preHandler,
+      onResponse,
+      schema: {
+        params: VaspParams,
+        querystring: Type.Object({ fields: Type.Optional(Type.String({ maxLength: 2000 })) }),
+      },
+    },
+    async (request) => {
+      const { vaspDID } = request.params as Static<typeof VaspParams>;
+      const { fields } = request.query as { fields?: string };
+      const view = await simpleVasp(ctx.pool, vaspDID, requestedFields(fields));
+      if (!view) throw notFound(`VASP ${vaspDID} not found`);
+      return view;
+    },
+  );
 
   app.get('/tf/simple/vasps', { preHandler, schema: { querystring: ListQuerySchema } }, async (request) => {
     const query = request.query as Static<typeof ListQuerySchema>;
     const order = parseOrder(query.order);
     // Fastify's coercion lets `Infinity` through an integer schema; it would reach the SQL as a 500.
     for (const name of ['page', 'per_page'] as const) {
-      if (query[name] !== undefined && !Number.isSafeInteger(query[name])) throw badRequest('ValidationError', `${name}: must be a whole number`);
+      if (query[name] !== undefined && !Number.isSafeInteger(query[name]))
+        throw badRequest('ValidationError', `${name}: must be a whole number`);
     }
     const page = query.all ? 0 : (query.page ?? 0);
     const perPage = query.all ? 1_000_000 : (query.per_page ?? DEFAULT_PER_PAGE);
     const { vaspRows, total } = await listSimpleVasps(ctx.pool, {
-      page, perPage, order, q: query.q || undefined, listingType: query.listingType ?? 'exclude_subsidiaries', fields: requestedFields(query.fields),
+      page,
+      perPage,
+      order,
+      q: query.q || undefined,
+      listingType: query.listingType ?? 'exclude_subsidiaries',
+      fields: requestedFields(query.fields),
     });
     return {
       vasps: vaspRows,
@@ -184,23 +238,30 @@ export function directoryRoutes(api: FastifyInstance, ctx: SandboxContext): void
     let did = body.did;
     if (!did) {
       const mine = access.vasps();
-      if (mine.length !== 1) throw badRequest('ValidationError', 'did: is required when the user acts for more than one VASP');
+      if (mine.length !== 1)
+        throw badRequest('ValidationError', 'did: is required when the user acts for more than one VASP');
       did = mine[0]!;
     }
     access.require(did, 'trustframework.updateVASP');
     const seen = new Set<string>();
     body.fields.forEach((field, i) => {
       const at = `fields[${i}]`;
-      if (!FIELD_NAME.test(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: is not a field name`);
-      if (RESERVED_FIELDS.has(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} is not a field name`);
-      if (READ_ONLY_FIELDS.has(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} cannot be updated`);
-      if (seen.has(field.fieldName)) throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} appears twice`);
+      if (!FIELD_NAME.test(field.fieldName))
+        throw badRequest('ValidationError', `${at}.fieldName: is not a field name`);
+      if (RESERVED_FIELDS.has(field.fieldName))
+        throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} is not a field name`);
+      if (READ_ONLY_FIELDS.has(field.fieldName))
+        throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} cannot be updated`);
+      if (seen.has(field.fieldName))
+        throw badRequest('ValidationError', `${at}.fieldName: ${field.fieldName} appears twice`);
       seen.add(field.fieldName);
       field.values.forEach(({ value }, j) => {
-        if (JSON.stringify(value ?? null).length > 10_000) throw badRequest('ValidationError', `${at}.values[${j}].value: is longer than 10000 characters`);
+        if (JSON.stringify(value ?? null).length > 10_000)
+          throw badRequest('ValidationError', `${at}.values[${j}].value: is longer than 10000 characters`);
       });
       if (DID_KEY_FIELDS.has(field.fieldName)) {
-        if (field.values.length !== 1) throw badRequest('ValidationError', `${at}.values: must hold exactly one did:key`);
+        if (field.values.length !== 1)
+          throw badRequest('ValidationError', `${at}.values: must hold exactly one did:key`);
         try {
           parseDidKey(field.values[0]!.value, `${at}.values[0].value`);
         } catch (e) {
@@ -218,9 +279,11 @@ export function directoryRoutes(api: FastifyInstance, ctx: SandboxContext): void
     const { vaspDID } = request.params as Static<typeof VaspParams>;
     if (!new RegExp(DID_PATTERN).test(vaspDID)) throw badRequest('ValidationError', 'vaspDID: must be a DID');
     const body = (request.body ?? {}) as Record<string, unknown>;
-    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('ValidationError', 'body: must be an object of settings');
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw badRequest('ValidationError', 'body: must be an object of settings');
     for (const name of ['autoconfirm', 'autoredirect', 'vaspDiscoverability']) {
-      if (body[name] !== undefined && typeof body[name] !== 'boolean') throw badRequest('ValidationError', `${name}: must be a boolean`);
+      if (body[name] !== undefined && typeof body[name] !== 'boolean')
+        throw badRequest('ValidationError', `${name}: must be a boolean`);
     }
     const status = body.statusToProcessBlockchain;
     if (status !== undefined && status !== null && !['CREATED', 'SENT', 'ACK', 'ACCEPTED'].includes(status as string)) {

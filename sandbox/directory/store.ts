@@ -24,7 +24,10 @@ export async function vaspRow(db: Db, did: string): Promise<VaspRow | undefined>
 }
 
 /** Adds the VASP to the directory, or changes its name, gateway and simulated mark (the seed's part of a VASP). */
-export async function upsertVasp(db: Db, v: { did: string; name: string; parentDid: string | null; simulated: boolean }): Promise<void> {
+export async function upsertVasp(
+  db: Db,
+  v: { did: string; name: string; parentDid: string | null; simulated: boolean },
+): Promise<void> {
   await db.query(
     `insert into vasps (did, name, parent_did, simulated) values ($1, $2, $3, $4)
      on conflict (did) do update set name = excluded.name, parent_did = excluded.parent_did, simulated = excluded.simulated`,
@@ -55,13 +58,19 @@ export async function gatewayOf(db: Db, did: string): Promise<string | null> {
 
 /** The gateway's subsidiaries, oldest first. */
 export async function subsidiariesOf(db: Db, gateway: string): Promise<string[]> {
-  const { rows } = await db.query<{ did: string }>('select did from vasps where parent_did = $1 order by created_at, did', [gateway]);
+  const { rows } = await db.query<{ did: string }>(
+    'select did from vasps where parent_did = $1 order by created_at, did',
+    [gateway],
+  );
   return rows.map((r) => r.did);
 }
 
 /** The name of `did` when it is a subsidiary of `gateway` (undefined otherwise). */
 export async function subsidiaryName(db: Db, did: string, gateway: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ name: string }>('select name from vasps where did = $1 and parent_did = $2', [did, gateway]);
+  const { rows } = await db.query<{ name: string }>('select name from vasps where did = $1 and parent_did = $2', [
+    did,
+    gateway,
+  ]);
   return rows[0]?.name;
 }
 
@@ -118,9 +127,13 @@ export async function listVaspRows(db: Db, query: VaspListing): Promise<{ rows: 
   }
   // Nested VASPs: originators see only the parent, so the default listing leaves subsidiaries out.
   if (query.listingType === 'exclude_subsidiaries') where.push('v.parent_did is null');
-  if (query.listingType === 'exclude_gateways') where.push('not exists (select 1 from vasps c where c.parent_did = v.did)');
+  if (query.listingType === 'exclude_gateways')
+    where.push('not exists (select 1 from vasps c where c.parent_did = v.did)');
   const filter = where.length ? `where ${where.join(' and ')}` : '';
-  const orderBy = [...query.order.map((o) => `${ORDERABLE[o.column]} ${o.direction}${o.nulls ? ` nulls ${o.nulls}` : ''}`), 'v.did asc'].join(', ');
+  const orderBy = [
+    ...query.order.map((o) => `${ORDERABLE[o.column]} ${o.direction}${o.nulls ? ` nulls ${o.nulls}` : ''}`),
+    'v.did asc',
+  ].join(', ');
   const total = await db.query<{ n: number }>(`select count(*)::int as n from vasps v ${filter}`, params);
   params.push(query.perPage, query.page * query.perPage);
   const { rows } = await db.query<VaspRow>(
@@ -140,9 +153,10 @@ export async function addFieldValues(
   for (const field of fields) {
     // Insert in reverse, so that reading newest first returns the values in the order they were given.
     for (const { value } of [...field.values].reverse()) {
-      await client.query('insert into vasp_field_values (vasp_did, field_name, value, issuer) values ($1, $2, $3, $4)', [
-        did, field.fieldName, JSON.stringify(value), issuer,
-      ]);
+      await client.query(
+        'insert into vasp_field_values (vasp_did, field_name, value, issuer) values ($1, $2, $3, $4)',
+        [did, field.fieldName, JSON.stringify(value), issuer],
+      );
     }
   }
 }
@@ -186,7 +200,13 @@ export async function readSettings(db: Db, did: string): Promise<SettingsRow | u
 export async function upsertSettings(
   db: Db,
   did: string,
-  patch: { autoconfirm: boolean | null; autoredirect: boolean | null; vaspDiscoverability: boolean | null; status: string | null; setsStatus: boolean },
+  patch: {
+    autoconfirm: boolean | null;
+    autoredirect: boolean | null;
+    vaspDiscoverability: boolean | null;
+    status: string | null;
+    setsStatus: boolean;
+  },
 ): Promise<SettingsRow> {
   const { rows } = await db.query<SettingsRow>(
     `insert into vasp_settings (vasp_did, autoconfirm, autoredirect, vasp_discoverability, status_to_process_blockchain)

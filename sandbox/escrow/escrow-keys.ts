@@ -7,7 +7,13 @@
 import { withTransaction } from '../../db/transaction';
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { createDidKeyRecord, Keyring, parseDidKey, toPublicDidKeyRecord, type PublicDidKeyRecord } from '../../lib/crypto';
+import {
+  createDidKeyRecord,
+  Keyring,
+  parseDidKey,
+  toPublicDidKeyRecord,
+  type PublicDidKeyRecord,
+} from '../../lib/crypto';
 import { aesGcmOpen, aesGcmSeal } from '../../lib/crypto/key-wrapper';
 import { serviceSecret } from '../auth/store';
 import { activeEscrowDid, insertActiveEscrowKey, retireActiveEscrowKey, sealedEscrowKeys } from './store';
@@ -86,7 +92,9 @@ function publicRecordOfDid(did: string): PublicDidKeyRecord {
   return {
     did,
     controllerKeyId: publicKeyHex,
-    keys: [{ type: 'Ed25519', kid: publicKeyHex, publicKeyHex, meta: { algorithms: ['Ed25519', 'EdDSA'] }, kms: 'local' }],
+    keys: [
+      { type: 'Ed25519', kid: publicKeyHex, publicKeyHex, meta: { algorithms: ['Ed25519', 'EdDSA'] }, kms: 'local' },
+    ],
     services: [],
     provider: 'did:key',
   };

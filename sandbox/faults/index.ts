@@ -42,7 +42,16 @@ export interface FaultConfig {
   keyRotation?: { share: number };
 }
 
-export const FAULT_KINDS = ['errors', 'rateLimit', 'latency', 'dropAfterCommit', 'webhookDuplicate', 'webhookReorder', 'webhookLate', 'keyRotation'] as const;
+export const FAULT_KINDS = [
+  'errors',
+  'rateLimit',
+  'latency',
+  'dropAfterCommit',
+  'webhookDuplicate',
+  'webhookReorder',
+  'webhookLate',
+  'keyRotation',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 const invalid = (message: string) => badRequest('ValidationError', message);
@@ -53,27 +62,67 @@ const Ms = Type.Integer({ minimum: 0, maximum: 600_000 });
 const Routes = Type.Array(Type.String({ minLength: 1, maxLength: 200 }));
 const OrDefault = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 const closed = { additionalProperties: false } as const;
-const FaultBody = Type.Object({
-  errors: Type.Optional(Type.Object({
-    share: OrDefault(Share), status: OrDefault(Type.Integer({ minimum: 500, maximum: 599 })), routes: Type.Optional(Type.Record(Type.String(), Share)),
-  }, closed)),
-  rateLimit: Type.Optional(Type.Object({ share: Share, retryAfterSeconds: OrDefault(Type.Integer({ minimum: 0, maximum: 3600 })) }, closed)),
-  latency: Type.Optional(Type.Object({ share: Share, ms: Type.Integer({ minimum: 0, maximum: 120_000 }), afterHandler: Type.Optional(Type.Boolean()), routes: Type.Optional(Routes) }, closed)),
-  dropAfterCommit: Type.Optional(Type.Object({ share: Share, methods: OrDefault(Type.Array(Type.String({ pattern: '^[A-Z]{3,7}$' }))), routes: Type.Optional(Routes) }, closed)),
-  webhooks: Type.Optional(Type.Object({
-    duplicate: OrDefault(Share), reorder: OrDefault(Share), reorderMaxMs: OrDefault(Ms),
-    late: Type.Optional(Type.Object({ share: Share, ms: Ms }, closed)),
-  }, closed)),
-  keyRotation: Type.Optional(Type.Object({ share: Share }, closed)),
-}, closed);
+const FaultBody = Type.Object(
+  {
+    errors: Type.Optional(
+      Type.Object(
+        {
+          share: OrDefault(Share),
+          status: OrDefault(Type.Integer({ minimum: 500, maximum: 599 })),
+          routes: Type.Optional(Type.Record(Type.String(), Share)),
+        },
+        closed,
+      ),
+    ),
+    rateLimit: Type.Optional(
+      Type.Object({ share: Share, retryAfterSeconds: OrDefault(Type.Integer({ minimum: 0, maximum: 3600 })) }, closed),
+    ),
+    latency: Type.Optional(
+      Type.Object(
+        {
+          share: Share,
+          ms: Type.Integer({ minimum: 0, maximum: 120_000 }),
+          afterHandler: Type.Optional(Type.Boolean()),
+          routes: Type.Optional(Routes),
+        },
+        closed,
+      ),
+    ),
+    dropAfterCommit: Type.Optional(
+      Type.Object(
+        {
+          share: Share,
+          methods: OrDefault(Type.Array(Type.String({ pattern: '^[A-Z]{3,7}$' }))),
+          routes: Type.Optional(Routes),
+        },
+        closed,
+      ),
+    ),
+    webhooks: Type.Optional(
+      Type.Object(
+        {
+          duplicate: OrDefault(Share),
+          reorder: OrDefault(Share),
+          reorderMaxMs: OrDefault(Ms),
+          late: Type.Optional(Type.Object({ share: Share, ms: Ms }, closed)),
+        },
+        closed,
+      ),
+    ),
+    keyRotation: Type.Optional(Type.Object({ share: Share }, closed)),
+  },
+  closed,
+);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function share(v: unknown, field: string): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) throw invalid(`${field}: must be a share from 0 to 1`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1)
+    throw invalid(`${field}: must be a share from 0 to 1`);
   return v;
 }
 function ms(v: unknown, field: string, max = 600_000): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max) throw invalid(`${field}: must be whole milliseconds from 0 to ${max}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max)
+    throw invalid(`${field}: must be whole milliseconds from 0 to ${max}`);
   return v;
 }
 function only(v: Record<string, unknown>, field: string, keys: string[]): void {
@@ -82,7 +131,8 @@ function only(v: Record<string, unknown>, field: string, keys: string[]): void {
 }
 function routeList(v: unknown, field: string): string[] | undefined {
   if (v === undefined) return undefined;
-  if (!Array.isArray(v) || v.some((r) => typeof r !== 'string' || r.length === 0 || r.length > 200)) throw invalid(`${field}: must be a list of routes`);
+  if (!Array.isArray(v) || v.some((r) => typeof r !== 'string' || r.length === 0 || r.length > 200))
+    throw invalid(`${field}: must be a list of routes`);
   return v as string[];
 }
 function part(body: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
@@ -101,7 +151,8 @@ export function parseFaultConfig(body: unknown): FaultConfig {
   if (errors) {
     only(errors, 'errors', ['share', 'status', 'routes']);
     const status = errors.status ?? 503;
-    if (typeof status !== 'number' || !Number.isInteger(status) || status < 500 || status > 599) throw invalid('errors.status: must be a 5xx status');
+    if (typeof status !== 'number' || !Number.isInteger(status) || status < 500 || status > 599)
+      throw invalid('errors.status: must be a 5xx status');
     const routes: Record<string, number> = {};
     if (errors.routes !== undefined) {
       if (!isObject(errors.routes)) throw invalid('errors.routes: must be an object {<route>: share}');
@@ -113,15 +164,19 @@ export function parseFaultConfig(body: unknown): FaultConfig {
   if (rate) {
     only(rate, 'rateLimit', ['share', 'retryAfterSeconds']);
     const after = rate.retryAfterSeconds ?? 10;
-    if (typeof after !== 'number' || !Number.isInteger(after) || after < 0 || after > 3600) throw invalid('rateLimit.retryAfterSeconds: must be whole seconds from 0 to 3600');
+    if (typeof after !== 'number' || !Number.isInteger(after) || after < 0 || after > 3600)
+      throw invalid('rateLimit.retryAfterSeconds: must be whole seconds from 0 to 3600');
     config.rateLimit = { share: share(rate.share, 'rateLimit.share'), retryAfterSeconds: after };
   }
   const latency = part(body, 'latency');
   if (latency) {
     only(latency, 'latency', ['share', 'ms', 'afterHandler', 'routes']);
-    if (latency.afterHandler !== undefined && typeof latency.afterHandler !== 'boolean') throw invalid('latency.afterHandler: must be a boolean');
+    if (latency.afterHandler !== undefined && typeof latency.afterHandler !== 'boolean')
+      throw invalid('latency.afterHandler: must be a boolean');
     config.latency = {
-      share: share(latency.share, 'latency.share'), ms: ms(latency.ms, 'latency.ms', 120_000), afterHandler: latency.afterHandler === true,
+      share: share(latency.share, 'latency.share'),
+      ms: ms(latency.ms, 'latency.ms', 120_000),
+      afterHandler: latency.afterHandler === true,
       routes: routeList(latency.routes, 'latency.routes'),
     };
   }
@@ -129,8 +184,13 @@ export function parseFaultConfig(body: unknown): FaultConfig {
   if (drop) {
     only(drop, 'dropAfterCommit', ['share', 'methods', 'routes']);
     const methods = drop.methods ?? ['POST', 'PUT', 'PATCH', 'DELETE'];
-    if (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || !/^[A-Z]{3,7}$/.test(m))) throw invalid('dropAfterCommit.methods: must be a list of HTTP methods');
-    config.dropAfterCommit = { share: share(drop.share, 'dropAfterCommit.share'), methods: methods as string[], routes: routeList(drop.routes, 'dropAfterCommit.routes') };
+    if (!Array.isArray(methods) || methods.some((m) => typeof m !== 'string' || !/^[A-Z]{3,7}$/.test(m)))
+      throw invalid('dropAfterCommit.methods: must be a list of HTTP methods');
+    config.dropAfterCommit = {
+      share: share(drop.share, 'dropAfterCommit.share'),
+      methods: methods as string[],
+      routes: routeList(drop.routes, 'dropAfterCommit.routes'),
+    };
   }
   const hooks = part(body, 'webhooks');
   if (hooks) {
@@ -176,7 +236,11 @@ export class Faults {
   }
 
   view() {
-    return { enabled: this.enabled, config: this.config, injected: Object.fromEntries(FAULT_KINDS.map((k) => [k, this.counts.get(k) ?? 0])) };
+    return {
+      enabled: this.enabled,
+      config: this.config,
+      injected: Object.fromEntries(FAULT_KINDS.map((k) => [k, this.counts.get(k) ?? 0])),
+    };
   }
 
   private hit(kind: FaultKind, p: number | undefined): boolean {
@@ -192,25 +256,40 @@ export class Faults {
     const { latency, rateLimit, errors, dropAfterCommit } = this.config;
     const path = request.url.split('?')[0]!;
     const route = matched ?? path;
-    const on = (routes: string[] | undefined) => !routes || routes.some((r) => r === `${request.method} ${route}` || r === route || r === path);
+    const on = (routes: string[] | undefined) =>
+      !routes || routes.some((r) => r === `${request.method} ${route}` || r === route || r === path);
     if (latency && on(latency.routes) && this.hit('latency', latency.share)) {
       if (latency.afterHandler) delayed.set(request, latency.ms);
       else await sleep(latency.ms);
     }
     if (rateLimit && this.hit('rateLimit', rateLimit.share)) {
       const e = new NetworkError(429, 'TooManyRequestsError', 'rate limit exceeded (sandbox fault)');
-      void reply.code(429).header('retry-after', String(rateLimit.retryAfterSeconds ?? 10)).send(e.toBody());
+      void reply
+        .code(429)
+        .header('retry-after', String(rateLimit.retryAfterSeconds ?? 10))
+        .send(e.toBody());
       return;
     }
     if (errors) {
-      const p = errors.routes?.[`${request.method} ${route}`] ?? errors.routes?.[route] ?? errors.routes?.[path] ?? errors.share;
+      const p =
+        errors.routes?.[`${request.method} ${route}`] ??
+        errors.routes?.[route] ??
+        errors.routes?.[path] ??
+        errors.share;
       if (this.hit('errors', p)) {
         const status = errors.status ?? 503;
-        void reply.code(status).send(new NetworkError(status, 'ServiceUnavailableError', 'service unavailable (sandbox fault)').toBody());
+        void reply
+          .code(status)
+          .send(new NetworkError(status, 'ServiceUnavailableError', 'service unavailable (sandbox fault)').toBody());
         return;
       }
     }
-    if (dropAfterCommit && (dropAfterCommit.methods ?? []).includes(request.method) && on(dropAfterCommit.routes) && this.hit('dropAfterCommit', dropAfterCommit.share)) {
+    if (
+      dropAfterCommit &&
+      (dropAfterCommit.methods ?? []).includes(request.method) &&
+      on(dropAfterCommit.routes) &&
+      this.hit('dropAfterCommit', dropAfterCommit.share)
+    ) {
       dropped.add(request);
     }
   }
@@ -264,7 +343,8 @@ export function faultRoutes(app: FastifyInstance, faults: Faults, opts: { testRo
     return payload;
   });
   if (!opts.testRoutes) return;
-  const refuse = () => new NetworkError(403, 'ForbiddenError', 'fault injection is off: start the sandbox with SANDBOX_FAULTS=1');
+  const refuse = () =>
+    new NetworkError(403, 'ForbiddenError', 'fault injection is off: start the sandbox with SANDBOX_FAULTS=1');
   app.put('/sandbox/faults', documented({ body: FaultBody }), async (request) => {
     if (!faults.enabled) throw refuse();
     faults.set(parseFaultConfig(request.body ?? {}));

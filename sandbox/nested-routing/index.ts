@@ -42,7 +42,9 @@ const CUSTOMER_TOKEN_TTL = '5m';
 const VaspParams = Type.Object({ vaspDID: Did });
 const AddressQueryWebhook = Type.Object({
   url: Type.String({ format: 'uri', maxLength: 2048, description: 'http(s)' }),
-  params: Type.Optional(Type.String({ pattern: PARAMS.source, description: 'The query string the network adds, "?" for none' })),
+  params: Type.Optional(
+    Type.String({ pattern: PARAMS.source, description: 'The query string the network adds, "?" for none' }),
+  ),
 });
 const CustomerTokenBody = Type.Object({ vaspDID: Did, customerRef: Type.String({ minLength: 1, pattern: '\\S' }) });
 const SimulateBody = Type.Object(
@@ -62,7 +64,8 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
     const { id, to } = request.query as { id?: string; to?: string };
     if (!id) throw badRequest('NotabeneTransactionValidationError', 'List of missing fields: id');
     if (!isUuid(id)) throw badRequest('NotabeneTransactionValidationError', 'id: must be a transaction id (UUID)');
-    if (!to || !DID.test(to)) throw badRequest('NotabeneTransactionValidationError', 'to: must be the DID of a subsidiary VASP');
+    if (!to || !DID.test(to))
+      throw badRequest('NotabeneTransactionValidationError', 'to: must be the DID of a subsidiary VASP');
     const actor = actorOf(accessOf(request));
     const row = await transactions.load(ctx.pool, id);
     if (!row) throw notFound(`Transaction ${id} not found`);
@@ -73,7 +76,8 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
         throw notAdmin(`Only the gateway holding transaction ${tx.id} may redirect it`);
       }
       const childName = await subsidiaryName(client, to, gateway);
-      if (childName === undefined) throw badRequest('NotabeneTransactionError', `${to} is not a subsidiary of ${gateway}`);
+      if (childName === undefined)
+        throw badRequest('NotabeneTransactionError', `${to} is not a subsidiary of ${gateway}`);
       if (tx.status !== 'SENT') throw invalidStatus(tx.status, 'redirect');
       tx.beneficiaryVASPdid = to;
       tx.beneficiaryVASPname = childName;
@@ -81,35 +85,45 @@ export function nestedRoutingRoutes(api: FastifyInstance, ctx: SandboxContext): 
     });
   });
 
-  api.post('/integrations/:vaspDID/address-query-webhook', documented({ params: VaspParams, body: AddressQueryWebhook }), async (request) => {
-    const { vaspDID } = request.params as { vaspDID: string };
-    accessOf(request).require(vaspDID, 'manage');
-    const body = (request.body ?? {}) as { url?: unknown; params?: unknown };
-    let url: URL;
-    try {
-      url = new URL(String(body.url));
-      if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error();
-    } catch {
-      throw badRequest('ValidationError', 'url: must be an https URL');
-    }
-    const params = body.params === undefined ? '?' : String(body.params);
-    if (!PARAMS.test(params)) throw badRequest('ValidationError', `params: must match ${PARAMS.source} (use "?" for none)`);
-    const secret = randomBytes(24).toString('base64url');
-    await upsertAddressQueryWebhook(ctx.pool, vaspDID, { url: url.toString(), params, secret });
-    return { secret };
-  });
+  api.post(
+    '/integrations/:vaspDID/address-query-webhook',
+    documented({ params: VaspParams, body: AddressQueryWebhook }),
+    async (request) => {
+      const { vaspDID } = request.params as { vaspDID: string };
+      accessOf(request).require(vaspDID, 'manage');
+      const body = (request.body ?? {}) as { url?: unknown; params?: unknown };
+      let url: URL;
+      try {
+        url = new URL(String(body.url));
+        if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error();
+      } catch {
+        throw badRequest('ValidationError', 'url: must be an https URL');
+      }
+      const params = body.params === undefined ? '?' : String(body.params);
+      if (!PARAMS.test(params))
+        throw badRequest('ValidationError', `params: must match ${PARAMS.source} (use "?" for none)`);
+      const secret = randomBytes(24).toString('base64url');
+      await upsertAddressQueryWebhook(ctx.pool, vaspDID, { url: url.toString(), params, secret });
+      return { secret };
+    },
+  );
 
   api.delete('/integrations/:vaspDID/address-query-webhook', documented({ params: VaspParams }), async (request) => {
     const { vaspDID } = request.params as { vaspDID: string };
     accessOf(request).require(vaspDID, 'manage');
     const deleted = await deleteAddressQueryWebhook(ctx.pool, vaspDID);
-    return { isDeleted: deleted, message: deleted ? 'Address query webhook deleted' : 'No address query webhook was registered' };
+    return {
+      isDeleted: deleted,
+      message: deleted ? 'Address query webhook deleted' : 'No address query webhook was registered',
+    };
   });
 
   api.post('/auth/customerToken', documented({ body: CustomerTokenBody }), async (request) => {
     const body = (request.body ?? {}) as { vaspDID?: unknown; customerRef?: unknown };
-    if (typeof body.vaspDID !== 'string' || !DID.test(body.vaspDID)) throw badRequest('ValidationError', 'vaspDID: is required (a VASP DID)');
-    if (typeof body.customerRef !== 'string' || !body.customerRef.trim()) throw badRequest('ValidationError', 'customerRef: is required');
+    if (typeof body.vaspDID !== 'string' || !DID.test(body.vaspDID))
+      throw badRequest('ValidationError', 'vaspDID: is required (a VASP DID)');
+    if (typeof body.customerRef !== 'string' || !body.customerRef.trim())
+      throw badRequest('ValidationError', 'customerRef: is required');
     const access = accessOf(request);
     access.require(body.vaspDID, 'auth.customerToken');
     const key = await customerTokenKey(ctx);
@@ -146,16 +160,23 @@ export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: Sandb
     const body = (request.body ?? {}) as Record<string, unknown>;
     const from = body.originatorVASPdid;
     const to = body.beneficiaryVASPdid;
-    if (typeof from !== 'string' || !DID.test(from)) throw badRequest('ValidationError', 'originatorVASPdid: is required (a simulated counterparty VASP)');
+    if (typeof from !== 'string' || !DID.test(from))
+      throw badRequest('ValidationError', 'originatorVASPdid: is required (a simulated counterparty VASP)');
     if (typeof to !== 'string' || !DID.test(to)) throw badRequest('ValidationError', 'beneficiaryVASPdid: is required');
     if ((await vaspSimulated(ctx.pool, from)) === false) throw notSimulated('originatorVASPdid', from);
     const sim = await readSim(ctx.pool, from);
-    if (!sim) throw badRequest('ValidationError', `originatorVASPdid: ${from} is not a simulated counterparty (PUT /sandbox/counterparties/${from} first)`);
+    if (!sim)
+      throw badRequest(
+        'ValidationError',
+        `originatorVASPdid: ${from} is not a simulated counterparty (PUT /sandbox/counterparties/${from} first)`,
+      );
     const user = await firstUserOf(ctx.pool, from);
     if (!user) throw badRequest('ValidationError', `originatorVASPdid: ${from} has no user to act as`);
     const sender = recordFromPrivateKeyHex(sim.private_key_hex, sim.did_key, 'simulation key');
     const recipientKey = (await simpleVasp(ctx.pool, to, ['pii_didkey']))?.pii_didkey;
-    const record = Object.fromEntries(['originator', 'beneficiary'].filter((k) => body[k] !== undefined).map((k) => [k, body[k]]));
+    const record = Object.fromEntries(
+      ['originator', 'beneficiary'].filter((k) => body[k] !== undefined).map((k) => [k, body[k]]),
+    );
     // Without a published key the sender encrypts for itself only, as the agent does.
     let entries: ReturnType<typeof encryptIvms101>;
     try {

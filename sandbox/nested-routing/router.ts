@@ -10,7 +10,13 @@ import { holdDeliveries, releaseDeliveries } from '../webhooks/store';
 import { OPERATOR_DID } from '../operator';
 import { type TransactionEvent, type TransactionService } from '../transactions';
 import { lookupAsset } from '../transactions/model';
-import { addressQueryWebhook, claimDueRoutingTask, finishRoutingTask, queueRoutingTask, retryRoutingTask } from './store';
+import {
+  addressQueryWebhook,
+  claimDueRoutingTask,
+  finishRoutingTask,
+  queueRoutingTask,
+  retryRoutingTask,
+} from './store';
 
 /**
  * Nested-VASP routing, as the network describes it. A message whose beneficiary is a gateway is resolved, in order:
@@ -44,7 +50,11 @@ export class NestedRouter {
     const { tx, change } = event;
     const beneficiary = tx.beneficiaryVASPdid;
     if (!beneficiary) return;
-    if ((change === 'create' || change === 'update') && tx.status === 'SENT' && (await subsidiariesOf(client, beneficiary)).length > 0) {
+    if (
+      (change === 'create' || change === 'update') &&
+      tx.status === 'SENT' &&
+      (await subsidiariesOf(client, beneficiary)).length > 0
+    ) {
       const queued = await queueRoutingTask(client, tx.id, beneficiary);
       // The notification webhook is the gateway's last resort: hold what the gateway is told
       // about this message until the automatic paths have had their turn; release() lets it go.
@@ -53,7 +63,11 @@ export class NestedRouter {
     if (change === 'confirm' && tx.status === 'ACK' && (await gatewayOf(client, beneficiary))) {
       const destination = tx.transactionBlockchainInfo?.destination;
       if (destination) {
-        await registerOne(client, beneficiary, { asset: assetText(tx.transactionAsset), address: destination, customerRef: `confirmed:${tx.id}` });
+        await registerOne(client, beneficiary, {
+          asset: assetText(tx.transactionAsset),
+          address: destination,
+          customerRef: `confirmed:${tx.id}`,
+        });
       }
     }
   };
@@ -99,13 +113,20 @@ export class NestedRouter {
     const asset = assetText(tx.transactionAsset);
     const destination = tx.transactionBlockchainInfo?.destination ?? '';
 
-    const owners = [...new Set((await findOwners(this.pool, asset, destination)).map((o) => o.vaspDid).filter((d) => children.includes(d)))];
+    const owners = [
+      ...new Set(
+        (await findOwners(this.pool, asset, destination)).map((o) => o.vaspDid).filter((d) => children.includes(d)),
+      ),
+    ];
     if (owners.length === 1) return this.redirect(id, gateway, owners[0]!, 'address book', settings.autoconfirm);
 
     for (const child of children) {
-      if (await this.asksOwns(child, asset, destination)) return this.redirect(id, gateway, child, 'address webhook', settings.autoconfirm);
+      if (await this.asksOwns(child, asset, destination))
+        return this.redirect(id, gateway, child, 'address webhook', settings.autoconfirm);
     }
-    return owners.length > 1 ? 'left at the gateway: several subsidiaries own the address' : 'left at the gateway: no subsidiary owns the address';
+    return owners.length > 1
+      ? 'left at the gateway: several subsidiaries own the address'
+      : 'left at the gateway: no subsidiary owns the address';
   }
 
   /** Calls a subsidiary's address webhook: `GET <url><params>&asset=&address=`, signed; anything but `{owns: true}` is no. */
@@ -141,7 +162,9 @@ export class NestedRouter {
     });
     if (autoconfirm) {
       await this.transactions.applyChange(id, 'confirm', async (tx) =>
-        tx.status === 'SENT' && tx.beneficiaryVASPdid === to ? { issuerDid: OPERATOR_DID, actionData: `automatic (${why})`, status: 'ACK' } : undefined,
+        tx.status === 'SENT' && tx.beneficiaryVASPdid === to
+          ? { issuerDid: OPERATOR_DID, actionData: `automatic (${why})`, status: 'ACK' }
+          : undefined,
       );
     }
     return `redirected to ${to} (${why})${autoconfirm ? ', confirmed' : ''}`;

@@ -19,20 +19,36 @@ export interface SandboxTestRoutes {
   testToken: string;
 }
 
-export async function simulateTransfer(sandbox: SandboxTestRoutes, t: SimulatedTransfer): Promise<{ id: string; status: string; beneficiaryVASPdid: string }> {
+export async function simulateTransfer(
+  sandbox: SandboxTestRoutes,
+  t: SimulatedTransfer,
+): Promise<{ id: string; status: string; beneficiaryVASPdid: string }> {
   const origin = t.origin ?? '0x5555555555555555555555555555555555555555';
   const [given, family] = t.originatorName ?? ['Jane', 'Doe'];
   const r = await fetch(`${sandbox.url}/sandbox/simulate/transfers`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${sandbox.testToken}` },
     body: JSON.stringify({
-      originatorVASPdid: t.from, beneficiaryVASPdid: t.to, transactionAsset: t.asset ?? 'ETH', transactionAmount: t.amount ?? '1000000',
+      originatorVASPdid: t.from,
+      beneficiaryVASPdid: t.to,
+      transactionAsset: t.asset ?? 'ETH',
+      transactionAmount: t.amount ?? '1000000',
       transactionBlockchainInfo: { origin, destination: t.destination },
       originator: {
-        originatorPersons: [{ naturalPerson: {
-          name: [{ nameIdentifier: [{ secondaryIdentifier: given, primaryIdentifier: family, nameIdentifierType: 'LEGL' }] }],
-          dateAndPlaceOfBirth: { dateOfBirth: '1981-03-12', placeOfBirth: 'Example City' },
-        } }],
+        originatorPersons: [
+          {
+            naturalPerson: {
+              name: [
+                {
+                  nameIdentifier: [
+                    { secondaryIdentifier: given, primaryIdentifier: family, nameIdentifierType: 'LEGL' },
+                  ],
+                },
+              ],
+              dateAndPlaceOfBirth: { dateOfBirth: '1981-03-12', placeOfBirth: 'Example City' },
+            },
+          },
+        ],
         accountNumber: [origin],
       },
     }),

@@ -30,13 +30,22 @@ export async function claimDueRoutingTask(db: Db): Promise<RoutingTask | undefin
 }
 
 export async function finishRoutingTask(db: Db, transactionId: string, outcome: string): Promise<void> {
-  await db.query(`update routing_tasks set state = 'done', outcome = $2, updated_at = now() where transaction_id = $1`, [transactionId, outcome]);
+  await db.query(
+    `update routing_tasks set state = 'done', outcome = $2, updated_at = now() where transaction_id = $1`,
+    [transactionId, outcome],
+  );
 }
 
-export async function retryRoutingTask(db: Db, transactionId: string, delaySeconds: number, outcome: string): Promise<void> {
-  await db.query(`update routing_tasks set next_at = now() + make_interval(secs => $2), outcome = $3 where transaction_id = $1`, [
-    transactionId, delaySeconds, outcome,
-  ]);
+export async function retryRoutingTask(
+  db: Db,
+  transactionId: string,
+  delaySeconds: number,
+  outcome: string,
+): Promise<void> {
+  await db.query(
+    `update routing_tasks set next_at = now() + make_interval(secs => $2), outcome = $3 where transaction_id = $1`,
+    [transactionId, delaySeconds, outcome],
+  );
 }
 
 export interface AddressQueryWebhook {
@@ -60,6 +69,9 @@ export async function deleteAddressQueryWebhook(db: Db, vaspDid: string): Promis
 }
 
 export async function addressQueryWebhook(db: Db, vaspDid: string): Promise<AddressQueryWebhook | undefined> {
-  const { rows } = await db.query<AddressQueryWebhook>('select url, params, secret from address_query_webhooks where vasp_did = $1', [vaspDid]);
+  const { rows } = await db.query<AddressQueryWebhook>(
+    'select url, params, secret from address_query_webhooks where vasp_did = $1',
+    [vaspDid],
+  );
   return rows[0];
 }

@@ -30,18 +30,26 @@ export class HostedKeys implements HostedCrypto {
     return vaspExists(this.pool, did);
   }
 
-  async encrypt(originatorVasp: string, beneficiaryVasp: string | undefined, record: Record<string, unknown>): Promise<PiiEntry[]> {
+  async encrypt(
+    originatorVasp: string,
+    beneficiaryVasp: string | undefined,
+    record: Record<string, unknown>,
+  ): Promise<PiiEntry[]> {
     const escrow = await this.keys();
     const current = await escrow.current(originatorVasp);
     const ring = await escrow.keyring(originatorVasp);
     const sender = ring?.findByKid(remoteDidKey(current.did).kid);
     if (!sender) throw new CryptoError('the service-managed key of the originator VASP is not available');
-    const others = beneficiaryVasp && beneficiaryVasp !== originatorVasp && (await this.inDirectory(beneficiaryVasp))
-      ? [(await escrow.current(beneficiaryVasp)).did]
-      : [];
+    const others =
+      beneficiaryVasp && beneficiaryVasp !== originatorVasp && (await this.inDirectory(beneficiaryVasp))
+        ? [(await escrow.current(beneficiaryVasp)).did]
+        : [];
     const recipients = piiRecipients(sender, others);
     const now = Date.now();
-    return flattenIvms101(record).map(({ key, value }) => ({ key, value: encryptPiiValue(value, sender, recipients, now) }));
+    return flattenIvms101(record).map(({ key, value }) => ({
+      key,
+      value: encryptPiiValue(value, sender, recipients, now),
+    }));
   }
 
   /** Tries the keys of each VASP in turn: the service holds both owners' keys and decrypts for either owner. */

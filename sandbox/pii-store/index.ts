@@ -18,7 +18,18 @@ import type { SandboxContext } from '../context';
 import { badRequest, forbidden } from '../errors';
 import { getItems, putEntries, type PiiEntry } from './store';
 
-export { cidOf, itemData, putEntries, getItems, addOwners, parseItem, piiLeaves, looksLikeCid, type PiiEntry, type StoredItem } from './store';
+export {
+  cidOf,
+  itemData,
+  putEntries,
+  getItems,
+  addOwners,
+  parseItem,
+  piiLeaves,
+  looksLikeCid,
+  type PiiEntry,
+  type StoredItem,
+} from './store';
 export { HostedKeys } from './hosted';
 
 const DID = /^did:[a-zA-Z0-9]*:.+$/;
@@ -32,14 +43,18 @@ const PutBody = Type.Object({
   fromDID: Did,
   toDID: Did,
   data: Type.Array(
-    Type.Object({ key: Type.String({ minLength: 1, maxLength: MAX_KEY }), value: Type.String({ minLength: 1, maxLength: MAX_VALUE, description: 'A JWE (JSON string)' }) }),
+    Type.Object({
+      key: Type.String({ minLength: 1, maxLength: MAX_KEY }),
+      value: Type.String({ minLength: 1, maxLength: MAX_VALUE, description: 'A JWE (JSON string)' }),
+    }),
     { minItems: 1, maxItems: MAX_ITEMS },
   ),
 });
 const GetBody = Type.Array(Type.String({ description: 'A CID' }), { maxItems: MAX_ITEMS });
 
 function parsePut(body: unknown): { fromDID: string; toDID: string; data: PiiEntry[] } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('body: must be {fromDID, toDID, data}');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalid('body: must be {fromDID, toDID, data}');
   const b = body as Record<string, unknown>;
   for (const f of ['fromDID', 'toDID'] as const) {
     if (typeof b[f] !== 'string' || !DID.test(b[f])) throw invalid(`${f}: must be a DID`);
@@ -49,7 +64,8 @@ function parsePut(body: unknown): { fromDID: string; toDID: string; data: PiiEnt
   }
   const data = b.data.map((e: unknown, i) => {
     const entry = e as Partial<PiiEntry> | null;
-    if (typeof entry?.key !== 'string' || !entry.key || entry.key.length > MAX_KEY) throw invalid(`data[${i}].key: must be a string of 1 to ${MAX_KEY} characters`);
+    if (typeof entry?.key !== 'string' || !entry.key || entry.key.length > MAX_KEY)
+      throw invalid(`data[${i}].key: must be a string of 1 to ${MAX_KEY} characters`);
     if (typeof entry.value !== 'string' || !entry.value || entry.value.length > MAX_VALUE) {
       throw invalid(`data[${i}].value: must be a non-empty string of at most ${MAX_VALUE} characters`);
     }

@@ -36,7 +36,12 @@ export async function cidOf(data: string): Promise<string> {
 }
 
 /** Stores the entries for the pair (fromDID, toDID) and answers `[{key, value: CID}]` in the order given. */
-export async function putEntries(db: Db, fromDid: string, toDid: string, entries: readonly PiiEntry[]): Promise<PiiEntry[]> {
+export async function putEntries(
+  db: Db,
+  fromDid: string,
+  toDid: string,
+  entries: readonly PiiEntry[],
+): Promise<PiiEntry[]> {
   if (entries.length === 0) return [];
   const items = await Promise.all(
     entries.map(async (e) => {
@@ -61,7 +66,11 @@ export async function putEntries(db: Db, fromDid: string, toDid: string, entries
  * The items among `cids` that one of `readerVasps` owns (as fromDID or toDID), in the order asked, each once.
  * `readerVasps` undefined means the service itself (hosted mode, operator): every existing item.
  */
-export async function getItems(db: Db, cids: readonly string[], readerVasps: readonly string[] | undefined): Promise<StoredItem[]> {
+export async function getItems(
+  db: Db,
+  cids: readonly string[],
+  readerVasps: readonly string[] | undefined,
+): Promise<StoredItem[]> {
   if (cids.length === 0) return [];
   const { rows } = await db.query<StoredItem>(
     readerVasps === undefined
@@ -97,7 +106,12 @@ export async function addOwners(db: Db, cids: readonly string[], fromDid: string
 export function parseItem(data: string): PiiEntry | undefined {
   try {
     const v = JSON.parse(data) as unknown;
-    if (typeof v === 'object' && v !== null && typeof (v as PiiEntry).key === 'string' && typeof (v as PiiEntry).value === 'string') {
+    if (
+      typeof v === 'object' &&
+      v !== null &&
+      typeof (v as PiiEntry).key === 'string' &&
+      typeof (v as PiiEntry).value === 'string'
+    ) {
       return { key: (v as PiiEntry).key, value: (v as PiiEntry).value };
     }
   } catch {

@@ -37,9 +37,17 @@ export interface CredentialStats {
 }
 
 export function checkSettings(s: RateLimitSettings, where: string): RateLimitSettings {
-  for (const [k, min] of [['limit', 1], ['windowMs', 1], ['lockoutMs', 0]] as const) {
+  for (const [k, min] of [
+    ['limit', 1],
+    ['windowMs', 1],
+    ['lockoutMs', 0],
+  ] as const) {
     if (!Number.isInteger(s[k]) || s[k] < min || s[k] > 1_000_000_000) {
-      throw new ConfigError(`${where}.${k}`, `${s[k]} is not a whole number from ${min}`, `Set ${k} to a whole number of at least ${min}`);
+      throw new ConfigError(
+        `${where}.${k}`,
+        `${s[k]} is not a whole number from ${min}`,
+        `Set ${k} to a whole number of at least ${min}`,
+      );
     }
   }
   return s;

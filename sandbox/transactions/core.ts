@@ -25,7 +25,11 @@ export type TransactionListener = (client: PoolClient, event: TransactionEvent) 
 /** The service-managed encryption of hosted mode (implemented in sandbox/pii-store/hosted.ts). */
 export interface HostedCrypto {
   /** Encrypts every flattened value of `record` for the originator's and beneficiary's service-managed keys. */
-  encrypt(originatorVasp: string, beneficiaryVasp: string | undefined, record: Record<string, unknown>): Promise<PiiEntry[]>;
+  encrypt(
+    originatorVasp: string,
+    beneficiaryVasp: string | undefined,
+    record: Record<string, unknown>,
+  ): Promise<PiiEntry[]>;
   /** Decrypts entries with the service-managed keys (current and rotated) of the first of `vaspDids` that can. */
   decrypt(vaspDids: readonly string[], entries: readonly PiiEntry[]): Promise<Record<string, unknown>>;
 }

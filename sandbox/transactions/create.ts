@@ -15,7 +15,11 @@ import { assetDecimals } from './assets';
 import { lookupAsset, parseCreateRequest, requestHash, type Transaction } from './model';
 import { checkCids, cidLeaves, hostedEncrypt, storeHosted } from './personal-data';
 import {
-  claimTransactionRef, completeTransactionRefClaim, insertTransaction, readTransactionRefClaim, releaseTransactionRefClaim,
+  claimTransactionRef,
+  completeTransactionRefClaim,
+  insertTransaction,
+  readTransactionRefClaim,
+  releaseTransactionRefClaim,
 } from './store';
 
 const STALE_CLAIM_SECONDS = 60;
@@ -54,8 +58,9 @@ export async function createTransaction(core: TransactionCore, access: Access, b
     return await doCreate(core, access, req);
   } catch (e) {
     if (req.transactionRef !== undefined) {
-      await releaseTransactionRefClaim(core.pool, originator, req.transactionRef)
-        .catch((err: unknown) => core.logger.warn({ err }, 'could not release a transactionRef claim'));
+      await releaseTransactionRefClaim(core.pool, originator, req.transactionRef).catch((err: unknown) =>
+        core.logger.warn({ err }, 'could not release a transactionRef claim'),
+      );
     }
     throw e;
   }
@@ -66,7 +71,12 @@ export async function createTransaction(core: TransactionCore, access: Access, b
  * it; throws 422 when the earlier request had another body (a reused reference, never a retry); throws 409 while
  * another request holds the claim; returns undefined when this request now owns it.
  */
-async function claimRef(core: TransactionCore, originator: string, ref: string, hash: string): Promise<Transaction | undefined> {
+async function claimRef(
+  core: TransactionCore,
+  originator: string,
+  ref: string,
+  hash: string,
+): Promise<Transaction | undefined> {
   if (await claimTransactionRef(core.pool, originator, ref, hash, STALE_CLAIM_SECONDS)) return undefined;
   const claim = await readTransactionRefClaim(core.pool, originator, ref);
   if (claim?.request_hash && claim.request_hash !== hash) {
@@ -81,10 +91,18 @@ async function claimRef(core: TransactionCore, originator: string, ref: string, 
     const row = await core.load(core.pool, id);
     if (row) return row.body;
   }
-  throw new NetworkError(409, 'ConflictError', `transactionRef ${ref} is still being processed; retry shortly to get the transaction`);
+  throw new NetworkError(
+    409,
+    'ConflictError',
+    `transactionRef ${ref} is still being processed; retry shortly to get the transaction`,
+  );
 }
 
-async function doCreate(core: TransactionCore, access: Access, req: ReturnType<typeof parseCreateRequest>): Promise<Transaction> {
+async function doCreate(
+  core: TransactionCore,
+  access: Access,
+  req: ReturnType<typeof parseCreateRequest>,
+): Promise<Transaction> {
   const originator = req.originatorVASPdid;
   const destination = req.blockchain.destination;
   const owners = await findOwners(core.pool, lookupAsset(req.assetText), destination);
@@ -109,7 +127,10 @@ async function doCreate(core: TransactionCore, access: Access, req: ReturnType<t
     pii = req.pii;
     piiMode = 'client';
   } else if (req.originator || req.beneficiary) {
-    hostedEntries = await hostedEncrypt(core, originator, beneficiary, { originator: req.originator, beneficiary: req.beneficiary });
+    hostedEntries = await hostedEncrypt(core, originator, beneficiary, {
+      originator: req.originator,
+      beneficiary: req.beneficiary,
+    });
     piiMode = 'hosted';
   }
 
@@ -137,7 +158,9 @@ async function doCreate(core: TransactionCore, access: Access, req: ReturnType<t
     ...(req.notificationEmail !== undefined && { notificationEmail: req.notificationEmail }),
     ...(req.originatorProof !== undefined && { originatorProof: req.originatorProof }),
     ...(req.beneficiaryProof !== undefined && { beneficiaryProof: req.beneficiaryProof }),
-    ...(req.blockchainTransactionTimestamp !== undefined && { blockchainTransactionTimestamp: req.blockchainTransactionTimestamp }),
+    ...(req.blockchainTransactionTimestamp !== undefined && {
+      blockchainTransactionTimestamp: req.blockchainTransactionTimestamp,
+    }),
     ...(pii && { pii }),
     ...(req.encrypted !== undefined && { ivms101Encrypted: req.encrypted }),
     actions: [],
@@ -150,7 +173,13 @@ async function doCreate(core: TransactionCore, access: Access, req: ReturnType<t
     record(tx, access.userDid, 'approve', 'automatic: the beneficiary VASP is in the directory', 'SENT');
     // Automatic confirmation follows the `autoconfirm` setting, which a gateway holds for its subsidiaries.
     if (owners.some((o) => o.vaspDid === beneficiary) && (await core.autoconfirm(beneficiary!))) {
-      record(tx, OPERATOR_DID, 'confirm', 'automatic: the destination address is in the beneficiary VASP address book', 'ACK');
+      record(
+        tx,
+        OPERATOR_DID,
+        'confirm',
+        'automatic: the destination address is in the beneficiary VASP address book',
+        'ACK',
+      );
     }
   }
 
@@ -161,9 +190,16 @@ async function doCreate(core: TransactionCore, access: Access, req: ReturnType<t
       tx.pii = pii;
     }
     await insertTransaction(client, tx, {
-      transactionRef: req.transactionRef, originator, beneficiary, asset: req.assetText, amount: req.transactionAmount, piiMode, createdAt: now,
+      transactionRef: req.transactionRef,
+      originator,
+      beneficiary,
+      asset: req.assetText,
+      amount: req.transactionAmount,
+      piiMode,
+      createdAt: now,
     });
-    if (req.transactionRef !== undefined) await completeTransactionRefClaim(client, originator, req.transactionRef, tx.id);
+    if (req.transactionRef !== undefined)
+      await completeTransactionRefClaim(client, originator, req.transactionRef, tx.id);
     if (pii && beneficiary) await addOwners(client, cidLeaves(pii), originator, beneficiary);
     await core.emit(client, { tx, previousStatus: null, change: 'create' });
     return tx;

@@ -28,10 +28,20 @@ export function requireParty(actor: Actor, tx: Transaction, refuse: (message: st
 }
 
 /** Appends to the action history (a hash chain) and moves the status. */
-export function record(tx: Transaction, issuerDID: string, action: string, actionData: string, status: TransactionStatus): void {
+export function record(
+  tx: Transaction,
+  issuerDID: string,
+  action: string,
+  actionData: string,
+  status: TransactionStatus,
+): void {
   const createdAt = new Date().toISOString();
   const previous = tx.actions[tx.actions.length - 1]?.hash ?? '';
-  const hash = '0x' + createHash('sha256').update(JSON.stringify([previous, tx.id, issuerDID, action, actionData, createdAt, status])).digest('hex');
+  const hash =
+    '0x' +
+    createHash('sha256')
+      .update(JSON.stringify([previous, tx.id, issuerDID, action, actionData, createdAt, status]))
+      .digest('hex');
   const entry: TransactionAction = { hash, issuerDID, action, actionData, createdAt, status };
   tx.actions.push(entry);
   tx.status = status;

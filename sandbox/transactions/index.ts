@@ -18,9 +18,25 @@ import { ACTIONS } from './states';
 import { HostedKeys } from '../pii-store/hosted';
 import { actorOf, TransactionService } from './service';
 
-export { TransactionService, actorOf, requireParty, type Actor, type TransactionEvent, type TransactionListener, type HostedCrypto } from './service';
+export {
+  TransactionService,
+  actorOf,
+  requireParty,
+  type Actor,
+  type TransactionEvent,
+  type TransactionListener,
+  type HostedCrypto,
+} from './service';
 export type { Transaction, TransactionAction } from './model';
-export { TRANSITIONS, STATUSES, ACTIONS, FINAL_STATUSES, nextStatus, type TransactionStatus, type TransactionActionName } from './states';
+export {
+  TRANSITIONS,
+  STATUSES,
+  ACTIONS,
+  FINAL_STATUSES,
+  nextStatus,
+  type TransactionStatus,
+  type TransactionActionName,
+} from './states';
 
 const services = new WeakMap<SandboxContext, TransactionService>();
 
@@ -35,7 +51,8 @@ export function transactionService(ctx: SandboxContext): TransactionService {
   return s;
 }
 
-const bodyOf = (body: unknown): Record<string, unknown> => (typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
+const bodyOf = (body: unknown): Record<string, unknown> =>
+  typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
 
 const Text = Type.String({ maxLength: 1024 });
 const Asset = Type.Union([
@@ -43,9 +60,19 @@ const Asset = Type.Union([
   Type.Object({ caip19: Type.String({ minLength: 1 }) }),
   Type.Object({ coingeckoId: Type.String({ minLength: 1 }), network: Type.String({ minLength: 1 }) }),
 ]);
-const Amount = Type.String({ pattern: '^0*[1-9][0-9]*$', maxLength: 80, description: 'Base units, a whole number > 0' });
-const PiiTree = Type.Object({}, { additionalProperties: true, description: 'PII_IVMS: the IVMS101 tree with CIDs or encrypted strings as leaves' });
-const Party = Type.Object({}, { additionalProperties: true, description: 'IVMS101 originator or beneficiary (hosted mode)' });
+const Amount = Type.String({
+  pattern: '^0*[1-9][0-9]*$',
+  maxLength: 80,
+  description: 'Base units, a whole number > 0',
+});
+const PiiTree = Type.Object(
+  {},
+  { additionalProperties: true, description: 'PII_IVMS: the IVMS101 tree with CIDs or encrypted strings as leaves' },
+);
+const Party = Type.Object(
+  {},
+  { additionalProperties: true, description: 'IVMS101 originator or beneficiary (hosted mode)' },
+);
 const Proof = Type.Object({}, { additionalProperties: true });
 /** An optional field: the network treats null as absent. */
 const Optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
@@ -56,7 +83,11 @@ const CreateBody = Type.Object({
   transactionAsset: Asset,
   transactionAmount: Amount,
   originatorVASPdid: Did,
-  transactionBlockchainInfo: Type.Object({ txHash: Optional(Text), origin: Optional(Text), destination: Type.String({ minLength: 1, maxLength: 1024 }) }),
+  transactionBlockchainInfo: Type.Object({
+    txHash: Optional(Text),
+    origin: Optional(Text),
+    destination: Type.String({ minLength: 1, maxLength: 1024 }),
+  }),
   transactionRef: Optional(Type.String({ maxLength: 256 })),
   transactionAssetDecimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 255 })),
   beneficiaryVASPdid: Optional(Did),
@@ -79,13 +110,28 @@ const CreateBody = Type.Object({
 /** TransactionUpdateRequest (model.ts parseUpdateRequest): the id and any updatable field. */
 const UpdateBody = Type.Object({
   id: Uuid,
-  beneficiaryDid: Optional(Did), originatorDid: Optional(Did), beneficiaryVASPdid: Optional(Did), originatorVASPdid: Optional(Did),
-  beneficiaryRef: Optional(Text), originatorRef: Optional(Text), beneficiaryVASPname: Optional(Text), notificationEmail: Optional(Text),
-  txHash: Optional(Text), destination: Optional(Text), origin: Optional(Text), protocol: Optional(Text),
-  blockchainTransactionTimestamp: Optional(Text), encrypted: Optional(Type.String({ maxLength: 4 * 1024 * 1024 })),
-  beneficiaryProof: Optional(Proof), originatorProof: Optional(Proof), beneficiary: Optional(Party), originator: Optional(Party),
+  beneficiaryDid: Optional(Did),
+  originatorDid: Optional(Did),
+  beneficiaryVASPdid: Optional(Did),
+  originatorVASPdid: Optional(Did),
+  beneficiaryRef: Optional(Text),
+  originatorRef: Optional(Text),
+  beneficiaryVASPname: Optional(Text),
+  notificationEmail: Optional(Text),
+  txHash: Optional(Text),
+  destination: Optional(Text),
+  origin: Optional(Text),
+  protocol: Optional(Text),
+  blockchainTransactionTimestamp: Optional(Text),
+  encrypted: Optional(Type.String({ maxLength: 4 * 1024 * 1024 })),
+  beneficiaryProof: Optional(Proof),
+  originatorProof: Optional(Proof),
+  beneficiary: Optional(Party),
+  originator: Optional(Party),
   pii: Optional(PiiTree),
-  skipBeneficiaryDataValidation: Type.Optional(Type.Boolean()), isNonCustodial: Type.Optional(Type.Boolean()), onBehalfOfMyself: Type.Optional(Type.Boolean()),
+  skipBeneficiaryDataValidation: Type.Optional(Type.Boolean()),
+  isNonCustodial: Type.Optional(Type.Boolean()),
+  onBehalfOfMyself: Type.Optional(Type.Boolean()),
 });
 
 const ListQuery = Type.Object({
@@ -93,10 +139,19 @@ const ListQuery = Type.Object({
   page: Type.Optional(WholeNumber(0, 1_000_000)),
   resultsPerPage: Type.Optional(WholeNumber(1, 100)),
   status: Type.Optional(Type.String({ description: 'Statuses, comma-separated' })),
-  txDirection: Type.Optional(Type.Union([Type.Literal('incoming'), Type.Literal('outgoing'), Type.Literal('internal')])),
+  txDirection: Type.Optional(
+    Type.Union([Type.Literal('incoming'), Type.Literal('outgoing'), Type.Literal('internal')]),
+  ),
   transactionRef: Type.Optional(Type.String()),
   transactionAsset: Type.Optional(Type.String()),
-  sort: Type.Optional(Type.Union(['createdAt', 'updatedAt', 'transactionAmount'].flatMap((f) => [Type.Literal(`${f}:ASC`), Type.Literal(`${f}:DESC`)]))),
+  sort: Type.Optional(
+    Type.Union(
+      ['createdAt', 'updatedAt', 'transactionAmount'].flatMap((f) => [
+        Type.Literal(`${f}:ASC`),
+        Type.Literal(`${f}:DESC`),
+      ]),
+    ),
+  ),
 });
 
 const ActionQuery = Type.Object({ id: Type.Optional(Uuid), reason: Type.Optional(Text) });
@@ -104,17 +159,29 @@ const ActionBody = Type.Object({ id: Type.Optional(Uuid), reason: Type.Optional(
 
 export function transactionRoutes(api: FastifyInstance, ctx: SandboxContext): void {
   const service = transactionService(ctx);
-  api.post('/tx/create', documented({ body: CreateBody }), async (request) => service.create(accessOf(request), request.body));
-  api.get('/tx/info', documented({ querystring: Type.Object({ id: Uuid }) }), async (request) => service.info(accessOf(request), (request.query as Record<string, unknown>).id));
-  api.post('/tx/update', documented({ body: UpdateBody }), async (request) => service.update(accessOf(request), request.body));
-  api.get('/tx/list', documented({ querystring: ListQuery }), async (request) => service.list(accessOf(request), request.query as Record<string, unknown>));
+  api.post('/tx/create', documented({ body: CreateBody }), async (request) =>
+    service.create(accessOf(request), request.body),
+  );
+  api.get('/tx/info', documented({ querystring: Type.Object({ id: Uuid }) }), async (request) =>
+    service.info(accessOf(request), (request.query as Record<string, unknown>).id),
+  );
+  api.post('/tx/update', documented({ body: UpdateBody }), async (request) =>
+    service.update(accessOf(request), request.body),
+  );
+  api.get('/tx/list', documented({ querystring: ListQuery }), async (request) =>
+    service.list(accessOf(request), request.query as Record<string, unknown>),
+  );
   for (const action of ACTIONS) {
-    api.post(`/tx/${action}`, documented({ querystring: ActionQuery, body: ActionBody, description: 'The id in the query or the body' }), async (request) => {
-      const query = request.query as Record<string, unknown>;
-      const body = bodyOf(request.body);
-      const id = query.id ?? body.id;
-      const reason = body.reason ?? query.reason;
-      return service.act(actorOf(accessOf(request)), id, action, reason as string | undefined);
-    });
+    api.post(
+      `/tx/${action}`,
+      documented({ querystring: ActionQuery, body: ActionBody, description: 'The id in the query or the body' }),
+      async (request) => {
+        const query = request.query as Record<string, unknown>;
+        const body = bodyOf(request.body);
+        const id = query.id ?? body.id;
+        const reason = body.reason ?? query.reason;
+        return service.act(actorOf(accessOf(request)), id, action, reason as string | undefined);
+      },
+    );
   }
 }

@@ -17,7 +17,8 @@ export async function listTransactions(pool: Pool, access: Access, query: Record
     const raw = one(name);
     if (raw === undefined) return fallback;
     const n = Number(raw);
-    if (!/^\d+$/.test(raw) || n < min || n > max) throw validationError(`${name}: must be a whole number from ${min} to ${max}`);
+    if (!/^\d+$/.test(raw) || n < min || n > max)
+      throw validationError(`${name}: must be a whole number from ${min} to ${max}`);
     return n;
   };
   const vaspDid = one('vaspDID');
@@ -27,7 +28,9 @@ export async function listTransactions(pool: Pool, access: Access, query: Record
   const page = int('page', 0, 0, 1_000_000);
   const perPage = int('resultsPerPage', 100, 1, 100);
   const rawStatus = query.status;
-  const statuses = (Array.isArray(rawStatus) ? rawStatus : rawStatus === undefined || rawStatus === '' ? [] : [rawStatus])
+  const statuses = (
+    Array.isArray(rawStatus) ? rawStatus : rawStatus === undefined || rawStatus === '' ? [] : [rawStatus]
+  )
     .flatMap((s) => String(s).split(','))
     .map((s) => s.trim())
     .filter(Boolean);
@@ -42,7 +45,16 @@ export async function listTransactions(pool: Pool, access: Access, query: Record
   const transactionRef = one('transactionRef');
   const transactionAsset = one('transactionAsset');
 
-  const { rows, total } = await listTransactionRows(pool, { vaspDid, direction, statuses, transactionRef, transactionAsset, sort, page, perPage });
+  const { rows, total } = await listTransactionRows(pool, {
+    vaspDid,
+    direction,
+    statuses,
+    transactionRef,
+    transactionAsset,
+    sort,
+    page,
+    perPage,
+  });
   // TransactionResolved: the Transaction without pii.
   const transactions = rows.map(({ body }) => {
     const { pii: _pii, ...rest } = body;

@@ -74,16 +74,23 @@ export const validationError = (message: string) => badRequest('NotabeneTransact
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function text(body: Record<string, unknown>, field: string, opts: { pattern?: RegExp; rule?: string; max?: number } = {}): string | undefined {
+function text(
+  body: Record<string, unknown>,
+  field: string,
+  opts: { pattern?: RegExp; rule?: string; max?: number } = {},
+): string | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string') throw validationError(`${field}: must be a string`);
-  if (v.length > (opts.max ?? MAX_TEXT)) throw validationError(`${field}: must be at most ${opts.max ?? MAX_TEXT} characters`);
-  if (opts.pattern && !opts.pattern.test(v)) throw validationError(`${field}: ${opts.rule ?? `must match ${opts.pattern.source}`}`);
+  if (v.length > (opts.max ?? MAX_TEXT))
+    throw validationError(`${field}: must be at most ${opts.max ?? MAX_TEXT} characters`);
+  if (opts.pattern && !opts.pattern.test(v))
+    throw validationError(`${field}: ${opts.rule ?? `must match ${opts.pattern.source}`}`);
   return v;
 }
 
-const did = (body: Record<string, unknown>, field: string) => text(body, field, { pattern: DID, rule: 'must be a DID (did:<method>:<id>)' });
+const did = (body: Record<string, unknown>, field: string) =>
+  text(body, field, { pattern: DID, rule: 'must be a DID (did:<method>:<id>)' });
 
 /**
  * The asset as given (symbol, `{caip19}` or `{coingeckoId, network}`) and its text: the symbol, the CAIP-19 id, or
@@ -92,7 +99,8 @@ const did = (body: Record<string, unknown>, field: string) => text(body, field, 
  */
 function asset(v: unknown): { value: unknown; text: string } {
   if (typeof v === 'string') {
-    if (!v.trim() || v.length > 64) throw validationError('transactionAsset: must be an asset symbol of 1 to 64 characters');
+    if (!v.trim() || v.length > 64)
+      throw validationError('transactionAsset: must be an asset symbol of 1 to 64 characters');
     return { value: v, text: v };
   }
   if (isObject(v) && typeof v.caip19 === 'string' && v.caip19) return { value: { caip19: v.caip19 }, text: v.caip19 };
@@ -106,7 +114,8 @@ function asset(v: unknown): { value: unknown; text: string } {
  * The asset an address-book lookup of the transaction's destination matches: its symbol or CAIP-19 id; none ('', any
  * asset) for a CoinGecko pair (`id@network`), which the book does not index.
  */
-export const lookupAsset = (transactionAsset: string): string => (transactionAsset.includes('@') ? '' : transactionAsset);
+export const lookupAsset = (transactionAsset: string): string =>
+  transactionAsset.includes('@') ? '' : transactionAsset;
 
 /** IVMS101 nests about eight levels; the cap keeps every later walk (ours, JSON.stringify, jsonb) off the stack limit. */
 const MAX_DEPTH = 32;
@@ -129,7 +138,8 @@ function piiTree(v: unknown, field: string): Record<string, unknown> | undefined
   checkDepth(v, field);
   const walk = (node: unknown, path: string): void => {
     if (typeof node === 'string') return;
-    if (Array.isArray(node)) return node.forEach((c, i) => (c === null || c === undefined ? undefined : walk(c, `${path}[${i}]`)));
+    if (Array.isArray(node))
+      return node.forEach((c, i) => (c === null || c === undefined ? undefined : walk(c, `${path}[${i}]`)));
     if (isObject(node)) return Object.entries(node).forEach(([k, c]) => walk(c, `${path}.${k}`));
     throw validationError(`${path}: every leaf of pii must be a string (a CID or an encrypted value)`);
   };
@@ -137,7 +147,10 @@ function piiTree(v: unknown, field: string): Record<string, unknown> | undefined
   return v;
 }
 
-function ivmsParty(body: Record<string, unknown>, field: 'originator' | 'beneficiary'): Record<string, unknown> | undefined {
+function ivmsParty(
+  body: Record<string, unknown>,
+  field: 'originator' | 'beneficiary',
+): Record<string, unknown> | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
   const issues = field === 'originator' ? validateOriginator(v, field) : validateBeneficiary(v, field);
@@ -183,7 +196,9 @@ export interface CreateRequest {
 function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map((c) => (c === undefined ? 'null' : stableJson(c))).join(',')}]`;
   if (typeof v === 'object' && v !== null) {
-    const entries = Object.entries(v).filter(([, c]) => c !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(v)
+      .filter(([, c]) => c !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, c]) => `${JSON.stringify(k)}:${stableJson(c)}`).join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
@@ -203,15 +218,23 @@ export function parseCreateRequest(body: unknown): CreateRequest {
   }
   if (missing.length) throw validationError(`List of missing fields: ${missing.join(', ')}`);
   const a = asset(body.transactionAsset);
-  const amount = text(body, 'transactionAmount', { pattern: AMOUNT, rule: 'must be a whole number of base units greater than 0, as a string (^0*[1-9][0-9]*$)', max: 80 })!;
-  if (!isObject(info)) throw validationError('transactionBlockchainInfo: must be an object {txHash?, origin?, destination}');
+  const amount = text(body, 'transactionAmount', {
+    pattern: AMOUNT,
+    rule: 'must be a whole number of base units greater than 0, as a string (^0*[1-9][0-9]*$)',
+    max: 80,
+  })!;
+  if (!isObject(info))
+    throw validationError('transactionBlockchainInfo: must be an object {txHash?, origin?, destination}');
   const blockchain: BlockchainInfo = {
     txHash: text(info, 'txHash') ?? '',
     origin: text(info, 'origin') ?? '',
     destination: text(info, 'destination')!,
   };
   const decimals = body.transactionAssetDecimals;
-  if (decimals !== undefined && (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 255)) {
+  if (
+    decimals !== undefined &&
+    (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 255)
+  ) {
     throw validationError('transactionAssetDecimals: must be a whole number from 0 to 255');
   }
   const protocol = text(body, 'protocol');
@@ -236,7 +259,8 @@ export function parseCreateRequest(body: unknown): CreateRequest {
     beneficiary: ivmsParty(body, 'beneficiary'),
     pii: piiTree(body.pii, 'pii'),
     // `encrypted` is the request's name (TransactionCreateRequest); `ivms101Encrypted` the response's, accepted too.
-    encrypted: text(body, 'encrypted', { max: 4 * 1024 * 1024 }) ?? text(body, 'ivms101Encrypted', { max: 4 * 1024 * 1024 }),
+    encrypted:
+      text(body, 'encrypted', { max: 4 * 1024 * 1024 }) ?? text(body, 'ivms101Encrypted', { max: 4 * 1024 * 1024 }),
     protocol,
     notificationEmail: text(body, 'notificationEmail'),
     originatorProof: optionalObject(body, 'originatorProof'),
@@ -246,12 +270,32 @@ export function parseCreateRequest(body: unknown): CreateRequest {
 }
 
 /** Fields of TransactionUpdateRequest, by who may change them. */
-export const BENEFICIARY_UPDATABLE = ['beneficiaryDid', 'beneficiaryRef', 'beneficiaryProof', 'beneficiary', 'pii'] as const;
+export const BENEFICIARY_UPDATABLE = [
+  'beneficiaryDid',
+  'beneficiaryRef',
+  'beneficiaryProof',
+  'beneficiary',
+  'pii',
+] as const;
 export const UPDATABLE = [
   ...BENEFICIARY_UPDATABLE,
-  'notificationEmail', 'txHash', 'destination', 'origin', 'beneficiaryVASPdid', 'originatorVASPdid', 'beneficiaryVASPname',
-  'originatorDid', 'originatorRef', 'originator', 'originatorProof', 'protocol', 'skipBeneficiaryDataValidation',
-  'isNonCustodial', 'onBehalfOfMyself', 'blockchainTransactionTimestamp', 'encrypted',
+  'notificationEmail',
+  'txHash',
+  'destination',
+  'origin',
+  'beneficiaryVASPdid',
+  'originatorVASPdid',
+  'beneficiaryVASPname',
+  'originatorDid',
+  'originatorRef',
+  'originator',
+  'originatorProof',
+  'protocol',
+  'skipBeneficiaryDataValidation',
+  'isNonCustodial',
+  'onBehalfOfMyself',
+  'blockchainTransactionTimestamp',
+  'encrypted',
 ] as const;
 
 export interface UpdateRequest {
@@ -271,19 +315,32 @@ export function parseUpdateRequest(body: unknown): UpdateRequest {
   for (const name of UPDATABLE) {
     if (body[name] === undefined) continue;
     switch (name) {
-      case 'beneficiaryDid': case 'originatorDid': case 'beneficiaryVASPdid': case 'originatorVASPdid':
-        fields[name] = did(body, name); break;
-      case 'beneficiaryProof': case 'originatorProof':
-        fields[name] = optionalObject(body, name); break;
-      case 'originator': case 'beneficiary':
-        fields[name] = ivmsParty(body, name); break;
+      case 'beneficiaryDid':
+      case 'originatorDid':
+      case 'beneficiaryVASPdid':
+      case 'originatorVASPdid':
+        fields[name] = did(body, name);
+        break;
+      case 'beneficiaryProof':
+      case 'originatorProof':
+        fields[name] = optionalObject(body, name);
+        break;
+      case 'originator':
+      case 'beneficiary':
+        fields[name] = ivmsParty(body, name);
+        break;
       case 'pii':
-        fields[name] = piiTree(body.pii, 'pii'); break;
-      case 'skipBeneficiaryDataValidation': case 'isNonCustodial': case 'onBehalfOfMyself':
+        fields[name] = piiTree(body.pii, 'pii');
+        break;
+      case 'skipBeneficiaryDataValidation':
+      case 'isNonCustodial':
+      case 'onBehalfOfMyself':
         if (typeof body[name] !== 'boolean') throw validationError(`${name}: must be a boolean`);
-        fields[name] = body[name]; break;
+        fields[name] = body[name];
+        break;
       case 'encrypted':
-        fields[name] = text(body, name, { max: 4 * 1024 * 1024 }); break;
+        fields[name] = text(body, name, { max: 4 * 1024 * 1024 });
+        break;
       default:
         fields[name] = text(body, name);
     }

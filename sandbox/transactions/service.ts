@@ -78,7 +78,8 @@ export class TransactionService extends TransactionCore {
       if (!sideVasp || !actor.vasps.includes(sideVasp)) {
         throw refuse(`Only the ${rule.by} VASP of transaction ${tx.id} may ${action} it`);
       }
-      const beneficiaryKnown = !!tx.beneficiaryVASPdid && (await this.vaspName(tx.beneficiaryVASPdid, client)) !== undefined;
+      const beneficiaryKnown =
+        !!tx.beneficiaryVASPdid && (await this.vaspName(tx.beneficiaryVASPdid, client)) !== undefined;
       const next = nextStatus(action, tx.status, beneficiaryKnown);
       if (!next) throw invalidStatus(tx.status, action);
       const previousStatus = tx.status;
@@ -98,7 +99,10 @@ export class TransactionService extends TransactionCore {
   async applyChange(
     id: string,
     change: string,
-    mutate: (tx: Transaction, client: PoolClient) => Promise<{ issuerDid: string; actionData?: string; status?: TransactionStatus } | undefined>,
+    mutate: (
+      tx: Transaction,
+      client: PoolClient,
+    ) => Promise<{ issuerDid: string; actionData?: string; status?: TransactionStatus } | undefined>,
   ): Promise<Transaction> {
     return this.inTransaction(async (client) => {
       const row = await this.load(client, id, true);

@@ -25,14 +25,24 @@
  * - SENT → ACK when the destination address is in the beneficiary VASP's address book;
  * - tx/update setting a known beneficiaryVASPdid on a WAITING_FOR_INFORMATION transaction: → SENT.
  */
-import { FINAL_NETWORK_STATUSES, NETWORK_STATUSES, NOT_YET_SENT_NETWORK_STATUSES, type NetworkStatus } from '../../lib/network-status';
+import {
+  FINAL_NETWORK_STATUSES,
+  NETWORK_STATUSES,
+  NOT_YET_SENT_NETWORK_STATUSES,
+  type NetworkStatus,
+} from '../../lib/network-status';
 
 export const STATUSES = NETWORK_STATUSES;
 export type TransactionStatus = NetworkStatus;
 
 export const FINAL_STATUSES = FINAL_NETWORK_STATUSES as ReadonlySet<TransactionStatus>;
 /** Everything an originator may still cancel: any status that is not final and not INCOMPLETE (the beneficiary's own). */
-const CANCELLABLE: readonly TransactionStatus[] = [...NOT_YET_SENT_NETWORK_STATUSES as ReadonlySet<TransactionStatus>, 'SENT', 'ACK', 'NOT_READY'];
+const CANCELLABLE: readonly TransactionStatus[] = [
+  ...(NOT_YET_SENT_NETWORK_STATUSES as ReadonlySet<TransactionStatus>),
+  'SENT',
+  'ACK',
+  'NOT_READY',
+];
 
 export const ACTIONS = ['approve', 'cancel', 'confirm', 'reject', 'accept', 'decline', 'notReady'] as const;
 export type TransactionActionName = (typeof ACTIONS)[number];
@@ -47,7 +57,11 @@ interface Rule {
 }
 
 export const TRANSITIONS: Readonly<Record<TransactionActionName, Rule>> = {
-  approve: { by: 'originator', from: ['NEW'], to: ({ beneficiaryKnown }) => (beneficiaryKnown ? 'SENT' : 'WAITING_FOR_INFORMATION') },
+  approve: {
+    by: 'originator',
+    from: ['NEW'],
+    to: ({ beneficiaryKnown }) => (beneficiaryKnown ? 'SENT' : 'WAITING_FOR_INFORMATION'),
+  },
   cancel: {
     by: 'originator',
     from: CANCELLABLE,
@@ -61,7 +75,11 @@ export const TRANSITIONS: Readonly<Record<TransactionActionName, Rule>> = {
 };
 
 /** The next status, or undefined when `action` is not allowed from `status`. */
-export function nextStatus(action: TransactionActionName, status: TransactionStatus, beneficiaryKnown: boolean): TransactionStatus | undefined {
+export function nextStatus(
+  action: TransactionActionName,
+  status: TransactionStatus,
+  beneficiaryKnown: boolean,
+): TransactionStatus | undefined {
   const rule = TRANSITIONS[action];
   return rule.from.includes(status) ? rule.to({ beneficiaryKnown }) : undefined;
 }

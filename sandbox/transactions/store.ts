@@ -13,11 +13,18 @@ export interface TransactionRow {
 }
 
 export async function loadTransaction(db: Db, id: string, forUpdate = false): Promise<TransactionRow | undefined> {
-  const { rows } = await db.query<TransactionRow>(`select body, pii_mode from transactions where id = $1${forUpdate ? ' for update' : ''}`, [id]);
+  const { rows } = await db.query<TransactionRow>(
+    `select body, pii_mode from transactions where id = $1${forUpdate ? ' for update' : ''}`,
+    [id],
+  );
   return rows[0];
 }
 
-export async function saveTransaction(client: PoolClient, tx: Transaction, piiMode: TransactionRow['pii_mode']): Promise<void> {
+export async function saveTransaction(
+  client: PoolClient,
+  tx: Transaction,
+  piiMode: TransactionRow['pii_mode'],
+): Promise<void> {
   await client.query(
     `update transactions set status = $2, beneficiary_vasp_did = $3, body = $4, pii_mode = $5, updated_at = $6 where id = $1`,
     [tx.id, tx.status, tx.beneficiaryVASPdid ?? null, tx, piiMode, tx.updatedAt],
@@ -27,13 +34,32 @@ export async function saveTransaction(client: PoolClient, tx: Transaction, piiMo
 export async function insertTransaction(
   client: PoolClient,
   tx: Transaction,
-  row: { transactionRef: string | undefined; originator: string; beneficiary: string | undefined; asset: string; amount: string; piiMode: TransactionRow['pii_mode']; createdAt: string },
+  row: {
+    transactionRef: string | undefined;
+    originator: string;
+    beneficiary: string | undefined;
+    asset: string;
+    amount: string;
+    piiMode: TransactionRow['pii_mode'];
+    createdAt: string;
+  },
 ): Promise<void> {
   await client.query(
     `insert into transactions (id, transaction_ref, originator_vasp_did, beneficiary_vasp_did, status, transaction_asset,
        transaction_amount, pii_mode, body, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-    [tx.id, row.transactionRef ?? null, row.originator, row.beneficiary ?? null, tx.status, row.asset, row.amount, row.piiMode, tx, row.createdAt],
+    [
+      tx.id,
+      row.transactionRef ?? null,
+      row.originator,
+      row.beneficiary ?? null,
+      tx.status,
+      row.asset,
+      row.amount,
+      row.piiMode,
+      tx,
+      row.createdAt,
+    ],
   );
 }
 
@@ -41,7 +67,13 @@ export async function insertTransaction(
  * Claims the originator's `ref` for a request whose body hashes to `hash`: true when the reference was free, or held
  * by an unfinished claim older than `staleSeconds` (its request is taken to have died).
  */
-export async function claimTransactionRef(db: Db, originator: string, ref: string, hash: string, staleSeconds: number): Promise<boolean> {
+export async function claimTransactionRef(
+  db: Db,
+  originator: string,
+  ref: string,
+  hash: string,
+  staleSeconds: number,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `insert into transaction_ref_claims (originator_vasp_did, transaction_ref, request_hash) values ($1, $2, $4)
      on conflict (originator_vasp_did, transaction_ref) do update set claimed_at = now(), request_hash = excluded.request_hash
@@ -66,23 +98,34 @@ export async function readTransactionRefClaim(
 }
 
 /** Ties the claim to the transaction it created: later requests with the reference answer that transaction. */
-export async function completeTransactionRefClaim(client: PoolClient, originator: string, ref: string, transactionId: string): Promise<void> {
-  await client.query('update transaction_ref_claims set transaction_id = $3 where originator_vasp_did = $1 and transaction_ref = $2', [
-    originator, ref, transactionId,
-  ]);
+export async function completeTransactionRefClaim(
+  client: PoolClient,
+  originator: string,
+  ref: string,
+  transactionId: string,
+): Promise<void> {
+  await client.query(
+    'update transaction_ref_claims set transaction_id = $3 where originator_vasp_did = $1 and transaction_ref = $2',
+    [originator, ref, transactionId],
+  );
 }
 
 /** Lets the reference go when the request that claimed it failed before creating a transaction. */
 export async function releaseTransactionRefClaim(db: Db, originator: string, ref: string): Promise<void> {
-  await db.query('delete from transaction_ref_claims where originator_vasp_did = $1 and transaction_ref = $2 and transaction_id is null', [
-    originator, ref,
-  ]);
+  await db.query(
+    'delete from transaction_ref_claims where originator_vasp_did = $1 and transaction_ref = $2 and transaction_id is null',
+    [originator, ref],
+  );
 }
 
 /** tx/list's sort orders and their columns; `id` breaks ties. */
 const SORTS: Record<string, string> = {
-  'createdAt:ASC': 'created_at asc', 'createdAt:DESC': 'created_at desc', 'updatedAt:ASC': 'updated_at asc',
-  'updatedAt:DESC': 'updated_at desc', 'transactionAmount:ASC': 'transaction_amount asc', 'transactionAmount:DESC': 'transaction_amount desc',
+  'createdAt:ASC': 'created_at asc',
+  'createdAt:DESC': 'created_at desc',
+  'updatedAt:ASC': 'updated_at asc',
+  'updatedAt:DESC': 'updated_at desc',
+  'transactionAmount:ASC': 'transaction_amount asc',
+  'transactionAmount:DESC': 'transaction_amount desc',
 };
 
 export const TRANSACTION_SORTS: readonly string[] = Object.keys(SORTS);
@@ -103,28 +146,38 @@ export interface TransactionListing {
 }
 
 /** One page of the VASP's transactions and how many match in all. */
-export async function listTransactionRows(db: Db, query: TransactionListing): Promise<{ rows: { body: Transaction }[]; total: number }> {
+export async function listTransactionRows(
+  db: Db,
+  query: TransactionListing,
+): Promise<{ rows: { body: Transaction }[]; total: number }> {
   if (!isTransactionSort(query.sort)) throw new Error(`not a transaction sort: ${query.sort}`);
   const params: unknown[] = [query.vaspDid];
   const direction = query.direction;
   const where = [
-    direction === 'incoming' ? 'beneficiary_vasp_did = $1'
-      : direction === 'outgoing' ? 'originator_vasp_did = $1'
-        : direction === 'internal' ? '(originator_vasp_did = $1 and beneficiary_vasp_did = $1)'
+    direction === 'incoming'
+      ? 'beneficiary_vasp_did = $1'
+      : direction === 'outgoing'
+        ? 'originator_vasp_did = $1'
+        : direction === 'internal'
+          ? '(originator_vasp_did = $1 and beneficiary_vasp_did = $1)'
           : '(originator_vasp_did = $1 or beneficiary_vasp_did = $1)',
   ];
   if (query.statuses.length) {
     params.push(query.statuses);
     where.push(`status = any($${params.length})`);
   }
-  for (const [value, column] of [[query.transactionRef, 'transaction_ref'], [query.transactionAsset, 'transaction_asset']] as const) {
+  for (const [value, column] of [
+    [query.transactionRef, 'transaction_ref'],
+    [query.transactionAsset, 'transaction_asset'],
+  ] as const) {
     if (value !== undefined) {
       params.push(value);
       where.push(`${column} = $${params.length}`);
     }
   }
   const filter = where.join(' and ');
-  const total = (await db.query<{ n: number }>(`select count(*)::int as n from transactions where ${filter}`, params)).rows[0]!.n;
+  const total = (await db.query<{ n: number }>(`select count(*)::int as n from transactions where ${filter}`, params))
+    .rows[0]!.n;
   params.push(query.perPage, query.page * query.perPage);
   const { rows } = await db.query<{ body: Transaction }>(
     `select body from transactions where ${filter} order by ${SORTS[query.sort]}, id limit $${params.length - 1} offset $${params.length}`,

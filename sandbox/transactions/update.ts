@@ -47,8 +47,18 @@ export async function updateTransaction(core: TransactionCore, access: Access, b
       }
       info.destination = f.destination as string;
     }
-    const copy = ['beneficiaryVASPname', 'originatorDid', 'beneficiaryDid', 'originatorRef', 'beneficiaryRef', 'notificationEmail', 'protocol',
-      'originatorProof', 'beneficiaryProof', 'blockchainTransactionTimestamp'] as const;
+    const copy = [
+      'beneficiaryVASPname',
+      'originatorDid',
+      'beneficiaryDid',
+      'originatorRef',
+      'beneficiaryRef',
+      'notificationEmail',
+      'protocol',
+      'originatorProof',
+      'beneficiaryProof',
+      'blockchainTransactionTimestamp',
+    ] as const;
     for (const name of copy) if (f[name] !== undefined) (tx as unknown as Record<string, unknown>)[name] = f[name];
     if (f.encrypted !== undefined) tx.ivms101Encrypted = f.encrypted as string;
     if (f.pii !== undefined) {
@@ -57,10 +67,13 @@ export async function updateTransaction(core: TransactionCore, access: Access, b
       piiMode = 'client';
     } else if (f.originator !== undefined || f.beneficiary !== undefined) {
       if (piiMode === 'client') {
-        throw validationError('originator: this transaction carries end-to-end encrypted pii; update pii instead of plain IVMS101');
+        throw validationError(
+          'originator: this transaction carries end-to-end encrypted pii; update pii instead of plain IVMS101',
+        );
       }
       const tree = await hostedTree(core, client, tx.originatorVASPdid, tx.beneficiaryVASPdid, {
-        originator: f.originator, beneficiary: f.beneficiary,
+        originator: f.originator,
+        beneficiary: f.beneficiary,
       });
       tx.pii = { ...(tx.pii ?? {}), ...tree };
       piiMode = 'hosted';
@@ -69,7 +82,8 @@ export async function updateTransaction(core: TransactionCore, access: Access, b
     if (tx.status === 'WAITING_FOR_INFORMATION' && tx.beneficiaryVASPdid && (await vaspExists(tx.beneficiaryVASPdid))) {
       record(tx, OPERATOR_DID, 'approve', 'automatic: the beneficiary VASP is now known', 'SENT');
     }
-    if (tx.pii && tx.beneficiaryVASPdid) await addOwners(client, cidLeaves(tx.pii), tx.originatorVASPdid, tx.beneficiaryVASPdid);
+    if (tx.pii && tx.beneficiaryVASPdid)
+      await addOwners(client, cidLeaves(tx.pii), tx.originatorVASPdid, tx.beneficiaryVASPdid);
     await core.save(client, tx, piiMode);
     await core.emit(client, { tx, previousStatus, change: 'update' });
     return tx;

@@ -14,7 +14,13 @@ import type { Pool } from 'pg';
 import type { Logger } from '../../lib/logger';
 import { webhookHeaders } from '../../lib/webhook-signature';
 import type { Faults } from '../faults';
-import { finishDelivery, leaseDueDeliveries, postponeDelivery, recordFailedAttempt, type DueDelivery as Due } from './store';
+import {
+  finishDelivery,
+  leaseDueDeliveries,
+  postponeDelivery,
+  recordFailedAttempt,
+  type DueDelivery as Due,
+} from './store';
 
 export interface DispatcherOptions {
   pollMs: number;
@@ -74,8 +80,9 @@ export class WebhookDispatcher {
     if (this.considered.size > 100_000) this.considered.clear();
     const delay = this.faults.webhookDelayMs();
     if (delay <= 0) return false;
-    void postponeDelivery(this.pool, row.id, delay / 1000)
-      .catch((e: unknown) => this.logger.warn({ err: e }, 'could not hold back a webhook delivery'));
+    void postponeDelivery(this.pool, row.id, delay / 1000).catch((e: unknown) =>
+      this.logger.warn({ err: e }, 'could not hold back a webhook delivery'),
+    );
     return true;
   }
 
@@ -106,7 +113,11 @@ export class WebhookDispatcher {
   private async send(row: Due): Promise<number> {
     const response = await fetch(row.url!, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'travel-rule-sandbox-webhooks/1', ...webhookHeaders(row.secret!, row.message_id, row.body) },
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'travel-rule-sandbox-webhooks/1',
+        ...webhookHeaders(row.secret!, row.message_id, row.body),
+      },
       body: row.body,
       redirect: 'manual',
       signal: AbortSignal.timeout(this.opts.timeoutMs),
@@ -115,7 +126,13 @@ export class WebhookDispatcher {
     return response.status;
   }
 
-  private async finish(id: string, state: string, status: number | null, error: string | null, attempts?: number): Promise<void> {
+  private async finish(
+    id: string,
+    state: string,
+    status: number | null,
+    error: string | null,
+    attempts?: number,
+  ): Promise<void> {
     await finishDelivery(this.pool, id, state, status, error, attempts ?? null);
   }
 }

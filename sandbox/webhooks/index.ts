@@ -33,7 +33,11 @@ export { WebhookDispatcher, DEFAULT_DISPATCHER_OPTIONS, type DispatcherOptions }
 const DID = /^did:[a-zA-Z0-9]*:.+$/;
 const invalid = (message: string) => badRequest('ValidationError', message);
 
-const RegisterBody = Type.Object({ vaspDID: Did, url: Type.String({ format: 'uri', maxLength: 2048 }), rotateSecret: Type.Optional(Type.Boolean()) });
+const RegisterBody = Type.Object({
+  vaspDID: Did,
+  url: Type.String({ format: 'uri', maxLength: 2048 }),
+  rotateSecret: Type.Optional(Type.Boolean()),
+});
 const VaspQuery = Type.Object({ vaspDID: Did });
 const DeliveriesQuery = Type.Object({ vaspDID: Type.Optional(Type.String()), transactionId: Type.Optional(Uuid) });
 
@@ -67,7 +71,8 @@ export function webhookRoutes(api: FastifyInstance, ctx: SandboxContext): void {
     const body = objectBody(request.body);
     const vaspDID = requireActFor(accessOf(request), body.vaspDID);
     const url = parseUrl(body.url);
-    if (body.rotateSecret !== undefined && typeof body.rotateSecret !== 'boolean') throw invalid('rotateSecret: must be a boolean');
+    if (body.rotateSecret !== undefined && typeof body.rotateSecret !== 'boolean')
+      throw invalid('rotateSecret: must be a boolean');
     const rotate = body.rotateSecret === true;
     const saved = await upsertWebhook(ctx.pool, vaspDID, url, generateWebhookSecret(), rotate);
     return { vaspDID, url: saved.url, secret: saved.secret };
@@ -80,24 +85,46 @@ export function webhookRoutes(api: FastifyInstance, ctx: SandboxContext): void {
     return { vaspDID, url };
   });
 
-  api.delete('/webhook', documented({ body: Type.Object({ vaspDID: Type.Optional(Did) }), querystring: Type.Object({ vaspDID: Type.Optional(Did) }), description: 'vaspDID in the body or the query' }), async (request) => {
-    const body = objectBody(request.body);
-    const vaspDID = requireActFor(accessOf(request), body.vaspDID ?? (request.query as Record<string, unknown>).vaspDID);
-    return (await deleteWebhook(ctx.pool, vaspDID)) ? { isDeleted: true, message: 'Webhook deleted' } : { isDeleted: false, message: 'No webhook was set' };
-  });
+  api.delete(
+    '/webhook',
+    documented({
+      body: Type.Object({ vaspDID: Type.Optional(Did) }),
+      querystring: Type.Object({ vaspDID: Type.Optional(Did) }),
+      description: 'vaspDID in the body or the query',
+    }),
+    async (request) => {
+      const body = objectBody(request.body);
+      const vaspDID = requireActFor(
+        accessOf(request),
+        body.vaspDID ?? (request.query as Record<string, unknown>).vaspDID,
+      );
+      return (await deleteWebhook(ctx.pool, vaspDID))
+        ? { isDeleted: true, message: 'Webhook deleted' }
+        : { isDeleted: false, message: 'No webhook was set' };
+    },
+  );
 }
 
-
 /** The delivery loop (started and stopped with the server) and the sandbox's window onto the outbox. */
-export async function webhookPublicRoutes(app: FastifyInstance, ctx: SandboxContext, opts: Partial<DispatcherOptions> = {}): Promise<void> {
-  const dispatcher = new WebhookDispatcher(ctx.pool, ctx.logger, { ...DEFAULT_DISPATCHER_OPTIONS, ...opts }, ctx.faults);
+export async function webhookPublicRoutes(
+  app: FastifyInstance,
+  ctx: SandboxContext,
+  opts: Partial<DispatcherOptions> = {},
+): Promise<void> {
+  const dispatcher = new WebhookDispatcher(
+    ctx.pool,
+    ctx.logger,
+    { ...DEFAULT_DISPATCHER_OPTIONS, ...opts },
+    ctx.faults,
+  );
   await app.register(async (scope) => {
     scope.addHook('onReady', async () => dispatcher.start());
     scope.addHook('onClose', async () => dispatcher.stop());
     if (!testRoutesOn(ctx.config)) return;
     scope.get('/sandbox/webhooks/deliveries', documented({ querystring: DeliveriesQuery }), async (request) => {
       const q = request.query as Record<string, unknown>;
-      for (const name of ['vaspDID', 'transactionId']) if (Array.isArray(q[name])) throw invalid(`${name}: must be given once`);
+      for (const name of ['vaspDID', 'transactionId'])
+        if (Array.isArray(q[name])) throw invalid(`${name}: must be given once`);
       const vasp = typeof q.vaspDID === 'string' && q.vaspDID ? q.vaspDID : undefined;
       const tx = typeof q.transactionId === 'string' && q.transactionId ? q.transactionId : undefined;
       if (tx !== undefined && !isUuid(tx)) throw invalid('transactionId: must be a UUID');

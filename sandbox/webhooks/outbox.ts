@@ -25,18 +25,29 @@ export function webhookTransaction(tx: Transaction): Omit<Transaction, 'pii' | '
 }
 
 export function envelope(tx: Transaction): string {
-  return JSON.stringify({ message: TRANSACTION_UPDATED, payload: { transaction: webhookTransaction(tx) }, version: ENVELOPE_VERSION });
+  return JSON.stringify({
+    message: TRANSACTION_UPDATED,
+    payload: { transaction: webhookTransaction(tx) },
+    version: ENVELOPE_VERSION,
+  });
 }
 
 export async function enqueueTransactionUpdated(client: PoolClient, event: TransactionEvent): Promise<void> {
   const { tx, previousStatus } = event;
   const parties = [tx.originatorVASPdid];
-  const beneficiarySees = !NOT_YET_SENT.has(tx.status) || (previousStatus !== null && !NOT_YET_SENT.has(previousStatus));
+  const beneficiarySees =
+    !NOT_YET_SENT.has(tx.status) || (previousStatus !== null && !NOT_YET_SENT.has(previousStatus));
   if (tx.beneficiaryVASPdid && beneficiarySees) parties.push(tx.beneficiaryVASPdid);
   const subscribers = await subscribersOf(client, parties);
   if (subscribers.length === 0) return;
   const body = envelope(tx);
   for (const vaspDid of subscribers) {
-    await queueDelivery(client, { messageId: `msg_${randomUUID().replace(/-/g, '')}`, vaspDid, event: TRANSACTION_UPDATED, transactionId: tx.id, body });
+    await queueDelivery(client, {
+      messageId: `msg_${randomUUID().replace(/-/g, '')}`,
+      vaspDid,
+      event: TRANSACTION_UPDATED,
+      transactionId: tx.id,
+      body,
+    });
   }
 }

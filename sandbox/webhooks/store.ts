@@ -8,7 +8,10 @@ type Db = Pool | PoolClient;
  * releaseDeliveries. Held deliveries keep their order and their retries; only their start waits.
  */
 export async function holdDeliveries(db: Db, transactionId: string, vaspDid: string): Promise<void> {
-  await db.query('insert into webhook_holds (transaction_id, vasp_did) values ($1, $2) on conflict do nothing', [transactionId, vaspDid]);
+  await db.query('insert into webhook_holds (transaction_id, vasp_did) values ($1, $2) on conflict do nothing', [
+    transactionId,
+    vaspDid,
+  ]);
 }
 
 export async function releaseDeliveries(db: Db, transactionId: string): Promise<void> {
@@ -16,7 +19,13 @@ export async function releaseDeliveries(db: Db, transactionId: string): Promise<
 }
 
 /** Registers the VASP's webhook, or replaces its URL; the secret is replaced only when `rotate`. */
-export async function upsertWebhook(db: Db, vaspDid: string, url: string, secret: string, rotate: boolean): Promise<{ url: string; secret: string }> {
+export async function upsertWebhook(
+  db: Db,
+  vaspDid: string,
+  url: string,
+  secret: string,
+  rotate: boolean,
+): Promise<{ url: string; secret: string }> {
   const { rows } = await db.query<{ url: string; secret: string }>(
     `insert into webhooks (vasp_did, url, secret) values ($1, $2, $3)
      on conflict (vasp_did) do update set url = excluded.url, updated_at = now(),
@@ -99,10 +108,20 @@ export async function leaseDueDeliveries(db: Db, batch: number, leaseSeconds: nu
 }
 
 export async function postponeDelivery(db: Db, id: string, seconds: number): Promise<void> {
-  await db.query('update webhook_deliveries set next_attempt_at = now() + make_interval(secs => $2) where id = $1', [id, seconds]);
+  await db.query('update webhook_deliveries set next_attempt_at = now() + make_interval(secs => $2) where id = $1', [
+    id,
+    seconds,
+  ]);
 }
 
-export async function recordFailedAttempt(db: Db, id: string, attempts: number, status: number, error: string, retryInSeconds: number): Promise<void> {
+export async function recordFailedAttempt(
+  db: Db,
+  id: string,
+  attempts: number,
+  status: number,
+  error: string,
+  retryInSeconds: number,
+): Promise<void> {
   await db.query(
     `update webhook_deliveries set attempts = $2, last_status = $3, last_error = $4,
        next_attempt_at = now() + make_interval(secs => $5) where id = $1`,
@@ -110,7 +129,14 @@ export async function recordFailedAttempt(db: Db, id: string, attempts: number, 
   );
 }
 
-export async function finishDelivery(db: Db, id: string, state: string, status: number | null, error: string | null, attempts: number | null): Promise<void> {
+export async function finishDelivery(
+  db: Db,
+  id: string,
+  state: string,
+  status: number | null,
+  error: string | null,
+  attempts: number | null,
+): Promise<void> {
   await db.query(
     `update webhook_deliveries set state = $2, last_status = $3, last_error = $4, attempts = coalesce($5, attempts),
        finished_at = now() where id = $1`,

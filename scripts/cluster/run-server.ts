@@ -48,7 +48,12 @@ export async function freeClusterPorts(count: number): Promise<number[]> {
  * Builds the server if missing, creates and migrates the run's databases (`database`, a plain name unique to the run:
  * callers put the time and their pid in it) and writes the config under `rootDir` for ports free now.
  */
-export async function prepareRunCluster(opts: { serverUrl: string; rootDir: string; database: string; log: (line: string) => void }): Promise<RunCluster> {
+export async function prepareRunCluster(opts: {
+  serverUrl: string;
+  rootDir: string;
+  database: string;
+  log: (line: string) => void;
+}): Promise<RunCluster> {
   const names = Object.keys(CLUSTER_PORT_OFFSETS) as (keyof typeof CLUSTER_PORT_OFFSETS)[];
   const [frontend, ...others] = await freeClusterPorts(names.length + 1);
   const address = `127.0.0.1:${frontend}`;
@@ -62,7 +67,12 @@ export async function prepareRunCluster(opts: { serverUrl: string; rootDir: stri
     await Promise.all(databases.map((d) => dropDatabase(opts.serverUrl, d)));
   };
   try {
-    const command = await prepareTemporalCluster({ cluster, serverUrl: opts.serverUrl, rootDir: opts.rootDir, log: opts.log });
+    const command = await prepareTemporalCluster({
+      cluster,
+      serverUrl: opts.serverUrl,
+      rootDir: opts.rootDir,
+      log: opts.log,
+    });
     return { cluster, address, command, databases, dropDatabases };
   } catch (e) {
     // A migration that failed half-way leaves a database the next run would not use: drop it now.

@@ -12,20 +12,22 @@ jest.setTimeout(900_000);
 const ROOT = resolve(__dirname, '../..');
 
 /** Binds `port` on loopback and releases it: true when nothing listens there. */
-const bindable = (port: number) => new Promise<boolean>((ok) => {
-  const s = createServer();
-  s.once('error', () => ok(false));
-  s.listen(port, '127.0.0.1', () => s.close(() => ok(true)));
-});
+const bindable = (port: number) =>
+  new Promise<boolean>((ok) => {
+    const s = createServer();
+    s.once('error', () => ok(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => ok(true)));
+  });
 
 /** A free ephemeral port (32768 and up on Linux: never inside a range `freeRange` picks). */
-const freePort = () => new Promise<number>((ok) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const { port } = s.address() as AddressInfo;
-    s.close(() => ok(port));
+const freePort = () =>
+  new Promise<number>((ok) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => ok(port));
+    });
   });
-});
 
 /** A base port whose next 24 are free: the Temporal server's services sit at offsets up to +23 of its frontend. */
 async function freeRange(taken: number[]): Promise<number> {
@@ -39,7 +41,8 @@ async function freeRange(taken: number[]): Promise<number> {
 }
 
 /** Settings that would point a clone at another installation's databases, server or data: a user's shell has none. */
-const INHERITED = /^(NODE_ENV|JEST_WORKER_ID|DATABASE_URL|SANDBOX_DATABASE_URL|DATA_DIR|PORT|SANDBOX_PORT|HOST|START_TEMPORAL|WORKER_PROCESSES|TEMPORAL_(?!CLI_).*|TEST_.*)$/;
+const INHERITED =
+  /^(NODE_ENV|JEST_WORKER_ID|DATABASE_URL|SANDBOX_DATABASE_URL|DATA_DIR|PORT|SANDBOX_PORT|HOST|START_TEMPORAL|WORKER_PROCESSES|TEMPORAL_(?!CLI_).*|TEST_.*)$/;
 
 interface Clone {
   name: string;
@@ -57,7 +60,10 @@ interface Clone {
  */
 async function makeClone(name: string, taken: number[]): Promise<Clone> {
   const dir = mkdtempSync(join(tmpdir(), `tro-clone-${name}-`));
-  const files = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' }).stdout.split('\0');
+  const files = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  }).stdout.split('\0');
   for (const file of files.filter((f) => f && f !== 'node_modules' && existsSync(join(ROOT, f)))) {
     mkdirSync(dirname(join(dir, file)), { recursive: true });
     cpSync(join(ROOT, file), join(dir, file), { preserveTimestamps: true });
@@ -66,11 +72,17 @@ async function makeClone(name: string, taken: number[]): Promise<Clone> {
   const temporal = await freeRange(taken);
   const [api, sandbox, ui] = [await freePort(), await freePort(), await freePort()];
   taken.push(temporal);
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !INHERITED.test(k))) as Record<string, string>;
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k, v]) => v !== undefined && !INHERITED.test(k)),
+  ) as Record<string, string>;
   // What the README tells a second clone to set: its own ports; databases and data are its own without settings.
   Object.assign(env, {
-    PORT: String(api), SANDBOX_PORT: String(sandbox), TEMPORAL_ADDRESS: `127.0.0.1:${temporal}`, TEMPORAL_UI_PORT: String(ui),
-    LOG_LEVEL: 'warn', WORKER_PROCESSES: '1',
+    PORT: String(api),
+    SANDBOX_PORT: String(sandbox),
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporal}`,
+    TEMPORAL_UI_PORT: String(ui),
+    LOG_LEVEL: 'warn',
+    WORKER_PROCESSES: '1',
   });
   return { name, dir, env, api: `http://127.0.0.1:${api}`, temporal: `127.0.0.1:${temporal}`, output: '' };
 }
@@ -80,7 +92,9 @@ function start(clone: Clone, mode: 'dev' | 'cluster'): void {
   clone.output = '';
   const args = [join(clone.dir, 'scripts/bootstrap.cjs'), 'start', ...(mode === 'cluster' ? ['--cluster'] : [])];
   const child = spawn(process.execPath, args, {
-    cwd: clone.dir, env: { ...clone.env, ...(mode === 'dev' ? { START_TEMPORAL: '1' } : {}) }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: clone.dir,
+    env: { ...clone.env, ...(mode === 'dev' ? { START_TEMPORAL: '1' } : {}) },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (d: Buffer) => (clone.output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (clone.output += d.toString()));
@@ -91,8 +105,12 @@ function start(clone: Clone, mode: 'dev' | 'cluster'): void {
 async function started(clone: Clone, timeoutMs = 720_000): Promise<void> {
   const since = Date.now();
   while (!/counterparty stays silent\s+\S+\s+\S+/.test(clone.output)) {
-    if (clone.child!.exitCode !== null) throw new Error(`${clone.name}: npm start exited with ${clone.child!.exitCode}:\n${clone.output}`);
-    if (Date.now() - since > timeoutMs) throw new Error(`${clone.name}: npm start did not finish its demo in ${timeoutMs / 60_000} minutes:\n${clone.output}`);
+    if (clone.child!.exitCode !== null)
+      throw new Error(`${clone.name}: npm start exited with ${clone.child!.exitCode}:\n${clone.output}`);
+    if (Date.now() - since > timeoutMs)
+      throw new Error(
+        `${clone.name}: npm start did not finish its demo in ${timeoutMs / 60_000} minutes:\n${clone.output}`,
+      );
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -104,7 +122,10 @@ async function stop(clone: Clone): Promise<number | null> {
   child.kill('SIGINT');
   await new Promise<void>((r) => {
     const timer = setTimeout(r, 90_000);
-    child.once('exit', () => { clearTimeout(timer); r(); });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      r();
+    });
   });
   return child.exitCode;
 }
@@ -112,14 +133,20 @@ async function stop(clone: Clone): Promise<number | null> {
 const installation = (clone: Clone, dataDir: string) =>
   JSON.parse(readFileSync(join(clone.dir, dataDir, 'installation.json'), 'utf8')) as InstallationNames;
 const token = (clone: Clone, dataDir: string, role: string) =>
-  (JSON.parse(readFileSync(join(clone.dir, dataDir, 'demo.json'), 'utf8')) as { operators: Record<string, { token: string }> }).operators[role]!.token;
+  (
+    JSON.parse(readFileSync(join(clone.dir, dataDir, 'demo.json'), 'utf8')) as {
+      operators: Record<string, { token: string }>;
+    }
+  ).operators[role]!.token;
 
 /** The workflow ids of the demo transfers the clone printed. */
 const printedIds = (clone: Clone) => [...clone.output.matchAll(/\s((?:incoming|outgoing)-\S+)\s/g)].map((m) => m[1]!);
 
 /** Every transfer the clone's API lists (the console's lists, the review queue among them). */
 async function listed(clone: Clone, dataDir: string): Promise<string[]> {
-  const r = await fetch(`${clone.api}/v1/transfers?limit=200`, { headers: { authorization: `Bearer ${token(clone, dataDir, 'viewer')}` } });
+  const r = await fetch(`${clone.api}/v1/transfers?limit=200`, {
+    headers: { authorization: `Bearer ${token(clone, dataDir, 'viewer')}` },
+  });
   expect(r.status).toBe(200);
   return ((await r.json()) as { data: { workflowId: string }[] }).data.map((t) => t.workflowId);
 }
@@ -129,13 +156,20 @@ async function heldBy(address: string, ids: string[]): Promise<string[]> {
   const connection = await Connection.connect({ address });
   try {
     const client = new Client({ connection, namespace: 'default' });
-    const held = await Promise.all(ids.map((id) => client.workflow.getHandle(id).describe().then(
-      () => id,
-      (e: unknown) => {
-        if (e instanceof WorkflowNotFoundError) return undefined;
-        throw e;
-      },
-    )));
+    const held = await Promise.all(
+      ids.map((id) =>
+        client.workflow
+          .getHandle(id)
+          .describe()
+          .then(
+            () => id,
+            (e: unknown) => {
+              if (e instanceof WorkflowNotFoundError) return undefined;
+              throw e;
+            },
+          ),
+      ),
+    );
     return held.filter((id): id is string => id !== undefined);
   } finally {
     await connection.close();
@@ -150,9 +184,12 @@ async function checkRuns(clone: Clone, dataDir: string): Promise<void> {
   const { workflowId } = (await r.json()) as { workflowId: string };
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const s = (await (await fetch(`${clone.api}/v1/checks/connectivity/${workflowId}`, { headers: as('viewer') })).json()) as { status: string };
+    const s = (await (
+      await fetch(`${clone.api}/v1/checks/connectivity/${workflowId}`, { headers: as('viewer') })
+    ).json()) as { status: string };
     if (s.status === 'COMPLETED') return;
-    if (Date.now() > deadline || s.status === 'FAILED' || s.status === 'TERMINATED') throw new Error(`${clone.name}: connectivity check ${s.status}`);
+    if (Date.now() > deadline || s.status === 'FAILED' || s.status === 'TERMINATED')
+      throw new Error(`${clone.name}: connectivity check ${s.status}`);
     await new Promise((res) => setTimeout(res, 500));
   }
 }
@@ -181,7 +218,12 @@ describe('npm start and npm run start:cluster from two clones on one PostgreSQL'
       for (const dataDir of ['.data', '.data/cluster']) {
         if (!existsSync(join(clone.dir, dataDir, 'installation.json'))) continue;
         const names = installation(clone, dataDir);
-        for (const db of [names.database, `${names.database}_sandbox`, names.temporalDatabase, `${names.temporalDatabase}_visibility`]) {
+        for (const db of [
+          names.database,
+          `${names.database}_sandbox`,
+          names.temporalDatabase,
+          `${names.temporalDatabase}_visibility`,
+        ]) {
           await dropDatabase(LOCAL_SERVER_URL, db).catch(() => undefined);
         }
       }
@@ -212,7 +254,7 @@ describe('npm start and npm run start:cluster from two clones on one PostgreSQL'
     expect(await heldBy(b.temporal, [...idsOf.aCluster, ...idsOf.bDev])).toEqual(idsOf.bDev);
   });
 
-  it('a second start on a running clone\'s ports stops at once, naming the setting, before it builds or creates anything', async () => {
+  it("a second start on a running clone's ports stops at once, naming the setting, before it builds or creates anything", async () => {
     const again: Clone = { ...a, name: 'a again', output: '', child: undefined };
     start(again, 'cluster');
     const code = await new Promise<number | null>((r) => again.child!.once('exit', (c) => r(c)));
@@ -228,7 +270,7 @@ describe('npm start and npm run start:cluster from two clones on one PostgreSQL'
     await checkRuns(b, '.data');
   });
 
-  it('B switches to start:cluster after A ran it: its own cluster, none of A\'s transfers nor its own npm start\'s', async () => {
+  it("B switches to start:cluster after A ran it: its own cluster, none of A's transfers nor its own npm start's", async () => {
     expect(await stop(b)).toBe(0);
     start(b, 'cluster');
     await started(b);

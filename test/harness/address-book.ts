@@ -17,7 +17,8 @@ export const addressBookTestSettings = (over: Partial<AddressBookConfig> = {}): 
 /** What the network holds for a VASP, read from the sandbox's own tables: address → customerRef. */
 export async function networkBook(sandbox: RunningSandbox, vasp: string): Promise<Map<string, string>> {
   const { rows } = await sandbox.pool.query<{ address: string; customer_ref: string }>(
-    'select address, customer_ref from addresses where vasp_did = $1', [vasp],
+    'select address, customer_ref from addresses where vasp_did = $1',
+    [vasp],
   );
   return new Map(rows.map((r) => [r.address, r.customer_ref]));
 }

@@ -75,7 +75,10 @@ async function waitForFrontend(address: string, timeoutMs = 60_000): Promise<voi
         await c.close();
       }
     } catch (e) {
-      if (Date.now() > deadline) throw new Error(`the Temporal server at ${address} did not come back within ${timeoutMs / 1000} s: ${(e as Error).message}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the Temporal server at ${address} did not come back within ${timeoutMs / 1000} s: ${(e as Error).message}`,
+        );
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -124,10 +127,22 @@ export default async function clusterGlobalSetup(): Promise<void> {
   await prepareRun(CLUSTER_RUN, async (server) => {
     await removeAbandonedRuns(server.serverUrl);
     const rootDir = mkdtempSync(join(tmpdir(), 'tro-cluster-'));
-    const run = await prepareRunCluster({ serverUrl: server.serverUrl, rootDir, database: `tro_test_temporal_${Date.now()}_${process.pid}`, log: setupLog });
+    const run = await prepareRunCluster({
+      serverUrl: server.serverUrl,
+      rootDir,
+      database: `tro_test_temporal_${Date.now()}_${process.pid}`,
+      log: setupLog,
+    });
     const { address, command, databases } = run;
     const log = join(rootDir, 'server.log');
-    const state: ClusterState = { owner: process.pid, command, databases, pid: spawnServer(command, log), log, address };
+    const state: ClusterState = {
+      owner: process.pid,
+      command,
+      databases,
+      pid: spawnServer(command, log),
+      log,
+      address,
+    };
     const pid = state.pid;
     process.env.TEST_CLUSTER_STATE = join(rootDir, 'state.json');
     writeFileSync(process.env.TEST_CLUSTER_STATE, JSON.stringify(state));

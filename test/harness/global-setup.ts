@@ -33,9 +33,16 @@ export const DEV_SERVER_RUN: RunKeys = { envPrefix: 'TEST_', globalKey: '__testR
  * migrated, a codec key, and one workflow bundle that every test worker reuses. `startTemporal` runs alongside and
  * gets the database server (the cluster suite puts Temporal's own databases there). Tests read the TEST_* variables.
  */
-export async function prepareRun(keys: RunKeys, startTemporal: (server: DatabaseServer) => Promise<TestTemporal>): Promise<void> {
+export async function prepareRun(
+  keys: RunKeys,
+  startTemporal: (server: DatabaseServer) => Promise<TestTemporal>,
+): Promise<void> {
   const tag = `${Date.now()}_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const server = await resolveDatabaseServer({ databaseUrl: process.env.DATABASE_URL, dataDir: '.data', log: setupLog });
+  const server = await resolveDatabaseServer({
+    databaseUrl: process.env.DATABASE_URL,
+    dataDir: '.data',
+    log: setupLog,
+  });
   // allSettled: should one part fail, the Temporal server the other started is stopped rather than left running.
   const settled = await Promise.allSettled([
     startTemporal(server),
@@ -57,7 +64,11 @@ export async function prepareRun(keys: RunKeys, startTemporal: (server: Database
     await server.stop().catch(() => undefined);
     throw failed.reason;
   }
-  const [temporal, url, bundle] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [TestTemporal, string, { code: string }];
+  const [temporal, url, bundle] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+    TestTemporal,
+    string,
+    { code: string },
+  ];
 
   const bundlePath = join(tmpdir(), `tro-workflow-bundle-${tag}.js`);
   writeFileSync(bundlePath, bundle.code);
@@ -83,7 +94,13 @@ export interface PreparedRun {
  */
 export default async function globalSetup(): Promise<void> {
   const cli = await ensureTemporalCli(setupLog);
-  await prepareRun(DEV_SERVER_RUN, () => TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: cli }, ip: '127.0.0.1', searchAttributes: ALL_SEARCH_ATTRIBUTES },
-  }));
+  await prepareRun(DEV_SERVER_RUN, () =>
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: cli },
+        ip: '127.0.0.1',
+        searchAttributes: ALL_SEARCH_ATTRIBUTES,
+      },
+    }),
+  );
 }

@@ -1,7 +1,10 @@
 import type { temporal } from '@temporalio/proto';
 
 /** Every Payload anywhere in a workflow history, found by walking the decoded protobuf objects. */
-export function payloadsIn(value: unknown, out: temporal.api.common.v1.IPayload[] = []): temporal.api.common.v1.IPayload[] {
+export function payloadsIn(
+  value: unknown,
+  out: temporal.api.common.v1.IPayload[] = [],
+): temporal.api.common.v1.IPayload[] {
   if (!value || typeof value !== 'object' || value instanceof Uint8Array) return out;
   const v = value as Record<string, unknown>;
   if ('metadata' in v && 'data' in v && v.metadata && typeof v.metadata === 'object') {

@@ -62,7 +62,7 @@ export const EXCEPTIONS: SpecException[] = [
   },
   {
     at: '/components/schemas/Settings/properties/statusToProcessBlockchain',
-    why: 'the spec\'s enum lists null (unset) but its type string lacks `nullable: true`, without which OpenAPI 3.0 refuses null',
+    why: "the spec's enum lists null (unset) but its type string lacks `nullable: true`, without which OpenAPI 3.0 refuses null",
     replace: (schema) => ({ ...schema, nullable: true }),
   },
 ];
@@ -87,8 +87,13 @@ function pinNamedErrors(doc: Json): string[] {
   return pinned;
 }
 
-const pointerSegments = (pointer: string) => pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-const pointerOf = (...segments: string[]) => segments.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+const pointerSegments = (pointer: string) =>
+  pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+const pointerOf = (...segments: string[]) =>
+  segments.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 
 function at(doc: Json, pointer: string): Json {
   let node = doc;
@@ -101,12 +106,18 @@ function replaceAt(doc: Json, pointer: string, replace: (schema: Json) => Json):
   const last = segments.pop()!;
   let parent = doc;
   for (const s of segments) parent = parent?.[s];
-  if (parent?.[last] === undefined) throw new Error(`spec exception ${pointer}: the spec has no such schema (it changed: review the exception)`);
+  if (parent?.[last] === undefined)
+    throw new Error(`spec exception ${pointer}: the spec has no such schema (it changed: review the exception)`);
   parent[last] = replace(parent[last]);
 }
 
 const formatErrors = (errors: ErrorObject[] | null | undefined) =>
-  (errors ?? []).slice(0, 12).map((e) => `${e.instancePath || '(body)'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`);
+  (errors ?? [])
+    .slice(0, 12)
+    .map(
+      (e) =>
+        `${e.instancePath || '(body)'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`,
+    );
 
 export class NetworkOpenApi {
   /** The spec as published. */
@@ -125,7 +136,8 @@ export class NetworkOpenApi {
     this.pinnedErrors = pinNamedErrors(this.doc);
     this.ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, unicodeRegExp: false });
     addFormats(this.ajv);
-    for (const openApiOnly of ['int32', 'int64', 'float', 'double', 'byte', 'binary', 'password']) this.ajv.addFormat(openApiOnly, true);
+    for (const openApiOnly of ['int32', 'int64', 'float', 'double', 'byte', 'binary', 'password'])
+      this.ajv.addFormat(openApiOnly, true);
     this.ajv.addSchema(this.doc, 'network-v1');
   }
 
@@ -139,7 +151,13 @@ export class NetworkOpenApi {
       for (const m of METHODS) {
         const op = item?.[m];
         if (!op) continue;
-        out.push({ method: m.toUpperCase(), path, statuses: Object.keys(op.responses ?? {}).map(Number).filter(Number.isInteger) });
+        out.push({
+          method: m.toUpperCase(),
+          path,
+          statuses: Object.keys(op.responses ?? {})
+            .map(Number)
+            .filter(Number.isInteger),
+        });
       }
     }
     return out;
@@ -162,7 +180,9 @@ export class NetworkOpenApi {
   private validator(pointer: string): ValidateFunction {
     let v = this.compiled.get(pointer);
     if (!v) {
-      const fragment = pointerSegments(pointer).map((s) => `/${encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))}`).join('');
+      const fragment = pointerSegments(pointer)
+        .map((s) => `/${encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))}`)
+        .join('');
       v = this.ajv.compile({ $ref: `network-v1#${fragment}` });
       this.compiled.set(pointer, v);
     }
@@ -173,21 +193,41 @@ export class NetworkOpenApi {
    * Checks a response: `undocumented` when the spec lists no such status for the operation; otherwise the schema
    * errors (none when the body validates, or when the spec gives that status no JSON body schema).
    */
-  checkResponse(method: string, path: string, status: number, body: unknown): { undocumented: true } | { undocumented: false; schema?: string; errors: string[] } {
+  checkResponse(
+    method: string,
+    path: string,
+    status: number,
+    body: unknown,
+  ): { undocumented: true } | { undocumented: false; schema?: string; errors: string[] } {
     const op = this.operation(method, path);
     if (!op.responses?.[String(status)]) return { undocumented: true };
     if (!op.responses[String(status)].content?.['application/json']?.schema) return { undocumented: false, errors: [] };
-    const pointer = pointerOf('paths', path, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema');
+    const pointer = pointerOf(
+      'paths',
+      path,
+      method.toLowerCase(),
+      'responses',
+      String(status),
+      'content',
+      'application/json',
+      'schema',
+    );
     const v = this.validator(pointer);
     const ok = v(body);
     const ref = at(this.published, pointer)?.$ref as string | undefined;
-    return { undocumented: false, schema: ref?.split('/').pop() ?? 'inline schema', errors: ok ? [] : formatErrors(v.errors) };
+    return {
+      undocumented: false,
+      schema: ref?.split('/').pop() ?? 'inline schema',
+      errors: ok ? [] : formatErrors(v.errors),
+    };
   }
 
   /** Checks a JSON request body against the operation's request schema (none: no errors). */
   checkRequest(method: string, path: string, body: unknown): string[] {
     if (!this.operation(method, path).requestBody?.content?.['application/json']?.schema) return [];
-    const v = this.validator(pointerOf('paths', path, method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema'));
+    const v = this.validator(
+      pointerOf('paths', path, method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema'),
+    );
     return v(body) ? [] : formatErrors(v.errors);
   }
 }

@@ -71,7 +71,13 @@ export function groupSeed() {
   const external = randomDid();
   const gatewayUser = { did: randomDid(), clientId: `gw-${randomSecret()}`, clientSecret: randomSecret() };
   const externalUser = { did: randomDid(), clientId: `ext-${randomSecret()}`, clientSecret: randomSecret() };
-  const all = ['manage', 'address.uploadAddressList', 'address.registerCustomer', 'auth.customerToken', 'trustframework.updateVASP'];
+  const all = [
+    'manage',
+    'address.uploadAddressList',
+    'address.registerCustomer',
+    'auth.customerToken',
+    'trustframework.updateVASP',
+  ];
   const seed: Seed = {
     vasps: [
       { did: gateway, name: 'Gateway VASP' },
@@ -81,12 +87,17 @@ export function groupSeed() {
     ],
     users: [
       {
-        did: gatewayUser.did, name: 'Gateway Operator', email: 'ops@gateway.example', jobTitle: 'Compliance',
+        did: gatewayUser.did,
+        name: 'Gateway Operator',
+        email: 'ops@gateway.example',
+        jobTitle: 'Compliance',
         roles: [{ vaspDID: gateway, permissions: all }],
         credentials: [{ clientId: gatewayUser.clientId, clientSecret: gatewayUser.clientSecret }],
       },
       {
-        did: externalUser.did, name: 'External Operator', email: 'ops@external.example',
+        did: externalUser.did,
+        name: 'External Operator',
+        email: 'ops@external.example',
         roles: [{ vaspDID: external, permissions: all }],
         credentials: [{ clientId: externalUser.clientId, clientSecret: externalUser.clientSecret }],
       },
@@ -101,7 +112,10 @@ export function addOutsiderVasp(seed: Seed, name = 'Third VASP') {
   const user = { did: randomDid(), clientId: `third-${randomSecret()}`, clientSecret: randomSecret() };
   seed.vasps.push({ did, name });
   seed.users.push({
-    did: user.did, name: `${name} operator`, email: 'ops@third.example', roles: [{ vaspDID: did, permissions: ['manage'] }],
+    did: user.did,
+    name: `${name} operator`,
+    email: 'ops@third.example',
+    roles: [{ vaspDID: did, permissions: ['manage'] }],
     credentials: [{ clientId: user.clientId, clientSecret: user.clientSecret }],
   });
   return { did, user };
@@ -112,18 +126,36 @@ export type OperatorClientSeed = NonNullable<Seed['operators']>[number];
 
 /** One operator client per role, with a person's name: add them to a seed as `seed.operators`. */
 export function operatorSeed(): Record<Role, OperatorClientSeed> {
-  const names: Record<Role, string> = { viewer: 'Vera Viewer', operator: 'Otto Operator', compliance: 'Maya Compliance', admin: 'Ada Admin' };
-  return Object.fromEntries(ROLES.map((role) => [role, {
-    clientId: `op-${role}-${randomSecret()}`, clientSecret: randomSecret(), subject: `user-${randomBytes(6).toString('hex')}`,
-    // An email of this seed's own: suites share the sandbox's database, and a sign-in looks at most 5 clients of one email.
-    name: names[role], email: `${role}-${randomBytes(4).toString('hex')}@operators.example`, roles: [role],
-  }])) as Record<Role, OperatorClientSeed>;
+  const names: Record<Role, string> = {
+    viewer: 'Vera Viewer',
+    operator: 'Otto Operator',
+    compliance: 'Maya Compliance',
+    admin: 'Ada Admin',
+  };
+  return Object.fromEntries(
+    ROLES.map((role) => [
+      role,
+      {
+        clientId: `op-${role}-${randomSecret()}`,
+        clientSecret: randomSecret(),
+        subject: `user-${randomBytes(6).toString('hex')}`,
+        // An email of this seed's own: suites share the sandbox's database, and a sign-in looks at most 5 clients of one email.
+        name: names[role],
+        email: `${role}-${randomBytes(4).toString('hex')}@operators.example`,
+        roles: [role],
+      },
+    ]),
+  ) as Record<Role, OperatorClientSeed>;
 }
 
 /** The orchestrator's authentication with the sandbox as its identity provider, as `npm start` sets it up. */
 export const sandboxOidc = (sb: { url: string }): OperatorAuthConfig => ({
   oidc: {
-    issuer: operatorIssuerUrl(sb.url), audience: DEFAULT_OPERATOR_AUDIENCE, rolesClaim: 'roles', rolePrefix: '', algorithms: ['ES256'],
+    issuer: operatorIssuerUrl(sb.url),
+    audience: DEFAULT_OPERATOR_AUDIENCE,
+    rolesClaim: 'roles',
+    rolePrefix: '',
+    algorithms: ['ES256'],
     clockToleranceSeconds: 30,
   },
 });
@@ -151,7 +183,12 @@ export interface RunningSandbox {
  */
 export async function startSandbox(
   seed: Seed,
-  { databaseUrl = testEnv().databaseUrl, ...extra }: Partial<Pick<SandboxConfig, 'addressBook' | 'faults' | 'rateLimit' | 'testRoutes'>> & { databaseUrl?: string } = {},
+  {
+    databaseUrl = testEnv().databaseUrl,
+    ...extra
+  }: Partial<Pick<SandboxConfig, 'addressBook' | 'faults' | 'rateLimit' | 'testRoutes'>> & {
+    databaseUrl?: string;
+  } = {},
 ): Promise<RunningSandbox> {
   const pool = createPool(databaseUrl, 'sandbox');
   await applySeed(pool, seed);
@@ -163,8 +200,17 @@ export async function startSandbox(
   const url = `http://127.0.0.1:${port}`;
   const testToken = randomSecret();
   const app = await buildSandbox({
-    pool, logger: quietLogger(),
-    config: { host: '127.0.0.1', port, publicUrl: url, piiUrl: `${url}/pii`, testRoutes: true, operatorToken: testToken, ...extra },
+    pool,
+    logger: quietLogger(),
+    config: {
+      host: '127.0.0.1',
+      port,
+      publicUrl: url,
+      piiUrl: `${url}/pii`,
+      testRoutes: true,
+      operatorToken: testToken,
+      ...extra,
+    },
   });
   await app.listen({ host: '127.0.0.1', port });
   const tokens = new Map<string, string>();
@@ -175,15 +221,26 @@ export async function startSandbox(
     testToken,
     testHeaders: (more = {}) => ({ authorization: `Bearer ${testToken}`, ...more }),
     networkConfig: (c) => ({
-      authUrl: url, audience: url, baseUrl: url, audiencePii: `${url}/pii`, baseUrlPii: `${url}/pii`,
-      clientId: c.clientId, clientSecret: c.clientSecret,
+      authUrl: url,
+      audience: url,
+      baseUrl: url,
+      audiencePii: `${url}/pii`,
+      baseUrlPii: `${url}/pii`,
+      clientId: c.clientId,
+      clientSecret: c.clientSecret,
     }),
     token: async (c, audience = url) => {
       const key = `${c.clientId}|${audience}`;
       if (!tokens.has(key)) {
         const r = await fetch(`${url}/oauth/token`, {
-          method: 'POST', headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience }),
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            client_id: c.clientId,
+            client_secret: c.clientSecret,
+            grant_type: 'client_credentials',
+            audience,
+          }),
         });
         if (!r.ok) throw new Error(`token request failed: ${r.status} ${await r.text()}`);
         tokens.set(key, ((await r.json()) as { access_token: string }).access_token);
@@ -192,8 +249,14 @@ export async function startSandbox(
     },
     operatorToken: async (c, audience = DEFAULT_OPERATOR_AUDIENCE) => {
       const r = await fetch(`${operatorIssuerUrl(url)}/token`, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret, audience }).toString(),
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: c.clientId,
+          client_secret: c.clientSecret,
+          audience,
+        }).toString(),
       });
       if (!r.ok) throw new Error(`operator token request failed: ${r.status} ${await r.text()}`);
       return ((await r.json()) as { access_token: string }).access_token;
@@ -267,7 +330,10 @@ export interface OrchestratorOptions {
 
 const UNREACHED_LIMIT = { max: 1_000_000, windowMs: 60_000 };
 
-export async function startOrchestrator(network: NetworkConfig, opts: OrchestratorOptions = {}): Promise<RunningOrchestrator> {
+export async function startOrchestrator(
+  network: NetworkConfig,
+  opts: OrchestratorOptions = {},
+): Promise<RunningOrchestrator> {
   const env = testEnv();
   const taskQueue = opts.taskQueue ?? `test-${randomSecret()}`;
   const pool = opts.pool ?? createPool(env.databaseUrl, 'orchestrator');
@@ -275,7 +341,9 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   let keystore: Keystore;
   try {
     keystore = await openKeystore(pool, {
-      masterKey, dataDir: '.data', agentKeys: opts.agentKeys,
+      masterKey,
+      dataDir: '.data',
+      agentKeys: opts.agentKeys,
     });
   } catch (e) {
     if (!opts.pool) await pool.end();
@@ -283,23 +351,46 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   }
   const connection = await Connection.connect({ address: env.temporalAddress });
   const nativeConnection = await NativeConnection.connect({ address: env.temporalAddress });
-  const client = new Client({ connection: opts.eagerStart ? (nativeConnection as never) : connection, dataConverter: createDataConverter(env.keyring) });
-  const networkClient = opts.networkClient ?? new NetworkClient(network, {
-    budget: opts.networkBudget && createRateBudget(networkBudgetStore(pool), opts.networkBudget, network.clientId),
+  const client = new Client({
+    connection: opts.eagerStart ? (nativeConnection as never) : connection,
+    dataConverter: createDataConverter(env.keyring),
   });
+  const networkClient =
+    opts.networkClient ??
+    new NetworkClient(network, {
+      budget: opts.networkBudget && createRateBudget(networkBudgetStore(pool), opts.networkBudget, network.clientId),
+    });
   const incoming: IncomingConfig = { ...loadIncomingConfig({}), ...opts.incoming };
-  const webhooks: WebhookConfig = { ...opts.webhooks, notification: { ...opts.webhooks?.notification }, address: { ...opts.webhooks?.address } };
+  const webhooks: WebhookConfig = {
+    ...opts.webhooks,
+    notification: { ...opts.webhooks?.notification },
+    address: { ...opts.webhooks?.address },
+  };
   const group = opts.group ?? { subsidiaryDids: [] };
   const transfers = createTransferContext({
-    pool, network: networkClient, keystore, keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
-    config: { ...loadTransferConfig({}), ...opts.transfers }, group, logger: quietLogger(),
+    pool,
+    network: networkClient,
+    keystore,
+    keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
+    config: { ...loadTransferConfig({}), ...opts.transfers },
+    group,
+    logger: quietLogger(),
   });
   const activities = createActivities({
-    pool, network: networkClient, logger: quietLogger(), addressBook: opts.addressBook ?? loadAddressBookConfig({}), keystore, transfers,
+    pool,
+    network: networkClient,
+    logger: quietLogger(),
+    addressBook: opts.addressBook ?? loadAddressBookConfig({}),
+    keystore,
+    transfers,
     workflowStatus: workflowStatusOf(client),
   });
   const worker = await createWorker({
-    connection: nativeConnection, namespace: 'default', taskQueue, keyring: env.keyring, activities,
+    connection: nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    keyring: env.keyring,
+    activities,
     workflowBundlePath: env.workflowBundle,
   });
   const running = worker.run();
@@ -317,16 +408,36 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
   const apiKeys = {} as Record<Role, string>;
   try {
     api = await buildApi({
-      temporal: client, pool, codec: new EncryptionCodec(env.keyring), taskQueue, logger: quietLogger(), corsOrigins: ['http://localhost:8233'],
-      keystore, group, transfers, incoming, webhooks, auth: opts.auth, eagerStart: opts.eagerStart,
+      temporal: client,
+      pool,
+      codec: new EncryptionCodec(env.keyring),
+      taskQueue,
+      logger: quietLogger(),
+      corsOrigins: ['http://localhost:8233'],
+      keystore,
+      group,
+      transfers,
+      incoming,
+      webhooks,
+      auth: opts.auth,
+      eagerStart: opts.eagerStart,
       rateLimits: opts.rateLimits ?? { webhooks: UNREACHED_LIMIT, authFailures: UNREACHED_LIMIT },
     });
     apiUrl = await listen(api);
-    agent = await buildAgentApi({ temporal: client, taskQueue, transfers, eagerStart: opts.eagerStart, logger: quietLogger() });
+    agent = await buildAgentApi({
+      temporal: client,
+      taskQueue,
+      transfers,
+      eagerStart: opts.eagerStart,
+      logger: quietLogger(),
+    });
     agentUrl = await listen(agent);
     // A test of a dead database starts an orchestrator too: it gets no keys, and headers() says why.
     for (const role of ROLES) {
-      apiKeys[role] = await createApiKey(pool, { name: `test-${role}`, role }, systemPrincipal('test-harness')).then((k) => k.key, () => '');
+      apiKeys[role] = await createApiKey(pool, { name: `test-${role}`, role }, systemPrincipal('test-harness')).then(
+        (k) => k.key,
+        () => '',
+      );
     }
   } catch (e) {
     // A worker left polling after a failed start would outlive the test server and flood the log.
@@ -336,9 +447,23 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
     throw e;
   }
   return {
-    apiUrl, api: api!, agentUrl, agent: agent!, client, pool, worker, taskQueue, activities, keystore, transfers, incoming, webhooks, apiKeys,
+    apiUrl,
+    api: api!,
+    agentUrl,
+    agent: agent!,
+    client,
+    pool,
+    worker,
+    taskQueue,
+    activities,
+    keystore,
+    transfers,
+    incoming,
+    webhooks,
+    apiKeys,
     headers: (role = 'admin', extra = {}) => {
-      if (!apiKeys[role]) throw new Error('this orchestrator has no API keys: its database was unreachable when it started');
+      if (!apiKeys[role])
+        throw new Error('this orchestrator has no API keys: its database was unreachable when it started');
       return { authorization: `Bearer ${apiKeys[role]}`, ...extra };
     },
     target: (role = 'admin') => ({ url: apiUrl, token: apiKeys[role] }),
@@ -351,7 +476,11 @@ export async function startOrchestrator(network: NetworkConfig, opts: Orchestrat
 }
 
 /** Polls until `check` returns a value, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 20_000,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -365,12 +494,22 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
  * A database of a suite's own on the test server (created, empty, by `create()`), for tests whose writes, or refused
  * writes, no other suite of the run may see; `drop()` in afterAll.
  */
-export function ownDatabase(label: string): { name: string; url: string; create(): Promise<void>; drop(): Promise<void> } {
+export function ownDatabase(label: string): {
+  name: string;
+  url: string;
+  create(): Promise<void>;
+  drop(): Promise<void>;
+} {
   const url = new URL(testEnv().databaseUrl);
   const name = `${url.pathname.slice(1)}_${label}_${randomBytes(3).toString('hex')}`;
   url.pathname = `/${name}`;
   const serverUrl = testEnv().databaseUrl.slice(0, testEnv().databaseUrl.lastIndexOf('/'));
-  return { name, url: url.toString(), create: () => ensureDatabase(url.toString()), drop: () => dropDatabase(serverUrl, name) };
+  return {
+    name,
+    url: url.toString(),
+    create: () => ensureDatabase(url.toString()),
+    drop: () => dropDatabase(serverUrl, name),
+  };
 }
 
 /** Stops a child process the test started and waits until it has exited (nothing when it already has). */

@@ -40,7 +40,11 @@ export type Stubs = Partial<{ [K in keyof Activities]: (...args: Parameters<Acti
  * activities; each call is recorded in `calls`. A call to an activity without a stub fails as unregistered and is
  * retried as the workflow's policy says, so the test fails on its assertions or its timeout.
  */
-export async function stubWorker(env: TestWorkflowEnvironment, stubs: Stubs, queue?: string): Promise<{ worker: Worker; taskQueue: string; calls: StubCall[] }> {
+export async function stubWorker(
+  env: TestWorkflowEnvironment,
+  stubs: Stubs,
+  queue?: string,
+): Promise<{ worker: Worker; taskQueue: string; calls: StubCall[] }> {
   const calls: StubCall[] = [];
   const activities: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
   for (const [name, fn] of Object.entries(stubs)) {
@@ -52,7 +56,11 @@ export async function stubWorker(env: TestWorkflowEnvironment, stubs: Stubs, que
   const taskQueue = queue ?? `wf-test-${randomBytes(6).toString('hex')}`;
   const { keyring, workflowBundle } = testEnv();
   const worker = await createWorker({
-    connection: env.nativeConnection, namespace: 'default', taskQueue, keyring, workflowBundlePath: workflowBundle,
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    keyring,
+    workflowBundlePath: workflowBundle,
     activities: activities as unknown as Activities,
   });
   return { worker, taskQueue, calls };
@@ -83,7 +91,11 @@ export function timersOf(events: HistoryEvent[]): HistoryTimer[] {
   for (const e of events) {
     const started = e.timerStartedEventAttributes;
     if (started?.timerId) {
-      byId.set(started.timerId, { durationMs: ms(started.startToFireTimeout), startedAt: ms(e.eventTime), cancelled: false });
+      byId.set(started.timerId, {
+        durationMs: ms(started.startToFireTimeout),
+        startedAt: ms(e.eventTime),
+        cancelled: false,
+      });
     }
     const fired = e.timerFiredEventAttributes;
     if (fired?.timerId) byId.get(fired.timerId)!.firedAt = ms(e.eventTime);
@@ -94,7 +106,8 @@ export function timersOf(events: HistoryEvent[]): HistoryTimer[] {
 }
 
 /** When the workflow's first workflow task started: its clock's reading in that task (local activities do not move it). */
-export const firstTaskStartedAt = (events: HistoryEvent[]) => ms(events.find((e) => e.workflowTaskStartedEventAttributes)?.eventTime);
+export const firstTaskStartedAt = (events: HistoryEvent[]) =>
+  ms(events.find((e) => e.workflowTaskStartedEventAttributes)?.eventTime);
 
 /** Runs `fn` while the worker polls, and stops the worker afterwards whatever happened. */
 export async function whileRunning<T>(worker: Worker, fn: () => Promise<T>): Promise<T> {

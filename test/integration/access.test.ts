@@ -5,7 +5,15 @@ import { OperatorIssuer } from '../../sandbox/auth/operator-issuer';
 import { operatorIssuerUrl } from '../../sandbox/server';
 import { ROLES, type Role } from '../../lib/principal';
 import {
-  eventually, groupSeed, operatorSeed, randomDid, sandboxOidc, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox,
+  eventually,
+  groupSeed,
+  operatorSeed,
+  randomDid,
+  sandboxOidc,
+  startOrchestrator,
+  startSandbox,
+  type RunningOrchestrator,
+  type RunningSandbox,
 } from '../harness/platform';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
@@ -77,10 +85,16 @@ const POLICY: Record<string, Role[] | typeof PUBLIC> = {
 
 /** Parameters that exist nowhere, so a request that passes authentication changes nothing. */
 const PARAMS: Record<string, string> = {
-  id: '00000000-0000-4000-8000-000000000000', workflowId: 'connectivity-check-none', vaspDID: randomDid(), vaspDid: randomDid(),
-  keyId: '00000000-0000-4000-8000-000000000000', key: 'tro_0000000000000000', endpoint: 'none',
+  id: '00000000-0000-4000-8000-000000000000',
+  workflowId: 'connectivity-check-none',
+  vaspDID: randomDid(),
+  vaspDid: randomDid(),
+  keyId: '00000000-0000-4000-8000-000000000000',
+  key: 'tro_0000000000000000',
+  endpoint: 'none',
 };
-const pathOf = (url: string) => url.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(PARAMS[name]!)).replace(/\*$/, '/decode');
+const pathOf = (url: string) =>
+  url.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(PARAMS[name]!)).replace(/\*$/, '/decode');
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 describe('access: every route of the API × every role and bad credential, against the running stack', () => {
@@ -115,7 +129,8 @@ describe('access: every route of the API × every role and bad credential, again
   beforeAll(async () => {
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
-      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] }, auth: sandboxOidc(sb),
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      auth: sandboxOidc(sb),
     });
     routes = orch.api.routeAccess.filter((r) => !r.url.startsWith('/docs'));
     for (const role of ROLES) tokens[role] = await sb.operatorToken(operators[role]);
@@ -124,8 +139,15 @@ describe('access: every route of the API × every role and bad credential, again
     const issuer = await OperatorIssuer.open(sb.pool, operatorIssuerUrl(sb.url));
     const now = Math.floor(Date.now() / 1000);
     const claims = {
-      iss: issuer.issuer, sub: operators.admin.subject, aud: 'travel-rule-orchestrator', iat: now, nbf: now, exp: now + 600,
-      jti: 'crafted', name: 'Crafted Admin', roles: ['admin'],
+      iss: issuer.issuer,
+      sub: operators.admin.subject,
+      aud: 'travel-rule-orchestrator',
+      iat: now,
+      nbf: now,
+      exp: now + 600,
+      jti: 'crafted',
+      name: 'Crafted Admin',
+      roles: ['admin'],
     };
     bad.expired = await issuer.sign({ ...claims, iat: now - 3600, nbf: now - 3600, exp: now - 120 });
     bad.notYetValid = await issuer.sign({ ...claims, nbf: now + 600 });
@@ -136,12 +158,17 @@ describe('access: every route of the API × every role and bad credential, again
     bad.tampered = `${header}.${b64({ ...viewerClaims, roles: ['admin'] })}.${signature}`;
     bad.algNone = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`;
     const hsHeader = b64({ alg: 'HS256', typ: 'JWT', kid: issuer.publicJwk.kid });
-    const hsSignature = createHmac('sha256', JSON.stringify(issuer.publicJwk)).update(`${hsHeader}.${b64(claims)}`).digest('base64url');
+    const hsSignature = createHmac('sha256', JSON.stringify(issuer.publicJwk))
+      .update(`${hsHeader}.${b64(claims)}`)
+      .digest('base64url');
     bad.hmacWithPublicKey = `${hsHeader}.${b64(claims)}.${hsSignature}`;
     bad.garbage = 'not-a-token';
     bad.unknownApiKey = 'tro_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
     // An admin API key that is revoked from the CLI.
-    const created = await runCli((p) => registerApiKeyCommands(p, { pool: orch.pool }), ['api-keys', 'create', '--role', 'admin', '--name', 'to-be-revoked']);
+    const created = await runCli(
+      (p) => registerApiKeyCommands(p, { pool: orch.pool }),
+      ['api-keys', 'create', '--role', 'admin', '--name', 'to-be-revoked'],
+    );
     const key = created.split('\n')[0]!;
     expect((await call('GET', '/v1/me', `Bearer ${key}`)).status).toBe(200);
     await runCli((p) => registerApiKeyCommands(p, { pool: orch.pool }), ['api-keys', 'revoke', key.slice(0, 20)]);
@@ -158,22 +185,35 @@ describe('access: every route of the API × every role and bad credential, again
     expect(Object.keys(POLICY).filter((k) => !declared.includes(k))).toEqual([]);
     for (const r of routes) {
       const expected = POLICY[`${r.method === 'HEAD' ? 'GET' : r.method} ${r.url}`];
-      if (expected === PUBLIC) expect({ route: `${r.method} ${r.url}`, public: typeof r.public }).toEqual({ route: `${r.method} ${r.url}`, public: 'string' });
-      else expect({ route: `${r.method} ${r.url}`, roles: [...(r.roles ?? [])].sort() }).toEqual({ route: `${r.method} ${r.url}`, roles: [...expected!].sort() });
+      if (expected === PUBLIC)
+        expect({ route: `${r.method} ${r.url}`, public: typeof r.public }).toEqual({
+          route: `${r.method} ${r.url}`,
+          public: 'string',
+        });
+      else
+        expect({ route: `${r.method} ${r.url}`, roles: [...(r.roles ?? [])].sort() }).toEqual({
+          route: `${r.method} ${r.url}`,
+          roles: [...expected!].sort(),
+        });
     }
   });
 
-  it('without credentials every route but the health probe, the signed webhooks and static files answers 401 in the API\'s error shape', async () => {
+  it("without credentials every route but the health probe, the signed webhooks and static files answers 401 in the API's error shape", async () => {
     const failures: string[] = [];
     for (const r of routes.filter((x) => x.roles)) {
       const res = await call(r.method, r.url);
-      if (res.status !== 401 || (r.method !== 'HEAD' && errorType(res.json) !== 'AuthenticationError') || !res.wwwAuthenticate?.startsWith('Bearer')) {
+      if (
+        res.status !== 401 ||
+        (r.method !== 'HEAD' && errorType(res.json) !== 'AuthenticationError') ||
+        !res.wwwAuthenticate?.startsWith('Bearer')
+      ) {
         failures.push(`${r.method} ${r.url}: ${res.status} ${JSON.stringify(res.json)}`);
       }
     }
     expect(failures).toEqual([]);
     // The public ones answer without a credential (the webhooks refuse what is not signed by the network).
-    for (const path of ['/healthz', '/openapi.json', '/console', '/console/app.js', '/docs/json']) expect((await call('GET', path)).status).toBe(200);
+    for (const path of ['/healthz', '/openapi.json', '/console', '/console/app.js', '/docs/json'])
+      expect((await call('GET', path)).status).toBe(200);
     orch.webhooks.notification.none = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     expect((await call('POST', '/webhooks/notification/none')).status).toBe(401);
   });
@@ -184,13 +224,15 @@ describe('access: every route of the API × every role and bad credential, again
       for (const role of ROLES) {
         const res = await call(r.method, r.url, `Bearer ${tokens[role]}`);
         const allowed = r.roles!.includes(role);
-        if (allowed && (res.status === 401 || res.status === 403)) failures.push(`${role} ${r.method} ${r.url}: refused ${res.status} ${JSON.stringify(res.json)}`);
+        if (allowed && (res.status === 401 || res.status === 403))
+          failures.push(`${role} ${r.method} ${r.url}: refused ${res.status} ${JSON.stringify(res.json)}`);
         if (!allowed && (res.status !== 403 || (r.method !== 'HEAD' && errorType(res.json) !== 'ForbiddenError'))) {
           failures.push(`${role} ${r.method} ${r.url}: ${res.status} instead of 403`);
         }
         if (!allowed && r.method !== 'HEAD' && !r.url.startsWith('/tx') && !r.url.startsWith('/didkey')) {
           const e = res.json?.error as Json | undefined;
-          if (!e?.message?.includes(r.roles!.join(' or ')) || !Array.isArray(e.required)) failures.push(`${role} ${r.method} ${r.url}: 403 without the roles: ${JSON.stringify(e)}`);
+          if (!e?.message?.includes(r.roles!.join(' or ')) || !Array.isArray(e.required))
+            failures.push(`${role} ${r.method} ${r.url}: 403 without the roles: ${JSON.stringify(e)}`);
         }
       }
     }
@@ -198,73 +240,139 @@ describe('access: every route of the API × every role and bad credential, again
   });
 
   it.each([
-    ['expired', /expired/], ['notYetValid', /not valid yet/], ['wrongAudience', /another audience/], ['wrongIssuer', /another issuer/],
-    ['tampered', /signature/], ['algNone', /algorithm|not a valid/], ['hmacWithPublicKey', /algorithm/], ['garbage', /not a valid signed JWT/],
-    ['unknownApiKey', /not valid/], ['revokedApiKey', /revoked/],
+    ['expired', /expired/],
+    ['notYetValid', /not valid yet/],
+    ['wrongAudience', /another audience/],
+    ['wrongIssuer', /another issuer/],
+    ['tampered', /signature/],
+    ['algNone', /algorithm|not a valid/],
+    ['hmacWithPublicKey', /algorithm/],
+    ['garbage', /not a valid signed JWT/],
+    ['unknownApiKey', /not valid/],
+    ['revokedApiKey', /revoked/],
   ])('credential %s: 401 on every protected route', async (name, reason) => {
     const failures: string[] = [];
     for (const r of routes.filter((x) => x.roles)) {
       const res = await call(r.method, r.url, `Bearer ${bad[name]}`);
       if (res.status !== 401) failures.push(`${r.method} ${r.url}: ${res.status}`);
-      if (r.method === 'GET' && r.url === '/v1/me' && !reason.test(String(res.json?.error?.message))) failures.push(`message: ${res.json?.error?.message}`);
+      if (r.method === 'GET' && r.url === '/v1/me' && !reason.test(String(res.json?.error?.message)))
+        failures.push(`message: ${res.json?.error?.message}`);
     }
     expect(failures).toEqual([]);
   });
 
-  it('the agent listener serves the agent\'s endpoints without credentials, and nothing else', async () => {
+  it("the agent listener serves the agent's endpoints without credentials, and nothing else", async () => {
     const didkey = await fetch(`${orch.agentUrl}/didkey/new`);
     expect(didkey.status).toBe(200);
     expect(((await didkey.json()) as Json).did).toMatch(/^did:key:/);
     expect((await fetch(`${orch.agentUrl}/tx/info?id=none`)).status).not.toBe(401);
-    for (const path of ['/v1/transfers', '/v1/me', '/console/config.json', '/v1/api-keys']) expect((await fetch(`${orch.agentUrl}${path}`)).status).toBe(404);
-    expect((await fetch(`${orch.agentUrl}/codec/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"payloads":[]}' })).status).toBe(404);
+    for (const path of ['/v1/transfers', '/v1/me', '/console/config.json', '/v1/api-keys'])
+      expect((await fetch(`${orch.agentUrl}${path}`)).status).toBe(404);
+    expect(
+      (
+        await fetch(`${orch.agentUrl}/codec/decode`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"payloads":[]}',
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('names the caller from the token: subject, issuer, name, roles, credential, and the stable actor; a token a little past exp is within the clock skew', async () => {
     const me = await call('GET', '/v1/me', `Bearer ${tokens.compliance}`);
     const jti = (JSON.parse(Buffer.from(tokens.compliance.split('.')[1]!, 'base64url').toString()) as Json).jti;
     expect(me.json).toEqual({
-      kind: 'oidc', subject: operators.compliance.subject, issuer: operatorIssuerUrl(sb.url), name: 'Maya Compliance', roles: ['compliance'], credentialId: jti,
+      kind: 'oidc',
+      subject: operators.compliance.subject,
+      issuer: operatorIssuerUrl(sb.url),
+      name: 'Maya Compliance',
+      roles: ['compliance'],
+      credentialId: jti,
       actor: `oidc:${operators.compliance.subject}`,
     });
     const issuer = await OperatorIssuer.open(sb.pool, operatorIssuerUrl(sb.url));
     const now = Math.floor(Date.now() / 1000);
-    const late = await issuer.sign({ iss: issuer.issuer, sub: 'late', aud: 'travel-rule-orchestrator', iat: now - 600, exp: now - 10, roles: ['viewer'] });
+    const late = await issuer.sign({
+      iss: issuer.issuer,
+      sub: 'late',
+      aud: 'travel-rule-orchestrator',
+      iat: now - 600,
+      exp: now - 10,
+      roles: ['viewer'],
+    });
     expect((await call('GET', '/v1/me', `Bearer ${late}`)).status).toBe(200);
     // A token without a role of this API authenticates and may do nothing.
-    const none = await issuer.sign({ iss: issuer.issuer, sub: 'nobody', aud: 'travel-rule-orchestrator', iat: now, exp: now + 60, roles: ['other-app-admin'] });
+    const none = await issuer.sign({
+      iss: issuer.issuer,
+      sub: 'nobody',
+      aud: 'travel-rule-orchestrator',
+      iat: now,
+      exp: now + 60,
+      roles: ['other-app-admin'],
+    });
     expect((await call('GET', '/v1/transfers', `Bearer ${none}`)).status).toBe(403);
   });
 
   it('API keys: created by an admin through the API (shown once), listed without secrets, revoked; last use recorded', async () => {
     const created = await fetch(`${orch.apiUrl}/v1/api-keys`, {
-      method: 'POST', headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'core-banking', role: 'operator' }),
     });
     expect(created.status).toBe(201);
     const { key, apiKey } = (await created.json()) as Json;
     expect(key).toMatch(/^tro_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
     const adminActor = `oidc:${operators.admin.subject}`;
-    expect(apiKey).toMatchObject({ prefix: key.slice(0, 20), name: 'core-banking', role: 'operator', createdBy: adminActor, createdByName: 'Ada Admin', lastUsedAt: null });
+    expect(apiKey).toMatchObject({
+      prefix: key.slice(0, 20),
+      name: 'core-banking',
+      role: 'operator',
+      createdBy: adminActor,
+      createdByName: 'Ada Admin',
+      lastUsedAt: null,
+    });
     expect((await call('GET', '/v1/me', `Bearer ${key}`)).json).toEqual({
-      kind: 'api-key', subject: apiKey.id, name: 'core-banking', roles: ['operator'], credentialId: apiKey.prefix, actor: `apikey:${apiKey.id}`,
+      kind: 'api-key',
+      subject: apiKey.id,
+      name: 'core-banking',
+      roles: ['operator'],
+      credentialId: apiKey.prefix,
+      actor: `apikey:${apiKey.id}`,
     });
     // The key itself is stored nowhere: only its SHA-256.
     const stored = await orch.pool.query('select * from api_keys where id = $1', [apiKey.id]);
     expect(JSON.stringify(stored.rows)).not.toContain(key.slice(21));
     // Written after the answer, at most once a minute per key.
-    await eventually(async () => ((await orch.pool.query('select last_used_at from api_keys where id = $1', [apiKey.id])).rows[0].last_used_at ? true : undefined));
+    await eventually(async () =>
+      (await orch.pool.query('select last_used_at from api_keys where id = $1', [apiKey.id])).rows[0].last_used_at
+        ? true
+        : undefined,
+    );
     const listed = await call('GET', '/v1/api-keys', `Bearer ${tokens.admin}`);
-    expect(listed.json!.data).toEqual(expect.arrayContaining([expect.objectContaining({ id: apiKey.id, lastUsedAt: expect.any(String) })]));
+    expect(listed.json!.data).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: apiKey.id, lastUsedAt: expect.any(String) })]),
+    );
     expect(JSON.stringify(listed.json)).not.toContain(key.slice(21));
     const cliList = await runCli((p) => registerApiKeyCommands(p, { pool: orch.pool }), ['api-keys', 'list']);
-    expect(cliList).toMatch(new RegExp(`${apiKey.prefix}  operator +core-banking +created .* by Ada Admin \\(${adminActor}\\), last used 20`));
+    expect(cliList).toMatch(
+      new RegExp(`${apiKey.prefix}  operator +core-banking +created .* by Ada Admin \\(${adminActor}\\), last used 20`),
+    );
 
     const revoked = await call('POST', `/v1/api-keys/${apiKey.prefix}/revoke`, `Bearer ${tokens.admin}`);
-    expect(revoked.json).toMatchObject({ revokedBy: adminActor, revokedByName: 'Ada Admin', revokedAt: expect.any(String) });
+    expect(revoked.json).toMatchObject({
+      revokedBy: adminActor,
+      revokedByName: 'Ada Admin',
+      revokedAt: expect.any(String),
+    });
     expect((await call('GET', '/v1/me', `Bearer ${key}`)).status).toBe(401);
-    const audit = await orch.pool.query(`select actor, action, details from audit_log where subject = $1 order by id`, [apiKey.prefix]);
-    expect(audit.rows.map((r) => [r.actor, r.action])).toEqual([[adminActor, 'api-key.create'], [adminActor, 'api-key.revoke']]);
+    const audit = await orch.pool.query(`select actor, action, details from audit_log where subject = $1 order by id`, [
+      apiKey.prefix,
+    ]);
+    expect(audit.rows.map((r) => [r.actor, r.action])).toEqual([
+      [adminActor, 'api-key.create'],
+      [adminActor, 'api-key.revoke'],
+    ]);
     expect(audit.rows[0].details.principal).toMatchObject({ kind: 'oidc', name: 'Ada Admin', roles: ['admin'] });
     expect((await call('POST', '/v1/api-keys', `Bearer ${tokens.admin}`)).json!.error).toMatchObject({ field: 'name' });
   });

@@ -8,15 +8,21 @@ import type { AddressBookConfig } from '../../address-book/config';
 import type { ReconcileProgress, ReconcileReport } from '../../address-book/types';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import {
-  eventually, groupSeed, randomDid, startOrchestrator, startSandbox,
-  type RunningOrchestrator, type RunningSandbox,
+  eventually,
+  groupSeed,
+  randomDid,
+  startOrchestrator,
+  startSandbox,
+  type RunningOrchestrator,
+  type RunningSandbox,
 } from '../harness/platform';
 import { addressBookTestSettings, evm, networkBook } from '../harness/address-book';
 
 jest.setTimeout(180_000);
 
 /** Small chunks, few per execution: every path of a run in a few seconds. */
-const settings = (over: Partial<AddressBookConfig> = {}) => addressBookTestSettings({ chunkRows: 40, chunksPerExecution: 2, ...over });
+const settings = (over: Partial<AddressBookConfig> = {}) =>
+  addressBookTestSettings({ chunkRows: 40, chunksPerExecution: 2, ...over });
 
 describe('address book: registry, reconciliation with the network, schedules', () => {
   const group = groupSeed();
@@ -25,7 +31,12 @@ describe('address book: registry, reconciliation with the network, schedules', (
   const subD = randomDid();
   const subE = randomDid();
   const subF = randomDid();
-  for (const [did, name] of [[subC, 'Subsidiary C'], [subD, 'Subsidiary D'], [subE, 'Subsidiary E'], [subF, 'Subsidiary F']] as const) {
+  for (const [did, name] of [
+    [subC, 'Subsidiary C'],
+    [subD, 'Subsidiary D'],
+    [subE, 'Subsidiary E'],
+    [subF, 'Subsidiary F'],
+  ] as const) {
     group.seed.vasps.push({ did, name, parentDid: group.gateway });
   }
   const groupConfig = { gatewayDid: group.gateway, subsidiaryDids: [group.subA, group.subB, subC, subD, subE, subF] };
@@ -35,7 +46,10 @@ describe('address book: registry, reconciliation with the network, schedules', (
 
   beforeAll(async () => {
     sandbox = await startSandbox(group.seed);
-    orch = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: groupConfig, addressBook: settings() });
+    orch = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
+      group: groupConfig,
+      addressBook: settings(),
+    });
   });
   afterAll(async () => {
     await orch?.close();
@@ -43,7 +57,12 @@ describe('address book: registry, reconciliation with the network, schedules', (
   });
 
   // Every orchestrator of the run shares the database, so the first one's API keys open all of them.
-  const call = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown, base = orch.apiUrl) => {
+  const call = async <T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    base = orch.apiUrl,
+  ) => {
     const r = await fetch(`${base}${path}`, {
       method,
       headers: orch.headers('admin', body === undefined ? {} : { 'content-type': 'application/json' }),
@@ -57,11 +76,18 @@ describe('address book: registry, reconciliation with the network, schedules', (
   /** What the network holds for a VASP, read from the sandbox's own tables: address → customerRef. */
   const atNetwork = (vasp: string, sb = sandbox) => networkBook(sb, vasp);
   const uploadsAt = async (vasp: string, sb = sandbox) =>
-    (await sb.pool.query<{ file_name: string; size_bytes: string; status: string }>(
-      'select file_name, size_bytes, status from address_uploads where vasp_did = $1 order by received_at', [vasp],
-    )).rows;
+    (
+      await sb.pool.query<{ file_name: string; size_bytes: string; status: string }>(
+        'select file_name, size_bytes, status from address_uploads where vasp_did = $1 order by received_at',
+        [vasp],
+      )
+    ).rows;
 
-  const reconcile = async (vasp: string, o = orch, onProgress?: (p: ReconcileProgress) => void): Promise<ReconcileReport> => {
+  const reconcile = async (
+    vasp: string,
+    o = orch,
+    onProgress?: (p: ReconcileProgress) => void,
+  ): Promise<ReconcileReport> => {
     const { workflowId } = await startReconcile(o.target('operator'), vasp);
     return followReconcile(o.target('viewer'), vasp, workflowId, { intervalMs: 50, progress: false, onProgress });
   };
@@ -95,11 +121,13 @@ describe('address book: registry, reconciliation with the network, schedules', (
     const taken = await put([{ ...good, vaspDID: group.subB }]);
     expect(taken.status).toBe(409);
     expect((taken.body as ErrorBody).error.field).toBe('addresses[0].vaspDID');
-    expect((await call('DELETE', '/v1/addresses', { addresses: [{ asset: 'eth', address: good.address }] })).body).toEqual({ deleted: 1, notFound: [] });
+    expect(
+      (await call('DELETE', '/v1/addresses', { addresses: [{ asset: 'eth', address: good.address }] })).body,
+    ).toEqual({ deleted: 1, notFound: [] });
 
     // Query and route parameters.
     expect((await call('GET', '/v1/addresses?perPage=5000')).status).toBe(400);
-    expect(((await call<ErrorBody>('GET', '/v1/addresses?page=0')).body).error.field).toBe('querystring.page');
+    expect((await call<ErrorBody>('GET', '/v1/addresses?page=0')).body.error.field).toBe('querystring.page');
     expect((await call('DELETE', '/v1/addresses', { addresses: [] })).status).toBe(400);
     const notSub = await call<ErrorBody>('POST', `/v1/address-book/${group.gateway}/reconcile`);
     expect(notSub.status).toBe(400);
@@ -119,7 +147,13 @@ describe('address book: registry, reconciliation with the network, schedules', (
     lines.push(`ETH,${evm(3, 'a1')},again,`); // 127: duplicate of line 5
     writeFileSync(file, `${lines.join('\n')}\n`);
 
-    const summary = await importAddresses({ file, vaspDid: group.subA, api: orch.target('operator'), batchSize: 50, progress: false });
+    const summary = await importAddresses({
+      file,
+      vaspDid: group.subA,
+      api: orch.target('operator'),
+      batchSize: 50,
+      progress: false,
+    });
     expect(summary).toMatchObject({ rows: 126, inserted: 122, updated: 0, unchanged: 0, rejected: 4 });
     const report = readFileSync(summary.errorsPath, 'utf8').trim().split('\n');
     expect(report[0]).toBe('line,asset,address,customerRef,vaspDID,field,reason');
@@ -132,13 +166,20 @@ describe('address book: registry, reconciliation with the network, schedules', (
     expect(byLine.get('127')).toContain('duplicate');
 
     const listed = await call<{ pagination: { total: number }; data: { address: string; networkAddress: string }[] }>(
-      'GET', `/v1/addresses?vaspDID=${group.subA}&asset=xrp`,
+      'GET',
+      `/v1/addresses?vaspDID=${group.subA}&asset=xrp`,
     );
     expect(listed.body.pagination.total).toBe(2);
     expect(listed.body.data.map((d) => d.networkAddress)).toEqual(['rTagMaster1:101', 'rTagMaster1:102']);
-    const byRef = await call<{ data: { address: string }[] }>('GET', `/v1/addresses?customerRef=cust-7&vaspDID=${group.subA}`);
+    const byRef = await call<{ data: { address: string }[] }>(
+      'GET',
+      `/v1/addresses?customerRef=cust-7&vaspDID=${group.subA}`,
+    );
     expect(byRef.body.data.map((d) => d.address)).toEqual([evm(7, 'a1')]);
-    const page2 = await call<{ data: unknown[]; pagination: { total: number } }>('GET', `/v1/addresses?vaspDID=${group.subA}&perPage=50&page=3`);
+    const page2 = await call<{ data: unknown[]; pagination: { total: number } }>(
+      'GET',
+      `/v1/addresses?vaspDID=${group.subA}&perPage=50&page=3`,
+    );
     expect(page2.body.data).toHaveLength(22);
   });
 
@@ -150,7 +191,16 @@ describe('address book: registry, reconciliation with the network, schedules', (
       executions = Math.max(executions, p.execution);
     });
     // 120 ETH + 2 tagged XRP + their master.
-    expect(report).toMatchObject({ status: 'succeeded', mode: 'full', method: 'upload', desired: 123, added: 123, removed: 0, rejected: 0, chunks: 4 });
+    expect(report).toMatchObject({
+      status: 'succeeded',
+      mode: 'full',
+      method: 'upload',
+      desired: 123,
+      added: 123,
+      removed: 0,
+      rejected: 0,
+      chunks: 4,
+    });
     expect(report.verifiedBy).toBe('count');
     const net = await atNetwork(group.subA);
     expect(net.size).toBe(123);
@@ -163,33 +213,62 @@ describe('address book: registry, reconciliation with the network, schedules', (
     // Four chunks, two per execution: the run continued as new.
     expect(executions).toBeGreaterThanOrEqual(2);
 
-    const reports = await call<{ reports: (ReconcileReport & { rejectedRows: unknown[] })[] }>('GET', `/v1/address-book/${group.subA}/reports`);
+    const reports = await call<{ reports: (ReconcileReport & { rejectedRows: unknown[] })[] }>(
+      'GET',
+      `/v1/address-book/${group.subA}/reports`,
+    );
     expect(reports.body.reports[0]).toMatchObject({ runId: report.runId, status: 'succeeded', added: 123 });
     // Staging is dropped with the run.
-    const { rows } = await orch.pool.query(`select 1 from pg_class where relname like $1`, [`address_book_delta_${report.runId.replace(/-/g, '')}`]);
+    const { rows } = await orch.pool.query(`select 1 from pg_class where relname like $1`, [
+      `address_book_delta_${report.runId.replace(/-/g, '')}`,
+    ]);
     expect(rows).toHaveLength(0);
 
     // Nothing changed: an incremental run (the network still matches the last result) with nothing to do.
     const again = await reconcile(group.subA);
-    expect(again).toMatchObject({ status: 'succeeded', mode: 'incremental', method: 'none', added: 0, removed: 0, desired: 123 });
+    expect(again).toMatchObject({
+      status: 'succeeded',
+      mode: 'incremental',
+      method: 'none',
+      added: 0,
+      removed: 0,
+      desired: 123,
+    });
     expect(await uploadsAt(group.subA)).toHaveLength(4);
   });
 
   it('incremental sync: a small delta of additions, a changed customerRef and deletions, through registerCustomer', async () => {
-    expect((await call('DELETE', '/v1/addresses', {
-      addresses: [0, 1, 2].map((i) => ({ asset: 'ETH', address: evm(i, 'a1') })).concat([{ asset: 'XRP', address: 'rTagMaster1', tag: '101' } as never]),
-    })).body).toEqual({ deleted: 4, notFound: [] });
-    expect((await put([
-      { asset: 'ETH', address: evm(900, 'a1'), customerRef: 'new-1', vaspDID: group.subA },
-      { asset: 'USDC', address: evm(901, 'a1'), customerRef: 'new-2', vaspDID: group.subA },
-      { asset: 'ETH', address: evm(10, 'a1'), customerRef: 'cust-10-moved', vaspDID: group.subA },
-    ])).body).toEqual({ inserted: 2, updated: 1, unchanged: 0 });
+    expect(
+      (
+        await call('DELETE', '/v1/addresses', {
+          addresses: [0, 1, 2]
+            .map((i) => ({ asset: 'ETH', address: evm(i, 'a1') }))
+            .concat([{ asset: 'XRP', address: 'rTagMaster1', tag: '101' } as never]),
+        })
+      ).body,
+    ).toEqual({ deleted: 4, notFound: [] });
+    expect(
+      (
+        await put([
+          { asset: 'ETH', address: evm(900, 'a1'), customerRef: 'new-1', vaspDID: group.subA },
+          { asset: 'USDC', address: evm(901, 'a1'), customerRef: 'new-2', vaspDID: group.subA },
+          { asset: 'ETH', address: evm(10, 'a1'), customerRef: 'cust-10-moved', vaspDID: group.subA },
+        ])
+      ).body,
+    ).toEqual({ inserted: 2, updated: 1, unchanged: 0 });
 
     const report = await reconcile(group.subA);
     // rTagMaster1:102 still needs its master, so only the tagged address goes; the master now carries the
     // customerRef of its remaining tag (cust-x2), which counts as the second update.
     expect(report).toMatchObject({
-      status: 'succeeded', mode: 'incremental', method: 'register', added: 2, updated: 2, removed: 4, rejected: 0, desired: 121,
+      status: 'succeeded',
+      mode: 'incremental',
+      method: 'register',
+      added: 2,
+      updated: 2,
+      removed: 4,
+      rejected: 0,
+      desired: 121,
     });
     const net = await atNetwork(group.subA);
     expect(net.size).toBe(121);
@@ -215,15 +294,28 @@ describe('address book: registry, reconciliation with the network, schedules', (
     expect(drift).toMatchObject({ status: 'succeeded', mode: 'full', added: 1, removed: 0, desired: 119 });
     expect((await atNetwork(group.subA)).get(evm(50, 'a1'))).toBe('cust-50');
     // A full run on request (the nightly schedule's kind).
-    const started = await call<{ workflowId: string }>('POST', `/v1/address-book/${group.subA}/reconcile`, { mode: 'full' });
+    const started = await call<{ workflowId: string }>('POST', `/v1/address-book/${group.subA}/reconcile`, {
+      mode: 'full',
+    });
     expect(started.status).toBe(202);
-    const full = await followReconcile(orch.target(), group.subA, started.body.workflowId, { intervalMs: 50, progress: false });
+    const full = await followReconcile(orch.target(), group.subA, started.body.workflowId, {
+      intervalMs: 50,
+      progress: false,
+    });
     expect(full).toMatchObject({ status: 'succeeded', mode: 'full', method: 'none', desired: 119 });
-    expect((await call<ErrorBody>('POST', `/v1/address-book/${group.subA}/reconcile`, { mode: 'sometimes' })).body.error.field).toBe('mode');
+    expect(
+      (await call<ErrorBody>('POST', `/v1/address-book/${group.subA}/reconcile`, { mode: 'sometimes' })).body.error
+        .field,
+    ).toBe('mode');
   });
 
   it('reports the rows the network refuses, with the reason, and goes on with the rest', async () => {
-    const good = Array.from({ length: 60 }, (_, i) => ({ asset: 'ETH', address: evm(i, 'b2'), customerRef: `b-${i}`, vaspDID: group.subB }));
+    const good = Array.from({ length: 60 }, (_, i) => ({
+      asset: 'ETH',
+      address: evm(i, 'b2'),
+      customerRef: `b-${i}`,
+      vaspDID: group.subB,
+    }));
     expect((await put(good)).status).toBe(200);
     // Rows the registry would refuse today but holds from before (rules drift): the network refuses them.
     await orch.pool.query(
@@ -231,10 +323,16 @@ describe('address book: registry, reconciliation with the network, schedules', (
       [evm(100, 'b2'), evm(101, 'b2'), group.subB, 'x'.repeat(300)],
     );
     const report = await reconcile(group.subB);
-    expect(report).toMatchObject({ status: 'succeeded', method: 'upload', added: 60, rejected: 2, verifiedBy: 'listing' });
-    const reports = await call<{ reports: { runId: string; rejectedRows: { address: string; reason: string; action: string }[] }[] }>(
-      'GET', `/v1/address-book/${group.subB}/reports?limit=1`,
-    );
+    expect(report).toMatchObject({
+      status: 'succeeded',
+      method: 'upload',
+      added: 60,
+      rejected: 2,
+      verifiedBy: 'listing',
+    });
+    const reports = await call<{
+      reports: { runId: string; rejectedRows: { address: string; reason: string; action: string }[] }[];
+    }>('GET', `/v1/address-book/${group.subB}/reports?limit=1`);
     expect(reports.body.reports[0]!.rejectedRows.map((r) => r.address)).toEqual([evm(100, 'b2'), evm(101, 'b2')]);
     expect(reports.body.reports[0]!.rejectedRows[0]!.reason).toMatch(/not in the network's listing/);
     expect((await atNetwork(group.subB)).size).toBe(60);
@@ -249,16 +347,27 @@ describe('address book: registry, reconciliation with the network, schedules', (
     // Incremental: the new entries, and the two the network refused last time, tried again.
     expect(small).toMatchObject({ status: 'succeeded', mode: 'incremental', method: 'register', added: 1 });
     expect(small.rejected).toBe(3);
-    const latest = await call<{ reports: { rejectedRows: { address: string; reason: string }[] }[] }>('GET', `/v1/address-book/${group.subB}/reports?limit=1`);
+    const latest = await call<{ reports: { rejectedRows: { address: string; reason: string }[] }[] }>(
+      'GET',
+      `/v1/address-book/${group.subB}/reports?limit=1`,
+    );
     const refused = latest.body.reports[0]!.rejectedRows.find((r) => r.address === evm(102, 'b2'));
     expect(refused!.reason).toMatch(/customerRef/);
   });
 
   it('a worker stopped in the middle of a chunked sync hands over to another: no chunk uploaded twice, nothing missing', async () => {
-    const rows = Array.from({ length: 400 }, (_, i) => ({ asset: 'ETH', address: evm(i, 'c3'), customerRef: `c-${i}`, vaspDID: subC }));
+    const rows = Array.from({ length: 400 }, (_, i) => ({
+      asset: 'ETH',
+      address: evm(i, 'c3'),
+      customerRef: `c-${i}`,
+      vaspDID: subC,
+    }));
     expect((await put(rows)).status).toBe(200);
     const cfg = settings({ chunkRows: 40, chunksPerExecution: 3 });
-    const first = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: groupConfig, addressBook: cfg });
+    const first = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
+      group: groupConfig,
+      addressBook: cfg,
+    });
     let second: RunningOrchestrator | undefined;
     let firstOpen = true;
     try {
@@ -267,10 +376,19 @@ describe('address book: registry, reconciliation with the network, schedules', (
       const dup = await call<ErrorBody>('POST', `/v1/address-book/${subC}/reconcile`, undefined, first.apiUrl);
       expect(dup.status).toBe(409);
       // Stop the worker as soon as the query shows a chunk done.
-      await eventually(async () => {
-        const r = await call<{ progress?: ReconcileProgress }>('GET', `/v1/address-book/${subC}/reconcile/${workflowId}`, undefined, first.apiUrl);
-        return (r.body.progress?.chunksDone ?? 0) >= 1 ? true : undefined;
-      }, 60_000, 20);
+      await eventually(
+        async () => {
+          const r = await call<{ progress?: ReconcileProgress }>(
+            'GET',
+            `/v1/address-book/${subC}/reconcile/${workflowId}`,
+            undefined,
+            first.apiUrl,
+          );
+          return (r.body.progress?.chunksDone ?? 0) >= 1 ? true : undefined;
+        },
+        60_000,
+        20,
+      );
       firstOpen = false;
       await first.close();
       const { rows: mid } = await orch.pool.query<{ state: string; n: string }>(
@@ -283,7 +401,11 @@ describe('address book: registry, reconciliation with the network, schedules', (
       expect(uploadedAtStop).toBeLessThan(10);
       expect(mid.find((m) => m.state === 'uploading')).toBeUndefined();
 
-      second = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), { group: groupConfig, addressBook: cfg, taskQueue: first.taskQueue });
+      second = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
+        group: groupConfig,
+        addressBook: cfg,
+        taskQueue: first.taskQueue,
+      });
       const report = await followReconcile(second.target(), subC, workflowId, { intervalMs: 100, progress: false });
       expect(report).toMatchObject({ status: 'succeeded', added: 400, chunks: 10, rejected: 0 });
       const uploads = await uploadsAt(subC);
@@ -300,11 +422,17 @@ describe('address book: registry, reconciliation with the network, schedules', (
   });
 
   it('never sends a chunk above the byte limit, and a file the network finds too large fails the run with the reason', async () => {
-    const rows = Array.from({ length: 50 }, (_, i) => ({ asset: 'ETH', address: evm(i, 'd4'), customerRef: `customer-${i}`, vaspDID: subD }));
+    const rows = Array.from({ length: 50 }, (_, i) => ({
+      asset: 'ETH',
+      address: evm(i, 'd4'),
+      customerRef: `customer-${i}`,
+      vaspDID: subD,
+    }));
     expect((await put(rows)).status).toBe(200);
     // Each row is 65 bytes; 1000 bytes per file holds the header and 14 rows.
     const tight = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
-      group: groupConfig, addressBook: settings({ chunkRows: 1000, chunkMaxBytes: 1000 }),
+      group: groupConfig,
+      addressBook: settings({ chunkRows: 1000, chunkMaxBytes: 1000 }),
     });
     try {
       const report = await reconcile(subD, tight);
@@ -317,10 +445,20 @@ describe('address book: registry, reconciliation with the network, schedules', (
     }
 
     // A network whose limit is below ours: 413, not retried, the run fails and says why.
-    const strict = await startSandbox(group.seed, { addressBook: { maxUploadBytes: 512, spoolDir: mkdtempSync(join(tmpdir(), 'spool-')) } });
-    const o = await startOrchestrator(strict.networkConfig(group.gatewayUser), { group: groupConfig, addressBook: settings({ chunkRows: 1000 }) });
+    const strict = await startSandbox(group.seed, {
+      addressBook: { maxUploadBytes: 512, spoolDir: mkdtempSync(join(tmpdir(), 'spool-')) },
+    });
+    const o = await startOrchestrator(strict.networkConfig(group.gatewayUser), {
+      group: groupConfig,
+      addressBook: settings({ chunkRows: 1000 }),
+    });
     try {
-      const rowsE = Array.from({ length: 30 }, (_, i) => ({ asset: 'ETH', address: evm(i, 'e5'), customerRef: `customer-${i}`, vaspDID: subE }));
+      const rowsE = Array.from({ length: 30 }, (_, i) => ({
+        asset: 'ETH',
+        address: evm(i, 'e5'),
+        customerRef: `customer-${i}`,
+        vaspDID: subE,
+      }));
       expect((await put(rowsE)).status).toBe(200);
       const report = await reconcile(subE, o);
       expect(report.status).toBe('failed');
@@ -343,17 +481,26 @@ describe('address book: registry, reconciliation with the network, schedules', (
     let held = 0;
     (client as { api: NetworkClient['api'] }).api = client.api.extend({
       hooks: {
-        afterResponse: [async (request, _options, response) => {
-          if (request.url.includes('/address/upload/') && held++ === 0) await new Promise((r) => setTimeout(r, 2200));
-          return response;
-        }],
+        afterResponse: [
+          async (request, _options, response) => {
+            if (request.url.includes('/address/upload/') && held++ === 0) await new Promise((r) => setTimeout(r, 2200));
+            return response;
+          },
+        ],
       },
     });
     const o = await startOrchestrator(shortLived.networkConfig(group.gatewayUser), {
-      group: groupConfig, addressBook: settings(), networkClient: client,
+      group: groupConfig,
+      addressBook: settings(),
+      networkClient: client,
     });
     try {
-      const rows = Array.from({ length: 10 }, (_, i) => ({ asset: 'ETH', address: evm(i, 'f6'), customerRef: `f-${i}`, vaspDID: subF }));
+      const rows = Array.from({ length: 10 }, (_, i) => ({
+        asset: 'ETH',
+        address: evm(i, 'f6'),
+        customerRef: `f-${i}`,
+        vaspDID: subF,
+      }));
       expect((await put(rows)).status).toBe(200);
       const report = await reconcile(subF, o);
       expect(report).toMatchObject({ status: 'succeeded', method: 'upload', added: 10, chunks: 1 });
@@ -362,7 +509,8 @@ describe('address book: registry, reconciliation with the network, schedules', (
       expect(held).toBeGreaterThanOrEqual(2);
       expect(await uploadsAt(subF, shortLived)).toHaveLength(1);
       const { rows: chunk } = await orch.pool.query<{ attempts: number; state: string }>(
-        'select attempts, state from address_book_chunks where run_id = $1', [report.runId],
+        'select attempts, state from address_book_chunks where run_id = $1',
+        [report.runId],
       );
       expect(chunk).toEqual([{ attempts: held, state: 'uploaded' }]);
     } finally {
@@ -378,16 +526,34 @@ describe('address book: registry, reconciliation with the network, schedules', (
       temporal: { address: '', namespace: 'default', taskQueue: orch.taskQueue, uiPort: 0 },
     };
     try {
-      expect(await ensureAddressBookSchedules(orch.client, config)).toEqual({ [group.subA]: 'created', [group.subB]: 'created' });
-      expect(await ensureAddressBookSchedules(orch.client, config)).toEqual({ [group.subA]: 'updated', [group.subB]: 'updated' });
+      expect(await ensureAddressBookSchedules(orch.client, config)).toEqual({
+        [group.subA]: 'created',
+        [group.subB]: 'created',
+      });
+      expect(await ensureAddressBookSchedules(orch.client, config)).toEqual({
+        [group.subA]: 'updated',
+        [group.subB]: 'updated',
+      });
       const d = await orch.client.schedule.getHandle(workflowIds.addressBookSchedule(group.subA)).describe();
       expect(d.spec.timezone).toBe('Europe/Zurich');
       expect(d.policies.overlap).toBe('SKIP');
-      expect(d.action).toMatchObject({ type: 'startWorkflow', workflowType: 'addressBookReconcile', taskQueue: orch.taskQueue });
-      expect(await ensureAddressBookSchedules(orch.client, { ...config, addressBook: { ...config.addressBook, cron: undefined } }))
-        .toEqual({ [group.subA]: 'deleted', [group.subB]: 'deleted' });
+      expect(d.action).toMatchObject({
+        type: 'startWorkflow',
+        workflowType: 'addressBookReconcile',
+        taskQueue: orch.taskQueue,
+      });
+      expect(
+        await ensureAddressBookSchedules(orch.client, {
+          ...config,
+          addressBook: { ...config.addressBook, cron: undefined },
+        }),
+      ).toEqual({ [group.subA]: 'deleted', [group.subB]: 'deleted' });
     } finally {
-      for (const did of [group.subA, group.subB]) await orch.client.schedule.getHandle(workflowIds.addressBookSchedule(did)).delete().catch(() => undefined);
+      for (const did of [group.subA, group.subB])
+        await orch.client.schedule
+          .getHandle(workflowIds.addressBookSchedule(did))
+          .delete()
+          .catch(() => undefined);
     }
   });
 });

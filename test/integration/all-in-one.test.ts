@@ -17,12 +17,13 @@ import { workflowIds } from '../../lib/temporal/workflow-ids';
 import type { TransferState } from '../../workflows/outgoing-transfer.messages';
 import { eventually, groupSeed, startSandbox, stopChild, testEnv, type RunningSandbox } from '../harness/platform';
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = s.address() as AddressInfo;
-    s.close(() => resolve(port));
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
   });
-});
 
 /**
  * The all-in-one process (workers/all-in-one.ts) as deployed: the API and a worker in one Node process on one Temporal
@@ -43,33 +44,61 @@ describe('all-in-one process: the API and a worker on one connection, eager work
     const env = testEnv();
     sandbox = await startSandbox(group.seed);
     const external = new NetworkClient(sandbox.networkConfig(group.externalUser));
-    await external.api.post('tf/vasps/update', {
-      json: { did: group.external, fields: [{ fieldName: 'pii_didkey', values: [{ value: createDidKeyRecord().did }] }] },
-    }).json();
+    await external.api
+      .post('tf/vasps/update', {
+        json: {
+          did: group.external,
+          fields: [{ fieldName: 'pii_didkey', values: [{ value: createDidKeyRecord().did }] }],
+        },
+      })
+      .json();
     const network = sandbox.networkConfig(group.gatewayUser);
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
     child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'all-in-one', 'main.ts')], {
       env: {
         ...process.env,
-        HOST: '127.0.0.1', PORT: String(port), TEMPORAL_ADDRESS: env.temporalAddress, TEMPORAL_TASK_QUEUE: `all-in-one-${randomUUID()}`,
-        DATABASE_URL: env.databaseUrl, TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS, DATA_DIR: mkdtempSync(join(tmpdir(), 'all-in-one-')),
-        LOG_LEVEL: 'warn', CLIENT_ID: network.clientId, CLIENT_SECRET: network.clientSecret, AUTH_URL: network.authUrl,
-        BASE_URL: network.baseUrl, BASEURL_PII: network.baseUrlPii, KEYSTORE_MASTER_KEY: randomBytes(32).toString('base64'),
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        TEMPORAL_ADDRESS: env.temporalAddress,
+        TEMPORAL_TASK_QUEUE: `all-in-one-${randomUUID()}`,
+        DATABASE_URL: env.databaseUrl,
+        TEMPORAL_CODEC_KEYS: process.env.TEST_CODEC_KEYS,
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'all-in-one-')),
+        LOG_LEVEL: 'warn',
+        CLIENT_ID: network.clientId,
+        CLIENT_SECRET: network.clientSecret,
+        AUTH_URL: network.authUrl,
+        BASE_URL: network.baseUrl,
+        BASEURL_PII: network.baseUrlPii,
+        KEYSTORE_MASTER_KEY: randomBytes(32).toString('base64'),
         KEYS: JSON.stringify([{ vaspDID: group.subA, privateKeyHex: originatorKey.keys[0].privateKeyHex }]),
-        GATEWAY_VASP_DID: group.gateway, SUBSIDIARY_VASP_DIDS: [group.subA, group.subB].join(','),
-        TRANSFER_POLL_INTERVAL: '300ms', KEY_ROTATION_PERIOD: 'off', ADDRESS_BOOK_CRON: 'off', RETENTION_CRON: 'off', INCOMING_SWEEP_INTERVAL: 'off',
+        GATEWAY_VASP_DID: group.gateway,
+        SUBSIDIARY_VASP_DIDS: [group.subA, group.subB].join(','),
+        TRANSFER_POLL_INTERVAL: '300ms',
+        KEY_ROTATION_PERIOD: 'off',
+        ADDRESS_BOOK_CRON: 'off',
+        RETENTION_CRON: 'off',
+        INCOMING_SWEEP_INTERVAL: 'off',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
-    await eventually(async () => (await fetch(`${apiUrl}/healthz`).then((r) => r.ok, () => false)) || undefined, 90_000, 250)
-      .catch((e: unknown) => {
-        throw new Error(`the all-in-one process did not answer: ${(e as Error).message}\n${output}`);
-      });
+    await eventually(
+      async () =>
+        (await fetch(`${apiUrl}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        )) || undefined,
+      90_000,
+      250,
+    ).catch((e: unknown) => {
+      throw new Error(`the all-in-one process did not answer: ${(e as Error).message}\n${output}`);
+    });
     pool = createPool(env.databaseUrl, 'orchestrator');
-    token = (await createApiKey(pool, { name: `all-in-one-${randomUUID()}`, role: 'admin' }, systemPrincipal('test'))).key;
+    token = (await createApiKey(pool, { name: `all-in-one-${randomUUID()}`, role: 'admin' }, systemPrincipal('test')))
+      .key;
   }, 120_000);
 
   afterAll(async () => {
@@ -78,22 +107,62 @@ describe('all-in-one process: the API and a worker on one connection, eager work
     await sandbox?.close();
   });
 
-  it('a transfer sent to its API ends ACCEPTED, its workflow started eagerly on the process\'s own worker', async () => {
+  it("a transfer sent to its API ends ACCEPTED, its workflow started eagerly on the process's own worker", async () => {
     const id = randomUUID();
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': id };
     const r = await fetch(`${apiUrl}/v1/transfers`, {
-      method: 'POST', headers, body: JSON.stringify({
-        transactionAsset: 'ETH', transactionAmount: '1000000000000000', originatorVASPdid: group.subA, beneficiaryVASPdid: group.external,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        transactionAsset: 'ETH',
+        transactionAmount: '1000000000000000',
+        originatorVASPdid: group.subA,
+        beneficiaryVASPdid: group.external,
         transactionBlockchainInfo: { destination: `0x${randomBytes(20).toString('hex')}` },
-        originator: { originatorPersons: [{ naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: 'Baggins', secondaryIdentifier: 'Frodo', nameIdentifierType: 'LEGL' }] }], geographicAddress: [{ addressType: 'HOME', townName: 'Hobbiton', country: 'NZ' }] } }], accountNumber: ['0xa40dfee99e1c85dc97fdc594b16a460717838703'] },
-        beneficiary: { beneficiaryPersons: [{ naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: 'Gamgee', secondaryIdentifier: 'Samwise', nameIdentifierType: 'LEGL' }] }] } }], accountNumber: ['0x1c70c03b0c6d0e1a04cd2ad09c7d1b5c8b0b7e11'] },
+        originator: {
+          originatorPersons: [
+            {
+              naturalPerson: {
+                name: [
+                  {
+                    nameIdentifier: [
+                      { primaryIdentifier: 'Baggins', secondaryIdentifier: 'Frodo', nameIdentifierType: 'LEGL' },
+                    ],
+                  },
+                ],
+                geographicAddress: [{ addressType: 'HOME', townName: 'Hobbiton', country: 'NZ' }],
+              },
+            },
+          ],
+          accountNumber: ['0xa40dfee99e1c85dc97fdc594b16a460717838703'],
+        },
+        beneficiary: {
+          beneficiaryPersons: [
+            {
+              naturalPerson: {
+                name: [
+                  {
+                    nameIdentifier: [
+                      { primaryIdentifier: 'Gamgee', secondaryIdentifier: 'Samwise', nameIdentifierType: 'LEGL' },
+                    ],
+                  },
+                ],
+              },
+            },
+          ],
+          accountNumber: ['0x1c70c03b0c6d0e1a04cd2ad09c7d1b5c8b0b7e11'],
+        },
       }),
     });
-    expect({ status: r.status, body: r.status === 202 ? undefined : await r.text() }).toEqual({ status: 202, body: undefined });
-    const state = (check: (s: TransferState) => boolean) => eventually(async () => {
-      const s = (await (await fetch(`${apiUrl}/v1/transfers/${id}`, { headers })).json()) as TransferState;
-      return check(s) ? s : undefined;
-    }, 30_000);
+    expect({ status: r.status, body: r.status === 202 ? undefined : await r.text() }).toEqual({
+      status: 202,
+      body: undefined,
+    });
+    const state = (check: (s: TransferState) => boolean) =>
+      eventually(async () => {
+        const s = (await (await fetch(`${apiUrl}/v1/transfers/${id}`, { headers })).json()) as TransferState;
+        return check(s) ? s : undefined;
+      }, 30_000);
     const sent = await state((s) => s.status === 'SENT' && !!s.transactionId);
 
     // The counterparty confirms and accepts; the workflow's poll finds it (no webhook registered).
@@ -108,8 +177,9 @@ describe('all-in-one process: the API and a worker on one connection, eager work
     // workflow task inside the start call (event 3), handing it to this process's worker.
     const connection = await Connection.connect({ address: testEnv().temporalAddress });
     try {
-      const history = await new Client({ connection, dataConverter: createDataConverter(testEnv().keyring) })
-        .workflow.getHandle(workflowIds.outgoingTransfer(id)).fetchHistory();
+      const history = await new Client({ connection, dataConverter: createDataConverter(testEnv().keyring) }).workflow
+        .getHandle(workflowIds.outgoingTransfer(id))
+        .fetchHistory();
       const events = history.events ?? [];
       expect(events[0]!.workflowExecutionStartedEventAttributes!.eagerExecutionAccepted).toBe(true);
       expect(Number(events.find((e) => e.workflowTaskStartedEventAttributes)!.eventId)).toBe(3);

@@ -18,7 +18,10 @@ describe('the audit log is append-only in the database: triggers and privileges 
   let pool: Pool;
 
   const refused = async (sql: string, params: unknown[] = []) => {
-    const e = await pool.query(sql, params).then(() => undefined, (err: Error) => err);
+    const e = await pool.query(sql, params).then(
+      () => undefined,
+      (err: Error) => err,
+    );
     expect(e).toBeDefined();
     return e!.message;
   };
@@ -32,8 +35,16 @@ describe('the audit log is append-only in the database: triggers and privileges 
     await client.connect();
     try {
       await runner({
-        dbClient: client, dir: MIGRATIONS, migrationsTable: 'pgmigrations', schema: 'orchestrator',
-        createSchema: true, direction: 'up', count: before, singleTransaction: true, checkOrder: true, log: () => undefined,
+        dbClient: client,
+        dir: MIGRATIONS,
+        migrationsTable: 'pgmigrations',
+        schema: 'orchestrator',
+        createSchema: true,
+        direction: 'up',
+        count: before,
+        singleTransaction: true,
+        checkOrder: true,
+        log: () => undefined,
       });
       await client.query(`create role ${appRole} nologin`);
       await client.query(`grant usage on schema orchestrator to ${appRole}`);
@@ -44,7 +55,11 @@ describe('the audit log is append-only in the database: triggers and privileges 
     }
     await migrate(db.url, 'orchestrator');
     pool = createPool(db.url, 'orchestrator');
-    for (const [action, subject] of [['key.created', 'did:ethr:0x1'], ['key.activated', 'did:ethr:0x1'], ['incoming.decline', 'tx-1']]) {
+    for (const [action, subject] of [
+      ['key.created', 'did:ethr:0x1'],
+      ['key.activated', 'did:ethr:0x1'],
+      ['incoming.decline', 'tx-1'],
+    ]) {
       await recordAuditEntry(pool, { actor: 'system:test', action: action!, subject: subject!, details: { n: 1 } });
     }
   });
@@ -60,39 +75,58 @@ describe('the audit log is append-only in the database: triggers and privileges 
 
   it('refuses UPDATE, DELETE and TRUNCATE of audit rows, to the owner and a superuser too', async () => {
     const { rows } = await pool.query(`select id::text as id from audit_log where chain = 'key' order by seq`);
-    expect(await refused(`update audit_log set actor = 'someone else' where id = $1`, [rows[0].id])).toMatch(/audit_log is append-only: UPDATE refused/);
-    expect(await refused('delete from audit_log where id = $1', [rows[1].id])).toMatch(/audit_log is append-only: DELETE refused/);
+    expect(await refused(`update audit_log set actor = 'someone else' where id = $1`, [rows[0].id])).toMatch(
+      /audit_log is append-only: UPDATE refused/,
+    );
+    expect(await refused('delete from audit_log where id = $1', [rows[1].id])).toMatch(
+      /audit_log is append-only: DELETE refused/,
+    );
     expect(await refused('truncate audit_log')).toMatch(/audit_log is append-only: TRUNCATE refused/);
     // Nothing changed.
-    expect((await pool.query(`select count(*)::int as n from audit_log where actor = 'system:test'`)).rows[0].n).toBe(3);
+    expect((await pool.query(`select count(*)::int as n from audit_log where actor = 'system:test'`)).rows[0].n).toBe(
+      3,
+    );
   });
 
-  it('lets a chain\'s head only move forward: not back, not to another hash at the same seq, never removed', async () => {
+  it("lets a chain's head only move forward: not back, not to another hash at the same seq, never removed", async () => {
     const head = (await pool.query(`select seq, hash from audit_chain_heads where chain = 'key'`)).rows[0];
     expect(Number(head.seq)).toBe(2);
     const before = (await pool.query(`select hash from audit_log where chain = 'key' and seq = 1`)).rows[0].hash;
-    expect(await refused(`update audit_chain_heads set seq = 1, hash = $1 where chain = 'key'`, [before])).toMatch(/may only move forward/);
-    expect(await refused(`update audit_chain_heads set hash = $1 where chain = 'key'`, ['f'.repeat(64)])).toMatch(/may only move forward/);
-    expect(await refused(`delete from audit_chain_heads where chain = 'key'`)).toMatch(/audit_chain_heads: DELETE refused/);
+    expect(await refused(`update audit_chain_heads set seq = 1, hash = $1 where chain = 'key'`, [before])).toMatch(
+      /may only move forward/,
+    );
+    expect(await refused(`update audit_chain_heads set hash = $1 where chain = 'key'`, ['f'.repeat(64)])).toMatch(
+      /may only move forward/,
+    );
+    expect(await refused(`delete from audit_chain_heads where chain = 'key'`)).toMatch(
+      /audit_chain_heads: DELETE refused/,
+    );
     expect(await refused('truncate audit_chain_heads')).toMatch(/audit_chain_heads: TRUNCATE refused/);
   });
 
   it('still appends, and the chain verifies', async () => {
     await recordAuditEntry(pool, { actor: 'system:test', action: 'key.retired', subject: 'did:ethr:0x1', details: {} });
     expect((await pool.query(`select seq from audit_chain_heads where chain = 'key'`)).rows[0].seq).toBe('3');
-    expect(await runCli((p) => registerAuditCommands(p, { pool }), ['audit', 'verify'])).toMatch(/^audit chain intact in the database: 4 rows, 2 chains$/m);
+    expect(await runCli((p) => registerAuditCommands(p, { pool }), ['audit', 'verify'])).toMatch(
+      /^audit chain intact in the database: 4 rows, 2 chains$/m,
+    );
   });
 
   it('revokes UPDATE, DELETE and TRUNCATE from every role that held them; an application role keeps SELECT and INSERT', async () => {
-    const privileges = async (table: string) => (await pool.query(
-      `select distinct a.privilege_type from pg_class c cross join lateral aclexplode(c.relacl) a
-        where c.oid = $1::regclass order by 1`, [`orchestrator.${table}`],
-    )).rows.map((r) => r.privilege_type);
+    const privileges = async (table: string) =>
+      (
+        await pool.query(
+          `select distinct a.privilege_type from pg_class c cross join lateral aclexplode(c.relacl) a
+        where c.oid = $1::regclass order by 1`,
+          [`orchestrator.${table}`],
+        )
+      ).rows.map((r) => r.privilege_type);
     expect(await privileges('audit_log')).toEqual(expect.arrayContaining(['INSERT', 'SELECT']));
     for (const p of ['DELETE', 'TRUNCATE', 'UPDATE']) expect(await privileges('audit_log')).not.toContain(p);
     for (const p of ['DELETE', 'TRUNCATE']) expect(await privileges('audit_chain_heads')).not.toContain(p);
     const has = async (table: string, privilege: string) =>
-      (await pool.query('select has_table_privilege($1, $2, $3) as ok', [appRole, `orchestrator.${table}`, privilege])).rows[0].ok;
+      (await pool.query('select has_table_privilege($1, $2, $3) as ok', [appRole, `orchestrator.${table}`, privilege]))
+        .rows[0].ok;
     expect(await has('audit_log', 'SELECT')).toBe(true);
     expect(await has('audit_log', 'INSERT')).toBe(true);
     for (const p of ['UPDATE', 'DELETE', 'TRUNCATE']) expect(await has('audit_log', p)).toBe(false);
@@ -103,7 +137,10 @@ describe('the audit log is append-only in the database: triggers and privileges 
     const client = await pool.connect();
     try {
       await client.query(`set role ${appRole}`);
-      const e = await client.query(`update audit_log set actor = 'x'`).then(() => undefined, (err: Error) => err);
+      const e = await client.query(`update audit_log set actor = 'x'`).then(
+        () => undefined,
+        (err: Error) => err,
+      );
       expect(e?.message).toMatch(/permission denied for table audit_log/);
     } finally {
       await client.query('reset role');

@@ -9,7 +9,14 @@ import { dropDatabase, ensureDatabase } from '../../db/database-url';
 import { migrate } from '../../db/migrate';
 import type { Role } from '../../lib/principal';
 import { caseArbitrary, routesOf, type Case, type Route, type Samples } from '../harness/bad-input';
-import { groupSeed, startOrchestrator, startSandbox, testEnv, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+import {
+  groupSeed,
+  startOrchestrator,
+  startSandbox,
+  testEnv,
+  type RunningOrchestrator,
+  type RunningSandbox,
+} from '../harness/platform';
 
 // JSON bodies of HTTP answers, read field by field.
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -24,10 +31,22 @@ const BODY_LIMIT = 10 * 1024 * 1024;
 
 const fixture = JSON.parse(readFileSync(`${__dirname}/../fixtures/pii-sdk/ivms101-40-fields.json`, 'utf8')) as Json;
 
-interface Answer { status: number; text: string; json?: Json; error?: string; ms: number }
+interface Answer {
+  status: number;
+  text: string;
+  json?: Json;
+  error?: string;
+  ms: number;
+}
 
 /** One request over a raw socket path (no URL normalisation: `..` and `%2f` reach the server as sent), with a timeout. */
-function send(base: string, method: string, rawPath: string, headers: Record<string, string>, body?: string | Buffer): Promise<Answer> {
+function send(
+  base: string,
+  method: string,
+  rawPath: string,
+  headers: Record<string, string>,
+  body?: string | Buffer,
+): Promise<Answer> {
   const url = new URL(base);
   const started = Date.now();
   return new Promise((resolve) => {
@@ -38,17 +57,31 @@ function send(base: string, method: string, rawPath: string, headers: Record<str
       resolve({ ...a, ms: Date.now() - started });
     };
     // A connection of its own: one the server closes after refusing a body must not fail the next request.
-    const req = httpRequest({ agent: false, host: url.hostname, port: url.port, method, path: rawPath, headers: { ...headers, ...(body !== undefined && { 'content-length': String(Buffer.byteLength(body)) }) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: Json;
-        try { json = JSON.parse(text); } catch { json = undefined; }
-        done({ status: res.statusCode ?? 0, text, json });
-      });
-      res.on('error', (e) => done({ status: 0, text: '', error: e.message }));
-    });
+    const req = httpRequest(
+      {
+        agent: false,
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: rawPath,
+        headers: { ...headers, ...(body !== undefined && { 'content-length': String(Buffer.byteLength(body)) }) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: Json;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          done({ status: res.statusCode ?? 0, text, json });
+        });
+        res.on('error', (e) => done({ status: 0, text: '', error: e.message }));
+      },
+    );
     req.setTimeout(TIMEOUT_MS, () => {
       done({ status: 0, text: '', error: `no answer within ${TIMEOUT_MS} ms` });
       req.destroy();
@@ -61,9 +94,15 @@ function send(base: string, method: string, rawPath: string, headers: Record<str
 }
 
 /** Path parameters as sent: characters outside printable ASCII percent-encoded, `/` and `%` left as given (tricks). */
-const rawSegment = (v: string) => v.replace(/[^\x21-\x7e]|[?#]/gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''));
+const rawSegment = (v: string) =>
+  v.replace(/[^\x21-\x7e]|[?#]/gu, (c) =>
+    [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''),
+  );
 
-interface Target { base: string; headers(route: Route): Record<string, string> }
+interface Target {
+  base: string;
+  headers(route: Route): Record<string, string>;
+}
 
 async function tableCounts(pool: Pool): Promise<Record<string, number>> {
   const { rows } = await pool.query<{ s: string; t: string }>(
@@ -91,16 +130,27 @@ function verdict(route: Route, c: Case, a: Answer): string | undefined {
   if (a.error) return `no answer: ${a.error}`;
   // Documented (issue 15, item 1): a notification endpoint without a configured secret is the operator's
   // misconfiguration, answered 5xx so that the network retries once it is fixed, not a final 401.
-  if (route.target === 'api' && route.path === '/webhooks/notification/{endpoint}' && a.status === 500 && a.json?.error?.type === 'ConfigError') return undefined;
+  if (
+    route.target === 'api' &&
+    route.path === '/webhooks/notification/{endpoint}' &&
+    a.status === 500 &&
+    a.json?.error?.type === 'ConfigError'
+  )
+    return undefined;
   if (a.status >= 500) return `${a.status}`;
   if (a.status < 400) return `${a.status}: accepted`;
   // The sign-in page answers a person in a browser: its refusals are HTML pages.
-  if (route.target === 'sandbox' && route.path === '/oidc/authorize' && a.status >= 400 && a.status < 500) return undefined;
-  const credentialIsInput = route.target === 'sandbox' ? /^\/(oauth|oidc)\/token$|^\/upload$/.test(route.path) : route.path.startsWith('/webhooks/');
+  if (route.target === 'sandbox' && route.path === '/oidc/authorize' && a.status >= 400 && a.status < 500)
+    return undefined;
+  const credentialIsInput =
+    route.target === 'sandbox'
+      ? /^\/(oauth|oidc)\/token$|^\/upload$/.test(route.path)
+      : route.path.startsWith('/webhooks/');
   if (a.status === 401 && !credentialIsInput) return '401 with valid credentials';
   if (a.status === 403 && route.target === 'api' && !credentialIsInput) return '403 for the role the route allows';
   // A URL that does not decode cannot name a field.
-  if (a.status === 400 && c.field && !a.text.includes(c.field) && a.json?.code !== 'FST_ERR_BAD_URL') return `400 not naming ${c.field}`;
+  if (a.status === 400 && c.field && !a.text.includes(c.field) && a.json?.code !== 'FST_ERR_BAD_URL')
+    return `400 not naming ${c.field}`;
   if (route.target === 'api' && !a.json?.error && !a.json?.err) return `${a.status} without the error shape`;
   if (route.target === 'sandbox' && !a.json?.err && !a.json?.error) return `${a.status} without the error shape`;
   return undefined;
@@ -130,10 +180,17 @@ interface Nasty {
 function nastiest(g: ReturnType<typeof groupSeed>): Nasty[] {
   const subA = encodeURIComponent(g.subA);
   const external = encodeURIComponent(g.external);
-  const tx = (over: Record<string, unknown>) => JSON.stringify({
-    transactionAsset: 'ETH', transactionAmount: '1000', originatorVASPdid: g.subA, beneficiaryVASPdid: g.external,
-    transactionBlockchainInfo: { destination: '0xabc' }, originator: fixture.originator, beneficiary: fixture.beneficiary, ...over,
-  });
+  const tx = (over: Record<string, unknown>) =>
+    JSON.stringify({
+      transactionAsset: 'ETH',
+      transactionAmount: '1000',
+      originatorVASPdid: g.subA,
+      beneficiaryVASPdid: g.external,
+      transactionBlockchainInfo: { destination: '0xabc' },
+      originator: fixture.originator,
+      beneficiary: fixture.beneficiary,
+      ...over,
+    });
   const j = (text: string) => ({ body: text, contentType: 'application/json', headers: { 'idempotency-key': ZERO } });
   return [
     // The internal API
@@ -141,7 +198,13 @@ function nastiest(g: ReturnType<typeof groupSeed>): Nasty[] {
     { target: 'api', method: 'GET', path: `/tx/info?id=${DASHES}`, field: 'id', role: 'compliance' },
     { target: 'api', method: 'GET', path: `/v1/transfers/${DASHES}`, role: 'viewer' },
     { target: 'api', method: 'GET', path: `/v1/incoming-transfers/${DASHES}`, role: 'viewer' },
-    { target: 'api', method: 'POST', path: `/v1/transfers/${DASHES}/decision`, ...j('{"decision":"approve","reason":"ok"}'), role: 'compliance' },
+    {
+      target: 'api',
+      method: 'POST',
+      path: `/v1/transfers/${DASHES}/decision`,
+      ...j('{"decision":"approve","reason":"ok"}'),
+      role: 'compliance',
+    },
     { target: 'api', method: 'GET', path: '/v1/addresses?page=1e20', field: 'page', role: 'viewer' },
     { target: 'api', method: 'GET', path: '/v1/addresses?perPage=1e20', field: 'perPage', role: 'viewer' },
     { target: 'api', method: 'GET', path: '/v1/transfers?order=constructor', field: 'order', role: 'viewer' },
@@ -154,29 +217,190 @@ function nastiest(g: ReturnType<typeof groupSeed>): Nasty[] {
     { target: 'api', method: 'GET', path: '/v1/addresses?vaspDID=%00', field: 'vaspDID', role: 'viewer' },
     { target: 'api', method: 'GET', path: '/v1/vasps/%00/keys', role: 'viewer' },
     { target: 'api', method: 'GET', path: '/v1/vasps/..%2f..%2fv1%2fme/keys', role: 'viewer' },
-    { target: 'api', method: 'POST', path: `/v1/transfers/${ZERO}/decision`, ...j('{"decision":"approve","reason":"ok\\u0000"}'), field: 'reason', role: 'compliance' },
-    { target: 'api', method: 'POST', path: `/v1/transfers/${ZERO}/route`, ...j(`{"subsidiaryDid":"${g.subA}","reason":"r","constructor":{"prototype":{"x":1}}}`), role: 'compliance' },
-    { target: 'api', method: 'POST', path: `/v1/transfers/${ZERO}/decision`, ...j('{"decision":"approve","reason":"r","__proto__":{"isAdmin":true}}'), role: 'compliance' },
-    { target: 'api', method: 'POST', path: '/v1/transfers', ...j(tx({ transactionAmount: '1.5' })), field: 'transactionAmount', role: 'operator' },
-    { target: 'api', method: 'POST', path: '/v1/transfers', ...j(tx({ transactionAmount: '-1' })), field: 'transactionAmount', role: 'operator' },
-    { target: 'api', method: 'POST', path: '/v1/transfers', ...j(tx({ transactionAmount: 1e20 })), field: 'transactionAmount', role: 'operator' },
-    { target: 'api', method: 'POST', path: '/v1/transfers', ...j(tx({ originatorVASPdid: 'did:key:z' + 'z'.repeat(100_000) })), field: 'originatorVASPdid', role: 'operator' },
-    { target: 'api', method: 'POST', path: '/v1/transfers', ...j(tx({ originator: { originatorPersons: [{ naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: 'B\u0000', nameIdentifierType: 'LEGL' }] }] } }] } })), field: 'primaryIdentifier', role: 'operator' },
-    { target: 'api', method: 'POST', path: '/v1/transfers', ...j(tx({}).replace(/^\{/, `{"originator":${nested(10_000)},`)), role: 'operator' },
+    {
+      target: 'api',
+      method: 'POST',
+      path: `/v1/transfers/${ZERO}/decision`,
+      ...j('{"decision":"approve","reason":"ok\\u0000"}'),
+      field: 'reason',
+      role: 'compliance',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: `/v1/transfers/${ZERO}/route`,
+      ...j(`{"subsidiaryDid":"${g.subA}","reason":"r","constructor":{"prototype":{"x":1}}}`),
+      role: 'compliance',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: `/v1/transfers/${ZERO}/decision`,
+      ...j('{"decision":"approve","reason":"r","__proto__":{"isAdmin":true}}'),
+      role: 'compliance',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/v1/transfers',
+      ...j(tx({ transactionAmount: '1.5' })),
+      field: 'transactionAmount',
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/v1/transfers',
+      ...j(tx({ transactionAmount: '-1' })),
+      field: 'transactionAmount',
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/v1/transfers',
+      ...j(tx({ transactionAmount: 1e20 })),
+      field: 'transactionAmount',
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/v1/transfers',
+      ...j(tx({ originatorVASPdid: 'did:key:z' + 'z'.repeat(100_000) })),
+      field: 'originatorVASPdid',
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/v1/transfers',
+      ...j(
+        tx({
+          originator: {
+            originatorPersons: [
+              {
+                naturalPerson: {
+                  name: [{ nameIdentifier: [{ primaryIdentifier: 'B\u0000', nameIdentifierType: 'LEGL' }] }],
+                },
+              },
+            ],
+          },
+        }),
+      ),
+      field: 'primaryIdentifier',
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/v1/transfers',
+      ...j(tx({}).replace(/^\{/, `{"originator":${nested(10_000)},`)),
+      role: 'operator',
+    },
     { target: 'api', method: 'POST', path: '/v1/transfers', ...j(nestedArray(100_000)), role: 'operator' },
-    { target: 'api', method: 'POST', path: '/v1/transfers', ...j(tx({}).replace(/^\{/, '{"__proto__":{"transactionAmount":"1"},')), role: 'operator' },
-    { target: 'api', method: 'POST', path: '/tx/create', ...j(tx({ transactionAmount: '0.5' })), field: 'transactionAmount', role: 'operator' },
-    { target: 'api', method: 'POST', path: '/tx/update', ...j('{"id":"not-a-uuid","txHash":"0xabc"}'), field: 'id', role: 'operator' },
-    { target: 'api', method: 'POST', path: '/tx/update', ...j(`{"id":"${DASHES}","txHash":"0xabc"}`), field: 'id', role: 'operator' },
-    { target: 'api', method: 'POST', path: '/codec/decode', ...j(`{"payloads":[{"metadata":{"encoding":"YmluYXJ5L2VuY3J5cHRlZA=="},"data":"${'A'.repeat(64)}"}]}`), role: 'compliance' },
-    { target: 'api', method: 'POST', path: '/codec/decode', ...j(`{"payloads":[{"metadata":{"encoding":"YmluYXJ5L2VuY3J5cHRlZA==","encryption-key-id":"AA=="},"data":"!!!"}]}`), role: 'compliance' },
-    { target: 'api', method: 'POST', path: '/codec/decode', ...j(`{"payloads":${nestedArray(50_000)}}`), role: 'compliance' },
-    { target: 'api', method: 'POST', path: `/v1/vasps/${subA}/keys/import`, ...j(`{"reason":"import test","did":"did:key:z${'z'.repeat(120)}","privateKeyHex":"${'0'.repeat(128)}"}`), field: 'did', role: 'admin' },
-    { target: 'api', method: 'POST', path: `/v1/vasps/${subA}/keys/import`, ...j(`{"reason":"import test","key":{"did":"did:key:z${'1'.repeat(46)}","keys":[{"privateKeyHex":"zz"}]}}`), field: 'key', role: 'admin' },
-    { target: 'api', method: 'POST', path: `/v1/vasps/${subA}/keys/import`, ...j('{"reason":"import test","key":{"__proto__":{"did":"x"}}}'), role: 'admin' },
-    { target: 'api', method: 'PUT', path: '/v1/addresses', ...j(`{"addresses":[{"vaspDID":"${g.subA}","asset":"ETH","address":"0x1","customerRef":"c","__proto__":{"x":1}}]}`), role: 'operator' },
-    { target: 'api', method: 'POST', path: '/v1/api-keys', ...j('{"name":"x","role":"constructor"}'), field: 'role', role: 'admin' },
-    { target: 'api', method: 'POST', path: '/v1/api-keys', ...j('{"name":"\\u0000","role":"viewer"}'), field: 'name', role: 'admin' },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/v1/transfers',
+      ...j(tx({}).replace(/^\{/, '{"__proto__":{"transactionAmount":"1"},')),
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/tx/create',
+      ...j(tx({ transactionAmount: '0.5' })),
+      field: 'transactionAmount',
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/tx/update',
+      ...j('{"id":"not-a-uuid","txHash":"0xabc"}'),
+      field: 'id',
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/tx/update',
+      ...j(`{"id":"${DASHES}","txHash":"0xabc"}`),
+      field: 'id',
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/codec/decode',
+      ...j(`{"payloads":[{"metadata":{"encoding":"YmluYXJ5L2VuY3J5cHRlZA=="},"data":"${'A'.repeat(64)}"}]}`),
+      role: 'compliance',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/codec/decode',
+      ...j(
+        `{"payloads":[{"metadata":{"encoding":"YmluYXJ5L2VuY3J5cHRlZA==","encryption-key-id":"AA=="},"data":"!!!"}]}`,
+      ),
+      role: 'compliance',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/codec/decode',
+      ...j(`{"payloads":${nestedArray(50_000)}}`),
+      role: 'compliance',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: `/v1/vasps/${subA}/keys/import`,
+      ...j(`{"reason":"import test","did":"did:key:z${'z'.repeat(120)}","privateKeyHex":"${'0'.repeat(128)}"}`),
+      field: 'did',
+      role: 'admin',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: `/v1/vasps/${subA}/keys/import`,
+      ...j(`{"reason":"import test","key":{"did":"did:key:z${'1'.repeat(46)}","keys":[{"privateKeyHex":"zz"}]}}`),
+      field: 'key',
+      role: 'admin',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: `/v1/vasps/${subA}/keys/import`,
+      ...j('{"reason":"import test","key":{"__proto__":{"did":"x"}}}'),
+      role: 'admin',
+    },
+    {
+      target: 'api',
+      method: 'PUT',
+      path: '/v1/addresses',
+      ...j(
+        `{"addresses":[{"vaspDID":"${g.subA}","asset":"ETH","address":"0x1","customerRef":"c","__proto__":{"x":1}}]}`,
+      ),
+      role: 'operator',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/v1/api-keys',
+      ...j('{"name":"x","role":"constructor"}'),
+      field: 'role',
+      role: 'admin',
+    },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/v1/api-keys',
+      ...j('{"name":"\\u0000","role":"viewer"}'),
+      field: 'name',
+      role: 'admin',
+    },
     { target: 'api', method: 'POST', path: '/v1/api-keys/constructor/revoke', role: 'admin' },
     { target: 'api', method: 'POST', path: `/v1/api-keys/${DASHES}/revoke`, role: 'admin' },
     // The sandbox
@@ -194,46 +418,230 @@ function nastiest(g: ReturnType<typeof groupSeed>): Nasty[] {
     { target: 'sandbox', method: 'GET', path: '/tf/simple/vasps?per_page=1e20', field: 'per_page' },
     { target: 'sandbox', method: 'GET', path: `/tf/simple/vasps?order=${'a'.repeat(40)}!`, field: 'order' },
     { target: 'sandbox', method: 'GET', path: '/tf/simple/vasps?q=%00', field: 'q' },
-    { target: 'sandbox', method: 'GET', path: `/v1/addresses?vasp_did=${subA}&source=ADDRESS_GRAPH&page=1e20`, field: 'page' },
-    { target: 'sandbox', method: 'GET', path: `/sandbox/webhooks/deliveries?transactionId=${DASHES}`, field: 'transactionId' },
-    { target: 'sandbox', method: 'GET', path: `/sandbox/counterparties/${subA}/received/${DASHES}`, field: 'txId', route: '/sandbox/counterparties/{vaspDID}/received/{txId}' },
+    {
+      target: 'sandbox',
+      method: 'GET',
+      path: `/v1/addresses?vasp_did=${subA}&source=ADDRESS_GRAPH&page=1e20`,
+      field: 'page',
+    },
+    {
+      target: 'sandbox',
+      method: 'GET',
+      path: `/sandbox/webhooks/deliveries?transactionId=${DASHES}`,
+      field: 'transactionId',
+    },
+    {
+      target: 'sandbox',
+      method: 'GET',
+      path: `/sandbox/counterparties/${subA}/received/${DASHES}`,
+      field: 'txId',
+      route: '/sandbox/counterparties/{vaspDID}/received/{txId}',
+    },
     { target: 'sandbox', method: 'GET', path: `/sandbox/uploads/${DASHES}`, route: '/sandbox/uploads/{id}' },
-    { target: 'sandbox', method: 'POST', path: '/tx/create', ...j(tx({ originator: undefined, beneficiary: undefined }).replace(/^\{/, `{"pii":${nested(20_000)},`)), field: 'pii' },
-    { target: 'sandbox', method: 'POST', path: '/tx/create', ...j(tx({ transactionAmount: '1.5' })), field: 'transactionAmount' },
-    { target: 'sandbox', method: 'POST', path: '/tx/create', ...j(tx({ transactionRef: 'ref\u0000' })), field: 'transactionRef' },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/tx/create',
+      ...j(tx({ originator: undefined, beneficiary: undefined }).replace(/^\{/, `{"pii":${nested(20_000)},`)),
+      field: 'pii',
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/tx/create',
+      ...j(tx({ transactionAmount: '1.5' })),
+      field: 'transactionAmount',
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/tx/create',
+      ...j(tx({ transactionRef: 'ref\u0000' })),
+      field: 'transactionRef',
+    },
     { target: 'sandbox', method: 'POST', path: '/tx/create', ...j(tx({}).replace(/^\{/, '{"__proto__":{"x":1},')) },
-    { target: 'sandbox', method: 'POST', path: '/tx/create', ...j(tx({ originator: { originatorPersons: [{ naturalPerson: { name: 'x' } }] } })), field: 'originator' },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/tx/create',
+      ...j(tx({ originator: { originatorPersons: [{ naturalPerson: { name: 'x' } }] } })),
+      field: 'originator',
+    },
     { target: 'sandbox', method: 'POST', path: '/tx/update', ...j(`{"id":"${ZERO}","constructor":{"prototype":{}}}`) },
-    { target: 'sandbox', method: 'POST', path: '/oauth/token', ...j('{"client_id":"\\u0000","client_secret":"x","grant_type":"client_credentials","audience":"x"}') },
-    { target: 'sandbox', method: 'POST', path: '/oidc/token', body: 'grant_type=client_credentials&client_id=%00&client_secret=x', contentType: 'application/x-www-form-urlencoded' },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/oauth/token',
+      ...j('{"client_id":"\\u0000","client_secret":"x","grant_type":"client_credentials","audience":"x"}'),
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/oidc/token',
+      body: 'grant_type=client_credentials&client_id=%00&client_secret=x',
+      contentType: 'application/x-www-form-urlencoded',
+    },
     { target: 'sandbox', method: 'POST', path: '/pii/get', ...j('["\\u0000"]') },
     { target: 'sandbox', method: 'POST', path: '/pii/get', ...j(nestedArray(100_000)) },
-    { target: 'sandbox', method: 'POST', path: '/pii/put', ...j(`{"fromDID":"${g.subA}","toDID":"${g.external}","data":[{"key":"__proto__","value":"\\u0000"}]}`) },
-    { target: 'sandbox', method: 'POST', path: '/pii/put', ...j(`{"fromDID":"${g.subA}","toDID":"${g.external}","data":[{"key":"a","value":"x"}],"__proto__":{"y":1}}`) },
-    { target: 'sandbox', method: 'POST', path: '/tf/vasps/update', ...j(`{"did":"${g.subA}","fields":[{"fieldName":"pii_didkey","values":[{"value":"did:key:z${'z'.repeat(100_000)}"}]}]}`), field: 'value' },
-    { target: 'sandbox', method: 'POST', path: '/tf/vasps/update', ...j(`{"did":"${g.subA}","fields":[{"fieldName":"constructor","values":[{"value":"x"}]}]}`), field: 'fieldName' },
-    { target: 'sandbox', method: 'PUT', path: `/sandbox/counterparties/${external}`, ...j('{"behaviours":{"__proto__":"accept"}}') },
-    { target: 'sandbox', method: 'PUT', path: `/sandbox/counterparties/${external}/behaviours`, ...j('{"constructor":"nonsense"}'), route: '/sandbox/counterparties/{vaspDID}/behaviours' },
-    { target: 'sandbox', method: 'POST', path: '/address/registerCustomer', ...j(`{"vaspDID":"${g.subA}","address":"0x1","customerRef":"c\\u0000"}`), field: 'customerRef' },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/pii/put',
+      ...j(`{"fromDID":"${g.subA}","toDID":"${g.external}","data":[{"key":"__proto__","value":"\\u0000"}]}`),
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/pii/put',
+      ...j(`{"fromDID":"${g.subA}","toDID":"${g.external}","data":[{"key":"a","value":"x"}],"__proto__":{"y":1}}`),
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/tf/vasps/update',
+      ...j(
+        `{"did":"${g.subA}","fields":[{"fieldName":"pii_didkey","values":[{"value":"did:key:z${'z'.repeat(100_000)}"}]}]}`,
+      ),
+      field: 'value',
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/tf/vasps/update',
+      ...j(`{"did":"${g.subA}","fields":[{"fieldName":"constructor","values":[{"value":"x"}]}]}`),
+      field: 'fieldName',
+    },
+    {
+      target: 'sandbox',
+      method: 'PUT',
+      path: `/sandbox/counterparties/${external}`,
+      ...j('{"behaviours":{"__proto__":"accept"}}'),
+    },
+    {
+      target: 'sandbox',
+      method: 'PUT',
+      path: `/sandbox/counterparties/${external}/behaviours`,
+      ...j('{"constructor":"nonsense"}'),
+      route: '/sandbox/counterparties/{vaspDID}/behaviours',
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/address/registerCustomer',
+      ...j(`{"vaspDID":"${g.subA}","address":"0x1","customerRef":"c\\u0000"}`),
+      field: 'customerRef',
+    },
     // Regression cases of what the corpus found (docs/reliability.md, "Found by the bad-input corpus").
     { target: 'api', method: 'POST', path: '/tx/update', ...j('{"id":\u0000}'), role: 'operator' },
-    { target: 'api', method: 'POST', path: '/tx/create', body: Buffer.alloc(BODY_LIMIT + 1, 0x20), contentType: 'application/json', role: 'operator' },
+    {
+      target: 'api',
+      method: 'POST',
+      path: '/tx/create',
+      body: Buffer.alloc(BODY_LIMIT + 1, 0x20),
+      contentType: 'application/json',
+      role: 'operator',
+    },
     { target: 'api', method: 'POST', path: '/v1/api-keys/%00/revoke', field: 'key', role: 'admin' },
     { target: 'api', method: 'POST', path: '/v1/api-keys/x%27%3B--/revoke', field: 'key', role: 'admin' },
-    { target: 'sandbox', method: 'POST', path: '/sandbox/simulate/transfers', ...j(tx({ originatorVASPdid: g.external, beneficiaryVASPdid: g.subA, originator: { originatorPersons: [{ naturalPerson: { name: 'x' } }] } })), field: 'originator' },
-    { target: 'sandbox', method: 'PUT', path: `/tf/vasps/${subA}/settings`, ...j('{"autoconfirm":"false"}'), field: 'autoconfirm' },
-    { target: 'sandbox', method: 'PUT', path: `/tf/vasps/${subA}/settings`, ...j('{"vaspDiscoverability":0}'), field: 'vaspDiscoverability' },
-    { target: 'sandbox', method: 'POST', path: '/tf/vasps/update', ...j(`{"did":"${g.subA}","fields":[{"fieldName":true,"values":[{"value":"x"}]}]}`), field: 'fieldName' },
-    { target: 'sandbox', method: 'POST', path: '/tf/vasps/update', ...j(`{"did":"${g.subA}","fields":[{"fieldName":"__proto__","values":[{"value":"x"}]}]}`), field: 'fieldName' },
-    { target: 'sandbox', method: 'POST', path: '/webhook', ...j(`{"vaspDID":"${g.subA}","url":"https://example.com/hook","rotateSecret":"yes"}`), field: 'rotateSecret' },
-    { target: 'sandbox', method: 'DELETE', path: '/sandbox/counterparties/%2e%2e', field: 'vaspDID', route: '/sandbox/counterparties/{vaspDID}' },
-    { target: 'sandbox', method: 'GET', path: '/sandbox/counterparties/not-a-did', field: 'vaspDID', route: '/sandbox/counterparties/{vaspDID}' },
-    { target: 'sandbox', method: 'PUT', path: `/sandbox/counterparties/${external}`, ...j('null'), field: 'body', route: '/sandbox/counterparties/{vaspDID}' },
-    { target: 'sandbox', method: 'PUT', path: `/sandbox/counterparties/${external}`, body: 'default=accept', contentType: 'application/x-www-form-urlencoded', route: '/sandbox/counterparties/{vaspDID}' },
-    { target: 'sandbox', method: 'PUT', path: `/tf/vasps/${subA}/settings`, body: 'autoconfirm=false', contentType: 'application/x-www-form-urlencoded' },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/sandbox/simulate/transfers',
+      ...j(
+        tx({
+          originatorVASPdid: g.external,
+          beneficiaryVASPdid: g.subA,
+          originator: { originatorPersons: [{ naturalPerson: { name: 'x' } }] },
+        }),
+      ),
+      field: 'originator',
+    },
+    {
+      target: 'sandbox',
+      method: 'PUT',
+      path: `/tf/vasps/${subA}/settings`,
+      ...j('{"autoconfirm":"false"}'),
+      field: 'autoconfirm',
+    },
+    {
+      target: 'sandbox',
+      method: 'PUT',
+      path: `/tf/vasps/${subA}/settings`,
+      ...j('{"vaspDiscoverability":0}'),
+      field: 'vaspDiscoverability',
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/tf/vasps/update',
+      ...j(`{"did":"${g.subA}","fields":[{"fieldName":true,"values":[{"value":"x"}]}]}`),
+      field: 'fieldName',
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/tf/vasps/update',
+      ...j(`{"did":"${g.subA}","fields":[{"fieldName":"__proto__","values":[{"value":"x"}]}]}`),
+      field: 'fieldName',
+    },
+    {
+      target: 'sandbox',
+      method: 'POST',
+      path: '/webhook',
+      ...j(`{"vaspDID":"${g.subA}","url":"https://example.com/hook","rotateSecret":"yes"}`),
+      field: 'rotateSecret',
+    },
+    {
+      target: 'sandbox',
+      method: 'DELETE',
+      path: '/sandbox/counterparties/%2e%2e',
+      field: 'vaspDID',
+      route: '/sandbox/counterparties/{vaspDID}',
+    },
+    {
+      target: 'sandbox',
+      method: 'GET',
+      path: '/sandbox/counterparties/not-a-did',
+      field: 'vaspDID',
+      route: '/sandbox/counterparties/{vaspDID}',
+    },
+    {
+      target: 'sandbox',
+      method: 'PUT',
+      path: `/sandbox/counterparties/${external}`,
+      ...j('null'),
+      field: 'body',
+      route: '/sandbox/counterparties/{vaspDID}',
+    },
+    {
+      target: 'sandbox',
+      method: 'PUT',
+      path: `/sandbox/counterparties/${external}`,
+      body: 'default=accept',
+      contentType: 'application/x-www-form-urlencoded',
+      route: '/sandbox/counterparties/{vaspDID}',
+    },
+    {
+      target: 'sandbox',
+      method: 'PUT',
+      path: `/tf/vasps/${subA}/settings`,
+      body: 'autoconfirm=false',
+      contentType: 'application/x-www-form-urlencoded',
+    },
     { target: 'sandbox', method: 'GET', path: '/sandbox/outbox?limit=0x10', field: 'limit' },
-    { target: 'sandbox', method: 'GET', path: `/sandbox/uploads/${ZERO}?rejected_limit=%201`, field: 'rejected_limit', route: '/sandbox/uploads/{id}' },
-    { target: 'sandbox', method: 'GET', path: `/sandbox/webhooks/deliveries?transactionId=${ZERO}&transactionId=x`, field: 'transactionId' },
+    {
+      target: 'sandbox',
+      method: 'GET',
+      path: `/sandbox/uploads/${ZERO}?rejected_limit=%201`,
+      field: 'rejected_limit',
+      route: '/sandbox/uploads/{id}',
+    },
+    {
+      target: 'sandbox',
+      method: 'GET',
+      path: `/sandbox/webhooks/deliveries?transactionId=${ZERO}&transactionId=x`,
+      field: 'transactionId',
+    },
     { target: 'sandbox', method: 'GET', path: '/tf/simple/vasps?q=a%00b', field: 'q' },
     { target: 'sandbox', method: 'GET', path: '/tf/simple/vasps?per_page=Infinity', field: 'per_page' },
     { target: 'sandbox', method: 'GET', path: '/tf/simple/vasps?page=Infinity', field: 'page' },
@@ -247,8 +655,11 @@ function uploads(): { label: string; contentType: string; body: Buffer }[] {
     return {
       contentType: `multipart/form-data; boundary=${b}`,
       body: Buffer.concat([
-        Buffer.from(`--${b}\r\ncontent-disposition: form-data; name="${name}"; filename="${filename}"\r\ncontent-type: ${type}\r\n\r\n`),
-        Buffer.from(content), Buffer.from(`\r\n--${b}--\r\n`),
+        Buffer.from(
+          `--${b}\r\ncontent-disposition: form-data; name="${name}"; filename="${filename}"\r\ncontent-type: ${type}\r\n\r\n`,
+        ),
+        Buffer.from(content),
+        Buffer.from(`\r\n--${b}--\r\n`),
       ]),
     };
   };
@@ -261,9 +672,21 @@ function uploads(): { label: string; contentType: string; body: Buffer }[] {
     { label: 'file over the limit', ...part(`asset,address,customerRef\n${'ETH,0x1,c\n'.repeat(110_000)}`) },
     { label: 'part named otherwise', ...part('asset,address,customerRef\nETH,0x1,c\n', 'upload') },
     { label: 'no file part', contentType: 'multipart/form-data; boundary=x', body: Buffer.from('--x--\r\n') },
-    { label: 'broken multipart', contentType: 'multipart/form-data; boundary=x', body: Buffer.from('--x\r\ncontent-disposition: form-data; name="file"\r\n\r\nasset') },
-    { label: 'JSON instead of a file', contentType: 'application/json', body: Buffer.from('{"file":"asset,address,customerRef"}') },
-    { label: 'CSV without multipart', contentType: 'text/csv', body: Buffer.from('asset,address,customerRef\nETH,0x1,c\n') },
+    {
+      label: 'broken multipart',
+      contentType: 'multipart/form-data; boundary=x',
+      body: Buffer.from('--x\r\ncontent-disposition: form-data; name="file"\r\n\r\nasset'),
+    },
+    {
+      label: 'JSON instead of a file',
+      contentType: 'application/json',
+      body: Buffer.from('{"file":"asset,address,customerRef"}'),
+    },
+    {
+      label: 'CSV without multipart',
+      contentType: 'text/csv',
+      body: Buffer.from('asset,address,customerRef\nETH,0x1,c\n'),
+    },
   ];
 }
 
@@ -295,18 +718,34 @@ describe('bad-input corpus: every route of the API and the sandbox refuses inval
     orchPool = createPool(dbUrl, 'orchestrator');
     // Fault injection switchable (none configured), so PUT /sandbox/faults checks its body instead of answering 403.
     sb = await startSandbox(g.seed, { databaseUrl: dbUrl, addressBook: { maxUploadBytes: 1024 * 1024 }, faults: true });
-    orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), { pool: orchPool, group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] } });
+    orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      pool: orchPool,
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+    });
     const apiToken = await sb.token(g.gatewayUser);
     const piiToken = await sb.token(g.gatewayUser, `${sb.url}/pii`);
     targets.api = { base: orch.apiUrl, headers: (r) => (r.roles ? orch.headers(r.roles[0] as Role) : {}) };
     // The sandbox's own test routes take its operator token (issue 15, item 13).
     targets.sandbox = {
       base: sb.url,
-      headers: (r) => (r.path.startsWith('/sandbox/') ? sb.testHeaders() : { authorization: `Bearer ${r.path.startsWith('/pii/') ? piiToken : apiToken}` }),
+      headers: (r) =>
+        r.path.startsWith('/sandbox/')
+          ? sb.testHeaders()
+          : { authorization: `Bearer ${r.path.startsWith('/pii/') ? piiToken : apiToken}` },
     };
     // The simulated counterparty POST /sandbox/simulate/transfers sends as (its baseline must get past that check).
-    expect((await fetch(`${sb.url}/sandbox/counterparties/${encodeURIComponent(g.external)}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' })).status).toBe(200);
-    const issued = await fetch(`${sb.url}/address/upload/${encodeURIComponent(g.subA)}`, { headers: { authorization: `Bearer ${apiToken}` } });
+    expect(
+      (
+        await fetch(`${sb.url}/sandbox/counterparties/${encodeURIComponent(g.external)}`, {
+          method: 'PUT',
+          headers: sb.testHeaders({ 'content-type': 'application/json' }),
+          body: '{}',
+        })
+      ).status,
+    ).toBe(200);
+    const issued = await fetch(`${sb.url}/address/upload/${encodeURIComponent(g.subA)}`, {
+      headers: { authorization: `Bearer ${apiToken}` },
+    });
     uploadUrl = ((await issued.json()) as Json).uploadUrl;
     before = await tableCounts(pool);
     workflowsBefore = await workflowCount();
@@ -318,13 +757,20 @@ describe('bad-input corpus: every route of the API and the sandbox refuses inval
     await orchPool?.end();
     await pool?.end();
     if (dbUrl) await dropDatabase(serverUrl, new URL(dbUrl).pathname.slice(1));
-    if (known.length) process.stderr.write(`[bad-input corpus] known defects, fixed elsewhere (${known.length}):\n  ${known.join('\n  ')}\n`);
+    if (known.length)
+      process.stderr.write(
+        `[bad-input corpus] known defects, fixed elsewhere (${known.length}):\n  ${known.join('\n  ')}\n`,
+      );
   });
 
   const samples = (target: Route['target']): Samples => ({
     did: g.subA,
     uuid: '00000000-0000-4000-8000-000000000000',
-    byName: { originator: fixture.originator, beneficiary: fixture.beneficiary, ...(target === 'sandbox' && { beneficiaryVASPdid: g.external }) },
+    byName: {
+      originator: fixture.originator,
+      beneficiary: fixture.beneficiary,
+      ...(target === 'sandbox' && { beneficiaryVASPdid: g.external }),
+    },
     byRoute: {
       '/sandbox/simulate/transfers': { originatorVASPdid: g.external, beneficiaryVASPdid: g.subA },
       '/oauth/token': { grant_type: 'client_credentials', audience: sb.url },
@@ -383,27 +829,50 @@ describe('bad-input corpus: every route of the API and the sandbox refuses inval
         if (f) failures.push(f);
       }
       counts.push([key, sent]);
-      if (process.env.CORPUS_PROGRESS) process.stderr.write(`[bad-input corpus] ${key}: ${sent} cases, ${failures.length} failures so far\n`);
+      if (process.env.CORPUS_PROGRESS)
+        process.stderr.write(`[bad-input corpus] ${key}: ${sent} cases, ${failures.length} failures so far\n`);
     }
     const width = Math.max(...counts.map(([k]) => k.length));
-    process.stderr.write(`[bad-input corpus] generated cases per route (seed ${SEED}), ${counts.reduce((n, [, c]) => n + c, 0)} in all:\n${
-      counts.map(([k, n]) => `  ${k.padEnd(width)} ${String(n).padStart(4)}`).join('\n')}\n`);
+    process.stderr.write(
+      `[bad-input corpus] generated cases per route (seed ${SEED}), ${counts.reduce((n, [, c]) => n + c, 0)} in all:\n${counts
+        .map(([k, n]) => `  ${k.padEnd(width)} ${String(n).padStart(4)}`)
+        .join('\n')}\n`,
+    );
     expect(failures).toEqual([]);
   });
 
   it('refuses the hand-written nastiest cases (U+0000, deep nesting, __proto__ and constructor keys, 36-dash ids, ?page=1e20, ?order=constructor, …)', async () => {
     const failures: string[] = [];
-    const docRoutes = [...routesOf(await (await fetch(`${orch.apiUrl}/openapi.json`)).json(), 'api'), ...routesOf(await (await fetch(`${sb.url}/openapi.json`)).json(), 'sandbox')];
+    const docRoutes = [
+      ...routesOf(await (await fetch(`${orch.apiUrl}/openapi.json`)).json(), 'api'),
+      ...routesOf(await (await fetch(`${sb.url}/openapi.json`)).json(), 'sandbox'),
+    ];
     for (const n of nastiest(g)) {
       const pathOnly = n.path.split('?')[0]!;
-      const route = docRoutes.find((r) => r.target === n.target && r.method === n.method &&
-        (n.route ? r.path === n.route : new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(pathOnly)))
-        ?? { target: n.target, method: n.method, path: n.route ?? pathOnly, params: [] };
+      const route = docRoutes.find(
+        (r) =>
+          r.target === n.target &&
+          r.method === n.method &&
+          (n.route ? r.path === n.route : new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(pathOnly)),
+      ) ?? { target: n.target, method: n.method, path: n.route ?? pathOnly, params: [] };
       if (n.role) route.roles = [n.role];
-      const c: Case = { label: 'hand-written', field: n.field ?? '', path: { raw: n.path }, query: [...new URLSearchParams(n.path.split('?')[1] ?? '')], headers: {}, body: n.body === undefined ? undefined : { contentType: n.contentType!, payload: n.body } };
+      const c: Case = {
+        label: 'hand-written',
+        field: n.field ?? '',
+        path: { raw: n.path },
+        query: [...new URLSearchParams(n.path.split('?')[1] ?? '')],
+        headers: {},
+        body: n.body === undefined ? undefined : { contentType: n.contentType!, payload: n.body },
+      };
       if (KNOWN.some((k) => k.skip && k.match(route, c))) continue;
       const t = targets[n.target]!;
-      const a = await send(t.base, n.method, n.path, { ...t.headers(route), ...n.headers, ...(n.contentType && { 'content-type': n.contentType }) }, n.body);
+      const a = await send(
+        t.base,
+        n.method,
+        n.path,
+        { ...t.headers(route), ...n.headers, ...(n.contentType && { 'content-type': n.contentType }) },
+        n.body,
+      );
       const problem = verdict(route, c, a);
       if (!problem) continue;
       const line = `${n.target} ${n.method} ${n.path.slice(0, 150)} → ${problem} ${a.text.slice(0, 200)}`;
@@ -414,7 +883,13 @@ describe('bad-input corpus: every route of the API and the sandbox refuses inval
     const uploadRoute: Route = { target: 'sandbox', method: 'POST', path: '/upload', params: [] };
     const upload = new URL(uploadUrl);
     for (const u of uploads()) {
-      const a = await send(sb.url, 'POST', `${upload.pathname}${upload.search}`, { 'content-type': u.contentType }, u.body);
+      const a = await send(
+        sb.url,
+        'POST',
+        `${upload.pathname}${upload.search}`,
+        { 'content-type': u.contentType },
+        u.body,
+      );
       const problem = verdict(uploadRoute, { label: u.label, field: '', path: {}, query: [], headers: {} }, a);
       if (problem) failures.push(`sandbox POST /upload [${u.label}] → ${problem} ${a.text.slice(0, 200)}`);
     }

@@ -5,10 +5,19 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { registerKeyCommands } from '../../client/cli/keys';
 import { runCli } from '../harness/cli';
-import { groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+import {
+  groupSeed,
+  startOrchestrator,
+  startSandbox,
+  type RunningOrchestrator,
+  type RunningSandbox,
+} from '../harness/platform';
 
 /** An address of this machine that is not loopback: what a host on the network looks like to the CLI. */
-const networkAddress = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address ?? 'tro-api.invalid';
+const networkAddress =
+  Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address ?? 'tro-api.invalid';
 
 describe('the CLI reads its credential from the environment or a file, and never sends it over plain HTTP off loopback (issue 25, item 7g)', () => {
   const g = groupSeed();
@@ -23,7 +32,9 @@ describe('the CLI reads its credential from the environment or a file, and never
 
   beforeAll(async () => {
     sb = await startSandbox(g.seed);
-    orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), { group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA] } });
+    orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA] },
+    });
     tokenFile = join(dir, 'token');
     writeFileSync(tokenFile, `${orch.apiKeys.viewer}\n`, { mode: 0o600 });
     elsewhere = createServer((req, res) => {
@@ -43,8 +54,15 @@ describe('the CLI reads its credential from the environment or a file, and never
   const keysList = (...args: string[]) => runCli(registerKeyCommands, ['keys', 'list', g.subA, '--json', ...args]);
 
   it('takes the credential from --token-file, or the file API_TOKEN_FILE names', async () => {
-    expect(JSON.parse(await keysList('--api', orch.apiUrl, '--token-file', tokenFile))).toMatchObject({ vaspDID: g.subA, keys: expect.any(Array) });
-    const saved = { API_TOKEN_FILE: process.env.API_TOKEN_FILE, API_TOKEN: process.env.API_TOKEN, PUBLIC_API_URL: process.env.PUBLIC_API_URL };
+    expect(JSON.parse(await keysList('--api', orch.apiUrl, '--token-file', tokenFile))).toMatchObject({
+      vaspDID: g.subA,
+      keys: expect.any(Array),
+    });
+    const saved = {
+      API_TOKEN_FILE: process.env.API_TOKEN_FILE,
+      API_TOKEN: process.env.API_TOKEN,
+      PUBLIC_API_URL: process.env.PUBLIC_API_URL,
+    };
     Object.assign(process.env, { API_TOKEN_FILE: tokenFile, PUBLIC_API_URL: orch.apiUrl });
     delete process.env.API_TOKEN;
     try {
@@ -55,7 +73,9 @@ describe('the CLI reads its credential from the environment or a file, and never
         else process.env[k] = v;
       }
     }
-    await expect(keysList('--api', orch.apiUrl, '--token-file', join(dir, 'missing'))).rejects.toThrow(/^--token-file: cannot read .*missing \(ENOENT\)/);
+    await expect(keysList('--api', orch.apiUrl, '--token-file', join(dir, 'missing'))).rejects.toThrow(
+      /^--token-file: cannot read .*missing \(ENOENT\)/,
+    );
   });
 
   it('keeps --token for old scripts, with a warning on stderr', async () => {
@@ -65,20 +85,28 @@ describe('the CLI reads its credential from the environment or a file, and never
       return true;
     });
     try {
-      expect(JSON.parse(await keysList('--api', orch.apiUrl, '--token', orch.apiKeys.viewer))).toMatchObject({ vaspDID: g.subA });
+      expect(JSON.parse(await keysList('--api', orch.apiUrl, '--token', orch.apiKeys.viewer))).toMatchObject({
+        vaspDID: g.subA,
+      });
     } finally {
       spy.mockRestore();
     }
-    expect(warnings.join('')).toMatch(/^warning: --token shows the credential in the process list and the shell history/);
+    expect(warnings.join('')).toMatch(
+      /^warning: --token shows the credential in the process list and the shell history/,
+    );
   });
 
   it('refuses to send a credential over plain HTTP to a host not on loopback: nothing reaches it', async () => {
     await expect(keysList('--api', elsewhereUrl, '--token-file', tokenFile)).rejects.toThrow(
-      new RegExp(`^--api: is plain http to ${networkAddress.replace(/\./g, '\\.')}:\\d+, which is not on loopback: the credential would cross the network in clear`),
+      new RegExp(
+        `^--api: is plain http to ${networkAddress.replace(/\./g, '\\.')}:\\d+, which is not on loopback: the credential would cross the network in clear`,
+      ),
     );
     const spy = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
-      await expect(keysList('--api', elsewhereUrl, '--token', orch.apiKeys.viewer)).rejects.toThrow(/is plain http to .* not on loopback/);
+      await expect(keysList('--api', elsewhereUrl, '--token', orch.apiKeys.viewer)).rejects.toThrow(
+        /is plain http to .* not on loopback/,
+      );
     } finally {
       spy.mockRestore();
     }

@@ -8,10 +8,18 @@ import { loadSdnList } from '../../screening/load-sdn';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { CHROMIUM_PATH } from '../../scripts/chromium';
-import { eventually, groupSeed, operatorSeed, sandboxOidc, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+import {
+  eventually,
+  groupSeed,
+  operatorSeed,
+  sandboxOidc,
+  startOrchestrator,
+  startSandbox,
+  type RunningOrchestrator,
+  type RunningSandbox,
+} from '../harness/platform';
 import { createApiKey } from '../../client/api/auth/api-keys';
 import { systemPrincipal, type Role } from '../../lib/principal';
-
 
 const SAMPLE = resolve(__dirname, '../../data/sanctions');
 /** Screenshots of every step, kept as the run's artifacts (gitignored). */
@@ -31,20 +39,37 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
   let browser: BrowserContext;
   let profile: string;
 
-  const sandboxCall = async (method: string, path: string, body?: unknown) => (await bearerCall(sb.url, gwToken, method, path, body)).body;
+  const sandboxCall = async (method: string, path: string, body?: unknown) =>
+    (await bearerCall(sb.url, gwToken, method, path, body)).body;
   /** An API key per person and role: the console and the audit log name its holder. */
   const keys = new Map<string, string>();
   const keyOf = async (name: string, role: Role) => {
-    if (!keys.has(`${name}|${role}`)) keys.set(`${name}|${role}`, (await createApiKey(orch.pool, { name, role }, systemPrincipal('console-test'))).key);
+    if (!keys.has(`${name}|${role}`))
+      keys.set(`${name}|${role}`, (await createApiKey(orch.pool, { name, role }, systemPrincipal('console-test'))).key);
     return keys.get(`${name}|${role}`)!;
   };
-  const api = (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) => bearerCall(orch.apiUrl, token, method, path, body);
+  const api = (method: string, path: string, body?: unknown, token = orch.apiKeys.admin) =>
+    bearerCall(orch.apiUrl, token, method, path, body);
   /** A transfer from a sanctioned originator to a subsidiary's address, held for review. */
   const sanctioned = async () => {
     const address = evm();
-    expect((await api('PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: `c-${address.slice(-6)}` }] })).status).toBe(200);
-    const { id } = await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: address, originatorName: ['Ivan', 'Petrov'] });
-    await eventually(async () => ((await api('GET', `/v1/transfers/list/incoming-${id}`)).body.needsReview ? true : undefined), 30_000);
+    expect(
+      (
+        await api('PUT', '/v1/addresses', {
+          addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: `c-${address.slice(-6)}` }],
+        })
+      ).status,
+    ).toBe(200);
+    const { id } = await simulateTransfer(sb, {
+      from: g.external,
+      to: g.gateway,
+      destination: address,
+      originatorName: ['Ivan', 'Petrov'],
+    });
+    await eventually(
+      async () => ((await api('GET', `/v1/transfers/list/incoming-${id}`)).body.needsReview ? true : undefined),
+      30_000,
+    );
     return id;
   };
   let step = 0;
@@ -60,7 +85,11 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.waitForSelector('#who');
   };
   /** At the identity provider's own page: the authorization code flow with PKCE, back to the console. */
-  const signInAtProvider = async (page: Page, who: { email?: string; clientSecret: string }, password = who.clientSecret) => {
+  const signInAtProvider = async (
+    page: Page,
+    who: { email?: string; clientSecret: string },
+    password = who.clientSecret,
+  ) => {
     await page.goto(`${orch.apiUrl}/console`);
     await page.click('#provider-sign-in');
     await page.waitForURL((u) => u.href.startsWith(`${sb.url}/oidc/authorize`));
@@ -76,21 +105,49 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
       agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
-      incoming: { routeDeadline: '1h', routeGiveUpAfter: '1h', reviewDeadline: '4h', pollInterval: '2s', screeningThreshold: 0.85 },
+      incoming: {
+        routeDeadline: '1h',
+        routeGiveUpAfter: '1h',
+        reviewDeadline: '4h',
+        pollInterval: '2s',
+        screeningThreshold: 0.85,
+      },
       auth: { oidc: { ...sandboxOidc(sb).oidc!, consoleClientId: 'travel-rule-console' } },
     });
     gwToken = await sb.token(g.gatewayUser);
-    await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
-    const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
+    await sandboxCall('POST', '/tf/vasps/update', {
+      did: g.gateway,
+      fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
+    });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
+      method: 'PUT',
+      headers: sb.testHeaders({ 'content-type': 'application/json' }),
+      body: '{}',
+    });
+    const hook = await sandboxCall('POST', '/webhook', {
+      vaspDID: g.gateway,
+      url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,
+    });
     orch.webhooks.notification[g.gateway] = hook.secret as string;
-    await loadSdnList(orch.pool, { list: 'console-browser', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });
+    await loadSdnList(orch.pool, {
+      list: 'console-browser',
+      sdnPath: `${SAMPLE}/sdn-sample.csv`,
+      altPath: `${SAMPLE}/alt-sample.csv`,
+    });
     profile = mkdtempSync(join(tmpdir(), 'tro-chromium-'));
     // A fresh profile per run (playwright passes it as --user-data-dir).
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1400, height: 900 },
     });
   });
@@ -106,7 +163,9 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     const page = await browser.newPage();
     const problems: string[] = [];
     // Script errors and CSP refusals; not the provider's 401 for the wrong password, nor a missing favicon.
-    page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text()); });
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
+    });
     page.on('pageerror', (e) => problems.push(e.message));
     // A wrong password stays at the provider, with its message; the right one comes back signed in.
     await signInAtProvider(page, operators.compliance, 'not-the-password');
@@ -164,8 +223,14 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
       status: 'DECLINED',
       decision: {
         // Recorded by the provider's subject; the name is shown beside it.
-        decision: 'decline', actor: `oidc:${operators.compliance.subject}`,
-        principal: { kind: 'oidc', subject: operators.compliance.subject, name: 'Maya Compliance', roles: ['compliance'] },
+        decision: 'decline',
+        actor: `oidc:${operators.compliance.subject}`,
+        principal: {
+          kind: 'oidc',
+          subject: operators.compliance.subject,
+          name: 'Maya Compliance',
+          roles: ['compliance'],
+        },
       },
     });
 
@@ -188,7 +253,16 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.goto(`${orch.apiUrl}/console#/transfer/incoming-${id}`);
     await page.waitForSelector('#decision-form');
     // Another reviewer decides while this page is open.
-    expect((await api('POST', `/v1/transfers/${id}/decision`, { decision: 'approve', reason: 'known customer' }, await keyOf('Other Reviewer', 'compliance'))).status).toBe(200);
+    expect(
+      (
+        await api(
+          'POST',
+          `/v1/transfers/${id}/decision`,
+          { decision: 'approve', reason: 'known customer' },
+          await keyOf('Other Reviewer', 'compliance'),
+        )
+      ).status,
+    ).toBe(200);
     await page.check('input[value=decline]');
     await page.fill('#reason', 'decline from a stale page');
     await page.click('#decide');
@@ -203,9 +277,21 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
       const v = (await api('GET', `/v1/transfers/list/incoming-${id}`)).body;
       return v.final ? v : undefined;
     }, 30_000);
-    expect(view).toMatchObject({ status: 'ACCEPTED', decision: { actor: expect.stringMatching(/^apikey:[0-9a-f-]{36}$/), principal: { name: 'Other Reviewer' }, decision: 'approve' } });
+    expect(view).toMatchObject({
+      status: 'ACCEPTED',
+      decision: {
+        actor: expect.stringMatching(/^apikey:[0-9a-f-]{36}$/),
+        principal: { name: 'Other Reviewer' },
+        decision: 'approve',
+      },
+    });
     // The API itself refuses a second decision.
-    const again = await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'again' }, await keyOf('Rita Reviewer', 'compliance'));
+    const again = await api(
+      'POST',
+      `/v1/transfers/${id}/decision`,
+      { decision: 'decline', reason: 'again' },
+      await keyOf('Rita Reviewer', 'compliance'),
+    );
     expect(again.status).toBe(409);
     await page.close();
   });

@@ -1,5 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -23,9 +33,21 @@ interface Seen {
 
 async function probe(...args: string[]): Promise<Seen> {
   const [dir, ...placement] = args;
-  const r = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), join(root, 'test/harness/embedded-postgres-probe.ts'), dir!, String(await freePort()), ...placement], {
-    cwd: root, encoding: 'utf8', timeout: 180_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(root, 'node_modules/tsx/dist/cli.mjs'),
+      join(root, 'test/harness/embedded-postgres-probe.ts'),
+      dir!,
+      String(await freePort()),
+      ...placement,
+    ],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 180_000,
+    },
+  );
   expect(r.stderr.split('\n').filter((l) => l && !/ExperimentalWarning|trace-warnings/.test(l))).toEqual([]);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Seen;
 }
@@ -77,7 +99,9 @@ it('works as root from a directory other users cannot enter (binaries and data r
     // The copy serves every clone on the machine, so it must not lean on the clone that made it.
     const leaving = readdirSync(cacheRoot, { recursive: true, encoding: 'utf8' })
       .map((entry) => join(cacheRoot, entry))
-      .filter((path) => lstatSync(path).isSymbolicLink() && !realpathSync(path).startsWith(`${realpathSync(cacheRoot)}/`));
+      .filter(
+        (path) => lstatSync(path).isSymbolicLink() && !realpathSync(path).startsWith(`${realpathSync(cacheRoot)}/`),
+      );
     expect(leaving).toEqual([]);
   } finally {
     rmSync(hidden, { recursive: true, force: true });

@@ -8,7 +8,14 @@ import { removeSchedule } from '../../client/schedules';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { incomingSweep } from '../../workflows';
 import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
-import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+import {
+  eventually,
+  groupSeed,
+  startOrchestrator,
+  startSandbox,
+  type RunningOrchestrator,
+  type RunningSandbox,
+} from '../harness/platform';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -22,26 +29,46 @@ const evm = () => `0x${randomBytes(20).toString('hex')}`;
 describe('incoming transfers without their webhook: the sweep, stale claims, misconfiguration', () => {
   const g = groupSeed();
   const gatewayKey = createDidKeyRecord();
-  const incoming = { routeDeadline: '1h', routeGiveUpAfter: '1h', reviewDeadline: '1h', pollInterval: '1s', screeningThreshold: 0.85, sweepInterval: '1h', sweepMinAge: '0s' };
+  const incoming = {
+    routeDeadline: '1h',
+    routeGiveUpAfter: '1h',
+    reviewDeadline: '1h',
+    pollInterval: '1s',
+    screeningThreshold: 0.85,
+    sweepInterval: '1h',
+    sweepMinAge: '0s',
+  };
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
   let gwToken: string;
 
-  const sandboxCall = async (method: string, path: string, body?: unknown) => (await bearerCall(sb.url, gwToken, method, path, body)).body;
+  const sandboxCall = async (method: string, path: string, body?: unknown) =>
+    (await bearerCall(sb.url, gwToken, method, path, body)).body;
   const status = async (id: string) => {
     const r = await fetch(`${orch.apiUrl}/v1/incoming-transfers/${id}`, { headers: orch.headers('viewer') });
     return r.status === 200 ? ((await r.json()) as IncomingStatus) : undefined;
   };
   const until = (id: string, check: (s: IncomingStatus) => boolean) =>
-    eventually(async () => {
-      const s = await status(id);
-      return s && check(s) ? s : undefined;
-    }, 60_000, 200);
-  const send = async (destination: string) => (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination })).id;
+    eventually(
+      async () => {
+        const s = await status(id);
+        return s && check(s) ? s : undefined;
+      },
+      60_000,
+      200,
+    );
+  const send = async (destination: string) =>
+    (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination })).id;
   const deliver = async (secret: string, webhookId: string, tx: Record<string, unknown>, endpoint = g.gateway) => {
-    const body = JSON.stringify({ message: 'notification.transactionUpdated', payload: { transaction: tx }, version: '1' });
+    const body = JSON.stringify({
+      message: 'notification.transactionUpdated',
+      payload: { transaction: tx },
+      version: '1',
+    });
     return fetch(`${orch.apiUrl}/webhooks/notification/${encodeURIComponent(endpoint)}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...webhookHeaders(secret, webhookId, body) }, body,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...webhookHeaders(secret, webhookId, body) },
+      body,
     });
   };
 
@@ -53,8 +80,15 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
       incoming,
     });
     gwToken = await sb.token(g.gatewayUser);
-    await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
+    await sandboxCall('POST', '/tf/vasps/update', {
+      did: g.gateway,
+      fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
+    });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
+      method: 'PUT',
+      headers: sb.testHeaders({ 'content-type': 'application/json' }),
+      body: '{}',
+    });
   });
   afterAll(async () => {
     if (orch) await removeSchedule(orch.client, workflowIds.incomingSweepSchedule);
@@ -65,22 +99,35 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
   it('a transfer whose webhook never arrives is started by the scheduled sweep and decided; a second sweep starts nothing', async () => {
     const address = evm();
     const put = await fetch(`${orch.apiUrl}/v1/addresses`, {
-      method: 'PUT', headers: orch.headers('operator', { 'content-type': 'application/json' }),
+      method: 'PUT',
+      headers: orch.headers('operator', { 'content-type': 'application/json' }),
       body: JSON.stringify({ addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: 'cust-sweep' }] }),
     });
     expect(put.status).toBe(200);
     const id = await send(address);
     expect(await status(id)).toBeUndefined();
 
-    expect(await ensureIncomingSweepSchedule(orch.client, { group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] }, taskQueue: orch.taskQueue }, incoming))
-      .toBe('created');
+    expect(
+      await ensureIncomingSweepSchedule(
+        orch.client,
+        { group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] }, taskQueue: orch.taskQueue },
+        incoming,
+      ),
+    ).toBe('created');
     await orch.client.schedule.getHandle(workflowIds.incomingSweepSchedule).trigger();
     await until(id, () => true);
 
     // While that workflow runs, another sweep lists the transfer again but does not start it twice.
     const again = await orch.client.workflow.execute(incomingSweep, {
-      taskQueue: orch.taskQueue, workflowId: `sweep-again-${id}`,
-      args: [{ transfer: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB], ...incoming }, minAge: '0s', limit: 100 }],
+      taskQueue: orch.taskQueue,
+      workflowId: `sweep-again-${id}`,
+      args: [
+        {
+          transfer: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB], ...incoming },
+          minAge: '0s',
+          limit: 100,
+        },
+      ],
     });
     expect(again.started).not.toContain(id);
 
@@ -106,7 +153,9 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
     expect(retaken.status).toBe(200);
     expect(await retaken.json()).toMatchObject({ duplicate: false, outcome: 'incoming' });
     await until(id, (s) => s.phase === 'awaiting-route');
-    const outcome = await orch.pool.query('select outcome from received_webhooks where webhook_id = $1', [`msg_crashed_${id}`]);
+    const outcome = await orch.pool.query('select outcome from received_webhooks where webhook_id = $1', [
+      `msg_crashed_${id}`,
+    ]);
     expect(outcome.rows).toEqual([{ outcome: 'incoming' }]);
 
     const inflight = await deliver(secret, `msg_inflight_${id}`, tx);
@@ -115,8 +164,16 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
 
   it('an endpoint without a configured secret answers 5xx (the network delivers again), not a final 401', async () => {
     const unknown = `did:ethr:0x${randomBytes(20).toString('hex')}`;
-    const r = await deliver('whsec_' + randomBytes(32).toString('base64'), 'msg_no_secret', { id: '00000000-0000-4000-8000-000000000001', status: 'SENT' }, unknown);
+    const r = await deliver(
+      'whsec_' + randomBytes(32).toString('base64'),
+      'msg_no_secret',
+      { id: '00000000-0000-4000-8000-000000000001', status: 'SENT' },
+      unknown,
+    );
     expect(r.status).toBeGreaterThanOrEqual(500);
-    expect(((await r.json()) as Json).error).toMatchObject({ type: 'ConfigError', setting: 'NOTIFICATION_WEBHOOK_SECRETS' });
+    expect(((await r.json()) as Json).error).toMatchObject({
+      type: 'ConfigError',
+      setting: 'NOTIFICATION_WEBHOOK_SECRETS',
+    });
   });
 });

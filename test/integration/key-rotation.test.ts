@@ -12,7 +12,14 @@ import type { Pool } from 'pg';
 import { runCli } from '../harness/cli';
 import { registerKeyCommands } from '../../client/cli/keys';
 import { ensureKeyRotationSchedules } from '../../client/key-rotation-schedules';
-import { createDidKeyRecord, decryptPiiValue, encryptPiiValue, localDidKey, parseDidKeyRecord, piiRecipients } from '../../lib/crypto';
+import {
+  createDidKeyRecord,
+  decryptPiiValue,
+  encryptPiiValue,
+  localDidKey,
+  parseDidKeyRecord,
+  piiRecipients,
+} from '../../lib/crypto';
 import { listKeys, LocalKeyWrapper, type KeyInfo } from '../../keys';
 import { aesGcmOpen } from '../../lib/crypto/key-wrapper';
 import { EncryptionCodec } from '../../lib/temporal/codec';
@@ -22,12 +29,17 @@ import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { keyRotationStatusQuery } from '../../workflows/key-rotation.messages';
 import type { Role } from '../../lib/principal';
 import {
-  eventually, groupSeed, randomDid, startOrchestrator, startSandbox, testEnv,
-  type RunningOrchestrator, type RunningSandbox,
+  eventually,
+  groupSeed,
+  randomDid,
+  startOrchestrator,
+  startSandbox,
+  testEnv,
+  type RunningOrchestrator,
+  type RunningSandbox,
 } from '../harness/platform';
 
 type Json = Record<string, unknown>;
-
 
 /** Opens a stored key the way the keystore does, from the table and the master key: the test's view of a secret. */
 async function storedSeed(pool: Pool, keyId: string, masterKey: Buffer): Promise<Buffer> {
@@ -44,7 +56,14 @@ async function storedSeed(pool: Pool, keyId: string, masterKey: Buffer): Promise
 function secretForms(seed: Buffer): Buffer[] {
   const record = createDidKeyRecord(seed);
   const hex = seed.toString('hex');
-  return [seed, Buffer.from(hex), Buffer.from(hex.toUpperCase()), Buffer.from(record.keys[0].privateKeyHex), Buffer.from(seed.toString('base64')), Buffer.from(seed.toString('base64url'))];
+  return [
+    seed,
+    Buffer.from(hex),
+    Buffer.from(hex.toUpperCase()),
+    Buffer.from(record.keys[0].privateKeyHex),
+    Buffer.from(seed.toString('base64')),
+    Buffer.from(seed.toString('base64url')),
+  ];
 }
 
 describe('key rotation: keystore, workflow, directory, API', () => {
@@ -63,7 +82,9 @@ describe('key rotation: keystore, workflow, directory, API', () => {
   beforeAll(async () => {
     sb = await startSandbox(group.seed);
     orch = await startOrchestrator(sb.networkConfig(group.gatewayUser), {
-      group: groupConfig, keystoreMasterKey: masterKey.toString('base64'), agentKeys,
+      group: groupConfig,
+      keystoreMasterKey: masterKey.toString('base64'),
+      agentKeys,
     });
   });
   afterAll(async () => {
@@ -73,7 +94,9 @@ describe('key rotation: keystore, workflow, directory, API', () => {
 
   const api = async (method: string, path: string, body?: unknown, role: Role = 'admin') => {
     const r = await fetch(`${orch.apiUrl}${path}`, {
-      method, headers: orch.headers(role, body === undefined ? {} : { 'content-type': 'application/json' }), body: body === undefined ? undefined : JSON.stringify(body),
+      method,
+      headers: orch.headers(role, body === undefined ? {} : { 'content-type': 'application/json' }),
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, headers: r.headers, body: (await r.json()) as Json };
   };
@@ -84,16 +107,22 @@ describe('key rotation: keystore, workflow, directory, API', () => {
   };
   const rotation = async (vaspDid: string) => (await api('GET', `/v1/vasps/${enc(vaspDid)}/keys/rotation`)).body;
   const finished = (vaspDid: string) =>
-    eventually(async () => {
-      const r = await rotation(vaspDid);
-      return r.workflowStatus !== 'RUNNING' && r.step !== undefined ? r : undefined;
-    }, 60_000, 200);
+    eventually(
+      async () => {
+        const r = await rotation(vaspDid);
+        return r.workflowStatus !== 'RUNNING' && r.step !== undefined ? r : undefined;
+      },
+      60_000,
+      200,
+    );
   const keysOf = (vaspDid: string) => listKeys(orch.pool, vaspDid);
 
   it('imports KEYS at start and serves GET /didkey/new without storing anything', async () => {
     const listed = await api('GET', `/v1/vasps/${enc(group.subA)}/keys`);
     expect(listed.status).toBe(200);
-    expect(listed.body.keys).toEqual([expect.objectContaining({ did: subAOriginal.did, state: 'active', source: 'imported' })]);
+    expect(listed.body.keys).toEqual([
+      expect.objectContaining({ did: subAOriginal.did, state: 'active', source: 'imported' }),
+    ]);
     expect(JSON.stringify(listed.body)).not.toMatch(/privateKeyHex/);
 
     const before = await orch.pool.query('select count(*)::int as n from vasp_keys');
@@ -107,10 +136,16 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     expect((await api('GET', '/didkey/new')).body.did).not.toBe(record.did);
 
     const doc = (await (await fetch(`${orch.apiUrl}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([
-      '/didkey/new', '/v1/vasps/{vaspDID}/keys', '/v1/vasps/{vaspDID}/keys/rotate', '/v1/vasps/{vaspDID}/keys/rotation',
-      '/v1/vasps/{vaspDID}/keys/import', '/v1/vasps/{vaspDID}/keys/{keyId}/destroy',
-    ]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/didkey/new',
+        '/v1/vasps/{vaspDID}/keys',
+        '/v1/vasps/{vaspDID}/keys/rotate',
+        '/v1/vasps/{vaspDID}/keys/rotation',
+        '/v1/vasps/{vaspDID}/keys/import',
+        '/v1/vasps/{vaspDID}/keys/{keyId}/destroy',
+      ]),
+    );
   });
 
   it('rotates through the API: publishes the new pii_didkey, activates it, and still decrypts data sent to the old key', async () => {
@@ -118,16 +153,29 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     await fetch(`${sb.url}/tf/vasps/update`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${await tokenFor(sb, group.gatewayUser)}` },
-      body: JSON.stringify({ did: group.subA, fields: [{ fieldName: 'pii_didkey', values: [{ value: subAOriginal.did }] }] }),
+      body: JSON.stringify({
+        did: group.subA,
+        fields: [{ fieldName: 'pii_didkey', values: [{ value: subAOriginal.did }] }],
+      }),
     });
     expect(await published(group.subA)).toBe(subAOriginal.did);
     const counterparty = localDidKey(createDidKeyRecord(randomBytes(32)));
     const oldData = encryptPiiValue('Alice Example', counterparty, piiRecipients(counterparty, [subAOriginal.did]));
 
     // Who asks is the caller the API authenticated, not a name in the body.
-    const named = await api('POST', `/v1/vasps/${enc(group.subA)}/keys/rotate`, { reason: 'suspected compromise', requestedBy: 'alice@ops' }, 'operator');
+    const named = await api(
+      'POST',
+      `/v1/vasps/${enc(group.subA)}/keys/rotate`,
+      { reason: 'suspected compromise', requestedBy: 'alice@ops' },
+      'operator',
+    );
     expect(named).toMatchObject({ status: 400, body: { error: { field: 'requestedBy' } } });
-    const started = await api('POST', `/v1/vasps/${enc(group.subA)}/keys/rotate`, { reason: 'suspected compromise' }, 'operator');
+    const started = await api(
+      'POST',
+      `/v1/vasps/${enc(group.subA)}/keys/rotate`,
+      { reason: 'suspected compromise' },
+      'operator',
+    );
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({ workflowId: workflowIds.keyRotation(group.subA), vaspDID: group.subA });
     expect(started.body.step).not.toBe('verifying-vasp');
@@ -135,7 +183,13 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     // Who asked, by the key's stable id (its name is in the principal, for display).
     const operator = (await api('GET', '/v1/me', undefined, 'operator')).body.actor as string;
     expect(operator).toMatch(/^apikey:[0-9a-f-]{36}$/);
-    expect(done).toMatchObject({ workflowStatus: 'COMPLETED', step: 'completed', reason: 'suspected compromise', requestedBy: operator, previousDid: subAOriginal.did });
+    expect(done).toMatchObject({
+      workflowStatus: 'COMPLETED',
+      step: 'completed',
+      reason: 'suspected compromise',
+      requestedBy: operator,
+      previousDid: subAOriginal.did,
+    });
     expect(done.status).toMatch(/^Rotated: did:key:z6Mk.* is active; did:key:.* is retired/);
 
     const keys = await keysOf(group.subA);
@@ -153,12 +207,24 @@ describe('key rotation: keystore, workflow, directory, API', () => {
 
     // The reason is audited with who asked.
     const audit = await orch.pool.query<{ actor: string; action: string; details: Json }>(
-      `select actor, action, details from audit_log where subject = $1 and action like 'key.%' order by id`, [group.subA],
+      `select actor, action, details from audit_log where subject = $1 and action like 'key.%' order by id`,
+      [group.subA],
     );
     const requested = audit.rows.find((r) => r.action === 'key.rotation.requested')!;
-    const principal = { kind: 'api-key', name: 'test-operator', roles: ['operator'], credentialId: orch.apiKeys.operator.slice(0, 20) };
-    expect(requested).toMatchObject({ actor: operator, details: { reason: 'suspected compromise', workflowId: workflowIds.keyRotation(group.subA), principal } });
-    expect(audit.rows.find((r) => r.action === 'key.activated')!).toMatchObject({ actor: operator, details: { reason: 'suspected compromise', keyId: active.id, principal } });
+    const principal = {
+      kind: 'api-key',
+      name: 'test-operator',
+      roles: ['operator'],
+      credentialId: orch.apiKeys.operator.slice(0, 20),
+    };
+    expect(requested).toMatchObject({
+      actor: operator,
+      details: { reason: 'suspected compromise', workflowId: workflowIds.keyRotation(group.subA), principal },
+    });
+    expect(audit.rows.find((r) => r.action === 'key.activated')!).toMatchObject({
+      actor: operator,
+      details: { reason: 'suspected compromise', keyId: active.id, principal },
+    });
 
     // The search attribute is set, so operators can filter the VASP's workflows in the UI.
     const description = await orch.client.workflow.getHandle(workflowIds.keyRotation(group.subA)).describe();
@@ -166,12 +232,14 @@ describe('key rotation: keystore, workflow, directory, API', () => {
 
     // The table holds no plaintext private key, neither of the imported key nor of the generated one.
     const rows = await orch.pool.query<{ t: string; w: Buffer; s: Buffer }>(
-      'select t::text as t, wrapped_data_key as w, sealed_private_key as s from vasp_keys t where vasp_did = $1', [group.subA],
+      'select t::text as t, wrapped_data_key as w, sealed_private_key as s from vasp_keys t where vasp_did = $1',
+      [group.subA],
     );
     const tableBytes = Buffer.concat(rows.rows.flatMap((r) => [Buffer.from(r.t), r.w, r.s]));
     const newSeed = await storedSeed(orch.pool, active.id, masterKey);
     const oldSeed = Buffer.from(subAOriginal.keys[0].privateKeyHex.slice(0, 64), 'hex');
-    for (const form of [...secretForms(newSeed), ...secretForms(oldSeed)]) expect(tableBytes.includes(form)).toBe(false);
+    for (const form of [...secretForms(newSeed), ...secretForms(oldSeed)])
+      expect(tableBytes.includes(form)).toBe(false);
 
     // Workflow history: neither the stored bytes (read without the codec) nor the decoded payloads hold a private key.
     const raw = new Client({ connection: await Connection.connect({ address: testEnv().temporalAddress }) });
@@ -206,7 +274,9 @@ describe('key rotation: keystore, workflow, directory, API', () => {
       const second = await api('POST', `/v1/vasps/${enc(group.subA)}/keys/rotate`, { reason: 'again' });
       expect(second.status).toBe(409);
       expect(second.body.error).toMatchObject({
-        type: 'ConflictError', field: 'vaspDID', workflowId: workflowIds.keyRotation(group.subA),
+        type: 'ConflictError',
+        field: 'vaspDID',
+        workflowId: workflowIds.keyRotation(group.subA),
         message: expect.stringMatching(/a key rotation for .* is already running/),
       });
       await lock.query('commit');
@@ -220,32 +290,53 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     }
   });
 
-  it('leaves the old key active and the new one pending when publication is refused, and fails with the network\'s error', async () => {
+  it("leaves the old key active and the new one pending when publication is refused, and fails with the network's error", async () => {
     // Take trustframework.updateVASP (and manage) away from the orchestrator's user on the network.
-    const { rows } = await sb.pool.query<{ permissions: string[] }>('select permissions from user_roles where user_did = $1 and vasp_did = $2', [group.gatewayUser.did, group.gateway]);
-    await sb.pool.query('update user_roles set permissions = $3 where user_did = $1 and vasp_did = $2', [group.gatewayUser.did, group.gateway, ['auth.customerToken']]);
+    const { rows } = await sb.pool.query<{ permissions: string[] }>(
+      'select permissions from user_roles where user_did = $1 and vasp_did = $2',
+      [group.gatewayUser.did, group.gateway],
+    );
+    await sb.pool.query('update user_roles set permissions = $3 where user_did = $1 and vasp_did = $2', [
+      group.gatewayUser.did,
+      group.gateway,
+      ['auth.customerToken'],
+    ]);
     try {
       const started = await api('POST', `/v1/vasps/${enc(group.subB)}/keys/rotate`, { reason: 'routine' });
       expect(started.status).toBe(202);
       const done = await finished(group.subB);
       expect(done).toMatchObject({ workflowStatus: 'FAILED', step: 'failed', error: { type: 'ForbiddenError' } });
-      expect((done.error as { message: string }).message).toMatch(/POST \/tf\/vasps\/update: network answered 403 UserDIDNotAdminforVASPError: .*trustframework\.updateVASP/);
-      expect(done.status).toMatch(/^Failed while publishing the new key as pii_didkey: POST .*\. The previous key stays active; the new key did:key:.* stays pending\.$/);
+      expect((done.error as { message: string }).message).toMatch(
+        /POST \/tf\/vasps\/update: network answered 403 UserDIDNotAdminforVASPError: .*trustframework\.updateVASP/,
+      );
+      expect(done.status).toMatch(
+        /^Failed while publishing the new key as pii_didkey: POST .*\. The previous key stays active; the new key did:key:.* stays pending\.$/,
+      );
 
       const keys = await keysOf(group.subB);
       expect(keys.find((k) => k.did === subBOriginal.did)!.state).toBe('active');
       expect(keys.find((k) => k.did === done.newDid)!.state).toBe('pending');
 
-      const failure = await orch.client.workflow.getHandle(workflowIds.keyRotation(group.subB)).result().catch((e: unknown) => e);
+      const failure = await orch.client.workflow
+        .getHandle(workflowIds.keyRotation(group.subB))
+        .result()
+        .catch((e: unknown) => e);
       expect(failure).toBeInstanceOf(WorkflowFailedError);
       const cause = (failure as WorkflowFailedError).cause as ApplicationFailure;
       expect(cause).toBeInstanceOf(ApplicationFailure);
       expect(cause.type).toBe('ForbiddenError');
       expect(cause.message).toMatch(/network answered 403 UserDIDNotAdminforVASPError/);
-      const audit = await orch.pool.query(`select details from audit_log where subject = $1 and action = 'key.rotation.failed'`, [group.subB]);
+      const audit = await orch.pool.query(
+        `select details from audit_log where subject = $1 and action = 'key.rotation.failed'`,
+        [group.subB],
+      );
       expect(audit.rows[0].details).toMatchObject({ step: 'publishing', error: { type: 'ForbiddenError' } });
     } finally {
-      await sb.pool.query('update user_roles set permissions = $3 where user_did = $1 and vasp_did = $2', [group.gatewayUser.did, group.gateway, rows[0]!.permissions]);
+      await sb.pool.query('update user_roles set permissions = $3 where user_did = $1 and vasp_did = $2', [
+        group.gatewayUser.did,
+        group.gateway,
+        rows[0]!.permissions,
+      ]);
     }
   });
 
@@ -254,11 +345,14 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     const fn = `drop_pii_${randomBytes(6).toString('hex')}`;
     await sb.pool.query(`create function ${fn}() returns trigger language plpgsql as $$
       begin if new.vasp_did = '${group.subB}' and new.field_name = 'pii_didkey' then return null; end if; return new; end $$`);
-    await sb.pool.query(`create trigger ${fn} before insert on vasp_field_values for each row execute function ${fn}()`);
+    await sb.pool.query(
+      `create trigger ${fn} before insert on vasp_field_values for each row execute function ${fn}()`,
+    );
     try {
       const before = await keysOf(group.subB);
       const handle = await orch.client.workflow.start(keyRotation, {
-        taskQueue: orch.taskQueue, workflowId: workflowIds.keyRotation(group.subB),
+        taskQueue: orch.taskQueue,
+        workflowId: workflowIds.keyRotation(group.subB),
         args: [{ vaspDid: group.subB, reason: 'routine', requestedBy: 'test', publicationTimeoutMs: 2500 }],
       });
       const failure = await handle.result().catch((e: unknown) => e);
@@ -266,7 +360,9 @@ describe('key rotation: keystore, workflow, directory, API', () => {
       const state = await handle.query(keyRotationStatusQuery);
       expect(state).toMatchObject({ step: 'failed', error: { type: 'PublicationNotVisibleError' } });
       expect(state.publicationChecks).toBeGreaterThanOrEqual(2);
-      expect(state.error!.message).toMatch(/the directory still shows .* after \d+ checks; the new key did:key:.* stays pending/);
+      expect(state.error!.message).toMatch(
+        /the directory still shows .* after \d+ checks; the new key did:key:.* stays pending/,
+      );
       const after = await keysOf(group.subB);
       expect(after).toHaveLength(before.length + 1);
       expect(after.find((k) => k.did === state.newDid)!.state).toBe('pending');
@@ -280,22 +376,33 @@ describe('key rotation: keystore, workflow, directory, API', () => {
   it('answers a clear 4xx for a VASP outside the group, unknown to the network, or a malformed request, and changes nothing', async () => {
     const outsider = await api('POST', `/v1/vasps/${enc(group.external)}/keys/rotate`, { reason: 'routine' });
     expect(outsider.status).toBe(404);
-    expect(outsider.body.error).toMatchObject({ type: 'NotFoundError', field: 'vaspDID', message: expect.stringMatching(/not part of this system's group/) });
+    expect(outsider.body.error).toMatchObject({
+      type: 'NotFoundError',
+      field: 'vaspDID',
+      message: expect.stringMatching(/not part of this system's group/),
+    });
     expect((await api('GET', `/v1/vasps/${enc(group.external)}/keys`)).status).toBe(404);
     expect((await api('GET', `/v1/vasps/${enc(group.external)}/keys/rotation`)).status).toBe(404);
 
     // In the group, but unknown to the network: the workflow's directory check answers, synchronously.
     const ghost = randomDid();
     const ghostOrch = await startOrchestrator(sb.networkConfig(group.gatewayUser), {
-      group: { gatewayDid: group.gateway, subsidiaryDids: [ghost] }, keystoreMasterKey: masterKey.toString('base64'),
+      group: { gatewayDid: group.gateway, subsidiaryDids: [ghost] },
+      keystoreMasterKey: masterKey.toString('base64'),
     });
     try {
       const r = await fetch(`${ghostOrch.apiUrl}/v1/vasps/${enc(ghost)}/keys/rotate`, {
-        method: 'POST', headers: ghostOrch.headers('operator', { 'content-type': 'application/json' }), body: JSON.stringify({ reason: 'routine' }),
+        method: 'POST',
+        headers: ghostOrch.headers('operator', { 'content-type': 'application/json' }),
+        body: JSON.stringify({ reason: 'routine' }),
       });
       expect(r.status).toBe(404);
       const body = (await r.json()) as { error: Json };
-      expect(body.error).toMatchObject({ type: 'NotFoundError', field: 'vaspDID', message: expect.stringMatching(/is not in the network's directory .*404/) });
+      expect(body.error).toMatchObject({
+        type: 'NotFoundError',
+        field: 'vaspDID',
+        message: expect.stringMatching(/is not in the network's directory .*404/),
+      });
       expect(await listKeys(orch.pool, ghost)).toEqual([]);
     } finally {
       await ghostOrch.close();
@@ -315,12 +422,42 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     const other = createDidKeyRecord(randomBytes(32));
     const path = `/v1/vasps/${enc(group.gateway)}/keys/import`;
     const cases: [string, Json, string, RegExp][] = [
-      ['malformed did:key', { privateKeyHex: good.keys[0].privateKeyHex, did: 'did:key:z6Mk0OIl' }, 'did', /must be a did:key with an Ed25519 public key/],
-      ['wrong key length', { privateKeyHex: good.keys[0].privateKeyHex.slice(0, 64) }, 'privateKeyHex', /must be 128 hex characters/],
-      ['key/did mismatch', { privateKeyHex: good.keys[0].privateKeyHex, did: other.did }, 'did', /does not match the key in privateKeyHex/],
-      ['spliced public half', { privateKeyHex: good.keys[0].privateKeyHex.slice(0, 64) + other.keys[0].publicKeyHex }, 'privateKeyHex', /public half does not match/],
-      ['record whose key is not its did', { key: { ...good, did: other.did } }, 'key.keys[0].publicKeyHex', /does not match the key in did/],
-      ['record with a short private key', { key: { ...good, keys: [{ ...good.keys[0], privateKeyHex: good.keys[0].privateKeyHex.slice(2) }] } }, 'key.keys[0].privateKeyHex', /128 hex/],
+      [
+        'malformed did:key',
+        { privateKeyHex: good.keys[0].privateKeyHex, did: 'did:key:z6Mk0OIl' },
+        'did',
+        /must be a did:key with an Ed25519 public key/,
+      ],
+      [
+        'wrong key length',
+        { privateKeyHex: good.keys[0].privateKeyHex.slice(0, 64) },
+        'privateKeyHex',
+        /must be 128 hex characters/,
+      ],
+      [
+        'key/did mismatch',
+        { privateKeyHex: good.keys[0].privateKeyHex, did: other.did },
+        'did',
+        /does not match the key in privateKeyHex/,
+      ],
+      [
+        'spliced public half',
+        { privateKeyHex: good.keys[0].privateKeyHex.slice(0, 64) + other.keys[0].publicKeyHex },
+        'privateKeyHex',
+        /public half does not match/,
+      ],
+      [
+        'record whose key is not its did',
+        { key: { ...good, did: other.did } },
+        'key.keys[0].publicKeyHex',
+        /does not match the key in did/,
+      ],
+      [
+        'record with a short private key',
+        { key: { ...good, keys: [{ ...good.keys[0], privateKeyHex: good.keys[0].privateKeyHex.slice(2) }] } },
+        'key.keys[0].privateKeyHex',
+        /128 hex/,
+      ],
       ['both forms', { key: good, privateKeyHex: good.keys[0].privateKeyHex }, 'key', /either key .* or privateKeyHex/],
     ];
     for (const [name, body, field, rule] of cases) {
@@ -338,10 +475,16 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     expect(imported.status).toBe(201);
     expect(imported.body).toMatchObject({ outcome: 'imported-active', key: { did: good.did, state: 'active' } });
     expect(JSON.stringify(imported.body)).not.toMatch(/privateKeyHex/);
-    const again = await api('POST', path, { reason: 'migrating the agent', privateKeyHex: good.keys[0].privateKeyHex, did: good.did });
+    const again = await api('POST', path, {
+      reason: 'migrating the agent',
+      privateKeyHex: good.keys[0].privateKeyHex,
+      did: good.did,
+    });
     expect(again).toMatchObject({ status: 200, body: { outcome: 'already-present' } });
     // The same key for another VASP of the group is a conflict.
-    expect((await api('POST', `/v1/vasps/${enc(group.subA)}/keys/import`, { reason: 'oops-oops', key: good })).status).toBe(409);
+    expect(
+      (await api('POST', `/v1/vasps/${enc(group.subA)}/keys/import`, { reason: 'oops-oops', key: good })).status,
+    ).toBe(409);
   });
 
   it('destroys a retired key only on request, never the active one', async () => {
@@ -350,32 +493,60 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     const retired = keys.find((k) => k.did === subAOriginal.did)!;
     const refused = await api('POST', `/v1/vasps/${enc(group.subA)}/keys/${active.id}/destroy`, { reason: 'test' });
     expect(refused.status).toBe(409);
-    const destroyed = await api('POST', `/v1/vasps/${enc(group.subA)}/keys/${retired.id}/destroy`, { reason: 'no data left encrypted to it' });
+    const destroyed = await api('POST', `/v1/vasps/${enc(group.subA)}/keys/${retired.id}/destroy`, {
+      reason: 'no data left encrypted to it',
+    });
     expect(destroyed).toMatchObject({ status: 200, body: { id: retired.id, state: 'destroyed' } });
-    const { rows } = await orch.pool.query('select sealed_private_key, wrapped_data_key from vasp_keys where id = $1', [retired.id]);
+    const { rows } = await orch.pool.query('select sealed_private_key, wrapped_data_key from vasp_keys where id = $1', [
+      retired.id,
+    ]);
     expect(rows[0]).toEqual({ sealed_private_key: null, wrapped_data_key: null });
     expect((await orch.keystore.loadKeyring(group.subA))!.dids).not.toContain(subAOriginal.did);
   });
 
   it('ensures one schedule per group VASP at API start; a scheduled run rotates the key', async () => {
-    const config = { group: groupConfig, keyRotationPeriodMs: 3_600_000, temporal: { taskQueue: orch.taskQueue } as never };
-    expect(await ensureKeyRotationSchedules(orch.client, config)).toEqual({ [group.gateway]: 'created', [group.subA]: 'created', [group.subB]: 'created' });
-    expect(await ensureKeyRotationSchedules(orch.client, config)).toEqual({ [group.gateway]: 'updated', [group.subA]: 'updated', [group.subB]: 'updated' });
+    const config = {
+      group: groupConfig,
+      keyRotationPeriodMs: 3_600_000,
+      temporal: { taskQueue: orch.taskQueue } as never,
+    };
+    expect(await ensureKeyRotationSchedules(orch.client, config)).toEqual({
+      [group.gateway]: 'created',
+      [group.subA]: 'created',
+      [group.subB]: 'created',
+    });
+    expect(await ensureKeyRotationSchedules(orch.client, config)).toEqual({
+      [group.gateway]: 'updated',
+      [group.subA]: 'updated',
+      [group.subB]: 'updated',
+    });
     try {
       const handle = orch.client.schedule.getHandle(workflowIds.keyRotationSchedule(group.gateway));
       const described = await handle.describe();
-      expect(described.action).toMatchObject({ type: 'startWorkflow', workflowType: 'scheduledKeyRotation', args: [{ vaspDid: group.gateway }] });
+      expect(described.action).toMatchObject({
+        type: 'startWorkflow',
+        workflowType: 'scheduledKeyRotation',
+        args: [{ vaspDid: group.gateway }],
+      });
       expect(described.spec.intervals).toEqual([expect.objectContaining({ every: 3_600_000 })]);
 
       const before = (await keysOf(group.gateway)).find((k) => k.state === 'active')!;
       await handle.trigger();
-      const rotated = await eventually(async () => {
-        const active = (await keysOf(group.gateway)).find((k: KeyInfo) => k.state === 'active');
-        return active && active.id !== before.id ? active : undefined;
-      }, 60_000, 200);
+      const rotated = await eventually(
+        async () => {
+          const active = (await keysOf(group.gateway)).find((k: KeyInfo) => k.state === 'active');
+          return active && active.id !== before.id ? active : undefined;
+        },
+        60_000,
+        200,
+      );
       expect(await published(group.gateway)).toBe(rotated.did);
       // The key is active a moment before the workflow itself completes.
-      expect(await finished(group.gateway)).toMatchObject({ workflowStatus: 'COMPLETED', requestedBy: 'schedule', reason: 'scheduled rotation' });
+      expect(await finished(group.gateway)).toMatchObject({
+        workflowStatus: 'COMPLETED',
+        requestedBy: 'schedule',
+        reason: 'scheduled rotation',
+      });
     } finally {
       const off = await ensureKeyRotationSchedules(orch.client, { ...config, keyRotationPeriodMs: 0 });
       expect(off).toEqual({ [group.gateway]: 'deleted', [group.subA]: 'deleted', [group.subB]: 'deleted' });
@@ -383,7 +554,8 @@ describe('key rotation: keystore, workflow, directory, API', () => {
   });
 
   it('rotates, lists and imports keys from the CLI through the API', async () => {
-    const run = (...args: string[]) => runCli(registerKeyCommands, [...args, '--api', orch.apiUrl, '--token', orch.apiKeys.admin]);
+    const run = (...args: string[]) =>
+      runCli(registerKeyCommands, [...args, '--api', orch.apiUrl, '--token', orch.apiKeys.admin]);
     const before = (await keysOf(group.subA)).find((k) => k.state === 'active')!;
     const rotated = await run('keys', 'rotate', group.subA, '--reason', 'quarterly review', '--follow');
     expect(rotated).toMatch(/^started key-rotation-did:ethr:.*\nCOMPLETED: Rotated: did:key:z6Mk/);
@@ -392,7 +564,9 @@ describe('key rotation: keystore, workflow, directory, API', () => {
     expect(active.id).not.toBe(before.id);
     expect(listed).toContain(`active    ${active.id} ${active.did}`);
     expect(listed).toContain(`retired   ${before.id} ${before.did}`);
-    await expect(run('keys', 'rotate', group.external, '--reason', 'not ours')).rejects.toThrow(/404 VASP .* is not part of this system's group/);
+    await expect(run('keys', 'rotate', group.external, '--reason', 'not ours')).rejects.toThrow(
+      /404 VASP .* is not part of this system's group/,
+    );
 
     // A record made by `keys create` imports as a decryption-only key when the VASP already has an active one.
     const file = join(mkdtempSync(join(tmpdir(), 'keys-')), 'key.json');
@@ -406,21 +580,37 @@ describe('key rotation: keystore, workflow, directory, API', () => {
 
   it('imports KEYS idempotently on every start, and refuses bad KEYS naming the entry', async () => {
     const before = [...(await keysOf(group.subA)), ...(await keysOf(group.subB))];
-    const again = await startOrchestrator(sb.networkConfig(group.gatewayUser), { keystoreMasterKey: masterKey.toString('base64'), agentKeys });
+    const again = await startOrchestrator(sb.networkConfig(group.gatewayUser), {
+      keystoreMasterKey: masterKey.toString('base64'),
+      agentKeys,
+    });
     await again.close();
     expect([...(await keysOf(group.subA)), ...(await keysOf(group.subB))]).toEqual(before);
 
-    const bad = JSON.stringify([{ vaspDID: group.subA, privateKeyHex: subAOriginal.keys[0].privateKeyHex }, { vaspDID: group.subB, privateKeyHex: 'abcd' }]);
-    await expect(startOrchestrator(sb.networkConfig(group.gatewayUser), { keystoreMasterKey: masterKey.toString('base64'), agentKeys: bad }))
-      .rejects.toThrow(/^KEYS: KEYS\[1\]\.privateKeyHex: must be 128 hex characters/);
+    const bad = JSON.stringify([
+      { vaspDID: group.subA, privateKeyHex: subAOriginal.keys[0].privateKeyHex },
+      { vaspDID: group.subB, privateKeyHex: 'abcd' },
+    ]);
+    await expect(
+      startOrchestrator(sb.networkConfig(group.gatewayUser), {
+        keystoreMasterKey: masterKey.toString('base64'),
+        agentKeys: bad,
+      }),
+    ).rejects.toThrow(/^KEYS: KEYS\[1\]\.privateKeyHex: must be 128 hex characters/);
   });
 });
 
 /** A bearer token of the network (sandbox) for the user, as the orchestrator's network client obtains it. */
 async function tokenFor(sb: RunningSandbox, user: { clientId: string; clientSecret: string }): Promise<string> {
   const r = await fetch(`${sb.url}/oauth/token`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_id: user.clientId, client_secret: user.clientSecret, grant_type: 'client_credentials', audience: sb.url }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_id: user.clientId,
+      client_secret: user.clientSecret,
+      grant_type: 'client_credentials',
+      audience: sb.url,
+    }),
   });
   return ((await r.json()) as { access_token: string }).access_token;
 }

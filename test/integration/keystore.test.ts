@@ -22,7 +22,9 @@ async function tableBytes(pool: Pool, vaspDid: string): Promise<Buffer> {
 async function onDiskBytes(pool: Pool): Promise<Buffer | undefined> {
   try {
     await pool.query('checkpoint');
-    const { rows } = await pool.query<{ f: Buffer }>(`select pg_read_binary_file(pg_relation_filepath('vasp_keys')) as f`);
+    const { rows } = await pool.query<{ f: Buffer }>(
+      `select pg_read_binary_file(pg_relation_filepath('vasp_keys')) as f`,
+    );
     return rows[0]!.f;
   } catch (e) {
     if ((e as { code?: string }).code === '42501') return undefined;
@@ -32,8 +34,13 @@ async function onDiskBytes(pool: Pool): Promise<Buffer | undefined> {
 
 function containsSecret(haystack: Buffer, seed: Buffer): boolean {
   const hex = seed.toString('hex');
-  return [seed, Buffer.from(hex), Buffer.from(hex.toUpperCase()), Buffer.from(seed.toString('base64')), Buffer.from(`\\x${hex}`)]
-    .some((needle) => haystack.includes(needle));
+  return [
+    seed,
+    Buffer.from(hex),
+    Buffer.from(hex.toUpperCase()),
+    Buffer.from(seed.toString('base64')),
+    Buffer.from(`\\x${hex}`),
+  ].some((needle) => haystack.includes(needle));
 }
 
 describe('keystore on Postgres', () => {
@@ -84,9 +91,15 @@ describe('keystore on Postgres', () => {
     }
 
     const states = (await listKeys(pool, vasp)).map((k) => [k.did, k.state]);
-    expect(states).toEqual(expect.arrayContaining([[original.did, 'retired'], [pending.did, 'active']]));
+    expect(states).toEqual(
+      expect.arrayContaining([
+        [original.did, 'retired'],
+        [pending.did, 'active'],
+      ]),
+    );
     const audit = await pool.query<{ action: string; details: { reason?: string } }>(
-      'select action, details from audit_log where subject = $1 order by id', [vasp],
+      'select action, details from audit_log where subject = $1 order by id',
+      [vasp],
     );
     expect(audit.rows.map((r) => r.action)).toEqual(['key.imported', 'key.created', 'key.retired', 'key.activated']);
     expect(audit.rows[3]!.details.reason).toBe('scheduled');
@@ -105,7 +118,9 @@ describe('keystore on Postgres', () => {
       ),
     ).rejects.toThrow(/vasp_keys_one_active_per_vasp/);
     // A destroyed key must not keep material, and a live key must have it.
-    await expect(pool.query(`update vasp_keys set state = 'destroyed', destroyed_at = now() where id = $1`, [key.id])).rejects.toThrow(/vasp_keys_material_matches_state/);
+    await expect(
+      pool.query(`update vasp_keys set state = 'destroyed', destroyed_at = now() where id = $1`, [key.id]),
+    ).rejects.toThrow(/vasp_keys_material_matches_state/);
   });
 
   it('refuses a row whose sealed key was moved to another row, and another master key', async () => {
@@ -121,7 +136,9 @@ describe('keystore on Postgres', () => {
     const other = new Keystore(pool, new LocalKeyWrapper(randomBytes(32)));
     const vasp2 = randomDid();
     await keystore.createPendingKey(vasp2, 'x', { actor: 'test' });
-    await expect(other.loadKeyring(vasp2)).rejects.toThrow(/KEYSTORE_MASTER_KEY: a stored key is wrapped under master key local:/);
+    await expect(other.loadKeyring(vasp2)).rejects.toThrow(
+      /KEYSTORE_MASTER_KEY: a stored key is wrapped under master key local:/,
+    );
   });
 
   it('destroys only on request, wiping the material; never the active key', async () => {
@@ -132,17 +149,34 @@ describe('keystore on Postgres', () => {
     await keystore.activateKey(vasp, next.id, { actor: 'test' });
     const destroyed = await keystore.destroyKey(vasp, old.id, { actor: 'ops', reason: 'no data left encrypted to it' });
     expect(destroyed).toMatchObject({ state: 'destroyed' });
-    const { rows } = await pool.query('select wrapped_data_key, sealed_private_key, wrapping_key_id from vasp_keys where id = $1', [old.id]);
+    const { rows } = await pool.query(
+      'select wrapped_data_key, sealed_private_key, wrapping_key_id from vasp_keys where id = $1',
+      [old.id],
+    );
     expect(rows[0]).toEqual({ wrapped_data_key: null, sealed_private_key: null, wrapping_key_id: null });
     expect((await keystore.loadKeyring(vasp))!.dids).toEqual([next.did]);
-    await expect(keystore.destroyKey(vasp, randomBytes(16).toString('hex').replace(/(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-'), { actor: 'x' })).rejects.toBeInstanceOf(NotFoundError);
-    await expect(keystore.activateKey(vasp, old.id, { actor: 'x' })).rejects.toThrow(/is destroyed; only a pending key can be activated/);
+    await expect(
+      keystore.destroyKey(
+        vasp,
+        randomBytes(16)
+          .toString('hex')
+          .replace(/(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-'),
+        { actor: 'x' },
+      ),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(keystore.activateKey(vasp, old.id, { actor: 'x' })).rejects.toThrow(
+      /is destroyed; only a pending key can be activated/,
+    );
   });
 
   it('imports KEYS idempotently: twice, or from two processes at once, gives one key per entry', async () => {
     const vasp = randomDid();
     const second = randomDid();
-    const records = [createDidKeyRecord(randomBytes(32)), createDidKeyRecord(randomBytes(32)), createDidKeyRecord(randomBytes(32))];
+    const records = [
+      createDidKeyRecord(randomBytes(32)),
+      createDidKeyRecord(randomBytes(32)),
+      createDidKeyRecord(randomBytes(32)),
+    ];
     const raw = JSON.stringify([
       { vaspDID: vasp, privateKeyHex: records[0]!.keys[0].privateKeyHex },
       { vaspDID: vasp, privateKeyHex: records[1]!.keys[0].privateKeyHex },
@@ -162,11 +196,16 @@ describe('keystore on Postgres', () => {
     expect(keys.find((k) => k.did === records[0]!.did)!.state).toBe('active');
     expect(keys.find((k) => k.did === records[1]!.did)!.state).toBe('retired');
     expect((await listKeys(pool, second)).map((k) => k.state)).toEqual(['active']);
-    const audit = await pool.query('select count(*)::int as n from audit_log where subject in ($1, $2) and action = $3', [vasp, second, 'key.imported']);
+    const audit = await pool.query(
+      'select count(*)::int as n from audit_log where subject in ($1, $2) and action = $3',
+      [vasp, second, 'key.imported'],
+    );
     expect(audit.rows[0].n).toBe(3);
 
     // The same key under another VASP is refused, naming the entry, and nothing is written.
     const clash = JSON.stringify([{ vaspDID: randomDid(), privateKeyHex: records[0]!.keys[0].privateKeyHex }]);
-    await expect(openKeystore(pool, { masterKey, dataDir, agentKeys: clash })).rejects.toThrow(/KEYS: KEYS\[0\]: this key is already stored for another VASP/);
+    await expect(openKeystore(pool, { masterKey, dataDir, agentKeys: clash })).rejects.toThrow(
+      /KEYS: KEYS\[0\]: this key is already stored for another VASP/,
+    );
   });
 });

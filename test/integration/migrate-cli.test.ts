@@ -6,7 +6,10 @@ import { testEnv } from '../harness/platform';
 const root = resolve(__dirname, '../..');
 const runMigrate = (env: Record<string, string>) =>
   spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), join(root, 'db/migrate-cli.ts')], {
-    cwd: root, encoding: 'utf8', timeout: 120_000, env: { PATH: process.env.PATH ?? '', ...env },
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { PATH: process.env.PATH ?? '', ...env },
   });
 
 it('npm run migrate creates the database, applies both schemas once, and refuses to run without DATABASE_URL', async () => {

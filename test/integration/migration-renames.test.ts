@@ -6,14 +6,17 @@ import { migrate, RENAMED_MIGRATIONS } from '../../db/migrate';
 import { ownDatabase } from '../harness/platform';
 
 const SANDBOX = resolve(__dirname, '../../db/migrations/sandbox');
-const files = readdirSync(SANDBOX).filter((f) => f.endsWith('.sql')).sort();
+const files = readdirSync(SANDBOX)
+  .filter((f) => f.endsWith('.sql'))
+  .sort();
 const newNames = files.map((f) => f.replace(/\.sql$/, ''));
 
 /** The sandbox's migrations as they were named before the renames: the same SQL under the old file names. */
 function oldLayout(): string {
   const dir = mkdtempSync(join(tmpdir(), 'old-migrations-'));
   const oldOf = new Map(Object.entries(RENAMED_MIGRATIONS.sandbox).map(([o, n]) => [n, o]));
-  for (const f of files) copyFileSync(join(SANDBOX, f), join(dir, `${oldOf.get(f.replace(/\.sql$/, '')) ?? f.replace(/\.sql$/, '')}.sql`));
+  for (const f of files)
+    copyFileSync(join(SANDBOX, f), join(dir, `${oldOf.get(f.replace(/\.sql$/, '')) ?? f.replace(/\.sql$/, '')}.sql`));
   return dir;
 }
 
@@ -24,8 +27,16 @@ async function applyOld(url: string, count: number): Promise<string[]> {
   await client.connect();
   try {
     const applied = await runner({
-      dbClient: client, dir, migrationsTable: 'pgmigrations', schema: 'sandbox', createSchema: true, direction: 'up',
-      count, singleTransaction: true, checkOrder: true, log: () => undefined,
+      dbClient: client,
+      dir,
+      migrationsTable: 'pgmigrations',
+      schema: 'sandbox',
+      createSchema: true,
+      direction: 'up',
+      count,
+      singleTransaction: true,
+      checkOrder: true,
+      log: () => undefined,
     });
     return applied.map((m) => m.name);
   } finally {
@@ -38,7 +49,9 @@ async function recorded(url: string): Promise<string[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    return (await client.query<{ name: string }>('select name from sandbox.pgmigrations order by run_on, id')).rows.map((r) => r.name);
+    return (await client.query<{ name: string }>('select name from sandbox.pgmigrations order by run_on, id')).rows.map(
+      (r) => r.name,
+    );
   } finally {
     await client.end();
   }

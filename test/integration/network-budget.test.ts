@@ -38,7 +38,11 @@ describe('the network rate budget', () => {
   afterAll(async () => sb?.close());
 
   const limit = async (body: unknown): Promise<Json> => {
-    const r = await fetch(`${sb.url}/sandbox/rate-limit`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: JSON.stringify(body) });
+    const r = await fetch(`${sb.url}/sandbox/rate-limit`, {
+      method: 'PUT',
+      headers: sb.testHeaders({ 'content-type': 'application/json' }),
+      body: JSON.stringify(body),
+    });
     expect(r.status).toBe(200);
     return (await r.json()) as Json;
   };
@@ -47,15 +51,25 @@ describe('the network rate budget', () => {
     return (body.credentials as Json[]).find((c) => c.clientId === clientId)?.rejected ?? 0;
   };
   const budgetConfig = (over: Partial<NetworkBudgetConfig>): NetworkBudgetConfig => ({
-    enabled: true, limit: 20, windowMs: 2000, burst: 4, reserve: 2, maxWaitMs: 20_000, lockoutMs: 1000, ...over,
+    enabled: true,
+    limit: 20,
+    windowMs: 2000,
+    burst: 4,
+    reserve: 2,
+    maxWaitMs: 20_000,
+    lockoutMs: 1000,
+    ...over,
   });
   const budgetedClient = (config: NetworkBudgetConfig, p = pool()) =>
-    new NetworkClient(sb.networkConfig(g.gatewayUser), { budget: new RateBudget(networkBudgetStore(p), config, g.gatewayUser.clientId) });
+    new NetworkClient(sb.networkConfig(g.gatewayUser), {
+      budget: new RateBudget(networkBudgetStore(p), config, g.gatewayUser.clientId),
+    });
 
   it('one atomic statement per take: 4 processes x 60 concurrent takes on 50 tokens grant exactly 50, low ones stop at the reserve', async () => {
     const credential = `atomic-${randomSecret()}`;
     const procs = [pool(), pool(), pool(), pool()];
-    const take = (p: Pool, floor: number) => takeNetworkBudget(p, { credential, capacity: 50, ratePerSecond: 1e-9, floor });
+    const take = (p: Pool, floor: number) =>
+      takeNetworkBudget(p, { credential, capacity: 50, ratePerSecond: 1e-9, floor });
     // The row exists before the race so that every take contends on the same lock.
     expect((await take(procs[0]!, 0)).granted).toBe(true);
     const low = await Promise.all(procs.flatMap((p) => Array.from({ length: 30 }, () => take(p, 10))));
@@ -70,7 +84,11 @@ describe('the network rate budget', () => {
 
   it('the sandbox answers 429 with Retry-After over the limit, on every endpoint of that credential, until the lockout ends', async () => {
     const other = { clientId: g.externalUser.clientId, clientSecret: g.externalUser.clientSecret };
-    const [token, piiToken, otherToken] = await Promise.all([sb.token(g.gatewayUser), sb.token(g.gatewayUser, `${sb.url}/pii`), sb.token(other)]);
+    const [token, piiToken, otherToken] = await Promise.all([
+      sb.token(g.gatewayUser),
+      sb.token(g.gatewayUser, `${sb.url}/pii`),
+      sb.token(other),
+    ]);
     await limit({ limit: 3, windowSeconds: 60, lockoutSeconds: 2, reset: true });
     try {
       const viewer = (t: string) => fetch(`${sb.url}/auth/viewer`, { headers: { authorization: `Bearer ${t}` } });
@@ -80,12 +98,18 @@ describe('the network rate budget', () => {
       expect(over.headers.get('retry-after')).toBe('2');
       expect(await over.json()).toMatchObject({ err: { name: 'TooManyRequestsError', code: 429 } });
       // The personal-data service is blocked too; another credential is not.
-      const pii = await fetch(`${sb.url}/pii/get-escrow-didkey?vaspDID=${g.subA}`, { headers: { authorization: `Bearer ${piiToken}` } });
+      const pii = await fetch(`${sb.url}/pii/get-escrow-didkey?vaspDID=${g.subA}`, {
+        headers: { authorization: `Bearer ${piiToken}` },
+      });
       expect(pii.status).toBe(429);
       expect((await viewer(otherToken)).status).toBe(200);
       const state = (await (await fetch(`${sb.url}/sandbox/rate-limit`, { headers: sb.testHeaders() })).json()) as Json;
       expect(state.settings).toEqual({ limit: 3, windowSeconds: 60, lockoutSeconds: 2 });
-      expect((state.credentials as Json[]).find((c) => c.clientId === g.gatewayUser.clientId)).toMatchObject({ inWindow: 3, rejected: 2, lockouts: 1 });
+      expect((state.credentials as Json[]).find((c) => c.clientId === g.gatewayUser.clientId)).toMatchObject({
+        inWindow: 3,
+        rejected: 2,
+        lockouts: 1,
+      });
       // Raised at run time: after the lockout the same credential goes on.
       await limit({ limit: 100 });
       await new Promise((r) => setTimeout(r, 2100));
@@ -102,8 +126,11 @@ describe('the network rate budget', () => {
       const [a, b] = [budgetedClient(config), budgetedClient(config)];
       const started = Date.now();
       // 60 calls, both processes at once, mixed API and personal-data service: three windows' worth.
-      const calls = await Promise.all([a, b].flatMap((c) => Array.from({ length: 30 }, (_, i) =>
-        i % 3 === 0 ? escrowDidKey(c, g.subA) : fetchViewer(c))));
+      const calls = await Promise.all(
+        [a, b].flatMap((c) =>
+          Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? escrowDidKey(c, g.subA) : fetchViewer(c))),
+        ),
+      );
       expect(calls).toHaveLength(60);
       expect(await rejectedFor(g.gatewayUser.clientId)).toBe(0);
       // The budget let them through at its refill rate, (20 - 4) per (2 + 2) s after the burst: no faster, not much slower.
@@ -122,7 +149,9 @@ describe('the network rate budget', () => {
       const pa = pool();
       const [a, b] = [budgetedClient(config, pa), budgetedClient(config)];
       const results = await Promise.allSettled(Array.from({ length: 8 }, () => fetchViewer(a)));
-      const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as unknown);
+      const refused = results
+        .filter((r) => r.status === 'rejected')
+        .map((r) => (r as PromiseRejectedResult).reason as unknown);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
       expect(refused).toHaveLength(3);
       for (const e of refused) {
@@ -150,7 +179,9 @@ describe('the network rate budget', () => {
     // A fresh credential of its own: the bucket starts full (6), the reserve is 3, refill (12 - 6) per 4 s.
     const user = { clientId: g.externalUser.clientId, clientSecret: g.externalUser.clientSecret };
     const config = budgetConfig({ limit: 12, windowMs: 2000, burst: 6, reserve: 3 });
-    const client = new NetworkClient(sb.networkConfig(user), { budget: new RateBudget(networkBudgetStore(pool()), config, `prio-${randomSecret()}`) });
+    const client = new NetworkClient(sb.networkConfig(user), {
+      budget: new RateBudget(networkBudgetStore(pool()), config, `prio-${randomSecret()}`),
+    });
     const low = client.at('low');
     const done: string[] = [];
     for (let i = 0; i < 3; i++) await fetchViewer(low);

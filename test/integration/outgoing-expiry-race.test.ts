@@ -4,16 +4,26 @@ import { NetworkClient } from '../../network/client';
 import { startOutgoingTransfer } from '../../client/transfers/start-outgoing';
 import { createDidKeyRecord } from '../../lib/crypto';
 import type { TransferState } from '../../workflows/outgoing-transfer.messages';
-import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+import {
+  eventually,
+  groupSeed,
+  startOrchestrator,
+  startSandbox,
+  type RunningOrchestrator,
+  type RunningSandbox,
+} from '../harness/platform';
 
-const fixture = JSON.parse(readFileSync(`${__dirname}/../fixtures/pii-sdk/ivms101-40-fields.json`, 'utf8')) as Record<string, unknown>;
+const fixture = JSON.parse(readFileSync(`${__dirname}/../fixtures/pii-sdk/ivms101-40-fields.json`, 'utf8')) as Record<
+  string,
+  unknown
+>;
 
 /**
  * Found by `npm run chaos` (docs/reliability.md): at the answer deadline the workflow cancels the transaction at the
  * network; the network's CANCELLED webhook could reach the workflow before the cancel activity's result did (a slow
  * answer, a worker killed after the cancel), and the transfer then ended CANCELLED instead of EXPIRED.
  */
-describe('outgoing transfers: the deadline\'s own cancellation, reported by webhook first', () => {
+describe("outgoing transfers: the deadline's own cancellation, reported by webhook first", () => {
   const group = groupSeed();
   let sandbox: RunningSandbox;
   let orch: RunningOrchestrator;
@@ -21,9 +31,14 @@ describe('outgoing transfers: the deadline\'s own cancellation, reported by webh
   beforeAll(async () => {
     sandbox = await startSandbox(group.seed, { faults: true });
     const external = new NetworkClient(sandbox.networkConfig(group.externalUser));
-    await external.api.post('tf/vasps/update', {
-      json: { did: group.external, fields: [{ fieldName: 'pii_didkey', values: [{ value: createDidKeyRecord().did }] }] },
-    }).json();
+    await external.api
+      .post('tf/vasps/update', {
+        json: {
+          did: group.external,
+          fields: [{ fieldName: 'pii_didkey', values: [{ value: createDidKeyRecord().did }] }],
+        },
+      })
+      .json();
     orch = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
       group: { gatewayDid: group.gateway, subsidiaryDids: [group.subA, group.subB] },
       agentKeys: JSON.stringify([{ vaspDID: group.subA, privateKeyHex: createDidKeyRecord().keys[0].privateKeyHex }]),
@@ -40,10 +55,11 @@ describe('outgoing transfers: the deadline\'s own cancellation, reported by webh
     await sandbox?.close();
   });
 
-  it('ends EXPIRED, not CANCELLED, when the CANCELLED webhook beats the cancel call\'s answer', async () => {
+  it("ends EXPIRED, not CANCELLED, when the CANCELLED webhook beats the cancel call's answer", async () => {
     // The network commits the cancellation (and sends its webhook) 4 s before the caller hears back.
     const set = await fetch(`${sandbox.url}/sandbox/faults`, {
-      method: 'PUT', headers: sandbox.testHeaders({ 'content-type': 'application/json' }),
+      method: 'PUT',
+      headers: sandbox.testHeaders({ 'content-type': 'application/json' }),
       body: JSON.stringify({ latency: { share: 1, ms: 4000, afterHandler: true, routes: ['POST /tx/cancel'] } }),
     });
     expect(set.status).toBe(200);
@@ -51,10 +67,16 @@ describe('outgoing transfers: the deadline\'s own cancellation, reported by webh
     const shortCtx = { ...orch.transfers, config: { ...orch.transfers.config, answerDeadlineMs: 2000 } };
     await startOutgoingTransfer({ temporal: orch.client, taskQueue: orch.taskQueue, transfers: shortCtx }, key, {
       body: {
-        transactionAsset: 'ETH', transactionAmount: '1000', originatorVASPdid: group.subA, beneficiaryVASPdid: group.external,
-        transactionBlockchainInfo: { destination: `0x${randomBytes(20).toString('hex')}` }, originator: fixture.originator, beneficiary: fixture.beneficiary,
+        transactionAsset: 'ETH',
+        transactionAmount: '1000',
+        originatorVASPdid: group.subA,
+        beneficiaryVASPdid: group.external,
+        transactionBlockchainInfo: { destination: `0x${randomBytes(20).toString('hex')}` },
+        originator: fixture.originator,
+        beneficiary: fixture.beneficiary,
       } as never,
-      source: 'api', hybrid: false,
+      source: 'api',
+      hybrid: false,
     });
     const done = await eventually(async () => {
       const r = await fetch(`${orch.apiUrl}/v1/transfers/${key}`, { headers: orch.headers('viewer') });
@@ -67,6 +89,12 @@ describe('outgoing transfers: the deadline\'s own cancellation, reported by webh
     // The control that the slow answer happened. At least once, not exactly: a local activity whose workflow task times
     // out on a starved machine runs again (Temporal's at-least-once), and a second cancel of a cancelled transaction is
     // harmless (it finds it settled).
-    expect((await (await fetch(`${sandbox.url}/sandbox/faults`, { headers: sandbox.testHeaders() })).json() as { injected: { latency: number } }).injected.latency).toBeGreaterThanOrEqual(1);
+    expect(
+      (
+        (await (await fetch(`${sandbox.url}/sandbox/faults`, { headers: sandbox.testHeaders() })).json()) as {
+          injected: { latency: number };
+        }
+      ).injected.latency,
+    ).toBeGreaterThanOrEqual(1);
   });
 });

@@ -10,7 +10,8 @@ import { findOwners, type AddressBookOptions } from '../../sandbox/address-book'
 import { eventually, groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox } from '../harness/platform';
 
 /** The harness's sandbox with address-book settings of the test's choosing (small limits, short URLs). */
-const startSandboxWith = (seed: Seed, addressBook: Partial<AddressBookOptions>): Promise<RunningSandbox> => startSandbox(seed, { addressBook });
+const startSandboxWith = (seed: Seed, addressBook: Partial<AddressBookOptions>): Promise<RunningSandbox> =>
+  startSandbox(seed, { addressBook });
 
 interface UploadResponse {
   text: string;
@@ -40,7 +41,13 @@ interface Email {
   to: string;
   subject: string;
   text: string;
-  data: { kind: string; uploadId: string; status: string; counts: UploadView['counts']; rejectedRows: UploadView['rejectedRows'] };
+  data: {
+    kind: string;
+    uploadId: string;
+    status: string;
+    counts: UploadView['counts'];
+    rejectedRows: UploadView['rejectedRows'];
+  };
 }
 
 interface Listing {
@@ -60,14 +67,18 @@ describe('sandbox: address book', () => {
   // A user who may act for subsidiary A but holds no address-book permission on it.
   const viewerOnly = { did: randomDid(), clientId: `vo-${randomSecret()}`, clientSecret: randomSecret() };
   group.seed.users.push({
-    did: viewerOnly.did, name: 'Read Only', email: 'readonly@gateway.example',
+    did: viewerOnly.did,
+    name: 'Read Only',
+    email: 'readonly@gateway.example',
     roles: [{ vaspDID: group.subA, permissions: ['auth.customerToken'] }],
     credentials: [{ clientId: viewerOnly.clientId, clientSecret: viewerOnly.clientSecret }],
   });
   // A user allowed to upload to subsidiary B only; the test of withdrawn permissions changes its role.
   const uploader = { did: randomDid(), clientId: `up-${randomSecret()}`, clientSecret: randomSecret() };
   group.seed.users.push({
-    did: uploader.did, name: 'Uploader', email: 'uploader@gateway.example',
+    did: uploader.did,
+    name: 'Uploader',
+    email: 'uploader@gateway.example',
     roles: [{ vaspDID: group.subB, permissions: ['address.uploadAddressList'] }],
     credentials: [{ clientId: uploader.clientId, clientSecret: uploader.clientSecret }],
   });
@@ -92,8 +103,14 @@ describe('sandbox: address book', () => {
     const key = `${base}|${c.clientId}`;
     if (!tokens.has(key)) {
       const r = await fetch(`${base}/oauth/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience: base }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          client_id: c.clientId,
+          client_secret: c.clientSecret,
+          grant_type: 'client_credentials',
+          audience: base,
+        }),
       });
       tokens.set(key, ((await r.json()) as { access_token: string }).access_token);
     }
@@ -101,17 +118,26 @@ describe('sandbox: address book', () => {
   };
 
   const call = async <T = Record<string, unknown>>(
-    method: string, path: string, opts: { body?: unknown; as?: { clientId: string; clientSecret: string }; base?: string } = {},
+    method: string,
+    path: string,
+    opts: { body?: unknown; as?: { clientId: string; clientSecret: string }; base?: string } = {},
   ) => {
     const base = opts.base ?? sb.url;
     const headers: Record<string, string> = { authorization: `Bearer ${await token(opts.as, base)}` };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    const r = await fetch(`${base}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+    const r = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
     const text = await r.text();
     return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
   };
 
-  const uploadUrl = async (vasp: string, opts: { as?: { clientId: string; clientSecret: string }; base?: string } = {}) => {
+  const uploadUrl = async (
+    vasp: string,
+    opts: { as?: { clientId: string; clientSecret: string }; base?: string } = {},
+  ) => {
     const r = await call<{ uploadUrl: string }>('GET', `/address/upload/${vasp}`, opts);
     expect(r.status).toBe(200);
     return r.body.uploadUrl;
@@ -119,10 +145,19 @@ describe('sandbox: address book', () => {
 
   const postFile = async (url: string, content: string | Uint8Array, opts: { name?: string; field?: string } = {}) => {
     const form = new FormData();
-    form.append(opts.field ?? 'file', new Blob([typeof content === 'string' ? content : new Uint8Array(content)], { type: 'text/csv' }), opts.name ?? 'addresses.csv');
+    form.append(
+      opts.field ?? 'file',
+      new Blob([typeof content === 'string' ? content : new Uint8Array(content)], { type: 'text/csv' }),
+      opts.name ?? 'addresses.csv',
+    );
     const r = await fetch(url, { method: 'POST', body: form });
     const text = await r.text();
-    return { status: r.status, body: (text ? JSON.parse(text) : undefined) as UploadResponse & { err?: { name: string; code: number; message: string } } };
+    return {
+      status: r.status,
+      body: (text ? JSON.parse(text) : undefined) as UploadResponse & {
+        err?: { name: string; code: number; message: string };
+      },
+    };
   };
 
   const uploadIdOf = (r: UploadResponse) => r.uploadedFile.locationURL.split('/').pop()!;
@@ -131,7 +166,8 @@ describe('sandbox: address book', () => {
   const others: RunningSandbox[] = [];
   /** The test routes' headers of whichever of this file's sandboxes `base` is. */
   const testHeaders = (base: string) => [sb, small, shortLived, ...others].find((s) => s?.url === base)!.testHeaders();
-  const status = async (id: string, base = sb.url) => (await (await fetch(`${base}/sandbox/uploads/${id}`, { headers: testHeaders(base) })).json()) as UploadView;
+  const status = async (id: string, base = sb.url) =>
+    (await (await fetch(`${base}/sandbox/uploads/${id}`, { headers: testHeaders(base) })).json()) as UploadView;
 
   const finished = (id: string, base = sb.url) =>
     eventually(async () => {
@@ -141,7 +177,9 @@ describe('sandbox: address book', () => {
 
   const summaryEmail = async (to: string, uploadId: string, base = sb.url) =>
     eventually(async () => {
-      const r = (await (await fetch(`${base}/sandbox/outbox?to=${encodeURIComponent(to)}`, { headers: testHeaders(base) })).json()) as { emails: Email[] };
+      const r = (await (
+        await fetch(`${base}/sandbox/outbox?to=${encodeURIComponent(to)}`, { headers: testHeaders(base) })
+      ).json()) as { emails: Email[] };
       return r.emails.find((e) => e.data.uploadId === uploadId);
     });
 
@@ -151,11 +189,15 @@ describe('sandbox: address book', () => {
   it('issues an upload URL on the sandbox carrying its own short-lived credential, and accepts a CSV there', async () => {
     const url = await uploadUrl(group.gateway);
     expect(url.startsWith(`${sb.url}/upload?token=`)).toBe(true);
-    const claims = JSON.parse(Buffer.from(new URL(url).searchParams.get('token')!.split('.')[1]!, 'base64url').toString()) as Record<string, number | string>;
+    const claims = JSON.parse(
+      Buffer.from(new URL(url).searchParams.get('token')!.split('.')[1]!, 'base64url').toString(),
+    ) as Record<string, number | string>;
     expect(claims).toMatchObject({ sub: group.gatewayUser.did, vaspDID: group.gateway });
     expect(Number(claims.exp) - Number(claims.iat)).toBeLessThanOrEqual(600);
 
-    const r = await postFile(url, csv(['ETH,0x1111111111111111111111111111111111111111,Alice@SG1']), { name: 'book.csv' });
+    const r = await postFile(url, csv(['ETH,0x1111111111111111111111111111111111111111,Alice@SG1']), {
+      name: 'book.csv',
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       text: 'File uploaded!',
@@ -173,7 +215,11 @@ describe('sandbox: address book', () => {
     });
     expect(Number.isInteger(r.body.uploadedFile.metadata.extra.counter)).toBe(true);
     const done = await finished(uploadIdOf(r.body));
-    expect(done).toMatchObject({ status: 'completed', counts: { rowsRead: 1, registered: 1, updated: 0, rejected: 0 }, fileName: 'book.csv' });
+    expect(done).toMatchObject({
+      status: 'completed',
+      counts: { rowsRead: 1, registered: 1, updated: 0, rejected: 0 },
+      fileName: 'book.csv',
+    });
   });
   it('answers before processing ends, then registers valid rows in batches and mails a summary to the uploader', async () => {
     // 120,000 rows (~6 MB): processing takes far longer than storing the file.
@@ -189,11 +235,19 @@ describe('sandbox: address book', () => {
 
     const done = await finished(id);
     expect(done).toMatchObject({
-      status: 'completed', vaspDID: group.subA, userDID: group.gatewayUser.did,
+      status: 'completed',
+      vaspDID: group.subA,
+      userDID: group.gatewayUser.did,
       counts: { rowsRead: 120_001, registered: 120_000, updated: 0, rejected: 1 },
     });
     expect(done.rejectedRows).toEqual([
-      { line: 120_002, asset: 'ETH', address: evm(7, 'a1'), customerRef: 'again', reason: expect.stringMatching(/^duplicate in file/) },
+      {
+        line: 120_002,
+        asset: 'ETH',
+        address: evm(7, 'a1'),
+        customerRef: 'again',
+        reason: expect.stringMatching(/^duplicate in file/),
+      },
     ]);
     const mail = await summaryEmail('ops@gateway.example', id);
     expect(mail.subject).toMatch(/big\.csv/);
@@ -204,23 +258,26 @@ describe('sandbox: address book', () => {
   });
   it('rejects invalid rows with their line and reason, and registers tag rows and their master address', async () => {
     const url = await uploadUrl(group.gateway);
-    const r = await postFile(url, [
-      HEADER,
-      'XRP,rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:12345,Bob@SG1', // 2 tag row
-      'XRP,rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY,Master', //      3 its master address
-      ',0x2222222222222222222222222222222222222222,x', //       4 empty asset
-      'ETH,,x', //                                             5 empty address
-      'XRP,rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:,x', //          6 empty tag
-      'XRP,:999,x', //                                         7 empty address before the tag
-      'ETH,0x3333333333333333333333333333333333333333', //     8 two columns
-      'xrp,rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:12345,Again', // 9 same asset and address as line 2
-      'ETH,0xAbCdEf0000000000000000000000000000000001,Carol', // 10 checksum case, stored lower-case
-      '',
-      'ETH,"0x44 44",x', //                                    12 whitespace in the address
-      'ETH,0x5555555555555555555555555555555555555555,Dan',
-      'ETH,0x5555"x,y', //                                     14 malformed quoting
-      '',
-    ].join('\r\n'));
+    const r = await postFile(
+      url,
+      [
+        HEADER,
+        'XRP,rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:12345,Bob@SG1', // 2 tag row
+        'XRP,rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY,Master', //      3 its master address
+        ',0x2222222222222222222222222222222222222222,x', //       4 empty asset
+        'ETH,,x', //                                             5 empty address
+        'XRP,rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:,x', //          6 empty tag
+        'XRP,:999,x', //                                         7 empty address before the tag
+        'ETH,0x3333333333333333333333333333333333333333', //     8 two columns
+        'xrp,rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:12345,Again', // 9 same asset and address as line 2
+        'ETH,0xAbCdEf0000000000000000000000000000000001,Carol', // 10 checksum case, stored lower-case
+        '',
+        'ETH,"0x44 44",x', //                                    12 whitespace in the address
+        'ETH,0x5555555555555555555555555555555555555555,Dan',
+        'ETH,0x5555"x,y', //                                     14 malformed quoting
+        '',
+      ].join('\r\n'),
+    );
     expect(r.status).toBe(200);
     const done = await finished(uploadIdOf(r.body));
     expect(done.status).toBe('completed');
@@ -241,47 +298,102 @@ describe('sandbox: address book', () => {
     expect(mail.data.rejectedRows.map((x) => x.line)).toEqual(done.rejectedRows.map((x) => x.line));
     expect(mail.text).toContain('line 4: empty asset');
 
-    const owner = await call('GET', `/v1/addresses/address-ownerships/rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:12345?vasp_did=${group.gateway}&asset=xrp`);
+    const owner = await call(
+      'GET',
+      `/v1/addresses/address-ownerships/rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:12345?vasp_did=${group.gateway}&asset=xrp`,
+    );
     expect(owner).toEqual({
       status: 200,
       body: {
-        owner_vasp_did: group.gateway, owner_vasp_name: 'Gateway VASP', address: 'rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:12345',
-        address_type: 'HOSTED', asset: 'XRP', source: 'ADDRESS_GRAPH',
+        owner_vasp_did: group.gateway,
+        owner_vasp_name: 'Gateway VASP',
+        address: 'rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:12345',
+        address_type: 'HOSTED',
+        asset: 'XRP',
+        source: 'ADDRESS_GRAPH',
       },
     });
     // An unregistered tag of a registered master address still finds the VASP that operates the master.
-    const viaMaster = await call('GET', `/v1/addresses/address-ownerships/rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:777?vasp_did=${group.gateway}&asset=XRP`);
-    expect(viaMaster.body).toMatchObject({ owner_vasp_did: group.gateway, address: 'rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:777' });
-    const checksum = await call('GET', `/v1/addresses/address-ownerships/0xABCDEF0000000000000000000000000000000001?vasp_did=${group.gateway}&asset=ETH`);
-    expect(checksum.body).toMatchObject({ owner_vasp_did: group.gateway, address: '0xabcdef0000000000000000000000000000000001' });
+    const viaMaster = await call(
+      'GET',
+      `/v1/addresses/address-ownerships/rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:777?vasp_did=${group.gateway}&asset=XRP`,
+    );
+    expect(viaMaster.body).toMatchObject({
+      owner_vasp_did: group.gateway,
+      address: 'rPEPPER7kfTD9w2To4CQk6UCfQHM9c6GDY:777',
+    });
+    const checksum = await call(
+      'GET',
+      `/v1/addresses/address-ownerships/0xABCDEF0000000000000000000000000000000001?vasp_did=${group.gateway}&asset=ETH`,
+    );
+    expect(checksum.body).toMatchObject({
+      owner_vasp_did: group.gateway,
+      address: '0xabcdef0000000000000000000000000000000001',
+    });
   });
 
   it('registers one address with registerCustomer, idempotently, and validates the body in the network error shape', async () => {
-    const body = { vaspDID: group.subB, asset: 'ETH', address: '0x6666666666666666666666666666666666666666', customerRef: 'Erin@SG7' };
+    const body = {
+      vaspDID: group.subB,
+      asset: 'ETH',
+      address: '0x6666666666666666666666666666666666666666',
+      customerRef: 'Erin@SG7',
+    };
     const first = await call('POST', '/address/registerCustomer', { body });
     expect(first).toEqual({
       status: 200,
       body: { vaspDID: group.subB, asset: 'ETH', address: body.address, customerRef: 'Erin@SG7', status: 'registered' },
     });
     expect((await call('POST', '/address/registerCustomer', { body })).body).toMatchObject({ status: 'unchanged' });
-    expect((await call('POST', '/address/registerCustomer', { body: { ...body, customerRef: 'Erin@SG8' } })).body).toMatchObject({ status: 'updated' });
+    expect(
+      (await call('POST', '/address/registerCustomer', { body: { ...body, customerRef: 'Erin@SG8' } })).body,
+    ).toMatchObject({ status: 'updated' });
     const caip = await call('POST', '/address/registerCustomer', {
-      body: { vaspDID: group.subB, asset: { caip19: 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' }, address: '0x7777777777777777777777777777777777777777', customerRef: 'Fay' },
+      body: {
+        vaspDID: group.subB,
+        asset: { caip19: 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' },
+        address: '0x7777777777777777777777777777777777777777',
+        customerRef: 'Fay',
+      },
     });
-    expect(caip.body).toMatchObject({ asset: 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', status: 'registered' });
-    const noAsset = await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subB, address: 'bc1qnoasset0000000000000000000000000000000', customerRef: 'Gus' } });
+    expect(caip.body).toMatchObject({
+      asset: 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
+      status: 'registered',
+    });
+    const noAsset = await call('POST', '/address/registerCustomer', {
+      body: { vaspDID: group.subB, address: 'bc1qnoasset0000000000000000000000000000000', customerRef: 'Gus' },
+    });
     expect(noAsset.body).toMatchObject({ asset: null, status: 'registered' });
     // Registered without an asset, it answers for any asset.
-    expect((await call('GET', `/v1/addresses/address-ownerships/bc1qnoasset0000000000000000000000000000000?vasp_did=${group.subB}&asset=BTC`)).body)
-      .toMatchObject({ owner_vasp_did: group.subB, asset: 'BTC' });
+    expect(
+      (
+        await call(
+          'GET',
+          `/v1/addresses/address-ownerships/bc1qnoasset0000000000000000000000000000000?vasp_did=${group.subB}&asset=BTC`,
+        )
+      ).body,
+    ).toMatchObject({ owner_vasp_did: group.subB, asset: 'BTC' });
 
     const listed = await list(group.subB, '&per_page=1000');
     expect(listed.body.data).toContainEqual({
-      address: body.address, owner_vasp_did: group.subB, customer_did: expect.stringMatching(/^did:ethr:0x[0-9a-f]{40}$/), customer_ref: 'Erin@SG8',
+      address: body.address,
+      owner_vasp_did: group.subB,
+      customer_did: expect.stringMatching(/^did:ethr:0x[0-9a-f]{40}$/),
+      customer_ref: 'Erin@SG8',
     });
 
     const missing = await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subB, address: 'x1' } });
-    expect(missing).toEqual({ status: 400, body: { err: { name: 'ValidationError', code: 400, message: 'customerRef: is required', stack: 'ValidationError: customerRef: is required' } } });
+    expect(missing).toEqual({
+      status: 400,
+      body: {
+        err: {
+          name: 'ValidationError',
+          code: 400,
+          message: 'customerRef: is required',
+          stack: 'ValidationError: customerRef: is required',
+        },
+      },
+    });
     const badTag = await call('POST', '/address/registerCustomer', { body: { ...body, address: 'rABC:' } });
     expect(badTag.status).toBe(400);
     expect(badTag.body).toMatchObject({ err: { message: expect.stringMatching(/^address: malformed tag form/) } });
@@ -294,18 +406,23 @@ describe('sandbox: address book', () => {
     expect(unknown).toMatchObject({ status: 404, body: { err: { name: 'NotFoundError', code: 404 } } });
     const foreign = await call('POST', '/address/registerCustomer', { body, as: group.externalUser });
     expect(foreign).toMatchObject({ status: 403, body: { err: { name: 'UserDIDNotAdminforVASPError', code: 403 } } });
-    const noPermission = await call('POST', '/address/registerCustomer', { body: { ...body, vaspDID: group.subA }, as: viewerOnly });
+    const noPermission = await call('POST', '/address/registerCustomer', {
+      body: { ...body, vaspDID: group.subA },
+      as: viewerOnly,
+    });
     expect(noPermission.status).toBe(403);
   });
 
-  it('lists a VASP\'s book page by page (2,500 rows over 3 pages of 1,000) and validates the query', async () => {
+  it("lists a VASP's book page by page (2,500 rows over 3 pages of 1,000) and validates the query", async () => {
     const vasp = group.external;
     const rows = Array.from({ length: 2500 }, (_, i) => `BTC,bc1qpage${String(i).padStart(6, '0')},ref-${i}`);
     const r = await postFile(await uploadUrl(vasp, { as: group.externalUser }), csv(rows));
     expect(r.status).toBe(200);
     expect((await finished(uploadIdOf(r.body))).counts).toMatchObject({ registered: 2500, rejected: 0 });
 
-    const pages = await Promise.all([0, 1, 2, 3].map((p) => list(vasp, `&page=${p}&per_page=1000`, group.externalUser)));
+    const pages = await Promise.all(
+      [0, 1, 2, 3].map((p) => list(vasp, `&page=${p}&per_page=1000`, group.externalUser)),
+    );
     expect(pages.map((p) => p.status)).toEqual([200, 200, 200, 200]);
     expect(pages.map((p) => p.body.data.length)).toEqual([1000, 1000, 500, 0]);
     for (const [i, p] of pages.entries()) {
@@ -316,82 +433,184 @@ describe('sandbox: address book', () => {
     expect(new Set(seen).size).toBe(2500);
     expect(seen).toEqual([...seen].sort());
     expect(pages[0]!.body.data[0]).toEqual({
-      address: 'bc1qpage000000', owner_vasp_did: vasp, customer_did: expect.stringMatching(/^did:ethr:0x/), customer_ref: 'ref-0',
+      address: 'bc1qpage000000',
+      owner_vasp_did: vasp,
+      customer_did: expect.stringMatching(/^did:ethr:0x/),
+      customer_ref: 'ref-0',
     });
 
     // Pages follow the book as it changes: an entry added in front shifts every later page by one.
     const page0 = (await list(vasp, '&page=0&per_page=1000', group.externalUser)).body.data;
-    expect((await list(vasp, '&page=1&per_page=1000', group.externalUser)).body.data[0]!.address).toBe('bc1qpage001000');
-    const added = await call('POST', '/address/registerCustomer', { body: { vaspDID: vasp, asset: 'BTC', address: 'bc1qaaaa', customerRef: 'first' }, as: group.externalUser });
+    expect((await list(vasp, '&page=1&per_page=1000', group.externalUser)).body.data[0]!.address).toBe(
+      'bc1qpage001000',
+    );
+    const added = await call('POST', '/address/registerCustomer', {
+      body: { vaspDID: vasp, asset: 'BTC', address: 'bc1qaaaa', customerRef: 'first' },
+      as: group.externalUser,
+    });
     expect(added.status).toBe(200);
     const shifted = (await list(vasp, '&page=1&per_page=1000', group.externalUser)).body;
     expect(shifted.pagination.total).toBe(2501);
     expect(shifted.data[0]!.address).toBe(page0[999]!.address);
     await call('DELETE', `/v1/addresses?addresses=bc1qaaaa&vasp_did=${vasp}`, { as: group.externalUser });
-    expect((await list(vasp, '&page=1&per_page=1000', group.externalUser)).body.data[0]!.address).toBe('bc1qpage001000');
+    expect((await list(vasp, '&page=1&per_page=1000', group.externalUser)).body.data[0]!.address).toBe(
+      'bc1qpage001000',
+    );
 
     expect((await list(vasp, '&source_type=INTERNAL&per_page=1', group.externalUser)).body.pagination.total).toBe(2500);
     expect((await list(vasp, '&source_type=EXTERNAL', group.externalUser)).body).toEqual({
-      pagination: { page: 0, per_page: 100, total: 0 }, metadata: { source: 'ADDRESS_GRAPH' }, data: [],
+      pagination: { page: 0, per_page: 100, total: 0 },
+      metadata: { source: 'ADDRESS_GRAPH' },
+      data: [],
     });
     const tooMany = await list(vasp, '&per_page=1001', group.externalUser);
-    expect(tooMany).toEqual({ status: 400, body: { err: { name: 'ValidationError', code: 400, message: 'per_page: must be a whole number from 1 to 1000', stack: 'ValidationError: per_page: must be a whole number from 1 to 1000' } } });
-    expect((await list(vasp, '&page=-1', group.externalUser)).body).toMatchObject({ err: { message: expect.stringMatching(/^page: /) } });
-    expect((await call('GET', `/v1/addresses?vasp_did=${vasp}`, { as: group.externalUser })).body)
-      .toMatchObject({ err: { code: 400, message: 'source: is required' } });
-    expect((await call('GET', '/v1/addresses?source=ADDRESS_GRAPH', { as: group.externalUser })).body)
-      .toMatchObject({ err: { code: 400, message: 'vasp_did: is required' } });
+    expect(tooMany).toEqual({
+      status: 400,
+      body: {
+        err: {
+          name: 'ValidationError',
+          code: 400,
+          message: 'per_page: must be a whole number from 1 to 1000',
+          stack: 'ValidationError: per_page: must be a whole number from 1 to 1000',
+        },
+      },
+    });
+    expect((await list(vasp, '&page=-1', group.externalUser)).body).toMatchObject({
+      err: { message: expect.stringMatching(/^page: /) },
+    });
+    expect((await call('GET', `/v1/addresses?vasp_did=${vasp}`, { as: group.externalUser })).body).toMatchObject({
+      err: { code: 400, message: 'source: is required' },
+    });
+    expect((await call('GET', '/v1/addresses?source=ADDRESS_GRAPH', { as: group.externalUser })).body).toMatchObject({
+      err: { code: 400, message: 'vasp_did: is required' },
+    });
   });
 
   it('deletes addresses (202 {}), under every asset, and only from the named VASP', async () => {
     const vasp = group.subB;
-    for (const [asset, address] of [['USDT', '0x8888888888888888888888888888888888888888'], ['ETH', '0x8888888888888888888888888888888888888888'], ['ETH', '0x99999999999999999999999999999999999999ab']]) {
-      expect((await call('POST', '/address/registerCustomer', { body: { vaspDID: vasp, asset, address, customerRef: 'del' } })).status).toBe(200);
+    for (const [asset, address] of [
+      ['USDT', '0x8888888888888888888888888888888888888888'],
+      ['ETH', '0x8888888888888888888888888888888888888888'],
+      ['ETH', '0x99999999999999999999999999999999999999ab'],
+    ]) {
+      expect(
+        (
+          await call('POST', '/address/registerCustomer', {
+            body: { vaspDID: vasp, asset, address, customerRef: 'del' },
+          })
+        ).status,
+      ).toBe(200);
     }
-    expect((await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subA, asset: 'ETH', address: '0x99999999999999999999999999999999999999ab', customerRef: 'keep' } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/address/registerCustomer', {
+          body: {
+            vaspDID: group.subA,
+            asset: 'ETH',
+            address: '0x99999999999999999999999999999999999999ab',
+            customerRef: 'keep',
+          },
+        })
+      ).status,
+    ).toBe(200);
     const before = (await list(vasp, '&per_page=1')).body.pagination.total;
 
-    const del = await call('DELETE', `/v1/addresses?addresses=0x8888888888888888888888888888888888888888,0x99999999999999999999999999999999999999AB&vasp_did=${vasp}`);
+    const del = await call(
+      'DELETE',
+      `/v1/addresses?addresses=0x8888888888888888888888888888888888888888,0x99999999999999999999999999999999999999AB&vasp_did=${vasp}`,
+    );
     expect(del).toEqual({ status: 202, body: {} });
     expect((await list(vasp, '&per_page=1')).body.pagination.total).toBe(before - 3);
-    const gone = await call('GET', `/v1/addresses/address-ownerships/0x8888888888888888888888888888888888888888?vasp_did=${vasp}&asset=ETH`);
+    const gone = await call(
+      'GET',
+      `/v1/addresses/address-ownerships/0x8888888888888888888888888888888888888888?vasp_did=${vasp}&asset=ETH`,
+    );
     expect(gone).toMatchObject({ status: 404, body: { err: { name: 'NotFoundError', code: 404 } } });
     // Subsidiary A's entry for the same address stays.
-    expect((await call('GET', `/v1/addresses/address-ownerships/0x99999999999999999999999999999999999999ab?vasp_did=${vasp}&asset=ETH`)).body)
-      .toMatchObject({ owner_vasp_did: group.subA });
+    expect(
+      (
+        await call(
+          'GET',
+          `/v1/addresses/address-ownerships/0x99999999999999999999999999999999999999ab?vasp_did=${vasp}&asset=ETH`,
+        )
+      ).body,
+    ).toMatchObject({ owner_vasp_did: group.subA });
 
     expect((await call('DELETE', `/v1/addresses?addresses=a,,b&vasp_did=${vasp}`)).status).toBe(400);
-    expect((await call('DELETE', `/v1/addresses?vasp_did=${vasp}`)).body).toMatchObject({ err: { message: 'addresses: is required' } });
-    expect((await call('DELETE', `/v1/addresses?addresses=x&vasp_did=${vasp}`, { as: group.externalUser })).status).toBe(403);
-    expect((await call('DELETE', `/v1/addresses?addresses=x&vasp_did=${group.subA}`, { as: viewerOnly })).status).toBe(403);
+    expect((await call('DELETE', `/v1/addresses?vasp_did=${vasp}`)).body).toMatchObject({
+      err: { message: 'addresses: is required' },
+    });
+    expect(
+      (await call('DELETE', `/v1/addresses?addresses=x&vasp_did=${vasp}`, { as: group.externalUser })).status,
+    ).toBe(403);
+    expect((await call('DELETE', `/v1/addresses?addresses=x&vasp_did=${group.subA}`, { as: viewerOnly })).status).toBe(
+      403,
+    );
   });
 
   it('looks up ownership by address: found, unknown (404), several unrelated owners (404), and validates the query', async () => {
     const addr = '0x1212121212121212121212121212121212121212';
-    expect((await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}&asset=ETH`)).status).toBe(404);
-    await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subA, asset: 'ETH', address: addr, customerRef: 'a' } });
-    await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subB, asset: 'ETH', address: addr, customerRef: 'b' } });
+    expect(
+      (await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}&asset=ETH`)).status,
+    ).toBe(404);
+    await call('POST', '/address/registerCustomer', {
+      body: { vaspDID: group.subA, asset: 'ETH', address: addr, customerRef: 'a' },
+    });
+    await call('POST', '/address/registerCustomer', {
+      body: { vaspDID: group.subB, asset: 'ETH', address: addr, customerRef: 'b' },
+    });
     // Two subsidiaries of one gateway: the first registration wins, as the network resolves beneficiaries.
-    const nested = await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.external}&asset=ETH`, { as: group.externalUser });
+    const nested = await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.external}&asset=ETH`, {
+      as: group.externalUser,
+    });
     expect(nested).toEqual({
       status: 200,
-      body: { owner_vasp_did: group.subA, owner_vasp_name: 'Subsidiary A', address: addr, address_type: 'HOSTED', asset: 'ETH', source: 'ADDRESS_GRAPH' },
+      body: {
+        owner_vasp_did: group.subA,
+        owner_vasp_name: 'Subsidiary A',
+        address: addr,
+        address_type: 'HOSTED',
+        asset: 'ETH',
+        source: 'ADDRESS_GRAPH',
+      },
     });
     // Another asset is not the same entry.
-    expect((await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}&asset=USDC`)).status).toBe(404);
+    expect(
+      (await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}&asset=USDC`)).status,
+    ).toBe(404);
     // An unrelated VASP claiming the address too makes the owner ambiguous.
-    await call('POST', '/address/registerCustomer', { body: { vaspDID: group.external, asset: 'ETH', address: addr, customerRef: 'x' }, as: group.externalUser });
-    expect((await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}&asset=ETH`)).status).toBe(404);
+    await call('POST', '/address/registerCustomer', {
+      body: { vaspDID: group.external, asset: 'ETH', address: addr, customerRef: 'x' },
+      as: group.externalUser,
+    });
+    expect(
+      (await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}&asset=ETH`)).status,
+    ).toBe(404);
 
-    expect((await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}`)).body).toMatchObject({ err: { code: 400, message: 'asset: is required' } });
-    expect((await call('GET', `/v1/addresses/address-ownerships/${addr}?asset=ETH`)).body).toMatchObject({ err: { code: 400, message: 'vasp_did: is required' } });
-    expect((await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${randomDid()}&asset=ETH`)).status).toBe(404);
-    expect((await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}&asset=ETH`, { as: group.externalUser })).status).toBe(403);
+    expect(
+      (await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}`)).body,
+    ).toMatchObject({ err: { code: 400, message: 'asset: is required' } });
+    expect((await call('GET', `/v1/addresses/address-ownerships/${addr}?asset=ETH`)).body).toMatchObject({
+      err: { code: 400, message: 'vasp_did: is required' },
+    });
+    expect(
+      (await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${randomDid()}&asset=ETH`)).status,
+    ).toBe(404);
+    expect(
+      (
+        await call('GET', `/v1/addresses/address-ownerships/${addr}?vasp_did=${group.gateway}&asset=ETH`, {
+          as: group.externalUser,
+        })
+      ).status,
+    ).toBe(403);
   });
 
-  it('keeps tenancy: the external VASP\'s user cannot list, upload to or register for the group, nor the reverse', async () => {
+  it("keeps tenancy: the external VASP's user cannot list, upload to or register for the group, nor the reverse", async () => {
     const listAsExternal = await list(group.subA, '', group.externalUser);
-    expect(listAsExternal).toMatchObject({ status: 403, body: { err: { name: 'UserDIDNotAdminforVASPError', code: 403 } } });
+    expect(listAsExternal).toMatchObject({
+      status: 403,
+      body: { err: { name: 'UserDIDNotAdminforVASPError', code: 403 } },
+    });
     expect((await list(group.gateway, '', group.externalUser)).status).toBe(403);
     expect((await list(group.external)).status).toBe(403);
     expect((await call('GET', `/address/upload/${group.subA}`, { as: group.externalUser })).status).toBe(403);
@@ -399,7 +618,9 @@ describe('sandbox: address book', () => {
     expect((await call('GET', `/address/upload/${randomDid()}`)).status).toBe(404);
     // A user who may act for subsidiary A without address permissions may read its book but not upload to it.
     expect((await list(group.subA, '&per_page=1', viewerOnly)).status).toBe(200);
-    expect((await call('GET', `/address/upload/${group.subA}`, { as: viewerOnly })).body).toMatchObject({ err: { code: 403 } });
+    expect((await call('GET', `/address/upload/${group.subA}`, { as: viewerOnly })).body).toMatchObject({
+      err: { code: 403 },
+    });
     // The gateway's user acts for its subsidiaries.
     expect((await list(group.subB, '&per_page=1')).status).toBe(200);
     const noToken = await fetch(`${sb.url}/v1/addresses?vasp_did=${group.subA}&source=ADDRESS_GRAPH`);
@@ -413,7 +634,9 @@ describe('sandbox: address book', () => {
     const rows = Array.from({ length: 3000 }, (_, i) => `ETH,${evm(i, 'f1')},big-${i}`); // ~150 KB > 64 KB
     const r = await postFile(url, csv(rows));
     expect(r.status).toBe(413);
-    expect(r.body).toMatchObject({ err: { name: 'PayloadTooLargeError', code: 413, message: `file: larger than the limit of ${64 * 1024} bytes` } });
+    expect(r.body).toMatchObject({
+      err: { name: 'PayloadTooLargeError', code: 413, message: `file: larger than the limit of ${64 * 1024} bytes` },
+    });
     expect((await list(vasp, '&per_page=1')).body.pagination.total).toBe(before);
     const again = await postFile(url, csv(rows.slice(0, 10)));
     expect(again.status).toBe(200);
@@ -437,7 +660,11 @@ describe('sandbox: address book', () => {
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
       start(c) {
-        c.enqueue(enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="endless.csv"\r\nContent-Type: text/csv\r\n\r\n${HEADER}\n`));
+        c.enqueue(
+          enc.encode(
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="endless.csv"\r\nContent-Type: text/csv\r\n\r\n${HEADER}\n`,
+          ),
+        );
       },
       pull(c) {
         if (sent > 64 * 1024 * 1024) {
@@ -445,15 +672,23 @@ describe('sandbox: address book', () => {
           c.close();
           return;
         }
-        const chunk = enc.encode(Array.from({ length: 500 }, (_, i) => `ETH,${evm(sent + i, 'f3')},chunked`).join('\n') + '\n');
+        const chunk = enc.encode(
+          Array.from({ length: 500 }, (_, i) => `ETH,${evm(sent + i, 'f3')},chunked`).join('\n') + '\n',
+        );
         sent += chunk.length;
         c.enqueue(chunk);
       },
     });
     const url = await uploadUrl(vasp, { base: small.url });
     const chunked = await fetch(url, {
-      method: 'POST', body, duplex: 'half', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-    } as RequestInit).then(async (res) => ({ status: res.status, early: sent < 64 * 1024 * 1024, body: await res.json() }), (e: Error) => ({ status: 0, body: e.message }));
+      method: 'POST',
+      body,
+      duplex: 'half',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+    } as RequestInit).then(
+      async (res) => ({ status: res.status, early: sent < 64 * 1024 * 1024, body: await res.json() }),
+      (e: Error) => ({ status: 0, body: e.message }),
+    );
     // The answer comes while the client is still sending: the server counted bytes as they arrived.
     expect(chunked).toMatchObject({ status: 413, early: true, body: { err: { name: 'PayloadTooLargeError' } } });
     expect((await list(vasp, '&per_page=1')).body.pagination.total).toBe(before);
@@ -461,16 +696,35 @@ describe('sandbox: address book', () => {
   });
 
   it('refuses a file whose first line is not exactly the header (400), registering nothing', async () => {
-    for (const content of ['address,asset,customerRef\nETH,0x1,x\n', 'asset,address\n', 'asset,address,customerRef,extra\n', '', 'ETH,0xabc,x\n']) {
+    for (const content of [
+      'address,asset,customerRef\nETH,0x1,x\n',
+      'asset,address\n',
+      'asset,address,customerRef,extra\n',
+      '',
+      'ETH,0xabc,x\n',
+    ]) {
       const r = await postFile(await uploadUrl(group.subB, { base: small.url }), content);
       expect(r.status).toBe(400);
-      expect(r.body.err).toMatchObject({ name: 'ValidationError', code: 400, message: expect.stringMatching(/^file: .*asset,address,customerRef/) });
+      expect(r.body.err).toMatchObject({
+        name: 'ValidationError',
+        code: 400,
+        message: expect.stringMatching(/^file: .*asset,address,customerRef/),
+      });
     }
     // A byte-order mark and CRLF line ends are fine.
-    const ok = await postFile(await uploadUrl(group.subB, { base: small.url }), '\uFEFFasset,address,customerRef\r\nETH,0x1313131313131313131313131313131313131313,bom\r\n');
+    const ok = await postFile(
+      await uploadUrl(group.subB, { base: small.url }),
+      '\uFEFFasset,address,customerRef\r\nETH,0x1313131313131313131313131313131313131313,bom\r\n',
+    );
     expect(ok.status).toBe(200);
-    expect((await finished(uploadIdOf(ok.body), small.url)).counts).toMatchObject({ rowsRead: 1, registered: 1, rejected: 0 });
-    const missingPart = await postFile(await uploadUrl(group.subB, { base: small.url }), csv([]), { field: 'document' });
+    expect((await finished(uploadIdOf(ok.body), small.url)).counts).toMatchObject({
+      rowsRead: 1,
+      registered: 1,
+      rejected: 0,
+    });
+    const missingPart = await postFile(await uploadUrl(group.subB, { base: small.url }), csv([]), {
+      field: 'document',
+    });
     expect(missingPart.status).toBe(400);
     expect(missingPart.body.err!.message).toMatch(/^file: /);
   });
@@ -482,17 +736,39 @@ describe('sandbox: address book', () => {
     const expired = await uploadUrl(vasp, { base: shortLived.url }); // valid for 1 s there
     await new Promise((r) => setTimeout(r, 2100));
     const late = await postFile(expired, content);
-    expect(late).toEqual({ status: 401, body: { err: { name: 'UnauthorizedError', code: 401, message: 'upload URL expired: request a new one', stack: 'UnauthorizedError: upload URL expired: request a new one' } } });
+    expect(late).toEqual({
+      status: 401,
+      body: {
+        err: {
+          name: 'UnauthorizedError',
+          code: 401,
+          message: 'upload URL expired: request a new one',
+          stack: 'UnauthorizedError: upload URL expired: request a new one',
+        },
+      },
+    });
 
     const genuine = new URL(await uploadUrl(vasp));
     const [h, p] = genuine.searchParams.get('token')!.split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
-    const forgedKey = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new Uint8Array(32));
+    const forgedKey = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .sign(new Uint8Array(32));
     const tampered = `${h}.${Buffer.from(JSON.stringify({ ...claims, vaspDID: group.subA })).toString('base64url')}.${genuine.searchParams.get('token')!.split('.')[2]}`;
     const accessToken = await token();
     for (const t of [forgedKey, tampered, accessToken]) {
       const r = await postFile(`${sb.url}/upload?token=${t}`, content);
-      expect(r).toEqual({ status: 401, body: { err: { name: 'UnauthorizedError', code: 401, message: 'invalid upload token', stack: 'UnauthorizedError: invalid upload token' } } });
+      expect(r).toEqual({
+        status: 401,
+        body: {
+          err: {
+            name: 'UnauthorizedError',
+            code: 401,
+            message: 'invalid upload token',
+            stack: 'UnauthorizedError: invalid upload token',
+          },
+        },
+      });
     }
     expect((await postFile(`${sb.url}/upload`, content)).status).toBe(401);
     expect((await list(vasp, '&per_page=1')).body.pagination.total).toBe(before);
@@ -506,40 +782,84 @@ describe('sandbox: address book', () => {
     expect(b.body.uploadedFile.metadata.extra.counter).toBe(a.body.uploadedFile.metadata.extra.counter + 1);
     const own = await postFile(await uploadUrl(group.external, { as: group.externalUser }), csv([]));
     expect(own.body.uploadedFile.metadata.extra).toEqual({ vaspDID: group.external, counter: 2 });
-    expect((await finished(uploadIdOf(b.body))).counts).toEqual({ rowsRead: 0, registered: 0, updated: 0, rejected: 0 });
+    expect((await finished(uploadIdOf(b.body))).counts).toEqual({
+      rowsRead: 0,
+      registered: 0,
+      updated: 0,
+      rejected: 0,
+    });
   });
-  it('checks the uploader\'s permission again when the file arrives', async () => {
+  it("checks the uploader's permission again when the file arrives", async () => {
     const url = await uploadUrl(group.subB, { as: uploader });
-    await sb.pool.query('update user_roles set permissions = $2 where user_did = $1', [uploader.did, ['auth.customerToken']]);
+    await sb.pool.query('update user_roles set permissions = $2 where user_did = $1', [
+      uploader.did,
+      ['auth.customerToken'],
+    ]);
     try {
       const r = await postFile(url, csv([`ETH,${evm(1, 'c1')},revoked`]));
       expect(r).toMatchObject({ status: 403, body: { err: { name: 'UserDIDNotAdminforVASPError', code: 403 } } });
     } finally {
-      await sb.pool.query('update user_roles set permissions = $2 where user_did = $1', [uploader.did, ['address.uploadAddressList']]);
+      await sb.pool.query('update user_roles set permissions = $2 where user_did = $1', [
+        uploader.did,
+        ['address.uploadAddressList'],
+      ]);
     }
     // Read-only access to the book is not needed to upload to it, and uploading does not grant it.
     expect((await postFile(await uploadUrl(group.subB, { as: uploader }), csv([]))).status).toBe(200);
   });
 
-  it('shows an upload\'s status and the outbox; unknown uploads are 404', async () => {
-    expect((await fetch(`${sb.url}/sandbox/uploads/00000000-0000-4000-8000-000000000000`, { headers: sb.testHeaders() })).status).toBe(404);
+  it("shows an upload's status and the outbox; unknown uploads are 404", async () => {
+    expect(
+      (await fetch(`${sb.url}/sandbox/uploads/00000000-0000-4000-8000-000000000000`, { headers: sb.testHeaders() }))
+        .status,
+    ).toBe(404);
     expect((await fetch(`${sb.url}/sandbox/uploads/not-a-uuid`, { headers: sb.testHeaders() })).status).toBe(404);
-    const r = await postFile(await uploadUrl(group.subB, { as: uploader }), csv(['ETH,,x', `ETH,${evm(2, 'c2')},ok`]), { name: 'status.csv' });
+    const r = await postFile(await uploadUrl(group.subB, { as: uploader }), csv(['ETH,,x', `ETH,${evm(2, 'c2')},ok`]), {
+      name: 'status.csv',
+    });
     const id = uploadIdOf(r.body);
     const done = await finished(id);
     expect(done).toEqual({
-      id, vaspDID: group.subB, userDID: uploader.did, fileName: 'status.csv', sizeBytes: expect.any(Number), counter: r.body.uploadedFile.metadata.extra.counter,
-      status: 'completed', counts: { rowsRead: 2, registered: 1, updated: 0, rejected: 1 },
-      rejectedRows: [{ line: 2, asset: 'ETH', address: '', customerRef: 'x', reason: 'empty address' }], rejectedRowsTruncated: false,
-      error: null, receivedAt: expect.any(String), startedAt: expect.any(String), finishedAt: expect.any(String),
+      id,
+      vaspDID: group.subB,
+      userDID: uploader.did,
+      fileName: 'status.csv',
+      sizeBytes: expect.any(Number),
+      counter: r.body.uploadedFile.metadata.extra.counter,
+      status: 'completed',
+      counts: { rowsRead: 2, registered: 1, updated: 0, rejected: 1 },
+      rejectedRows: [{ line: 2, asset: 'ETH', address: '', customerRef: 'x', reason: 'empty address' }],
+      rejectedRowsTruncated: false,
+      error: null,
+      receivedAt: expect.any(String),
+      startedAt: expect.any(String),
+      finishedAt: expect.any(String),
     });
-    const outbox = (await (await fetch(`${sb.url}/sandbox/outbox?to=uploader@gateway.example`, { headers: sb.testHeaders() })).json()) as { emails: Email[] };
+    const outbox = (await (
+      await fetch(`${sb.url}/sandbox/outbox?to=uploader@gateway.example`, { headers: sb.testHeaders() })
+    ).json()) as { emails: Email[] };
     const mail = outbox.emails.find((e) => e.data.uploadId === id)!;
-    expect(mail).toMatchObject({ to: 'uploader@gateway.example', subject: 'Address list status.csv processed: 1 addresses registered, 1 rows rejected' });
-    expect(mail.data).toMatchObject({ uploadId: id, counts: done.counts, rejectedRows: done.rejectedRows, rejectedRowsTruncated: false });
+    expect(mail).toMatchObject({
+      to: 'uploader@gateway.example',
+      subject: 'Address list status.csv processed: 1 addresses registered, 1 rows rejected',
+    });
+    expect(mail.data).toMatchObject({
+      uploadId: id,
+      counts: done.counts,
+      rejectedRows: done.rejectedRows,
+      rejectedRowsTruncated: false,
+    });
     // A second upload of the same file finds its rows already registered.
-    const again = await postFile(await uploadUrl(group.subB, { as: uploader }), csv(['ETH,,x', `ETH,${evm(2, 'c2')},ok`]));
-    expect((await finished(uploadIdOf(again.body))).counts).toEqual({ rowsRead: 2, registered: 0, updated: 1, rejected: 1 });
+    const again = await postFile(
+      await uploadUrl(group.subB, { as: uploader }),
+      csv(['ETH,,x', `ETH,${evm(2, 'c2')},ok`]),
+    );
+    expect((await finished(uploadIdOf(again.body))).counts).toEqual({
+      rowsRead: 2,
+      registered: 0,
+      updated: 1,
+      rejected: 1,
+    });
   });
 
   it('spools uploads in a directory only this user can read: its own temporary one, or the configured one narrowed to 0700', async () => {
@@ -547,7 +867,9 @@ describe('sandbox: address book', () => {
     expect(r.status).toBe(200);
     const id = uploadIdOf(r.body);
     await finished(id);
-    const { rows: [row] } = await sb.pool.query<{ spool_path: string }>('select spool_path from address_uploads where id = $1', [id]);
+    const {
+      rows: [row],
+    } = await sb.pool.query<{ spool_path: string }>('select spool_path from address_uploads where id = $1', [id]);
     const dir = dirname(row!.spool_path);
     expect(dir.startsWith(join(tmpdir(), 'travel-rule-sandbox-uploads-'))).toBe(true);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
@@ -585,7 +907,10 @@ describe('sandbox: address book', () => {
       },
     });
     const slow = fetch(url, {
-      method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, duplex: 'half',
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      duplex: 'half',
     } as RequestInit);
     await new Promise((r) => setTimeout(r, 500));
     const fast = await postFile(url, first, { name: 'first.csv' });
@@ -596,8 +921,16 @@ describe('sandbox: address book', () => {
     expect(((await late.json()) as { err: { name: string } }).err.name).toBe('UploadURLUsedError');
     // The first file is processed exactly as it was sent: nothing of the second one written into it or removed under it.
     const done = await finished(uploadIdOf(fast.body));
-    expect(done).toMatchObject({ status: 'completed', fileName: 'first.csv', counts: { rowsRead: 20_000, registered: 20_000, rejected: 0 } });
-    const { rows: [row] } = await sb.pool.query<{ spool_path: string }>('select spool_path from address_uploads where id = $1', [uploadIdOf(fast.body)]);
+    expect(done).toMatchObject({
+      status: 'completed',
+      fileName: 'first.csv',
+      counts: { rowsRead: 20_000, registered: 20_000, rejected: 0 },
+    });
+    const {
+      rows: [row],
+    } = await sb.pool.query<{ spool_path: string }>('select spool_path from address_uploads where id = $1', [
+      uploadIdOf(fast.body),
+    ]);
     // The processor removes the file just after it records the upload as finished.
     const left = () => readdirSync(dirname(row!.spool_path)).filter((f) => f.startsWith(uploadIdOf(fast.body)));
     await eventually(async () => (left().length === 0 ? true : undefined), 10_000, 100).catch(() => undefined);
@@ -626,15 +959,25 @@ describe('sandbox: address book', () => {
   });
   it('findOwners: exact entries first, the master address for an unregistered tag, entries without an asset for any asset', async () => {
     const master = `rFIND${randomSecret().replace(/[^A-Za-z0-9]/g, '')}`;
-    await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subA, asset: 'XRP', address: master, customerRef: 'master' } });
-    await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subB, asset: 'XRP', address: `${master}:42`, customerRef: 'tagged' } });
-    await call('POST', '/address/registerCustomer', { body: { vaspDID: group.subB, address: `${master}:43`, customerRef: 'any asset' } });
+    await call('POST', '/address/registerCustomer', {
+      body: { vaspDID: group.subA, asset: 'XRP', address: master, customerRef: 'master' },
+    });
+    await call('POST', '/address/registerCustomer', {
+      body: { vaspDID: group.subB, asset: 'XRP', address: `${master}:42`, customerRef: 'tagged' },
+    });
+    await call('POST', '/address/registerCustomer', {
+      body: { vaspDID: group.subB, address: `${master}:43`, customerRef: 'any asset' },
+    });
 
     const tagged = await findOwners(sb.pool, 'xrp', `${master}:42`);
-    expect(tagged.map((o) => [o.vaspDid, o.match, o.customerRef, o.parentDid])).toEqual([[group.subB, 'exact', 'tagged', group.gateway]]);
+    expect(tagged.map((o) => [o.vaspDid, o.match, o.customerRef, o.parentDid])).toEqual([
+      [group.subB, 'exact', 'tagged', group.gateway],
+    ]);
     const viaMaster = await findOwners(sb.pool, 'XRP', `${master}:99`);
     expect(viaMaster.map((o) => [o.vaspDid, o.match, o.address])).toEqual([[group.subA, 'master', master]]);
-    expect((await findOwners(sb.pool, 'XLM', `${master}:43`)).map((o) => [o.vaspDid, o.asset])).toEqual([[group.subB, '']]);
+    expect((await findOwners(sb.pool, 'XLM', `${master}:43`)).map((o) => [o.vaspDid, o.asset])).toEqual([
+      [group.subB, ''],
+    ]);
     expect(await findOwners(sb.pool, 'XLM', `${master}:42`)).toEqual([]);
     expect((await findOwners(sb.pool, '', `${master}:42`)).map((o) => o.vaspDid)).toEqual([group.subB]);
     expect(await findOwners(sb.pool, 'XRP', 'no such address')).toEqual([]);

@@ -8,11 +8,31 @@ type Json = Record<string, unknown>;
 describe('sandbox: directory, profile updates, settings and escrow keys', () => {
   const group = groupSeed();
   // A subsidiary-only user (no role on the gateway) and a read-only user of subsidiary A.
-  const subUser = { did: randomDid(), clientId: `sub-${randomBytes(8).toString('hex')}`, clientSecret: randomBytes(24).toString('base64url') };
-  const readOnly = { did: randomDid(), clientId: `ro-${randomBytes(8).toString('hex')}`, clientSecret: randomBytes(24).toString('base64url') };
+  const subUser = {
+    did: randomDid(),
+    clientId: `sub-${randomBytes(8).toString('hex')}`,
+    clientSecret: randomBytes(24).toString('base64url'),
+  };
+  const readOnly = {
+    did: randomDid(),
+    clientId: `ro-${randomBytes(8).toString('hex')}`,
+    clientSecret: randomBytes(24).toString('base64url'),
+  };
   group.seed.users.push(
-    { did: subUser.did, name: 'Sub B Operator', email: 'ops@b.example', roles: [{ vaspDID: group.subB, permissions: ['trustframework.updateVASP'] }], credentials: [{ clientId: subUser.clientId, clientSecret: subUser.clientSecret }] },
-    { did: readOnly.did, name: 'Sub A Viewer', email: 'view@a.example', roles: [{ vaspDID: group.subA, permissions: ['address.registerCustomer'] }], credentials: [{ clientId: readOnly.clientId, clientSecret: readOnly.clientSecret }] },
+    {
+      did: subUser.did,
+      name: 'Sub B Operator',
+      email: 'ops@b.example',
+      roles: [{ vaspDID: group.subB, permissions: ['trustframework.updateVASP'] }],
+      credentials: [{ clientId: subUser.clientId, clientSecret: subUser.clientSecret }],
+    },
+    {
+      did: readOnly.did,
+      name: 'Sub A Viewer',
+      email: 'view@a.example',
+      roles: [{ vaspDID: group.subA, permissions: ['address.registerCustomer'] }],
+      credentials: [{ clientId: readOnly.clientId, clientSecret: readOnly.clientSecret }],
+    },
   );
   let sb: RunningSandbox;
 
@@ -23,17 +43,28 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
 
   const token = (c: { clientId: string; clientSecret: string }, audience: string = sb.url) => sb.token(c, audience);
 
-  async function call(method: string, path: string, opts: { as?: { clientId: string; clientSecret: string }; audience?: string; body?: unknown; bearer?: string } = {}) {
+  async function call(
+    method: string,
+    path: string,
+    opts: { as?: { clientId: string; clientSecret: string }; audience?: string; body?: unknown; bearer?: string } = {},
+  ) {
     const headers: Record<string, string> = {};
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`;
     else if (opts.as) headers.authorization = `Bearer ${await token(opts.as, opts.audience)}`;
-    const r = await fetch(`${sb.url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+    const r = await fetch(`${sb.url}${path}`, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
     return { status: r.status, body: (await r.json()) as Json };
   }
 
   const publish = (vaspDid: string, value: unknown, as = group.gatewayUser) =>
-    call('POST', '/tf/vasps/update', { as, body: { did: vaspDid, fields: [{ fieldName: 'pii_didkey', values: [{ value }] }] } });
+    call('POST', '/tf/vasps/update', {
+      as,
+      body: { did: vaspDid, fields: [{ fieldName: 'pii_didkey', values: [{ value }] }] },
+    });
   const enc = encodeURIComponent;
 
   describe('POST /tf/vasps/update', () => {
@@ -43,9 +74,25 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
       expect((await publish(group.subA, first)).status).toBe(200);
       const r = await publish(group.subA, second);
       expect(r.status).toBe(200);
-      expect(Object.keys(r.body).sort()).toEqual(['did', 'documents', 'fields', 'hasAdmin', 'isActiveReceiver', 'isActiveSender']);
-      expect(r.body).toMatchObject({ did: group.subA, documents: [], hasAdmin: true, isActiveSender: true, isActiveReceiver: true });
-      const fields = r.body.fields as { fieldName: string; values: { value: string; issuer: string; issuanceDate: string; expirationDate: null }[] }[];
+      expect(Object.keys(r.body).sort()).toEqual([
+        'did',
+        'documents',
+        'fields',
+        'hasAdmin',
+        'isActiveReceiver',
+        'isActiveSender',
+      ]);
+      expect(r.body).toMatchObject({
+        did: group.subA,
+        documents: [],
+        hasAdmin: true,
+        isActiveSender: true,
+        isActiveReceiver: true,
+      });
+      const fields = r.body.fields as {
+        fieldName: string;
+        values: { value: string; issuer: string; issuanceDate: string; expirationDate: null }[];
+      }[];
       const key = fields.find((f) => f.fieldName === 'pii_didkey')!;
       expect(key.values.map((v) => v.value)).toEqual([second, first]);
       expect(key.values[0]).toMatchObject({ issuer: group.gatewayUser.did, expirationDate: null });
@@ -61,9 +108,14 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
       const body = { did: group.subA, fields: [{ fieldName: 'pii_didkey', values: [{ value }] }] };
       const none = await call('POST', '/tf/vasps/update', { body });
       expect(none).toMatchObject({ status: 401, body: { err: { name: 'UnauthorizedError', code: 401 } } });
-      expect((await call('POST', '/tf/vasps/update', { body, as: group.gatewayUser, audience: `${sb.url}/pii` })).status).toBe(401);
+      expect(
+        (await call('POST', '/tf/vasps/update', { body, as: group.gatewayUser, audience: `${sb.url}/pii` })).status,
+      ).toBe(401);
       const external = await publish(group.subA, value, group.externalUser);
-      expect(external).toMatchObject({ status: 403, body: { err: { name: 'UserDIDNotAdminforVASPError', code: 403 } } });
+      expect(external).toMatchObject({
+        status: 403,
+        body: { err: { name: 'UserDIDNotAdminforVASPError', code: 403 } },
+      });
       // A subsidiary's own user cannot touch the gateway or a sibling; a user without updateVASP cannot update.
       expect((await publish(group.gateway, value, subUser)).status).toBe(403);
       expect((await publish(group.subA, value, subUser)).status).toBe(403);
@@ -93,13 +145,32 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
       }
       const two = await call('POST', '/tf/vasps/update', {
         as: group.gatewayUser,
-        body: { did: group.subA, fields: [{ fieldName: 'pii_didkey', values: [{ value: createDidKeyRecord(randomBytes(32)).did }, { value: createDidKeyRecord(randomBytes(32)).did }] }] },
+        body: {
+          did: group.subA,
+          fields: [
+            {
+              fieldName: 'pii_didkey',
+              values: [
+                { value: createDidKeyRecord(randomBytes(32)).did },
+                { value: createDidKeyRecord(randomBytes(32)).did },
+              ],
+            },
+          ],
+        },
       });
       expect(two.status).toBe(400);
-      expect((two.body.err as { message: string }).message).toMatch(/fields\[0\]\.values: must hold exactly one did:key/);
-      const did = await call('POST', '/tf/vasps/update', { as: group.gatewayUser, body: { did: group.subA, fields: [{ fieldName: 'did', values: [{ value: 'did:ethr:0x0' }] }] } });
+      expect((two.body.err as { message: string }).message).toMatch(
+        /fields\[0\]\.values: must hold exactly one did:key/,
+      );
+      const did = await call('POST', '/tf/vasps/update', {
+        as: group.gatewayUser,
+        body: { did: group.subA, fields: [{ fieldName: 'did', values: [{ value: 'did:ethr:0x0' }] }] },
+      });
       expect((did.body.err as { message: string }).message).toMatch(/fields\[0\]\.fieldName: did cannot be updated/);
-      const empty = await call('POST', '/tf/vasps/update', { as: group.gatewayUser, body: { did: group.subA, fields: [] } });
+      const empty = await call('POST', '/tf/vasps/update', {
+        as: group.gatewayUser,
+        body: { did: group.subA, fields: [] },
+      });
       expect(empty.status).toBe(400);
       expect((await call('GET', `/tf/simple/vasps/${enc(group.subA)}?fields=pii_didkey`)).body.pii_didkey).toBe(before);
       expect(parseDidKey(before).did).toBe(before);
@@ -108,14 +179,26 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
 
   describe('GET /tf/simple/vasps/:vaspDID', () => {
     it('answers anonymously with the default fields plus one string per requested field (left out when unset, never null)', async () => {
-      await call('POST', '/tf/vasps/update', { as: group.gatewayUser, body: { did: group.gateway, fields: [{ fieldName: 'website', values: [{ value: 'https://gateway.example' }] }] } });
+      await call('POST', '/tf/vasps/update', {
+        as: group.gatewayUser,
+        body: {
+          did: group.gateway,
+          fields: [{ fieldName: 'website', values: [{ value: 'https://gateway.example' }] }],
+        },
+      });
       const r = await call('GET', `/tf/simple/vasps/${enc(group.gateway)}?fields=name,did,pii_didkey,website`);
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({
-        did: group.gateway, name: 'Gateway VASP', website: 'https://gateway.example', hasAdmin: true, isNotifiable: true, isActiveSender: false,
+        did: group.gateway,
+        name: 'Gateway VASP',
+        website: 'https://gateway.example',
+        hasAdmin: true,
+        isNotifiable: true,
+        isActiveSender: false,
         isActiveReceiver: true,
       });
-      for (const unset of ['logo', 'incorporationCountry', 'documents', 'pii_didkey']) expect(r.body).not.toHaveProperty(unset);
+      for (const unset of ['logo', 'incorporationCountry', 'documents', 'pii_didkey'])
+        expect(r.body).not.toHaveProperty(unset);
       // A string, as the spec types it: JSON of who issued each field's current value.
       expect(JSON.parse(r.body.issuers as string)).toMatchObject({ website: { issuerDid: group.gatewayUser.did } });
       // The external VASP has users too; a VASP nobody administers has no admin.
@@ -124,9 +207,13 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
     });
 
     it('answers 404 for an unknown VASP, 400 for a bad field name, 401 for a bad token', async () => {
-      expect((await call('GET', `/tf/simple/vasps/${enc(randomDid())}`)).body).toMatchObject({ err: { name: 'NotFoundError', code: 404 } });
+      expect((await call('GET', `/tf/simple/vasps/${enc(randomDid())}`)).body).toMatchObject({
+        err: { name: 'NotFoundError', code: 404 },
+      });
       expect((await call('GET', `/tf/simple/vasps/${enc(group.subA)}?fields=pii_didkey,no%20such`)).status).toBe(400);
-      expect((await call('GET', `/tf/simple/vasps/${enc(group.subA)}`, { bearer: 'forged.token.value' })).status).toBe(401);
+      expect((await call('GET', `/tf/simple/vasps/${enc(group.subA)}`, { bearer: 'forged.token.value' })).status).toBe(
+        401,
+      );
     });
   });
 
@@ -135,14 +222,22 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
       const all = await call('GET', '/tf/simple/vasps?all=true&listingType=all');
       const dids = (all.body.vasps as { did: string }[]).map((v) => v.did);
       expect(dids).toEqual(expect.arrayContaining([group.gateway, group.subA, group.subB, group.external]));
-      expect(all.body.pagination).toMatchObject({ page: 0, total: dids.length, per_page: dids.length, order: 'name:ASC' });
+      expect(all.body.pagination).toMatchObject({
+        page: 0,
+        total: dids.length,
+        per_page: dids.length,
+        order: 'name:ASC',
+      });
 
       const gateways = await call('GET', '/tf/simple/vasps?all=true');
       const listed = (gateways.body.vasps as { did: string }[]).map((v) => v.did);
       expect(listed).toContain(group.gateway);
       expect(listed).not.toContain(group.subA);
 
-      const search = await call('GET', `/tf/simple/vasps?q=${enc('subsidiary')}&listingType=all&per_page=1&page=1&order=name:DESC&fields=pii_didkey`);
+      const search = await call(
+        'GET',
+        `/tf/simple/vasps?q=${enc('subsidiary')}&listingType=all&per_page=1&page=1&order=name:DESC&fields=pii_didkey`,
+      );
       expect(search.status).toBe(200);
       expect(search.body.pagination).toMatchObject({ page: 1, per_page: 1, order: 'name:DESC' });
       expect((search.body.pagination as { total: number }).total).toBeGreaterThanOrEqual(2);
@@ -161,21 +256,46 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
     it('defaults autoconfirm and autoredirect to true, applies partial updates, and checks access', async () => {
       const path = `/tf/vasps/${enc(group.gateway)}`;
       expect((await call('GET', `${path}/getSettings`, { as: group.gatewayUser })).body).toEqual({
-        autoconfirm: true, autoredirect: true, vaspDiscoverability: true, statusToProcessBlockchain: null,
+        autoconfirm: true,
+        autoredirect: true,
+        vaspDiscoverability: true,
+        statusToProcessBlockchain: null,
       });
-      const put = await call('PUT', `${path}/settings`, { as: group.gatewayUser, body: { autoredirect: false, statusToProcessBlockchain: 'ACK' } });
-      expect(put).toEqual({ status: 200, body: { autoconfirm: true, autoredirect: false, vaspDiscoverability: true, statusToProcessBlockchain: 'ACK' } });
+      const put = await call('PUT', `${path}/settings`, {
+        as: group.gatewayUser,
+        body: { autoredirect: false, statusToProcessBlockchain: 'ACK' },
+      });
+      expect(put).toEqual({
+        status: 200,
+        body: { autoconfirm: true, autoredirect: false, vaspDiscoverability: true, statusToProcessBlockchain: 'ACK' },
+      });
       await call('PUT', `${path}/settings`, { as: group.gatewayUser, body: { autoconfirm: false } });
       expect((await call('GET', `${path}/getSettings`, { as: group.gatewayUser })).body).toEqual({
-        autoconfirm: false, autoredirect: false, vaspDiscoverability: true, statusToProcessBlockchain: 'ACK',
+        autoconfirm: false,
+        autoredirect: false,
+        vaspDiscoverability: true,
+        statusToProcessBlockchain: 'ACK',
       });
-      expect((await call('PUT', `${path}/settings`, { as: group.gatewayUser, body: { autoconfirm: 'yes' } })).status).toBe(400);
-      expect((await call('PUT', `${path}/settings`, { as: group.externalUser, body: { autoconfirm: true } })).status).toBe(403);
+      expect(
+        (await call('PUT', `${path}/settings`, { as: group.gatewayUser, body: { autoconfirm: 'yes' } })).status,
+      ).toBe(400);
+      expect(
+        (await call('PUT', `${path}/settings`, { as: group.externalUser, body: { autoconfirm: true } })).status,
+      ).toBe(403);
       expect((await call('GET', `${path}/getSettings`, { as: group.externalUser })).status).toBe(403);
       expect((await call('GET', `${path}/getSettings`)).status).toBe(401);
-      expect((await call('GET', `/tf/vasps/${enc(randomDid())}/getSettings`, { as: group.gatewayUser })).status).toBe(404);
+      expect((await call('GET', `/tf/vasps/${enc(randomDid())}/getSettings`, { as: group.gatewayUser })).status).toBe(
+        404,
+      );
       // The gateway's users manage subsidiaries' settings too.
-      expect((await call('PUT', `/tf/vasps/${enc(group.subA)}/settings`, { as: group.gatewayUser, body: { autoconfirm: false } })).status).toBe(200);
+      expect(
+        (
+          await call('PUT', `/tf/vasps/${enc(group.subA)}/settings`, {
+            as: group.gatewayUser,
+            body: { autoconfirm: false },
+          })
+        ).status,
+      ).toBe(200);
     });
   });
 
@@ -183,7 +303,8 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
     const pii = () => `${sb.url}/pii`;
 
     it('creates one escrow did:key per VASP on first request, returns only its public part, and rotates it', async () => {
-      const get = (vasp: string, as = group.gatewayUser) => call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(vasp)}`, { as, audience: pii() });
+      const get = (vasp: string, as = group.gatewayUser) =>
+        call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(vasp)}`, { as, audience: pii() });
       const first = await get(group.subA);
       expect(first.status).toBe(200);
       const did = first.body.did as string;
@@ -196,30 +317,60 @@ describe('sandbox: directory, profile updates, settings and escrow keys', () => 
       const [a, b] = await Promise.all([get(group.subB), get(group.subB)]);
       expect(a.body.did).toBe(b.body.did);
 
-      const rotated = await call('GET', `/pii/rotate-escrow-didkey?vaspDID=${enc(group.subA)}`, { as: group.gatewayUser, audience: pii() });
+      const rotated = await call('GET', `/pii/rotate-escrow-didkey?vaspDID=${enc(group.subA)}`, {
+        as: group.gatewayUser,
+        audience: pii(),
+      });
       expect(rotated.status).toBe(200);
       expect(rotated.body.did).not.toBe(did);
       expect((await get(group.subA)).body.did).toBe(rotated.body.did);
 
       // The old key is kept (retired); seeds are stored only sealed (version byte, iv, 32-byte ciphertext, tag).
       const { rows } = await sb.pool.query<{ did_key: string; state: string; sealed_seed: Buffer }>(
-        'select did_key, state, sealed_seed from escrow_keys where vasp_did = $1 order by id', [group.subA],
+        'select did_key, state, sealed_seed from escrow_keys where vasp_did = $1 order by id',
+        [group.subA],
       );
-      expect(rows.map((r) => [r.did_key, r.state])).toEqual([[did, 'retired'], [rotated.body.did, 'active']]);
+      expect(rows.map((r) => [r.did_key, r.state])).toEqual([
+        [did, 'retired'],
+        [rotated.body.did, 'active'],
+      ]);
       for (const r of rows) expect([r.sealed_seed.length, r.sealed_seed[0]]).toEqual([1 + 12 + 32 + 16, 1]);
     });
 
-    it('answers 401 for an API-audience token, 403 for other VASPs\' users, 404 for unknown VASPs, 400 without vaspDID', async () => {
-      expect((await call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(group.subA)}`, { as: group.gatewayUser })).status).toBe(401);
+    it("answers 401 for an API-audience token, 403 for other VASPs' users, 404 for unknown VASPs, 400 without vaspDID", async () => {
+      expect(
+        (await call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(group.subA)}`, { as: group.gatewayUser })).status,
+      ).toBe(401);
       expect((await call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(group.subA)}`)).status).toBe(401);
-      const forbidden = await call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(group.subA)}`, { as: group.externalUser, audience: pii() });
+      const forbidden = await call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(group.subA)}`, {
+        as: group.externalUser,
+        audience: pii(),
+      });
       expect(forbidden).toMatchObject({ status: 403, body: { err: { code: 403 } } });
-      expect((await call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(randomDid())}`, { as: group.gatewayUser, audience: pii() })).status).toBe(404);
-      expect((await call('GET', '/pii/get-escrow-didkey', { as: group.gatewayUser, audience: pii() })).status).toBe(400);
+      expect(
+        (
+          await call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(randomDid())}`, {
+            as: group.gatewayUser,
+            audience: pii(),
+          })
+        ).status,
+      ).toBe(404);
+      expect((await call('GET', '/pii/get-escrow-didkey', { as: group.gatewayUser, audience: pii() })).status).toBe(
+        400,
+      );
       // Reading is for any of the VASP's users; rotating needs trustframework.updateVASP.
-      expect((await call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(group.subA)}`, { as: readOnly, audience: pii() })).status).toBe(200);
-      expect((await call('GET', `/pii/rotate-escrow-didkey?vaspDID=${enc(group.subA)}`, { as: readOnly, audience: pii() })).status).toBe(403);
-      expect((await call('GET', `/pii/rotate-escrow-didkey?vaspDID=${enc(group.gateway)}`, { as: subUser, audience: pii() })).status).toBe(403);
+      expect(
+        (await call('GET', `/pii/get-escrow-didkey?vaspDID=${enc(group.subA)}`, { as: readOnly, audience: pii() }))
+          .status,
+      ).toBe(200);
+      expect(
+        (await call('GET', `/pii/rotate-escrow-didkey?vaspDID=${enc(group.subA)}`, { as: readOnly, audience: pii() }))
+          .status,
+      ).toBe(403);
+      expect(
+        (await call('GET', `/pii/rotate-escrow-didkey?vaspDID=${enc(group.gateway)}`, { as: subUser, audience: pii() }))
+          .status,
+      ).toBe(403);
     });
   });
 });

@@ -7,23 +7,38 @@ import { encryptIvms101, unflattenIvms101 } from '../../lib/ivms101';
 import { eventually, groupSeed, randomDid, randomSecret, startSandbox, type RunningSandbox } from '../harness/platform';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
+const fixture = JSON.parse(
+  readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8'),
+) as Record<string, unknown>;
 
 /** The sandboxes this file started: a `/sandbox/*` call carries the test token of the one it goes to. */
 const running: RunningSandbox[] = [];
 const send = async (method: string, url: string, body?: unknown, auth?: string) => {
-  const bearer = auth ?? (url.includes('/sandbox/') ? running.find((s) => url.startsWith(`${s.url}/`))?.testToken : undefined);
+  const bearer =
+    auth ?? (url.includes('/sandbox/') ? running.find((s) => url.startsWith(`${s.url}/`))?.testToken : undefined);
   const r = await fetch(url, {
     method,
-    headers: { ...(bearer && { authorization: `Bearer ${bearer}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
+    headers: {
+      ...(bearer && { authorization: `Bearer ${bearer}` }),
+      ...(body !== undefined && { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await r.text();
   return { status: r.status, headers: r.headers, body: (text ? JSON.parse(text) : undefined) as Json };
 };
 
-async function tokenFor(sb: RunningSandbox, c: { clientId: string; clientSecret: string }, audience = sb.url): Promise<string> {
-  const r = await send('POST', `${sb.url}/oauth/token`, { client_id: c.clientId, client_secret: c.clientSecret, grant_type: 'client_credentials', audience });
+async function tokenFor(
+  sb: RunningSandbox,
+  c: { clientId: string; clientSecret: string },
+  audience = sb.url,
+): Promise<string> {
+  const r = await send('POST', `${sb.url}/oauth/token`, {
+    client_id: c.clientId,
+    client_secret: c.clientSecret,
+    grant_type: 'client_credentials',
+    audience,
+  });
   return r.body.access_token as string;
 }
 
@@ -34,13 +49,21 @@ async function receiver() {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
     req.on('end', () => {
-      received.push({ id: String(req.headers['webhook-id']), at: Date.now(), txId: (JSON.parse(raw) as Json).payload.transaction.id });
+      received.push({
+        id: String(req.headers['webhook-id']),
+        at: Date.now(),
+        txId: (JSON.parse(raw) as Json).payload.transaction.id,
+      });
       res.statusCode = 200;
       res.end();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 describe('sandbox: network faults without SANDBOX_FAULTS=1', () => {
@@ -75,10 +98,18 @@ describe('sandbox: network faults (SANDBOX_FAULTS=1)', () => {
   afterAll(async () => sb?.close());
 
   it('are off by default, checked field by field, and counted', async () => {
-    expect((await send('GET', `${sb.url}/sandbox/faults`)).body).toMatchObject({ enabled: true, config: {}, injected: { errors: 0 } });
+    expect((await send('GET', `${sb.url}/sandbox/faults`)).body).toMatchObject({
+      enabled: true,
+      config: {},
+      injected: { errors: 0 },
+    });
     for (const [body, field] of [
-      [{ errors: { share: 2 } }, 'errors.share'], [{ latency: { share: 1, ms: -1 } }, 'latency.ms'], [{ errors: { share: 0, status: 404 } }, 'errors.status'],
-      [{ webhooks: { duplicate: 'all' } }, 'webhooks.duplicate'], [{ storm: {} }, 'body.storm'], [[], 'body'],
+      [{ errors: { share: 2 } }, 'errors.share'],
+      [{ latency: { share: 1, ms: -1 } }, 'latency.ms'],
+      [{ errors: { share: 0, status: 404 } }, 'errors.status'],
+      [{ webhooks: { duplicate: 'all' } }, 'webhooks.duplicate'],
+      [{ storm: {} }, 'body.storm'],
+      [[], 'body'],
     ] as const) {
       const r = await faults(body);
       expect(r.status).toBe(400);
@@ -95,7 +126,9 @@ describe('sandbox: network faults (SANDBOX_FAULTS=1)', () => {
       expect(r.body.err.code).toBe(503);
       // Nothing was done: no webhook is set.
       await faults({});
-      expect((await send('GET', `${sb.url}/webhook?vaspDID=${encodeURIComponent(group.subA)}`, undefined, bearer)).status).toBe(404);
+      expect(
+        (await send('GET', `${sb.url}/webhook?vaspDID=${encodeURIComponent(group.subA)}`, undefined, bearer)).status,
+      ).toBe(404);
       await faults({ errors: { share: 1, status: 502 } });
       expect((await send('GET', `${sb.url}/tf/simple/vasps`)).status).toBe(502);
       expect((await send('GET', `${sb.url}/healthz`)).status).toBe(200);
@@ -136,12 +169,17 @@ describe('sandbox: network faults (SANDBOX_FAULTS=1)', () => {
     await faults({ dropAfterCommit: { share: 1 } });
     const hook = await receiver();
     try {
-      await expect(fetch(`${sb.url}/webhook`, {
-        method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ vaspDID: group.subB, url: hook.url }),
-      })).rejects.toThrow();
+      await expect(
+        fetch(`${sb.url}/webhook`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ vaspDID: group.subB, url: hook.url }),
+        }),
+      ).rejects.toThrow();
       // A GET is not dropped by default, and shows the change happened.
-      expect((await send('GET', `${sb.url}/webhook?vaspDID=${encodeURIComponent(group.subB)}`, undefined, bearer)).body).toEqual({ vaspDID: group.subB, url: hook.url });
+      expect(
+        (await send('GET', `${sb.url}/webhook?vaspDID=${encodeURIComponent(group.subB)}`, undefined, bearer)).body,
+      ).toEqual({ vaspDID: group.subB, url: hook.url });
       expect((await send('GET', `${sb.url}/sandbox/faults`)).body.injected.dropAfterCommit).toBe(1);
     } finally {
       await hook.close();
@@ -151,17 +189,27 @@ describe('sandbox: network faults (SANDBOX_FAULTS=1)', () => {
   describe('webhooks and key rotation', () => {
     let hook: Awaited<ReturnType<typeof receiver>>;
     const create = async () => {
-      const r = await send('POST', `${sb.url}/tx/create`, {
-        transactionAsset: 'ETH', transactionAmount: '7', originatorVASPdid: group.subA, beneficiaryVASPdid: sim,
-        transactionBlockchainInfo: { destination: `0x${randomSecret().replace(/[^a-z0-9]/gi, '')}` },
-      }, bearer);
+      const r = await send(
+        'POST',
+        `${sb.url}/tx/create`,
+        {
+          transactionAsset: 'ETH',
+          transactionAmount: '7',
+          originatorVASPdid: group.subA,
+          beneficiaryVASPdid: sim,
+          transactionBlockchainInfo: { destination: `0x${randomSecret().replace(/[^a-z0-9]/gi, '')}` },
+        },
+        bearer,
+      );
       expect(r.status).toBe(200);
       return r.body.id as string;
     };
     beforeAll(async () => {
       hook = await receiver();
       // The originator's webhook; the simulated beneficiary stays silent, so each transfer makes one delivery (created).
-      expect((await send('POST', `${sb.url}/webhook`, { vaspDID: group.subA, url: hook.url }, bearer)).status).toBe(200);
+      expect((await send('POST', `${sb.url}/webhook`, { vaspDID: group.subA, url: hook.url }, bearer)).status).toBe(
+        200,
+      );
       expect((await send('PUT', `${sb.url}/sandbox/counterparties/${sim}`, { default: 'silent' })).status).toBe(200);
     });
     afterAll(async () => hook?.close());
@@ -198,21 +246,40 @@ describe('sandbox: network faults (SANDBOX_FAULTS=1)', () => {
 
     it('keyRotation: the counterparty rotates its pii_didkey after a lookup, and still reads data encrypted to the old key', async () => {
       await faults({ keyRotation: { share: 1 } });
-      const looked = (await send('GET', `${sb.url}/tf/simple/vasps/${sim}?fields=pii_didkey`)).body.pii_didkey as string;
+      const looked = (await send('GET', `${sb.url}/tf/simple/vasps/${sim}?fields=pii_didkey`)).body
+        .pii_didkey as string;
       const now = await eventually(async () => {
         const k = (await send('GET', `${sb.url}/sandbox/counterparties/${sim}`)).body;
-        return k.pii_didkey !== looked && k.published ? k.pii_didkey as string : undefined;
+        return k.pii_didkey !== looked && k.published ? (k.pii_didkey as string) : undefined;
       });
       await faults({});
       expect((await send('GET', `${sb.url}/tf/simple/vasps/${sim}?fields=pii_didkey`)).body.pii_didkey).toBe(now);
       // Data the originator encrypted to the key it looked up (now rotated away) is still read by the counterparty.
       const piiBearer = await tokenFor(sb, group.gatewayUser, `${sb.url}/pii`);
-      const entries = encryptIvms101({ originator: fixture.originator, beneficiary: fixture.beneficiary }, createDidKeyRecord(), [looked]);
-      const put = await send('POST', `${sb.url}/pii/put`, { fromDID: group.subA, toDID: sim, data: entries }, piiBearer);
-      const tx = await send('POST', `${sb.url}/tx/create`, {
-        transactionAsset: 'ETH', transactionAmount: '7', originatorVASPdid: group.subA, beneficiaryVASPdid: sim,
-        transactionBlockchainInfo: { destination: '0xrotated' }, pii: unflattenIvms101(put.body),
-      }, bearer);
+      const entries = encryptIvms101(
+        { originator: fixture.originator, beneficiary: fixture.beneficiary },
+        createDidKeyRecord(),
+        [looked],
+      );
+      const put = await send(
+        'POST',
+        `${sb.url}/pii/put`,
+        { fromDID: group.subA, toDID: sim, data: entries },
+        piiBearer,
+      );
+      const tx = await send(
+        'POST',
+        `${sb.url}/tx/create`,
+        {
+          transactionAsset: 'ETH',
+          transactionAmount: '7',
+          originatorVASPdid: group.subA,
+          beneficiaryVASPdid: sim,
+          transactionBlockchainInfo: { destination: '0xrotated' },
+          pii: unflattenIvms101(put.body),
+        },
+        bearer,
+      );
       const r = await eventually(async () => {
         const x = await send('GET', `${sb.url}/sandbox/counterparties/${sim}/received/${tx.body.id}`);
         return x.status === 200 ? x.body : undefined;

@@ -17,7 +17,11 @@ describe('sandbox: unchecked input answers 400 naming the field', () => {
     if (path.startsWith('/sandbox/')) Object.assign(headers, sb.testHeaders());
     else if (opts.auth !== false) headers.authorization = `Bearer ${await sb.token(group.gatewayUser)}`;
     if (body !== undefined || opts.raw !== undefined) headers['content-type'] = 'application/json';
-    const r = await fetch(`${sb.url}${path}`, { method, headers, body: opts.raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+    const r = await fetch(`${sb.url}${path}`, {
+      method,
+      headers,
+      body: opts.raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
     return { status: r.status, body: (await r.json()) as Json };
   }
 
@@ -45,7 +49,9 @@ describe('sandbox: unchecked input answers 400 naming the field', () => {
       expect(r.status).toBe(400);
       expect(r.body.err.message).toMatch(/page/);
     }
-    const ok = await call('GET', '/tf/simple/vasps?order=name:DESC:NULLS%20LAST,did&page=0', undefined, { auth: false });
+    const ok = await call('GET', '/tf/simple/vasps?order=name:DESC:NULLS%20LAST,did&page=0', undefined, {
+      auth: false,
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.pagination.order).toBe('name:DESC:NULLS LAST,did:ASC');
   });
@@ -68,7 +74,9 @@ describe('sandbox: unchecked input answers 400 naming the field', () => {
     const created = await call('POST', '/tx/create', undefined, { raw: body(nested) });
     expect(created.status).toBe(400);
     expect(created.body.err.message).toMatch(/^pii: /);
-    const proof = await call('POST', '/tx/create', undefined, { raw: body('{"a":"x"}').replace(/}$/, `,"originatorProof":${nested}}`) });
+    const proof = await call('POST', '/tx/create', undefined, {
+      raw: body('{"a":"x"}').replace(/}$/, `,"originatorProof":${nested}}`),
+    });
     expect(proof.status).toBe(400);
     expect(proof.body.err.message).toMatch(/^originatorProof: /);
 
@@ -83,7 +91,9 @@ describe('sandbox: unchecked input answers 400 naming the field', () => {
     const token = await sb.token(group.gatewayUser);
     const send = async (method: string, path: string, init: { type?: string; body?: string } = {}) => {
       const r = await fetch(`${sb.url}${path}`, {
-        method, headers: { authorization: `Bearer ${token}`, ...(init.type ? { 'content-type': init.type } : {}) }, body: init.body,
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(init.type ? { 'content-type': init.type } : {}) },
+        body: init.body,
       });
       return { status: r.status, body: (await r.json()) as Json };
     };
@@ -95,7 +105,14 @@ describe('sandbox: unchecked input answers 400 naming the field', () => {
     ];
     expect(refusals.map((r) => r.status)).toEqual([400, 400, 415, 404]);
     for (const { status, body } of refusals) {
-      expect(body).toEqual({ err: { name: expect.any(String), code: status, message: expect.any(String), stack: `${body.err.name}: ${body.err.message}` } });
+      expect(body).toEqual({
+        err: {
+          name: expect.any(String),
+          code: status,
+          message: expect.any(String),
+          stack: `${body.err.name}: ${body.err.message}`,
+        },
+      });
     }
   });
 

@@ -21,7 +21,10 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
   const call = async (method: string, path: string, body?: unknown, bearer = token) => {
     const r = await fetch(`${sb.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, body: (await r.json()) as Json };
@@ -30,12 +33,26 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
 
   const send = (destination: string) => simulateTransfer(sb, { from: g.external, to: g.gateway, destination });
   const settle = (id: string, until: (tx: Json) => boolean) =>
-    eventually(async () => {
-      const { body } = await call('GET', `/tx/info?id=${id}`);
-      return until(body) ? body : undefined;
-    }, 10_000, 50);
+    eventually(
+      async () => {
+        const { body } = await call('GET', `/tx/info?id=${id}`);
+        return until(body) ? body : undefined;
+      },
+      10_000,
+      50,
+    );
   const routingOutcome = (id: string) =>
-    eventually(async () => (await sb.pool.query<{ outcome: string }>(`select outcome from routing_tasks where transaction_id = $1 and state = 'done'`, [id])).rows[0]?.outcome, 10_000, 50);
+    eventually(
+      async () =>
+        (
+          await sb.pool.query<{ outcome: string }>(
+            `select outcome from routing_tasks where transaction_id = $1 and state = 'done'`,
+            [id],
+          )
+        ).rows[0]?.outcome,
+      10_000,
+      50,
+    );
 
   beforeAll(async () => {
     sb = await startSandbox(g.seed);
@@ -51,9 +68,29 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/owns`;
     // The external VASP becomes a simulated counterparty (with a did:key) so it can send.
-    expect((await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' })).status).toBe(200);
-    expect((await call('POST', '/address/registerCustomer', { vaspDID: g.subA, asset: 'ETH', address: '0xaaaa000000000000000000000000000000000001', customerRef: 'alice' })).status).toBe(200);
-    const registered = await call('POST', `/integrations/${g.subB}/address-query-webhook`, { url: hookUrl, params: '?source=network' });
+    expect(
+      (
+        await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
+          method: 'PUT',
+          headers: sb.testHeaders({ 'content-type': 'application/json' }),
+          body: '{}',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await call('POST', '/address/registerCustomer', {
+          vaspDID: g.subA,
+          asset: 'ETH',
+          address: '0xaaaa000000000000000000000000000000000001',
+          customerRef: 'alice',
+        })
+      ).status,
+    ).toBe(200);
+    const registered = await call('POST', `/integrations/${g.subB}/address-query-webhook`, {
+      url: hookUrl,
+      params: '?source=network',
+    });
     expect(registered.status).toBe(200);
     hookSecret = registered.body.secret as string;
   });
@@ -67,7 +104,9 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
     expect(tx.beneficiaryVASPdid).toBe(g.gateway);
     const routed = await settle(tx.id, (t) => t.status === 'ACK');
     expect(routed.beneficiaryVASPdid).toBe(g.subA);
-    expect(routed.actions.map((a: { action: string }) => a.action)).toEqual(expect.arrayContaining(['redirect', 'confirm']));
+    expect(routed.actions.map((a: { action: string }) => a.action)).toEqual(
+      expect.arrayContaining(['redirect', 'confirm']),
+    );
   });
 
   it('asks the subsidiaries’ address webhooks, signed, when no address book has the address', async () => {
@@ -83,9 +122,14 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
     const unknown = '0xcccc000000000000000000000000000000000001';
     const tx = await send(unknown);
     expect(await routingOutcome(tx.id)).toBe('left at the gateway: no subsidiary owns the address');
-    expect((await call('GET', `/tx/info?id=${tx.id}`)).body).toMatchObject({ status: 'SENT', beneficiaryVASPdid: g.gateway });
+    expect((await call('GET', `/tx/info?id=${tx.id}`)).body).toMatchObject({
+      status: 'SENT',
+      beneficiaryVASPdid: g.gateway,
+    });
 
-    expect((await call('POST', `/tx/redirect?id=${tx.id}&to=${g.external}`)).body.err).toMatchObject({ name: 'NotabeneTransactionError' });
+    expect((await call('POST', `/tx/redirect?id=${tx.id}&to=${g.external}`)).body.err).toMatchObject({
+      name: 'NotabeneTransactionError',
+    });
     // The originator is a party to the transfer but not the gateway holding it (the facts sheet's 400 for txRedirect).
     const byOriginator = await call('POST', `/tx/redirect?id=${tx.id}&to=${g.subA}`, undefined, externalToken);
     expect(byOriginator).toMatchObject({ status: 400, body: { err: { name: 'UserDIDNotAdminforVASPError' } } });
@@ -104,20 +148,29 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
     const held = await send('0xaaaa000000000000000000000000000000000001');
     expect(await routingOutcome(held.id)).toBe('left at the gateway: autoredirect is off');
 
-    expect((await call('PUT', `/tf/vasps/${g.gateway}/settings`, { autoredirect: true, autoconfirm: false })).status).toBe(200);
+    expect(
+      (await call('PUT', `/tf/vasps/${g.gateway}/settings`, { autoredirect: true, autoconfirm: false })).status,
+    ).toBe(200);
     const unconfirmed = await send('0xaaaa000000000000000000000000000000000001');
     expect(await routingOutcome(unconfirmed.id)).toBe(`redirected to ${g.subA} (address book)`);
-    expect((await call('GET', `/tx/info?id=${unconfirmed.id}`)).body).toMatchObject({ status: 'SENT', beneficiaryVASPdid: g.subA });
+    expect((await call('GET', `/tx/info?id=${unconfirmed.id}`)).body).toMatchObject({
+      status: 'SENT',
+      beneficiaryVASPdid: g.subA,
+    });
     await call('PUT', `/tf/vasps/${g.gateway}/settings`, { autoredirect: true, autoconfirm: true });
   });
 
   it('issues a customer token bound to one subsidiary, only with auth.customerToken on it', async () => {
     const issued = await call('POST', '/auth/customerToken', { vaspDID: g.subA, customerRef: 'alice' });
     expect(issued.body).toMatchObject({ token_type: 'Bearer', scope: 'customer' });
-    const claims = JSON.parse(Buffer.from(String(issued.body.access_token).split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    const claims = JSON.parse(
+      Buffer.from(String(issued.body.access_token).split('.')[1]!, 'base64url').toString(),
+    ) as Record<string, unknown>;
     expect(claims).toMatchObject({ vaspDID: g.subA, customerRef: 'alice', scope: 'customer' });
     expect(Number(claims.exp) - Number(claims.iat)).toBe(300);
-    expect((await call('POST', '/auth/customerToken', { vaspDID: g.subA, customerRef: 'alice' }, externalToken)).status).toBe(403);
+    expect(
+      (await call('POST', '/auth/customerToken', { vaspDID: g.subA, customerRef: 'alice' }, externalToken)).status,
+    ).toBe(403);
     expect((await call('POST', '/auth/customerToken', { vaspDID: g.subA })).body.err.message).toMatch(/customerRef/);
   });
 });
@@ -133,12 +186,30 @@ describe('sandbox: automatic confirmation of a direct transfer follows autoconfi
   it('confirms a transfer to an address in the beneficiary’s book only while autoconfirm is on', async () => {
     const [gw, ext] = [await sb.token(g.gatewayUser), await sb.token(g.externalUser)];
     const post = async (path: string, body: unknown, bearer: string, method = 'POST') =>
-      (await fetch(`${sb.url}${path}`, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<Json>;
-    await post('/address/registerCustomer', { vaspDID: g.subA, asset: 'BTC', address: 'bc1qdirectaddress0001', customerRef: 'c1' }, gw);
-    const create = () => post('/tx/create', {
-      transactionAsset: 'BTC', transactionAmount: '5000', originatorVASPdid: g.external, beneficiaryVASPdid: g.subA,
-      transactionBlockchainInfo: { destination: 'bc1qdirectaddress0001' },
-    }, ext);
+      (
+        await fetch(`${sb.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json() as Promise<Json>;
+    await post(
+      '/address/registerCustomer',
+      { vaspDID: g.subA, asset: 'BTC', address: 'bc1qdirectaddress0001', customerRef: 'c1' },
+      gw,
+    );
+    const create = () =>
+      post(
+        '/tx/create',
+        {
+          transactionAsset: 'BTC',
+          transactionAmount: '5000',
+          originatorVASPdid: g.external,
+          beneficiaryVASPdid: g.subA,
+          transactionBlockchainInfo: { destination: 'bc1qdirectaddress0001' },
+        },
+        ext,
+      );
     expect((await create()).status).toBe('ACK');
     await post(`/tf/vasps/${g.gateway}/settings`, { autoconfirm: false }, gw, 'PUT');
     expect((await create()).status).toBe('SENT');
@@ -156,7 +227,8 @@ describe('sandbox: the gateway hears of a message only after the automatic routi
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
-        const tx = (JSON.parse(body) as { payload: { transaction: { status: string; beneficiaryVASPdid: string } } }).payload.transaction;
+        const tx = (JSON.parse(body) as { payload: { transaction: { status: string; beneficiaryVASPdid: string } } })
+          .payload.transaction;
         received.push({ at: Date.now(), status: tx.status, beneficiary: tx.beneficiaryVASPdid });
         res.end('{}');
       });
@@ -164,14 +236,28 @@ describe('sandbox: the gateway hears of a message only after the automatic routi
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const token = await sb.token(g.gatewayUser);
     await fetch(`${sb.url}/webhook`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ vaspDID: g.gateway, url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        vaspDID: g.gateway,
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      }),
     });
     await fetch(`${sb.url}/address/registerCustomer`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ vaspDID: g.subA, asset: 'ETH', address: '0xaaaa0000000000000000000000000000000000ff', customerRef: 'x' }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        vaspDID: g.subA,
+        asset: 'ETH',
+        address: '0xaaaa0000000000000000000000000000000000ff',
+        customerRef: 'x',
+      }),
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
+      method: 'PUT',
+      headers: sb.testHeaders({ 'content-type': 'application/json' }),
+      body: '{}',
+    });
   });
   afterAll(async () => {
     await sb?.close();
@@ -179,10 +265,14 @@ describe('sandbox: the gateway hears of a message only after the automatic routi
   });
 
   it('holds the creation notice until routing is done, then delivers it (an unrouted message is still notified)', async () => {
-    const send = async (destination: string) => (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination })).id;
+    const send = async (destination: string) =>
+      (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination })).id;
     const routed = await send('0xaaaa0000000000000000000000000000000000ff');
     await eventually(async () => (received.length >= 3 ? true : undefined), 10_000, 20);
-    const { rows } = await sb.pool.query<{ body: { actions: { action: string; createdAt: string }[] } }>('select body from transactions where id = $1', [routed]);
+    const { rows } = await sb.pool.query<{ body: { actions: { action: string; createdAt: string }[] } }>(
+      'select body from transactions where id = $1',
+      [routed],
+    );
     const redirectedAt = Date.parse(rows[0]!.body.actions.find((a) => a.action === 'redirect')!.createdAt);
     // The creation notice (still at the gateway) reached the gateway only once the network had redirected it.
     const creation = received.find((r) => r.beneficiary === g.gateway)!;

@@ -35,14 +35,23 @@ function exampleVaspDids(): string[] {
   return [...found];
 }
 
-describe('sandbox fidelity: the documented routes answer in the network\'s v1 OpenAPI shapes (issue 25)', () => {
+describe("sandbox fidelity: the documented routes answer in the network's v1 OpenAPI shapes (issue 25)", () => {
   const group = groupSeed();
-  const all = ['manage', 'address.uploadAddressList', 'address.registerCustomer', 'auth.customerToken', 'trustframework.updateVASP'];
+  const all = [
+    'manage',
+    'address.uploadAddressList',
+    'address.registerCustomer',
+    'auth.customerToken',
+    'trustframework.updateVASP',
+  ];
   const exampleDids = exampleVaspDids();
   const exampleUser = { did: randomDid(), clientId: `example-${randomSecret()}`, clientSecret: randomSecret() };
-  for (const did of exampleDids) if (!group.seed.vasps.some((v) => v.did === did)) group.seed.vasps.push({ did, name: `Example ${did.slice(-12)}` });
+  for (const did of exampleDids)
+    if (!group.seed.vasps.some((v) => v.did === did)) group.seed.vasps.push({ did, name: `Example ${did.slice(-12)}` });
   group.seed.users.push({
-    did: exampleUser.did, name: 'Example Operator', email: 'ops@example.example',
+    did: exampleUser.did,
+    name: 'Example Operator',
+    email: 'ops@example.example',
     roles: exampleDids.map((vaspDID) => ({ vaspDID, permissions: all })),
     credentials: [{ clientId: exampleUser.clientId, clientSecret: exampleUser.clientSecret }],
   });
@@ -58,7 +67,9 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
     sb = await startSandbox(group.seed);
     hooks = createServer((req, res) => {
       req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ owns: false })));
+      req.on('end', () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ owns: false })),
+      );
     });
     await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}`;
@@ -86,20 +97,30 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
     const [method, path] = op.split(' ') as [string, string];
     if (opts.body !== undefined && !opts.invalid) {
       const problems = spec.checkRequest(method, path, opts.body);
-      if (problems.length) throw new Error(`${op}: this test's own request does not follow the spec:\n  ${problems.join('\n  ')}`);
+      if (problems.length)
+        throw new Error(`${op}: this test's own request does not follow the spec:\n  ${problems.join('\n  ')}`);
     }
-    const url = new URL(sb.url + path.replace(/\{([^}]+)\}/g, (_, name: string) => {
-      const value = opts.params?.[name];
-      if (value === undefined) throw new Error(`${op}: no value for {${name}}`);
-      return encodeURIComponent(value);
-    }));
-    for (const [k, v] of Object.entries(opts.query ?? {})) for (const one of [v].flat()) url.searchParams.append(k, one);
+    const url = new URL(
+      sb.url +
+        path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+          const value = opts.params?.[name];
+          if (value === undefined) throw new Error(`${op}: no value for {${name}}`);
+          return encodeURIComponent(value);
+        }),
+    );
+    for (const [k, v] of Object.entries(opts.query ?? {}))
+      for (const one of [v].flat()) url.searchParams.append(k, one);
     const headers: Record<string, string> = {};
     if (opts.as !== null) headers.authorization = `Bearer ${await sb.token(opts.as ?? group.gatewayUser)}`;
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    const r = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+    const r = await fetch(url, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
     const text = await r.text();
-    if (r.status !== status) throw new Error(`${op}: expected ${status}, the sandbox answered ${r.status}: ${text.slice(0, 600)}`);
+    if (r.status !== status)
+      throw new Error(`${op}: expected ${status}, the sandbox answered ${r.status}: ${text.slice(0, 600)}`);
     let body: Json;
     try {
       body = text ? JSON.parse(text) : undefined;
@@ -107,9 +128,12 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
       throw new Error(`${op} ${status}: the body is not JSON: ${text.slice(0, 200)}`);
     }
     const checked = spec.checkResponse(method, path, status, body);
-    if (checked.undocumented) throw new Error(`${op}: the spec does not document ${status} for this route; test a documented status`);
+    if (checked.undocumented)
+      throw new Error(`${op}: the spec does not document ${status} for this route; test a documented status`);
     if (checked.errors.length) {
-      throw new Error(`${op} ${status}: the body does not validate against ${checked.schema}:\n  ${checked.errors.join('\n  ')}\nbody: ${text.slice(0, 1500)}`);
+      throw new Error(
+        `${op} ${status}: the body does not validate against ${checked.schema}:\n  ${checked.errors.join('\n  ')}\nbody: ${text.slice(0, 1500)}`,
+      );
     }
     const seen = exercised.get(`${method} ${path}`) ?? new Set<number>();
     seen.add(status);
@@ -119,22 +143,33 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
 
   const destination = () => `0x${randomBytes(20).toString('hex')}`;
   const createBody = (over: Record<string, unknown> = {}) => ({
-    transactionAsset: 'ETH', transactionAmount: '1000000000000000000', originatorVASPdid: group.subA, beneficiaryVASPdid: group.external,
-    transactionBlockchainInfo: { origin: destination(), destination: destination() }, ...over,
+    transactionAsset: 'ETH',
+    transactionAmount: '1000000000000000000',
+    originatorVASPdid: group.subA,
+    beneficiaryVASPdid: group.external,
+    transactionBlockchainInfo: { origin: destination(), destination: destination() },
+    ...over,
   });
   const create = (over: Record<string, unknown> = {}, as: Credentials = group.gatewayUser) =>
     send('POST /tx/create', 200, { body: createBody(over), as });
 
   it('accepts every request example the spec documents for a route the sandbox serves, as it stands', async () => {
-    const served = spec.operations().filter((op) => sb.app.hasRoute({ method: op.method as 'GET', url: fastifyPath(op.path) }));
+    const served = spec
+      .operations()
+      .filter((op) => sb.app.hasRoute({ method: op.method as 'GET', url: fastifyPath(op.path) }));
     const examples = served.flatMap((op) => spec.requestExamples(op.method, op.path).map((e) => ({ op, ...e })));
-    expect(examples.map((e) => `${e.op.method} ${e.op.path} (${e.name})`)).toContain('POST /tx/create (below-threshold)');
+    expect(examples.map((e) => `${e.op.method} ${e.op.path} (${e.name})`)).toContain(
+      'POST /tx/create (below-threshold)',
+    );
     for (const { op, value } of examples) {
       const answer = await send(`${op.method} ${op.path}`, 200, { body: value, as: exampleUser });
       if (op.path === '/tx/create') {
         // Hosted mode: the owner reads the IVMS101 back, in the spec's ivms101 shape.
         const info = await send('GET /tx/info', 200, { query: { id: answer.id }, as: exampleUser });
-        expect(info.ivms101?.originator?.originatorPersons?.[0]?.naturalPerson?.name?.[0]?.nameIdentifier?.[0]?.primaryIdentifier).toBe('Frodo');
+        expect(
+          info.ivms101?.originator?.originatorPersons?.[0]?.naturalPerson?.name?.[0]?.nameIdentifier?.[0]
+            ?.primaryIdentifier,
+        ).toBe('Frodo');
         await send('GET /tx/list', 200, { query: { vaspDID: answer.originatorVASPdid }, as: exampleUser });
       }
     }
@@ -142,25 +177,51 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
 
   it('transactions: create (each asset form, client-side pii), info, update and list answer Transaction shapes; 400 and 401 the error shapes', async () => {
     const sent = await create({
-      transactionRef: `ref-${randomSecret()}`, originatorRef: 'cust-1', beneficiaryRef: 'cust-2', protocol: 'TRLight', notificationEmail: 'tr@external.example',
-      originatorProof: { type: 'eip-191', proof: '0xproof' }, blockchainTransactionTimestamp: new Date().toISOString(),
+      transactionRef: `ref-${randomSecret()}`,
+      originatorRef: 'cust-1',
+      beneficiaryRef: 'cust-2',
+      protocol: 'TRLight',
+      notificationEmail: 'tr@external.example',
+      originatorProof: { type: 'eip-191', proof: '0xproof' },
+      blockchainTransactionTimestamp: new Date().toISOString(),
     });
     expect(sent.status).toBe('SENT');
     const caip19 = 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
     const byCaip = await create({ transactionAsset: { caip19 }, transactionAssetDecimals: 6 });
     expect(byCaip.transactionAsset).toBe(caip19);
     await create({ transactionAsset: { coingeckoId: 'ethereum', network: 'ethereum' } });
-    const pii = { originator: { originatorPersons: [{ naturalPerson: { name: [{ nameIdentifier: [{ primaryIdentifier: 'eyJhbGciOi.enc', nameIdentifierType: 'LEGL' }] }] } }] } };
+    const pii = {
+      originator: {
+        originatorPersons: [
+          {
+            naturalPerson: {
+              name: [{ nameIdentifier: [{ primaryIdentifier: 'eyJhbGciOi.enc', nameIdentifierType: 'LEGL' }] }],
+            },
+          },
+        ],
+      },
+    };
     const withPii = await create({ pii, encrypted: 'opaque' });
     await send('GET /tx/info', 200, { query: { id: withPii.id } });
     await send('GET /tx/info', 200, { query: { id: sent.id }, as: group.externalUser });
 
-    await send('POST /tx/update', 200, { body: { id: sent.id, txHash: `0x${randomBytes(32).toString('hex')}`, originatorRef: 'cust-1b' } });
+    await send('POST /tx/update', 200, {
+      body: { id: sent.id, txHash: `0x${randomBytes(32).toString('hex')}`, originatorRef: 'cust-1b' },
+    });
     await send('POST /tx/update', 400, { body: { txHash: '0xabc' }, invalid: true });
     await send('POST /tx/update', 401, { body: { id: sent.id, txHash: '0xdef' }, as: null });
 
     await send('GET /tx/list', 200, { query: { vaspDID: group.subA } });
-    await send('GET /tx/list', 200, { query: { vaspDID: group.external, txDirection: 'incoming', sort: 'createdAt:ASC', page: '0', resultsPerPage: '5' }, as: group.externalUser });
+    await send('GET /tx/list', 200, {
+      query: {
+        vaspDID: group.external,
+        txDirection: 'incoming',
+        sort: 'createdAt:ASC',
+        page: '0',
+        resultsPerPage: '5',
+      },
+      as: group.externalUser,
+    });
 
     await send('POST /tx/create', 400, { body: createBody({ transactionAmount: undefined }), invalid: true });
     await send('POST /tx/create', 400, { body: createBody({ originatorVASPdid: group.gateway }) });
@@ -175,53 +236,93 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
     expect((await send('POST /tx/approve', 200, { query: { id: pending.id } })).status).toBe('WAITING_FOR_INFORMATION');
     await send('POST /tx/approve', 400, { query: { id: pending.id } });
     // Neither party, and the beneficiary's side: the spec's UserDIDNotAdminforVASPError, under 400.
-    expect((await send('POST /tx/approve', 400, { query: { id: pending.id }, as: group.externalUser })).err.name).toBe('UserDIDNotAdminforVASPError');
+    expect((await send('POST /tx/approve', 400, { query: { id: pending.id }, as: group.externalUser })).err.name).toBe(
+      'UserDIDNotAdminforVASPError',
+    );
     const toExternal = await create();
-    expect((await send('POST /tx/approve', 400, { query: { id: toExternal.id }, as: group.externalUser })).err.name).toBe('UserDIDNotAdminforVASPError');
+    expect(
+      (await send('POST /tx/approve', 400, { query: { id: toExternal.id }, as: group.externalUser })).err.name,
+    ).toBe('UserDIDNotAdminforVASPError');
     await send('POST /tx/approve', 401, { query: { id: pending.id }, as: null });
-    expect((await send('POST /tx/cancel', 200, { body: { id: pending.id, reason: 'fidelity test' } })).status).toBe('CANCELLED');
+    expect((await send('POST /tx/cancel', 200, { body: { id: pending.id, reason: 'fidelity test' } })).status).toBe(
+      'CANCELLED',
+    );
 
     const ext = group.externalUser;
     const accepted = await create();
     expect((await send('POST /tx/confirm', 200, { query: { id: accepted.id }, as: ext })).status).toBe('ACK');
     expect((await send('POST /tx/accept', 200, { query: { id: accepted.id }, as: ext })).status).toBe('ACCEPTED');
     const declined = await create();
-    expect((await send('POST /tx/notReady', 200, { body: { id: declined.id, reason: 'later' }, as: ext })).status).toBe('NOT_READY');
-    expect((await send('POST /tx/decline', 200, { body: { id: declined.id, reason: 'no' }, as: ext })).status).toBe('DECLINED');
+    expect((await send('POST /tx/notReady', 200, { body: { id: declined.id, reason: 'later' }, as: ext })).status).toBe(
+      'NOT_READY',
+    );
+    expect((await send('POST /tx/decline', 200, { body: { id: declined.id, reason: 'no' }, as: ext })).status).toBe(
+      'DECLINED',
+    );
     const rejected = await create();
-    expect((await send('POST /tx/reject', 200, { body: { id: rejected.id, reason: 'not ours' }, as: ext })).status).toBe('REJECTED');
+    expect(
+      (await send('POST /tx/reject', 200, { body: { id: rejected.id, reason: 'not ours' }, as: ext })).status,
+    ).toBe('REJECTED');
   });
 
   it('nested routing: settings, redirect (200, 400 for each documented error, 401)', async () => {
-    const settings = await send('PUT /tf/vasps/{vaspDID}/settings', 200, { params: { vaspDID: group.gateway }, body: { autoredirect: false, statusToProcessBlockchain: 'ACK' } });
+    const settings = await send('PUT /tf/vasps/{vaspDID}/settings', 200, {
+      params: { vaspDID: group.gateway },
+      body: { autoredirect: false, statusToProcessBlockchain: 'ACK' },
+    });
     expect(settings).toMatchObject({ autoredirect: false, statusToProcessBlockchain: 'ACK' });
-    await send('PUT /tf/vasps/{vaspDID}/settings', 200, { params: { vaspDID: group.gateway }, body: { statusToProcessBlockchain: null } });
+    await send('PUT /tf/vasps/{vaspDID}/settings', 200, {
+      params: { vaspDID: group.gateway },
+      body: { statusToProcessBlockchain: null },
+    });
     await send('GET /tf/vasps/{vaspDID}/getSettings', 200, { params: { vaspDID: group.gateway } });
     await send('GET /tf/vasps/{vaspDID}/getSettings', 200, { params: { vaspDID: group.subB } });
 
-    const incoming = await create({ originatorVASPdid: group.external, beneficiaryVASPdid: group.gateway }, group.externalUser);
+    const incoming = await create(
+      { originatorVASPdid: group.external, beneficiaryVASPdid: group.gateway },
+      group.externalUser,
+    );
     expect(incoming.status).toBe('SENT');
     await send('POST /tx/redirect', 401, { query: { id: incoming.id, to: group.subA }, as: null });
     const notSub = await send('POST /tx/redirect', 400, { query: { id: incoming.id, to: group.external } });
     expect(notSub.err.name).toBe('NotabeneTransactionError');
     const redirected = await send('POST /tx/redirect', 200, { query: { id: incoming.id, to: group.subA } });
     expect(redirected.beneficiaryVASPdid).toBe(group.subA);
-    const notGateway = await send('POST /tx/redirect', 400, { query: { id: incoming.id, to: group.subB }, as: group.externalUser });
+    const notGateway = await send('POST /tx/redirect', 400, {
+      query: { id: incoming.id, to: group.subB },
+      as: group.externalUser,
+    });
     expect(notGateway.err.name).toBe('UserDIDNotAdminforVASPError');
-    const again = await create({ originatorVASPdid: group.external, beneficiaryVASPdid: group.gateway }, group.externalUser);
+    const again = await create(
+      { originatorVASPdid: group.external, beneficiaryVASPdid: group.gateway },
+      group.externalUser,
+    );
     await send('POST /tx/cancel', 200, { body: { id: again.id }, as: group.externalUser });
     const invalid = await send('POST /tx/redirect', 400, { query: { id: again.id, to: group.subA } });
     expect(invalid.err.name).toBe('NotabeneTransactionInvalidStatusError');
-    await send('PUT /tf/vasps/{vaspDID}/settings', 200, { params: { vaspDID: group.gateway }, body: { autoredirect: true } });
+    await send('PUT /tf/vasps/{vaspDID}/settings', 200, {
+      params: { vaspDID: group.gateway },
+      body: { autoredirect: true },
+    });
   });
 
   it('directory: profile update, the simple views of one VASP and of the list, with and without a token', async () => {
     const key = createDidKeyRecord(randomBytes(32)).did;
     const info = await send('POST /tf/vasps/update', 200, {
-      body: { did: group.subB, fields: [{ fieldName: 'pii_didkey', values: [{ value: key }] }, { fieldName: 'website', values: [{ value: 'https://b.example' }] }] },
+      body: {
+        did: group.subB,
+        fields: [
+          { fieldName: 'pii_didkey', values: [{ value: key }] },
+          { fieldName: 'website', values: [{ value: 'https://b.example' }] },
+        ],
+      },
     });
     expect(info.did).toBe(group.subB);
-    const one = await send('GET /tf/simple/vasps/{vaspDID}', 200, { params: { vaspDID: group.subB }, query: { fields: 'name,did,pii_didkey,website,logo' }, as: null });
+    const one = await send('GET /tf/simple/vasps/{vaspDID}', 200, {
+      params: { vaspDID: group.subB },
+      query: { fields: 'name,did,pii_didkey,website,logo' },
+      as: null,
+    });
     expect(one).toMatchObject({ did: group.subB, pii_didkey: key, website: 'https://b.example' });
     await send('GET /tf/simple/vasps/{vaspDID}', 200, { params: { vaspDID: group.external } });
     await send('GET /tf/simple/vasps', 200, { query: { q: 'Gateway' }, as: null });
@@ -231,18 +332,35 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
   it('address book: upload URL, register, list, ownership (200 and 404), delete (202)', async () => {
     await send('GET /address/upload/{vaspDID}', 200, { params: { vaspDID: group.subA } });
     const address = destination();
-    await send('POST /address/registerCustomer', 200, { body: { vaspDID: group.subA, asset: 'ETH', address, customerRef: 'cust-7' } });
     await send('POST /address/registerCustomer', 200, {
-      body: { vaspDID: group.subA, asset: { caip19: 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' }, address: destination(), customerRef: 'cust-8' },
+      body: { vaspDID: group.subA, asset: 'ETH', address, customerRef: 'cust-7' },
+    });
+    await send('POST /address/registerCustomer', 200, {
+      body: {
+        vaspDID: group.subA,
+        asset: { caip19: 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48' },
+        address: destination(),
+        customerRef: 'cust-8',
+      },
     });
     // An entry without a customer reference: no customer DID.
-    await send('POST /address/registerCustomer', 200, { body: { vaspDID: group.subA, asset: 'BTC', address: `bc1q${randomBytes(16).toString('hex')}`, customerRef: '' } });
-    const list = await send('GET /v1/addresses', 200, { query: { vasp_did: group.subA, source: 'ADDRESS_GRAPH', source_type: 'INTERNAL', per_page: '10' } });
+    await send('POST /address/registerCustomer', 200, {
+      body: { vaspDID: group.subA, asset: 'BTC', address: `bc1q${randomBytes(16).toString('hex')}`, customerRef: '' },
+    });
+    const list = await send('GET /v1/addresses', 200, {
+      query: { vasp_did: group.subA, source: 'ADDRESS_GRAPH', source_type: 'INTERNAL', per_page: '10' },
+    });
     expect(list.data.map((a: Json) => a.address)).toContain(address);
     await send('GET /v1/addresses', 200, { query: { vasp_did: group.subA, source: 'ADDRESS_GRAPH' } });
-    const owner = await send('GET /v1/addresses/address-ownerships/{address}', 200, { params: { address }, query: { vasp_did: group.subA, asset: 'ETH' } });
+    const owner = await send('GET /v1/addresses/address-ownerships/{address}', 200, {
+      params: { address },
+      query: { vasp_did: group.subA, asset: 'ETH' },
+    });
     expect(owner.owner_vasp_did).toBe(group.subA);
-    await send('GET /v1/addresses/address-ownerships/{address}', 404, { params: { address: destination() }, query: { vasp_did: group.subA, asset: 'ETH' } });
+    await send('GET /v1/addresses/address-ownerships/{address}', 404, {
+      params: { address: destination() },
+      query: { vasp_did: group.subA, asset: 'ETH' },
+    });
     await send('DELETE /v1/addresses', 202, { query: { addresses: address, vasp_did: group.subA } });
   });
 
@@ -252,7 +370,10 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
     await send('DELETE /webhook', 200, { body: { vaspDID: group.subB } });
     await send('GET /webhook', 404, { query: { vaspDID: group.subB } });
 
-    const hook = await send('POST /integrations/{vaspDID}/address-query-webhook', 200, { params: { vaspDID: group.subB }, body: { url: `${hookUrl}/owns`, params: '?' } });
+    const hook = await send('POST /integrations/{vaspDID}/address-query-webhook', 200, {
+      params: { vaspDID: group.subB },
+      body: { url: `${hookUrl}/owns`, params: '?' },
+    });
     expect(typeof hook.secret).toBe('string');
     await send('DELETE /integrations/{vaspDID}/address-query-webhook', 200, { params: { vaspDID: group.subB } });
 
@@ -261,12 +382,22 @@ describe('sandbox fidelity: the documented routes answer in the network\'s v1 Op
   });
 
   it('exercised every documented route the sandbox registers, and every status the spec documents for it', () => {
-    const served = spec.operations().filter((op) => sb.app.hasRoute({ method: op.method as 'GET', url: fastifyPath(op.path) }));
+    const served = spec
+      .operations()
+      .filter((op) => sb.app.hasRoute({ method: op.method as 'GET', url: fastifyPath(op.path) }));
     // A guard on the enumeration itself: the routes the orchestrator calls are among them.
-    expect(served.map((op) => `${op.method} ${op.path}`)).toEqual(expect.arrayContaining(['POST /tx/create', 'GET /tx/info', 'GET /tf/simple/vasps/{vaspDID}']));
-    const missing = served.filter((op) => !exercised.has(`${op.method} ${op.path}`)).map((op) => `${op.method} ${op.path}`);
+    expect(served.map((op) => `${op.method} ${op.path}`)).toEqual(
+      expect.arrayContaining(['POST /tx/create', 'GET /tx/info', 'GET /tf/simple/vasps/{vaspDID}']),
+    );
+    const missing = served
+      .filter((op) => !exercised.has(`${op.method} ${op.path}`))
+      .map((op) => `${op.method} ${op.path}`);
     expect(missing).toEqual([]);
-    const statuses = served.flatMap((op) => op.statuses.filter((s) => !exercised.get(`${op.method} ${op.path}`)?.has(s)).map((s) => `${op.method} ${op.path} ${s}`));
+    const statuses = served.flatMap((op) =>
+      op.statuses
+        .filter((s) => !exercised.get(`${op.method} ${op.path}`)?.has(s))
+        .map((s) => `${op.method} ${op.path} ${s}`),
+    );
     expect(statuses).toEqual([]);
     // And nothing was sent to a documented route the sandbox does not register (send() would have failed on a 404).
     expect([...exercised.keys()].filter((k) => !served.some((op) => `${op.method} ${op.path}` === k))).toEqual([]);

@@ -28,13 +28,17 @@ describe('sandbox: the /sandbox/* test routes', () => {
   const send = async (sb: RunningSandbox, method: string, path: string, body?: unknown, bearer?: string) => {
     const r = await fetch(`${sb.url}${path}`, {
       method,
-      headers: { ...(bearer && { authorization: `Bearer ${bearer}` }), ...(body !== undefined && { 'content-type': 'application/json' }) },
+      headers: {
+        ...(bearer && { authorization: `Bearer ${bearer}` }),
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, body: (await r.json()) as Json };
   };
   const publishedKey = async (sb: RunningSandbox, did: string) =>
-    (await send(sb, 'GET', `/tf/simple/vasps/${encodeURIComponent(did)}?fields=pii_didkey`)).body.pii_didkey as string | undefined;
+    (await send(sb, 'GET', `/tf/simple/vasps/${encodeURIComponent(did)}?fields=pii_didkey`)).body.pii_didkey as
+      string | undefined;
 
   const routes: [string, string, unknown?][] = [
     ['PUT', `/sandbox/counterparties/${group.subA}`, { publishKey: true }],
@@ -59,7 +63,17 @@ describe('sandbox: the /sandbox/* test routes', () => {
   it('answer 401 without the operator token, or with another credential, and change nothing', async () => {
     const key = createDidKeyRecord().did;
     const gw = await on.token(group.gatewayUser);
-    expect((await send(on, 'POST', '/tf/vasps/update', { did: group.subA, fields: [{ fieldName: 'pii_didkey', values: [{ value: key }] }] }, gw)).status).toBe(200);
+    expect(
+      (
+        await send(
+          on,
+          'POST',
+          '/tf/vasps/update',
+          { did: group.subA, fields: [{ fieldName: 'pii_didkey', values: [{ value: key }] }] },
+          gw,
+        )
+      ).status,
+    ).toBe(200);
     for (const bearer of [undefined, 'not-the-token', gw, off.testToken]) {
       for (const [method, path, body] of routes) {
         const r = await send(on, method, path, body, bearer);
@@ -89,7 +103,9 @@ describe('sandbox: the /sandbox/* test routes', () => {
       const off404 = await send(off, method, path, body, off.testToken);
       expect([method, path, off404.status, off404.body.err?.name]).toEqual([method, path, 404, 'NotFoundError']);
     }
-    expect((await on.pool.query('select 1 from sim_counterparties where vasp_did = $1', [group.external])).rowCount).toBe(0);
+    expect(
+      (await on.pool.query('select 1 from sim_counterparties where vasp_did = $1', [group.external])).rowCount,
+    ).toBe(0);
     // With the token the encoded path reaches the route itself: it is the same route, not a miss.
     const outbox = await send(on, 'GET', '/%73andbox/outbox', undefined, on.testToken);
     expect([outbox.status, Array.isArray(outbox.body.emails)]).toEqual([200, true]);
@@ -99,7 +115,9 @@ describe('sandbox: the /sandbox/* test routes', () => {
     // The gate's own check, on a bare Fastify: the parts must ask testRoutesOn before registering a /sandbox route.
     const app = Fastify();
     testRouteGate(app, { testRoutes: false });
-    expect(() => app.get('/sandbox/anything', async () => ({}))).toThrow(/test route registered while SANDBOX_TEST_ROUTES is off/);
+    expect(() => app.get('/sandbox/anything', async () => ({}))).toThrow(
+      /test route registered while SANDBOX_TEST_ROUTES is off/,
+    );
     app.get('/tf/simple/vasps', async () => ({}));
     await app.close();
     // And the sandbox that runs with them off lists none in its OpenAPI document.
@@ -107,45 +125,75 @@ describe('sandbox: the /sandbox/* test routes', () => {
     expect(Object.keys(doc.body.paths as Json).filter((p) => p.startsWith('/sandbox'))).toEqual([]);
   });
 
-  it('with the token, act only for VASPs the seed marks simulated: a real VASP\'s published key stays, nothing is sent as it', async () => {
+  it("with the token, act only for VASPs the seed marks simulated: a real VASP's published key stays, nothing is sent as it", async () => {
     const key = createDidKeyRecord().did;
     const gw = await on.token(group.gatewayUser);
-    await send(on, 'POST', '/tf/vasps/update', { did: group.subB, fields: [{ fieldName: 'pii_didkey', values: [{ value: key }] }] }, gw);
+    await send(
+      on,
+      'POST',
+      '/tf/vasps/update',
+      { did: group.subB, fields: [{ fieldName: 'pii_didkey', values: [{ value: key }] }] },
+      gw,
+    );
     for (const body of [{ publishKey: true }, {}]) {
       const r = await send(on, 'PUT', `/sandbox/counterparties/${group.subB}`, body, on.testToken);
       expect(r.status).toBe(403);
       expect(r.body.err.message).toMatch(/^vaspDID: .* is not a simulated VASP/);
     }
-    expect((await send(on, 'PUT', `/sandbox/counterparties/${group.gateway}/behaviours`, {}, on.testToken)).status).toBe(403);
+    expect(
+      (await send(on, 'PUT', `/sandbox/counterparties/${group.gateway}/behaviours`, {}, on.testToken)).status,
+    ).toBe(403);
     expect(await publishedKey(on, group.subB)).toBe(key);
-    expect((await on.pool.query('select 1 from sim_counterparties where vasp_did = any($1)', [[group.subB, group.gateway]])).rowCount).toBe(0);
+    expect(
+      (await on.pool.query('select 1 from sim_counterparties where vasp_did = any($1)', [[group.subB, group.gateway]]))
+        .rowCount,
+    ).toBe(0);
 
-    const asReal = await send(on, 'POST', '/sandbox/simulate/transfers', {
-      originatorVASPdid: group.subB, beneficiaryVASPdid: group.external, transactionAsset: 'ETH', transactionAmount: '1',
-      transactionBlockchainInfo: { destination: '0xabc' },
-    }, on.testToken);
+    const asReal = await send(
+      on,
+      'POST',
+      '/sandbox/simulate/transfers',
+      {
+        originatorVASPdid: group.subB,
+        beneficiaryVASPdid: group.external,
+        transactionAsset: 'ETH',
+        transactionAmount: '1',
+        transactionBlockchainInfo: { destination: '0xabc' },
+      },
+      on.testToken,
+    );
     expect(asReal.status).toBe(403);
     expect(asReal.body.err.message).toMatch(/^originatorVASPdid: /);
-    expect((await on.pool.query('select 1 from transactions where originator_vasp_did = $1', [group.subB])).rowCount).toBe(0);
+    expect(
+      (await on.pool.query('select 1 from transactions where originator_vasp_did = $1', [group.subB])).rowCount,
+    ).toBe(0);
 
     // The simulated VASP: configured, and a transfer sent as it.
     const sim = await send(on, 'PUT', `/sandbox/counterparties/${group.external}`, {}, on.testToken);
     expect(sim.status).toBe(200);
     const tx = await simulateTransfer(on, { from: group.external, to: group.subA, destination: '0xdef' });
     expect(tx.status).toBe('SENT');
-    expect((await send(on, 'GET', `/sandbox/webhooks/deliveries?transactionId=${tx.id}`, undefined, on.testToken)).status).toBe(200);
+    expect(
+      (await send(on, 'GET', `/sandbox/webhooks/deliveries?transactionId=${tx.id}`, undefined, on.testToken)).status,
+    ).toBe(200);
   });
 
   it('SANDBOX_TEST_ROUTES=1 needs an operator token of 24 characters or more', () => {
     expect(() => loadSandboxConfig({ SANDBOX_TEST_ROUTES: '1' })).toThrow(ConfigError);
-    expect(() => loadSandboxConfig({ SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: 'short' })).toThrow(/SANDBOX_OPERATOR_TOKEN/);
-    expect(loadSandboxConfig({ SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: 'x'.repeat(24) })).toMatchObject({ testRoutes: true });
+    expect(() => loadSandboxConfig({ SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: 'short' })).toThrow(
+      /SANDBOX_OPERATOR_TOKEN/,
+    );
+    expect(loadSandboxConfig({ SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: 'x'.repeat(24) })).toMatchObject({
+      testRoutes: true,
+    });
     expect(loadSandboxConfig({})).toMatchObject({ testRoutes: false });
   });
 
   it('docker-compose.yml publishes every port on loopback only, and leaves the test routes off', () => {
     const compose = readFileSync(join(__dirname, '../../docker-compose.yml'), 'utf8');
-    const published = [...compose.matchAll(/^\s+- "([^"]+)"\s*$/gm)].map((m) => m[1]!).filter((p) => /^[\d.:]+$/.test(p));
+    const published = [...compose.matchAll(/^\s+- "([^"]+)"\s*$/gm)]
+      .map((m) => m[1]!)
+      .filter((p) => /^[\d.:]+$/.test(p));
     expect(published.length).toBeGreaterThanOrEqual(4);
     for (const p of published) expect(p).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
     expect(compose).not.toMatch(/^\s+SANDBOX_TEST_ROUTES:/m);

@@ -2,10 +2,24 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkWebhookSignature, signWebhook, verifyWebhookSignature, webhookHeaders } from '../../lib/webhook-signature';
-import { eventually, groupSeed, randomSecret, startSandbox, type RunningSandbox, addOutsiderVasp } from '../harness/platform';
+import {
+  checkWebhookSignature,
+  signWebhook,
+  verifyWebhookSignature,
+  webhookHeaders,
+} from '../../lib/webhook-signature';
+import {
+  eventually,
+  groupSeed,
+  randomSecret,
+  startSandbox,
+  type RunningSandbox,
+  addOutsiderVasp,
+} from '../harness/platform';
 
-const fixture = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
+const fixture = JSON.parse(
+  readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8'),
+) as Record<string, unknown>;
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 interface Received {
@@ -43,14 +57,28 @@ describe('lib/webhook-signature', () => {
     expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     const now = { nowSeconds: 1_700_000_010 };
     expect(verifyWebhookSignature(secret, headers, body, now)).toBe(true);
-    const svixOnly = { 'svix-id': headers['svix-id'], 'svix-timestamp': headers['svix-timestamp'], 'svix-signature': headers['svix-signature'] };
+    const svixOnly = {
+      'svix-id': headers['svix-id'],
+      'svix-timestamp': headers['svix-timestamp'],
+      'svix-signature': headers['svix-signature'],
+    };
     expect(verifyWebhookSignature(secret, svixOnly, Buffer.from(body), now)).toBe(true);
     expect(verifyWebhookSignature(secret, new Headers(headers), body, now)).toBe(true);
-    expect(verifyWebhookSignature(secret, { ...headers, 'webhook-signature': `v1,bogus ${headers['webhook-signature']}` }, body, now)).toBe(true);
+    expect(
+      verifyWebhookSignature(
+        secret,
+        { ...headers, 'webhook-signature': `v1,bogus ${headers['webhook-signature']}` },
+        body,
+        now,
+      ),
+    ).toBe(true);
     expect(verifyWebhookSignature(secret, headers, body + ' ', now)).toBe(false);
     expect(verifyWebhookSignature(secret, { ...headers, 'webhook-id': 'msg_2' }, body, now)).toBe(false);
     expect(verifyWebhookSignature('whsec_' + Buffer.alloc(32, 8).toString('base64'), headers, body, now)).toBe(false);
-    expect(checkWebhookSignature(secret, headers, body, { nowSeconds: 1_700_000_000 + 301 })).toEqual({ ok: false, reason: expect.stringMatching(/tolerance/) });
+    expect(checkWebhookSignature(secret, headers, body, { nowSeconds: 1_700_000_000 + 301 })).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/tolerance/),
+    });
     expect(checkWebhookSignature(secret, {}, body, now).ok).toBe(false);
   });
 });
@@ -65,42 +93,82 @@ describe('sandbox: notification webhooks', () => {
   });
   afterAll(async () => sb?.close());
 
-  async function call(method: string, path: string, body?: unknown, who: { clientId: string; clientSecret: string } = group.gatewayUser) {
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+    who: { clientId: string; clientSecret: string } = group.gatewayUser,
+  ) {
     if (!tokens.has(who.clientId)) {
       const r = await fetch(`${sb.url}/oauth/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_id: who.clientId, client_secret: who.clientSecret, grant_type: 'client_credentials', audience: sb.url }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          client_id: who.clientId,
+          client_secret: who.clientSecret,
+          grant_type: 'client_credentials',
+          audience: sb.url,
+        }),
       });
       tokens.set(who.clientId, ((await r.json()) as { access_token: string }).access_token);
     }
     const r = await fetch(`${sb.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${tokens.get(who.clientId)!}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${tokens.get(who.clientId)!}`,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, body: (await r.json()) as Json };
   }
   const deliveries = async (transactionId: string) =>
-    ((await (await fetch(`${sb.url}/sandbox/webhooks/deliveries?transactionId=${transactionId}`, { headers: sb.testHeaders() })).json()) as { deliveries: Json[] }).deliveries;
+    (
+      (await (
+        await fetch(`${sb.url}/sandbox/webhooks/deliveries?transactionId=${transactionId}`, {
+          headers: sb.testHeaders(),
+        })
+      ).json()) as { deliveries: Json[] }
+    ).deliveries;
   const createTx = (over: Record<string, unknown> = {}) =>
     call('POST', '/tx/create', {
-      transactionAsset: 'ETH', transactionAmount: '42', originatorVASPdid: group.subA, beneficiaryVASPdid: group.external,
-      transactionBlockchainInfo: { destination: `0x${randomSecret()}` }, ...over,
+      transactionAsset: 'ETH',
+      transactionAmount: '42',
+      originatorVASPdid: group.subA,
+      beneficiaryVASPdid: group.external,
+      transactionBlockchainInfo: { destination: `0x${randomSecret()}` },
+      ...over,
     });
 
   it('registers, reads and deletes a webhook per VASP; only the VASP (or its gateway) may', async () => {
     const set = await call('POST', '/webhook', { vaspDID: group.subB, url: 'https://hooks.example/one' });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ vaspDID: group.subB, url: 'https://hooks.example/one', secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
-    expect((await call('GET', `/webhook?vaspDID=${group.subB}`)).body).toEqual({ vaspDID: group.subB, url: 'https://hooks.example/one' });
+    expect(set.body).toEqual({
+      vaspDID: group.subB,
+      url: 'https://hooks.example/one',
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    });
+    expect((await call('GET', `/webhook?vaspDID=${group.subB}`)).body).toEqual({
+      vaspDID: group.subB,
+      url: 'https://hooks.example/one',
+    });
     const again = await call('POST', '/webhook', { vaspDID: group.subB, url: 'https://hooks.example/two' });
     expect(again.body.secret).toBe(set.body.secret);
-    const rotated = await call('POST', '/webhook', { vaspDID: group.subB, url: 'https://hooks.example/two', rotateSecret: true });
+    const rotated = await call('POST', '/webhook', {
+      vaspDID: group.subB,
+      url: 'https://hooks.example/two',
+      rotateSecret: true,
+    });
     expect(rotated.body.secret).not.toBe(set.body.secret);
     expect((await call('GET', `/webhook?vaspDID=${group.subB}`, undefined, thirdUser)).status).toBe(403);
-    expect((await call('POST', '/webhook', { vaspDID: group.subB, url: 'https://evil.example' }, thirdUser)).status).toBe(403);
+    expect(
+      (await call('POST', '/webhook', { vaspDID: group.subB, url: 'https://evil.example' }, thirdUser)).status,
+    ).toBe(403);
     expect((await call('POST', '/webhook', { vaspDID: group.subB, url: 'ftp://x' })).status).toBe(400);
-    expect(await call('DELETE', '/webhook', { vaspDID: group.subB })).toEqual({ status: 200, body: { isDeleted: true, message: 'Webhook deleted' } });
+    expect(await call('DELETE', '/webhook', { vaspDID: group.subB })).toEqual({
+      status: 200,
+      body: { isDeleted: true, message: 'Webhook deleted' },
+    });
     const gone = await call('GET', `/webhook?vaspDID=${group.subB}`);
     expect(gone.status).toBe(404);
     expect(gone.body.err.name).toBe('NotFoundError');
@@ -111,37 +179,60 @@ describe('sandbox: notification webhooks', () => {
     const rx = await receiver((r, n) => (r.path === '/gateway' && n === 1 ? 500 : 200));
     try {
       const gw = await call('POST', '/webhook', { vaspDID: group.gateway, url: `${rx.url}/gateway` });
-      const ex = await call('POST', '/webhook', { vaspDID: group.external, url: `${rx.url}/external` }, group.externalUser);
+      const ex = await call(
+        'POST',
+        '/webhook',
+        { vaspDID: group.external, url: `${rx.url}/external` },
+        group.externalUser,
+      );
       const tx = await createTx({ originator: fixture.originator, beneficiary: fixture.beneficiary });
       expect(tx.body.status).toBe('SENT');
       const confirmed = await call('POST', `/tx/confirm?id=${tx.body.id}`, undefined, group.externalUser);
       expect(confirmed.body.status).toBe('ACK');
 
-      const ofTx = (path: string) => rx.received.filter((r) => r.path === path && r.body.payload.transaction.id === tx.body.id);
-      await eventually(async () => (ofTx('/gateway').length >= 3 && ofTx('/external').length >= 2 ? true : undefined), 15_000);
+      const ofTx = (path: string) =>
+        rx.received.filter((r) => r.path === path && r.body.payload.transaction.id === tx.body.id);
+      await eventually(
+        async () => (ofTx('/gateway').length >= 3 && ofTx('/external').length >= 2 ? true : undefined),
+        15_000,
+      );
       for (const r of [...ofTx('/gateway'), ...ofTx('/external')]) {
         const secret = r.path === '/gateway' ? gw.body.secret : ex.body.secret;
         expect(verifyWebhookSignature(secret, r.headers, r.raw)).toBe(true);
         expect(r.headers['svix-id']).toBe(r.headers['webhook-id']);
-        expect(r.body).toMatchObject({ message: 'notification.transactionUpdated', version: '1', payload: { transaction: { id: tx.body.id } } });
+        expect(r.body).toMatchObject({
+          message: 'notification.transactionUpdated',
+          version: '1',
+          payload: { transaction: { id: tx.body.id } },
+        });
         expect(r.body.payload.transaction.pii).toBeUndefined();
         expect(r.body.payload.transaction.ivms101).toBeUndefined();
         expect(r.raw).not.toContain('ivms101');
       }
       // The other endpoint's secret does not verify.
-      expect(verifyWebhookSignature(ex.body.secret, ofTx('/gateway')[0]!.headers, ofTx('/gateway')[0]!.raw)).toBe(false);
+      expect(verifyWebhookSignature(ex.body.secret, ofTx('/gateway')[0]!.headers, ofTx('/gateway')[0]!.raw)).toBe(
+        false,
+      );
       // Retried after the 500 with the same webhook-id: the receiver sees that message twice (de-duplicate on it).
       const gwIds = ofTx('/gateway').map((r) => r.headers['webhook-id']);
       expect(new Set(gwIds).size).toBe(2);
       expect(gwIds.length).toBe(3);
-      const statuses = (path: string) => [...new Set(ofTx(path).map((r) => `${String(r.headers['webhook-id'])}:${r.body.payload.transaction.status}`))].map((s) => s.split(':')[1]);
+      const statuses = (path: string) =>
+        [
+          ...new Set(ofTx(path).map((r) => `${String(r.headers['webhook-id'])}:${r.body.payload.transaction.status}`)),
+        ].map((s) => s.split(':')[1]);
       expect(statuses('/gateway').sort()).toEqual(['ACK', 'SENT']);
       expect(statuses('/external').sort()).toEqual(['ACK', 'SENT']);
       const log = await eventually(async () => {
         const d = await deliveries(tx.body.id);
         return d.length === 4 && d.every((x) => x.state === 'delivered') ? d : undefined;
       });
-      expect(log.filter((d) => d.vaspDID === group.gateway).map((d) => d.attempts).sort()).toEqual([1, 2]);
+      expect(
+        log
+          .filter((d) => d.vaspDID === group.gateway)
+          .map((d) => d.attempts)
+          .sort(),
+      ).toEqual([1, 2]);
     } finally {
       await call('DELETE', '/webhook', { vaspDID: group.gateway });
       await call('DELETE', '/webhook', { vaspDID: group.external }, group.externalUser);
@@ -159,7 +250,11 @@ describe('sandbox: notification webhooks', () => {
         const d = await deliveries(tx.body.id);
         return d.length === 2 && d.every((x) => x.state !== 'pending') ? d : undefined;
       });
-      expect(log.find((d) => d.vaspDID === group.subA)).toMatchObject({ state: 'failed', attempts: 1, lastStatus: 410 });
+      expect(log.find((d) => d.vaspDID === group.subA)).toMatchObject({
+        state: 'failed',
+        attempts: 1,
+        lastStatus: 410,
+      });
       expect(log.find((d) => d.vaspDID === group.external)).toMatchObject({ state: 'delivered', attempts: 2 });
 
       // Created without a beneficiary VASP (NEW): only the originator side hears of it.

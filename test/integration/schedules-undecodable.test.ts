@@ -12,7 +12,10 @@ import { testEnv } from '../harness/platform';
 describe('schedules that cannot be decoded', () => {
   let connection: Connection;
   const clientWith = (keyId: string) =>
-    new Client({ connection, dataConverter: createDataConverter(parseCodecKeys(`${keyId}:${randomBytes(32).toString('base64')}`)) });
+    new Client({
+      connection,
+      dataConverter: createDataConverter(parseCodecKeys(`${keyId}:${randomBytes(32).toString('base64')}`)),
+    });
   beforeAll(async () => {
     connection = await Connection.connect({ address: testEnv().temporalAddress });
   });

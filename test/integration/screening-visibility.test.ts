@@ -5,7 +5,14 @@ import { loadSdnList } from '../../screening/load-sdn';
 import { createDidKeyRecord } from '../../lib/crypto';
 import type { Role } from '../../lib/principal';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
-import { eventually, groupSeed, startOrchestrator, startSandbox, type RunningOrchestrator, type RunningSandbox } from '../harness/platform';
+import {
+  eventually,
+  groupSeed,
+  startOrchestrator,
+  startSandbox,
+  type RunningOrchestrator,
+  type RunningSandbox,
+} from '../harness/platform';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -23,7 +30,8 @@ describe('screening hits and decision reasons: the compliance role reads them, o
 
   const api = async (role: Role, method: string, path: string, body?: unknown) => {
     const r = await fetch(`${orch.apiUrl}${path}`, {
-      method, headers: orch.headers(role, body === undefined ? {} : { 'content-type': 'application/json' }),
+      method,
+      headers: orch.headers(role, body === undefined ? {} : { 'content-type': 'application/json' }),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: r.status, body: (await r.json()) as Json };
@@ -42,21 +50,57 @@ describe('screening hits and decision reasons: the compliance role reads them, o
         { vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex },
         { vaspDID: g.subA, privateKeyHex: subAKey.keys[0].privateKeyHex },
       ]),
-      incoming: { routeDeadline: '1h', routeGiveUpAfter: '1h', reviewDeadline: '1h', pollInterval: '2s', screeningThreshold: 0.85 },
+      incoming: {
+        routeDeadline: '1h',
+        routeGiveUpAfter: '1h',
+        reviewDeadline: '1h',
+        pollInterval: '2s',
+        screeningThreshold: 0.85,
+      },
     });
     const gwToken = await sb.token(g.gatewayUser);
     // The group's keys published, so the screening activity can read the originator's name.
-    for (const [did, key] of [[g.gateway, gatewayKey], [g.subA, subAKey]] as const) {
-      await bearerCall(sb.url, gwToken, 'POST', '/tf/vasps/update', { did, fields: [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }] });
+    for (const [did, key] of [
+      [g.gateway, gatewayKey],
+      [g.subA, subAKey],
+    ] as const) {
+      await bearerCall(sb.url, gwToken, 'POST', '/tf/vasps/update', {
+        did,
+        fields: [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }],
+      });
     }
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
-    const hook = await bearerCall(sb.url, gwToken, 'POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
+      method: 'PUT',
+      headers: sb.testHeaders({ 'content-type': 'application/json' }),
+      body: '{}',
+    });
+    const hook = await bearerCall(sb.url, gwToken, 'POST', '/webhook', {
+      vaspDID: g.gateway,
+      url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,
+    });
     orch.webhooks.notification[g.gateway] = hook.body.secret as string;
-    await loadSdnList(orch.pool, { list: 'visibility-test', sdnPath: `${SAMPLE}/sdn-sample.csv`, altPath: `${SAMPLE}/alt-sample.csv` });
+    await loadSdnList(orch.pool, {
+      list: 'visibility-test',
+      sdnPath: `${SAMPLE}/sdn-sample.csv`,
+      altPath: `${SAMPLE}/alt-sample.csv`,
+    });
 
     const address = evm();
-    expect((await api('admin', 'PUT', '/v1/addresses', { addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: 'c-visibility' }] })).status).toBe(200);
-    held = (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: address, originatorName: ['Ivan', 'Petrov'] })).id;
+    expect(
+      (
+        await api('admin', 'PUT', '/v1/addresses', {
+          addresses: [{ vaspDID: g.subA, asset: 'ETH', address, customerRef: 'c-visibility' }],
+        })
+      ).status,
+    ).toBe(200);
+    held = (
+      await simulateTransfer(sb, {
+        from: g.external,
+        to: g.gateway,
+        destination: address,
+        originatorName: ['Ivan', 'Petrov'],
+      })
+    ).id;
     await eventually(async () => (await listRow('compliance', held))?.needsReview || undefined, 30_000, 100);
   });
   afterAll(async () => {
@@ -66,8 +110,12 @@ describe('screening hits and decision reasons: the compliance role reads them, o
 
   it('a held transfer: compliance and admin read its hits in the list, the queue, the row and the status; viewer and operator do not', async () => {
     for (const role of ['compliance', 'admin'] as const) {
-      expect((await listRow(role, held, { needs: 'review' }))?.hits.nameHits).toContainEqual(expect.objectContaining({ entNum: 900001 }));
-      expect((await api(role, 'GET', `/v1/transfers/list/incoming-${held}`)).body.hits.nameHits).toContainEqual(expect.objectContaining({ entNum: 900001 }));
+      expect((await listRow(role, held, { needs: 'review' }))?.hits.nameHits).toContainEqual(
+        expect.objectContaining({ entNum: 900001 }),
+      );
+      expect((await api(role, 'GET', `/v1/transfers/list/incoming-${held}`)).body.hits.nameHits).toContainEqual(
+        expect.objectContaining({ entNum: 900001 }),
+      );
       const status = (await api(role, 'GET', `/v1/incoming-transfers/${held}`)).body;
       expect(status.screening.nameHits).toContainEqual(expect.objectContaining({ entNum: 900001 }));
       expect(status.history.find((e: Json) => e.event === 'screened').detail.nameHits).toBeGreaterThanOrEqual(1);
@@ -94,7 +142,9 @@ describe('screening hits and decision reasons: the compliance role reads them, o
 
   it('once decided: every role reads the decision and who made it, only compliance and admin the reason', async () => {
     const reason = `confirmed match ${randomBytes(4).toString('hex')}`;
-    expect((await api('compliance', 'POST', `/v1/transfers/${held}/decision`, { decision: 'decline', reason })).status).toBe(200);
+    expect(
+      (await api('compliance', 'POST', `/v1/transfers/${held}/decision`, { decision: 'decline', reason })).status,
+    ).toBe(200);
     await eventually(async () => (await listRow('compliance', held))?.final || undefined, 30_000, 100);
 
     const full = await listRow('compliance', held);
@@ -113,7 +163,10 @@ describe('screening hits and decision reasons: the compliance role reads them, o
       const status = (await api(role, 'GET', `/v1/incoming-transfers/${held}`)).body;
       expect(status.decision).toMatchObject({ decision: 'decline', actor: expect.any(String) });
       expect(status.decision).not.toHaveProperty('reason');
-      expect(status.history.find((e: Json) => e.event === 'decision').detail).toMatchObject({ decision: 'decline', actor: expect.any(String) });
+      expect(status.history.find((e: Json) => e.event === 'decision').detail).toMatchObject({
+        decision: 'decline',
+        actor: expect.any(String),
+      });
       expect(JSON.stringify(status)).not.toContain(reason);
       expect(JSON.stringify(row)).not.toContain(reason);
     }

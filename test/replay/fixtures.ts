@@ -17,14 +17,28 @@ export const HISTORIES_DIR = join(__dirname, '..', 'fixtures', 'histories');
  * through the same codec) but with a key that protects nothing. What keeps them clean is the recording: synthetic
  * demo data only, and `assertNoSecrets` over every decoded payload.
  */
-export const FIXTURE_CODEC_KEYS = formatCodecKey('replay-fixtures', createHash('sha256').update('travel-rule-orchestrator replay fixtures').digest());
+export const FIXTURE_CODEC_KEYS = formatCodecKey(
+  'replay-fixtures',
+  createHash('sha256').update('travel-rule-orchestrator replay fixtures').digest(),
+);
 export const fixtureKeyring = () => parseCodecKeys(FIXTURE_CODEC_KEYS);
 
 /**
  * Strings of the personal data the recording sends (test/fixtures/pii-sdk's IVMS101 for outgoing transfers, the
  * sandbox's simulated originators for incoming ones), and the spellings of key material: none may be in a history.
  */
-export const FORBIDDEN_IN_HISTORY = ['Baggins', 'Gamgee', 'Hobbiton', '1968-09-22', 'AABBCCDDEEFF0011223344', '1981-03-12', 'Example City', 'privateKeyHex', 'sealed_private_key', '"d":"'];
+export const FORBIDDEN_IN_HISTORY = [
+  'Baggins',
+  'Gamgee',
+  'Hobbiton',
+  '1968-09-22',
+  'AABBCCDDEEFF0011223344',
+  '1981-03-12',
+  'Example City',
+  'privateKeyHex',
+  'sealed_private_key',
+  '"d":"',
+];
 
 const History = temporal.api.history.v1.History;
 
@@ -36,7 +50,8 @@ const History = temporal.api.history.v1.History;
  */
 export const historyToFixture = (history: temporal.api.history.v1.IHistory): unknown =>
   History.toObject(History.fromObject(history), { longs: String, enums: String, bytes: String });
-export const historyFromFixture = (json: unknown): temporal.api.history.v1.History => History.fromObject(json as Record<string, unknown>);
+export const historyFromFixture = (json: unknown): temporal.api.history.v1.History =>
+  History.fromObject(json as Record<string, unknown>);
 
 export interface RecordedHistory extends HistoryAndWorkflowId {
   file: string;
@@ -45,11 +60,14 @@ export interface RecordedHistory extends HistoryAndWorkflowId {
 
 /** Every recorded history, ready for Worker.runReplayHistories. */
 export function loadHistories(): RecordedHistory[] {
-  return readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')).sort().map((file) => ({
-    file,
-    workflowId: file.replace(/\.json$/, ''),
-    history: historyFromFixture(JSON.parse(readFileSync(join(HISTORIES_DIR, file), 'utf8'))),
-  }));
+  return readdirSync(HISTORIES_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((file) => ({
+      file,
+      workflowId: file.replace(/\.json$/, ''),
+      history: historyFromFixture(JSON.parse(readFileSync(join(HISTORIES_DIR, file), 'utf8'))),
+    }));
 }
 
 /** Decodes every payload of a history with the fixture key and throws if any holds personal data or key material. */
@@ -60,6 +78,7 @@ export async function assertNoSecrets(history: unknown, extra: string[] = []): P
   // Memos, search attributes and headers are not encrypted: they are checked as they are.
   const raw = Buffer.concat(payloads.map((p) => Buffer.from(p.data ?? new Uint8Array())));
   for (const secret of [...FORBIDDEN_IN_HISTORY, ...extra]) {
-    if (plain.includes(Buffer.from(secret)) || raw.includes(Buffer.from(secret))) throw new Error(`a history holds "${secret.slice(0, 12)}…"`);
+    if (plain.includes(Buffer.from(secret)) || raw.includes(Buffer.from(secret)))
+      throw new Error(`a history holds "${secret.slice(0, 12)}…"`);
   }
 }

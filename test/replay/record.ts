@@ -35,7 +35,9 @@ import { addressBookTestSettings, evm } from '../harness/address-book';
 import { eventually, groupSeed, randomDid, startOrchestrator, startSandbox, testEnv } from '../harness/platform';
 import { assertNoSecrets, FIXTURE_CODEC_KEYS, HISTORIES_DIR, historyToFixture } from './fixtures';
 
-const ivms = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'pii-sdk', 'ivms101-40-fields.json'), 'utf8')) as Record<string, unknown>;
+const ivms = JSON.parse(
+  readFileSync(join(__dirname, '..', 'fixtures', 'pii-sdk', 'ivms101-40-fields.json'), 'utf8'),
+) as Record<string, unknown>;
 const SANCTIONS = resolve(__dirname, '../../data/sanctions');
 const log = (line: string) => process.stderr.write(`[record] ${line}\n`);
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -75,7 +77,15 @@ async function record(): Promise<void> {
   const subC = randomDid();
   g.seed.vasps.push({ did: subC, name: 'Subsidiary C', parentDid: g.gateway });
   const subsidiaryDids = [g.subA, g.subB, subC];
-  const incoming = { routeDeadline: '2s', routeGiveUpAfter: '1h', reviewDeadline: '2s', pollInterval: '2s', screeningThreshold: 0.85, sweepInterval: '1h', sweepMinAge: '0s' };
+  const incoming = {
+    routeDeadline: '2s',
+    routeGiveUpAfter: '1h',
+    reviewDeadline: '2s',
+    pollInterval: '2s',
+    screeningThreshold: 0.85,
+    sweepInterval: '1h',
+    sweepMinAge: '0s',
+  };
   const sb = await startSandbox(g.seed);
   const options = {
     group: { gatewayDid: g.gateway, subsidiaryDids },
@@ -95,42 +105,87 @@ async function record(): Promise<void> {
     const gwToken = await sb.token(g.gatewayUser);
     const sandboxCall = async (method: string, path: string, body?: unknown) => {
       const r = await fetch(`${sb.url}${path}`, {
-        method, headers: { authorization: `Bearer ${gwToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        method,
+        headers: {
+          authorization: `Bearer ${gwToken}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       return (await r.json()) as Json;
     };
-    const api = async (method: string, path: string, body?: unknown, role: 'operator' | 'compliance' | 'admin' = 'admin', extra: Record<string, string> = {}) => {
+    const api = async (
+      method: string,
+      path: string,
+      body?: unknown,
+      role: 'operator' | 'compliance' | 'admin' = 'admin',
+      extra: Record<string, string> = {},
+    ) => {
       const r = await fetch(`${orch.apiUrl}${path}`, {
-        method, headers: orch.headers(role, { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...extra }),
+        method,
+        headers: orch.headers(role, {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...extra,
+        }),
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await r.text();
       return { status: r.status, body: (text ? JSON.parse(text) : undefined) as Json };
     };
     const register = async (vaspDID: string, addresses: string[]) => {
-      const r = await api('PUT', '/v1/addresses', { addresses: addresses.map((address, i) => ({ vaspDID, asset: 'ETH', address, customerRef: `cust-${i}` })) });
+      const r = await api('PUT', '/v1/addresses', {
+        addresses: addresses.map((address, i) => ({ vaspDID, asset: 'ETH', address, customerRef: `cust-${i}` })),
+      });
       if (r.status !== 200) throw new Error(`PUT /v1/addresses: ${r.status} ${JSON.stringify(r.body)}`);
     };
-    const incomingStatus = (id: string, check: (s: IncomingStatus) => boolean) => eventually(async () => {
-      const r = await api('GET', `/v1/incoming-transfers/${id}`);
-      return r.status === 200 && check(r.body as IncomingStatus) ? (r.body as IncomingStatus) : undefined;
-    }, 60_000, 200);
-    const outgoingStatus = (id: string, check: (s: TransferState) => boolean) => eventually(async () => {
-      const r = await api('GET', `/v1/transfers/${id}`);
-      return r.status === 200 && check(r.body as TransferState) ? (r.body as TransferState) : undefined;
-    }, 60_000, 200);
+    const incomingStatus = (id: string, check: (s: IncomingStatus) => boolean) =>
+      eventually(
+        async () => {
+          const r = await api('GET', `/v1/incoming-transfers/${id}`);
+          return r.status === 200 && check(r.body as IncomingStatus) ? (r.body as IncomingStatus) : undefined;
+        },
+        60_000,
+        200,
+      );
+    const outgoingStatus = (id: string, check: (s: TransferState) => boolean) =>
+      eventually(
+        async () => {
+          const r = await api('GET', `/v1/transfers/${id}`);
+          return r.status === 200 && check(r.body as TransferState) ? (r.body as TransferState) : undefined;
+        },
+        60_000,
+        200,
+      );
     const randomEvm = () => `0x${randomBytes(20).toString('hex')}`;
 
     // The network side: the counterparty's and the gateway's keys published.
     const external = new NetworkClient(sb.networkConfig(g.externalUser));
-    await external.api.post('tf/vasps/update', { json: { did: g.external, fields: [{ fieldName: 'pii_didkey', values: [{ value: externalKey.did }] }] } }).json();
-    await sandboxCall('POST', '/tf/vasps/update', { did: g.gateway, fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }] });
+    await external.api
+      .post('tf/vasps/update', {
+        json: { did: g.external, fields: [{ fieldName: 'pii_didkey', values: [{ value: externalKey.did }] }] },
+      })
+      .json();
+    await sandboxCall('POST', '/tf/vasps/update', {
+      did: g.gateway,
+      fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
+    });
     // Outgoing, before the sandbox answers for the counterparty: it confirms and accepts by hand (found by polling).
-    const post = (id: string) => api('POST', '/v1/transfers', {
-      transactionAsset: 'ETH', transactionAmount: '1000000000000000000', originatorVASPdid: g.subA, beneficiaryVASPdid: g.external,
-      transactionBlockchainInfo: { destination: randomEvm() }, originator: ivms.originator, beneficiary: ivms.beneficiary,
-    }, 'operator', { 'idempotency-key': id });
+    const post = (id: string) =>
+      api(
+        'POST',
+        '/v1/transfers',
+        {
+          transactionAsset: 'ETH',
+          transactionAmount: '1000000000000000000',
+          originatorVASPdid: g.subA,
+          beneficiaryVASPdid: g.external,
+          transactionBlockchainInfo: { destination: randomEvm() },
+          originator: ivms.originator,
+          beneficiary: ivms.beneficiary,
+        },
+        'operator',
+        { 'idempotency-key': id },
+      );
     if (want('outgoing-transfer-accepted')) {
       const accepted = randomUUID();
       if ((await post(accepted)).status !== 202) throw new Error('POST /v1/transfers refused');
@@ -146,15 +201,21 @@ async function record(): Promise<void> {
       const id = randomUUID();
       if ((await post(id)).status !== 202) throw new Error('POST /v1/transfers refused');
       const sent = await outgoingStatus(id, (s) => s.status === 'SENT' && !!s.transactionId);
-      const confirmed = await external.api.post('tx/confirm', { searchParams: { id: sent.transactionId! } }).json<{ updatedAt: string }>();
+      const confirmed = await external.api
+        .post('tx/confirm', { searchParams: { id: sent.transactionId! } })
+        .json<{ updatedAt: string }>();
       await outgoingStatus(id, (s) => s.status === 'ACK');
       await client.workflow.getHandle(workflowIds.outgoingTransfer(id)).signal(transactionUpdatedSignal, {
-        transactionId: sent.transactionId!, status: 'SENT', source: 'webhook', webhookId: 'msg_replay_fixture_late_sent',
+        transactionId: sent.transactionId!,
+        status: 'SENT',
+        source: 'webhook',
+        webhookId: 'msg_replay_fixture_late_sent',
         updatedAt: new Date(Date.parse(confirmed.updatedAt) - 1000).toISOString(),
       });
       await new Promise((r) => setTimeout(r, 1000));
       const held = await outgoingStatus(id, () => true);
-      if (!option('workflows-at') && held.status !== 'ACK') throw new Error(`the late SENT moved the transfer to ${held.status}`);
+      if (!option('workflows-at') && held.status !== 'ACK')
+        throw new Error(`the late SENT moved the transfer to ${held.status}`);
       await external.api.post('tx/accept', { searchParams: { id: sent.transactionId! } }).json();
       await outgoingStatus(id, (s) => s.final);
       await save(client, 'outgoing-transfer-out-of-order', workflowIds.outgoingTransfer(id), secrets);
@@ -171,8 +232,16 @@ async function record(): Promise<void> {
     }
 
     // From here on the sandbox plays the counterparty that sends transfers to the gateway.
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, { method: 'PUT', headers: sb.testHeaders({ 'content-type': 'application/json' }), body: '{}' });
-    await loadSdnList(orch.pool, { list: 'replay-fixtures', sdnPath: `${SANCTIONS}/sdn-sample.csv`, altPath: `${SANCTIONS}/alt-sample.csv` });
+    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
+      method: 'PUT',
+      headers: sb.testHeaders({ 'content-type': 'application/json' }),
+      body: '{}',
+    });
+    await loadSdnList(orch.pool, {
+      list: 'replay-fixtures',
+      sdnPath: `${SANCTIONS}/sdn-sample.csv`,
+      altPath: `${SANCTIONS}/alt-sample.csv`,
+    });
 
     // Incoming, before the gateway's webhook exists: only the sweep can start it (a child workflow), registry-routed.
     if (want('incoming-sweep', 'incoming-transfer-registry-accepted')) {
@@ -180,7 +249,8 @@ async function record(): Promise<void> {
       await register(g.subA, [swept]);
       const sweptId = (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: swept })).id;
       await client.workflow.execute(incomingSweep, {
-        taskQueue: orch.taskQueue, workflowId: 'incoming-sweep-replay',
+        taskQueue: orch.taskQueue,
+        workflowId: 'incoming-sweep-replay',
         args: [{ transfer: { gatewayDid: g.gateway, subsidiaryDids, ...incoming }, minAge: '0s', limit: 100 }],
       });
       await save(client, 'incoming-sweep', 'incoming-sweep-replay', secrets);
@@ -188,19 +258,39 @@ async function record(): Promise<void> {
       await save(client, 'incoming-transfer-registry-accepted', workflowIds.incomingTransfer(sweptId), secrets);
     }
 
-    const hook = await sandboxCall('POST', '/webhook', { vaspDID: g.gateway, url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}` });
+    const hook = await sandboxCall('POST', '/webhook', {
+      vaspDID: g.gateway,
+      url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,
+    });
     orch.webhooks.notification[g.gateway] = hook.secret as string;
 
     // Incoming: a sanctions hit held for review, escalated at the review deadline, declined by a compliance officer.
     if (want('incoming-transfer-review-escalated-declined')) {
       const flagged = randomEvm();
       await register(g.subA, [flagged]);
-      const flaggedId = (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: flagged, originatorName: ['Vanya', 'Petrov'] })).id;
+      const flaggedId = (
+        await simulateTransfer(sb, {
+          from: g.external,
+          to: g.gateway,
+          destination: flagged,
+          originatorName: ['Vanya', 'Petrov'],
+        })
+      ).id;
       await incomingStatus(flaggedId, (s) => s.phase === 'awaiting-review' && s.escalated);
-      const decided = await api('POST', `/v1/transfers/${flaggedId}/decision`, { decision: 'decline', reason: 'confirmed match' }, 'compliance');
+      const decided = await api(
+        'POST',
+        `/v1/transfers/${flaggedId}/decision`,
+        { decision: 'decline', reason: 'confirmed match' },
+        'compliance',
+      );
       if (decided.status !== 200) throw new Error(`decision: ${decided.status} ${JSON.stringify(decided.body)}`);
       await incomingStatus(flaggedId, (s) => s.phase === 'completed');
-      await save(client, 'incoming-transfer-review-escalated-declined', workflowIds.incomingTransfer(flaggedId), secrets);
+      await save(
+        client,
+        'incoming-transfer-review-escalated-declined',
+        workflowIds.incomingTransfer(flaggedId),
+        secrets,
+      );
     }
 
     // Incoming: nobody owns the address; a person routes it after the route deadline escalated it.
@@ -208,7 +298,12 @@ async function record(): Promise<void> {
       const unowned = randomEvm();
       const unownedId = (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: unowned })).id;
       await incomingStatus(unownedId, (s) => s.phase === 'awaiting-route' && s.escalated);
-      const routed = await api('POST', `/v1/transfers/${unownedId}/route`, { subsidiaryDid: g.subB, reason: 'customer ticket 42' }, 'compliance');
+      const routed = await api(
+        'POST',
+        `/v1/transfers/${unownedId}/route`,
+        { subsidiaryDid: g.subB, reason: 'customer ticket 42' },
+        'compliance',
+      );
       if (routed.status !== 200) throw new Error(`route: ${routed.status} ${JSON.stringify(routed.body)}`);
       await incomingStatus(unownedId, (s) => s.phase === 'completed');
       await save(client, 'incoming-transfer-routed-by-person', workflowIds.incomingTransfer(unownedId), secrets);
@@ -216,17 +311,30 @@ async function record(): Promise<void> {
 
     // Key rotation through the API, and the scheduled one (a child workflow under the per-VASP id).
     if (want('key-rotation', 'scheduled-key-rotation', 'key-rotation-scheduled-child')) {
-      const rotated = await api('POST', `/v1/vasps/${encodeURIComponent(g.subA)}/keys/rotate`, { reason: 'replay fixture' }, 'operator');
-      if (rotated.status !== 202 && rotated.status !== 200) throw new Error(`rotate: ${rotated.status} ${JSON.stringify(rotated.body)}`);
+      const rotated = await api(
+        'POST',
+        `/v1/vasps/${encodeURIComponent(g.subA)}/keys/rotate`,
+        { reason: 'replay fixture' },
+        'operator',
+      );
+      if (rotated.status !== 202 && rotated.status !== 200)
+        throw new Error(`rotate: ${rotated.status} ${JSON.stringify(rotated.body)}`);
       await client.workflow.getHandle(workflowIds.keyRotation(g.subA)).result();
       await save(client, 'key-rotation', workflowIds.keyRotation(g.subA), secrets);
-      await client.workflow.execute(scheduledKeyRotation, { taskQueue: orch.taskQueue, workflowId: workflowIds.scheduledKeyRotation(g.subB), args: [{ vaspDid: g.subB }] });
+      await client.workflow.execute(scheduledKeyRotation, {
+        taskQueue: orch.taskQueue,
+        workflowId: workflowIds.scheduledKeyRotation(g.subB),
+        args: [{ vaspDid: g.subB }],
+      });
       await save(client, 'scheduled-key-rotation', workflowIds.scheduledKeyRotation(g.subB), secrets);
       await save(client, 'key-rotation-scheduled-child', workflowIds.keyRotation(g.subB), secrets);
     }
     // Address book: a first full sync by upload (head first, continued as new), then a small delta registered.
     if (want('address-book-first-sync', 'address-book-delta')) {
-      await register(subC, Array.from({ length: 60 }, (_, i) => evm(i, 'fe')));
+      await register(
+        subC,
+        Array.from({ length: 60 }, (_, i) => evm(i, 'fe')),
+      );
       const first = await startReconcile(orch.target('operator'), subC, 'full');
       await followReconcile(orch.target('operator'), subC, first.workflowId, { intervalMs: 200, progress: false });
       await save(client, 'address-book-first-sync', first.workflowId, secrets);
@@ -238,9 +346,16 @@ async function record(): Promise<void> {
 
     // Retention and the connectivity check.
     if (want('retention-sweep', 'connectivity-check')) {
-      await client.workflow.execute(retentionSweep, { taskQueue: orch.taskQueue, workflowId: 'retention-replay', args: [{ webhookDays: 30, transferPiiDays: 365 }] });
+      await client.workflow.execute(retentionSweep, {
+        taskQueue: orch.taskQueue,
+        workflowId: 'retention-replay',
+        args: [{ webhookDays: 30, transferPiiDays: 365 }],
+      });
       await save(client, 'retention-sweep', 'retention-replay', secrets);
-      await client.workflow.execute(connectivityCheck, { taskQueue: orch.taskQueue, workflowId: 'connectivity-check-replay' });
+      await client.workflow.execute(connectivityCheck, {
+        taskQueue: orch.taskQueue,
+        workflowId: 'connectivity-check-replay',
+      });
       await save(client, 'connectivity-check', 'connectivity-check-replay', secrets);
     }
 
@@ -255,15 +370,27 @@ async function record(): Promise<void> {
       closed = true;
       await new Promise((r) => setTimeout(r, 4000));
       const connection = await Connection.connect({ address: testEnv().temporalAddress });
-      await new Client({ connection, dataConverter: createDataConverter(testEnv().keyring) }).workflow.getHandle(workflowIds.outgoingTransfer(late))
-        .signal(transactionUpdatedSignal, { transactionId: lateSent.transactionId!, status: 'CANCELLED', source: 'webhook', webhookId: 'msg_replay_fixture' });
+      await new Client({ connection, dataConverter: createDataConverter(testEnv().keyring) }).workflow
+        .getHandle(workflowIds.outgoingTransfer(late))
+        .signal(transactionUpdatedSignal, {
+          transactionId: lateSent.transactionId!,
+          status: 'CANCELLED',
+          source: 'webhook',
+          webhookId: 'msg_replay_fixture',
+        });
       await connection.close();
       const next = await startOrchestrator(sb.networkConfig(g.gatewayUser), { ...options, taskQueue: orch.taskQueue });
       try {
         const lateState = await next.client.workflow.getHandle(workflowIds.outgoingTransfer(late)).result();
         // An older revision's history (--workflows-at) is recorded however it ends.
-        if (!option('workflows-at') && lateState.status !== 'EXPIRED') throw new Error(`the transfer cancelled after its deadline ended ${lateState.status}`);
-        await save(next.client, 'outgoing-transfer-cancelled-after-deadline', workflowIds.outgoingTransfer(late), secrets);
+        if (!option('workflows-at') && lateState.status !== 'EXPIRED')
+          throw new Error(`the transfer cancelled after its deadline ended ${lateState.status}`);
+        await save(
+          next.client,
+          'outgoing-transfer-cancelled-after-deadline',
+          workflowIds.outgoingTransfer(late),
+          secrets,
+        );
       } finally {
         await next.close();
       }
@@ -308,7 +435,10 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(() => process.exit(0), (e: Error) => {
-  process.stderr.write(`${e.stack ?? e.message}\n`);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    process.stderr.write(`${e.stack ?? e.message}\n`);
+    process.exit(1);
+  },
+);

@@ -8,7 +8,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
-const OUTSIDE_THE_RULE = new Set(['node_modules', 'dist', 'coverage', '.data', '.git', 'bench', 'scripts', 'test', 'db']);
+const OUTSIDE_THE_RULE = new Set([
+  'node_modules',
+  'dist',
+  'coverage',
+  '.data',
+  '.git',
+  'bench',
+  'scripts',
+  'test',
+  'db',
+]);
 
 /**
  * A string literal that opens with an SQL statement (lower case, as this repository writes it, or upper case; prose
@@ -16,12 +26,25 @@ const OUTSIDE_THE_RULE = new Set(['node_modules', 'dist', 'coverage', '.data', '
  */
 const SQL_PATTERNS: RegExp[] = [
   new RegExp(
-    '([\'"`])\\s*(' + [
-      'select\\s', 'insert\\s+into\\s', 'update\\s+[a-z_][\\w.]*\\s+(as\\s+\\w+\\s+)?set\\s', 'delete\\s+from\\s',
-      'with\\s+(recursive\\s+)?[a-z_]\\w*\\s+as\\s*\\(', 'create\\s+(temp(orary)?\\s+|unlogged\\s+|unique\\s+)?(table|index|view|sequence)\\s',
-      'alter\\s+table\\s', 'drop\\s+(table|index|view)\\s', 'truncate\\s', 'lock\\s+table\\s', 'begin(\\s|[\'"`])',
-      'commit[\'"`]', 'rollback[\'"`]', 'analyze\\s', 'vacuum\\s',
-    ].join('|') + ')',
+    '([\'"`])\\s*(' +
+      [
+        'select\\s',
+        'insert\\s+into\\s',
+        'update\\s+[a-z_][\\w.]*\\s+(as\\s+\\w+\\s+)?set\\s',
+        'delete\\s+from\\s',
+        'with\\s+(recursive\\s+)?[a-z_]\\w*\\s+as\\s*\\(',
+        'create\\s+(temp(orary)?\\s+|unlogged\\s+|unique\\s+)?(table|index|view|sequence)\\s',
+        'alter\\s+table\\s',
+        'drop\\s+(table|index|view)\\s',
+        'truncate\\s',
+        'lock\\s+table\\s',
+        'begin(\\s|[\'"`])',
+        'commit[\'"`]',
+        'rollback[\'"`]',
+        'analyze\\s',
+        'vacuum\\s',
+      ].join('|') +
+      ')',
   ),
   /(['"`])\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM|WITH|CREATE|ALTER TABLE|DROP|TRUNCATE|LOCK TABLE|BEGIN|COMMIT|ROLLBACK)\b/,
   /\.query\s*(<[^>]*>)?\s*\(\s*['"`]/,
@@ -43,7 +66,8 @@ export function isStore(file: string): boolean {
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
-    if (e.isDirectory()) return dir === ROOT && OUTSIDE_THE_RULE.has(e.name) ? [] : e.name === 'node_modules' ? [] : sourceFiles(path);
+    if (e.isDirectory())
+      return dir === ROOT && OUTSIDE_THE_RULE.has(e.name) ? [] : e.name === 'node_modules' ? [] : sourceFiles(path);
     return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [path] : [];
   });
 }
@@ -51,7 +75,9 @@ function sourceFiles(dir: string): string[] {
 describe('layout', () => {
   it('recognises SQL, and not a workflow query', () => {
     expect(holdsSql("await pool.query('update api_keys set revoked_at = now() where id = $1', [id]);")).toBe(true);
-    expect(holdsSql('const { rows } = await client.query<Row>(`\n  select id from vasp_keys where vasp_did = $1`, [did]);')).toBe(true);
+    expect(
+      holdsSql('const { rows } = await client.query<Row>(`\n  select id from vasp_keys where vasp_did = $1`, [did]);'),
+    ).toBe(true);
     expect(holdsSql("await client.query('begin isolation level repeatable read read only');")).toBe(true);
     expect(holdsSql('const sql = `insert into audit_log (actor) values ($1)`;')).toBe(true);
     expect(holdsSql('await tx.query(LOCK);')).toBe(false);
@@ -59,7 +85,7 @@ describe('layout', () => {
     expect(holdsSql("throw new ConfigError(name, 'Set it to a URL', `Select one of ${names}`);")).toBe(false);
   });
 
-  it('allows SQL in stores only, in the sandbox only in a feature\'s store.ts or store/', () => {
+  it("allows SQL in stores only, in the sandbox only in a feature's store.ts or store/", () => {
     expect(isStore(join('keys', 'store.ts'))).toBe(true);
     expect(isStore(join('keys', 'rotation-store.ts'))).toBe(true);
     expect(isStore(join('address-book', 'store', 'addresses.ts'))).toBe(true);
@@ -71,7 +97,7 @@ describe('layout', () => {
     expect(isStore(join('sandbox', 'escrow', 'escrow-store.ts'))).toBe(false);
   });
 
-  it('keeps SQL in db/ and the capabilities\' stores', () => {
+  it("keeps SQL in db/ and the capabilities' stores", () => {
     const offending = sourceFiles(ROOT)
       .map((path) => relative(ROOT, path))
       .filter((file) => !isStore(file) && holdsSql(readFileSync(join(ROOT, file), 'utf8')));
@@ -80,9 +106,14 @@ describe('layout', () => {
 
   it('scans the source folders', () => {
     const files = sourceFiles(ROOT).map((path) => relative(ROOT, path));
-    expect(files).toEqual(expect.arrayContaining([
-      join('client', 'api', 'routes', 'keys.ts'), join('address-book', 'run.ts'), join('sandbox', 'seed.ts'), join('sandbox', 'nested-routing', 'router.ts'),
-    ]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        join('client', 'api', 'routes', 'keys.ts'),
+        join('address-book', 'run.ts'),
+        join('sandbox', 'seed.ts'),
+        join('sandbox', 'nested-routing', 'router.ts'),
+      ]),
+    );
     expect(files.some((f) => f.startsWith(`test${sep}`) || f.startsWith(`db${sep}`))).toBe(false);
   });
 });

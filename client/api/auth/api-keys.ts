@@ -12,11 +12,30 @@ export const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@:-]{0,99}$/;
 
 /** Creates an API key for a service; the returned `key` is the only time the secret exists outside the caller. */
-export async function createApiKey(pool: Pool, input: { name: string; role: string }, by: Principal): Promise<{ key: string; info: ApiKeyInfo }> {
-  if (!NAME.test(input.name)) throw new ValidationError('name', 'must be 1 to 100 letters, digits, spaces or . _ @ : - (what the key is for, e.g. core-banking)');
-  if (!(ROLES as readonly string[]).includes(input.role)) throw new ValidationError('role', `must be one of ${ROLES.join(', ')}`);
+export async function createApiKey(
+  pool: Pool,
+  input: { name: string; role: string },
+  by: Principal,
+): Promise<{ key: string; info: ApiKeyInfo }> {
+  if (!NAME.test(input.name))
+    throw new ValidationError(
+      'name',
+      'must be 1 to 100 letters, digits, spaces or . _ @ : - (what the key is for, e.g. core-banking)',
+    );
+  if (!(ROLES as readonly string[]).includes(input.role))
+    throw new ValidationError('role', `must be one of ${ROLES.join(', ')}`);
   const made = newApiKey();
-  const info = await insertApiKey(pool, { id: randomUUID(), prefix: made.prefix, name: input.name, role: input.role as Role, secretSha256: made.secretSha256 }, by);
+  const info = await insertApiKey(
+    pool,
+    {
+      id: randomUUID(),
+      prefix: made.prefix,
+      name: input.name,
+      role: input.role as Role,
+      secretSha256: made.secretSha256,
+    },
+    by,
+  );
   return { key: made.key, info };
 }
 
@@ -40,9 +59,16 @@ export class ApiKeyAuthenticator {
     if (!stored || !timingSafeEqual(stored.secretSha256, parsed.secretSha256)) {
       throw new AuthenticationError(`API key ${parsed.prefix} is not valid`, { credential: 'api-key' });
     }
-    if (stored.revoked) throw new AuthenticationError(`API key ${parsed.prefix} was revoked`, { credential: 'api-key' });
+    if (stored.revoked)
+      throw new AuthenticationError(`API key ${parsed.prefix} was revoked`, { credential: 'api-key' });
     this.noteUse(stored.id);
-    return { kind: 'api-key', subject: stored.id, name: stored.name, roles: [stored.role], credentialId: stored.prefix };
+    return {
+      kind: 'api-key',
+      subject: stored.id,
+      name: stored.name,
+      roles: [stored.role],
+      credentialId: stored.prefix,
+    };
   }
 
   private noteUse(id: string): void {
@@ -53,7 +79,7 @@ export class ApiKeyAuthenticator {
     // Best effort: a missed write costs a slightly older last-used time, never a refused request.
     recordApiKeyUse(this.pool, id, new Date(now)).catch((e: Error) => {
       this.lastWritten.delete(id);
-      this.log?.warn({ err: { message: e.message } }, 'could not record an API key\'s last use');
+      this.log?.warn({ err: { message: e.message } }, "could not record an API key's last use");
     });
   }
 }

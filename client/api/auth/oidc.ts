@@ -35,7 +35,12 @@ export function rolesFrom(value: unknown, prefix: string): Role[] {
 
 /** Claims end up in the audit log and workflow history: printable text, bounded. */
 const text = (v: unknown, max = 200): string | undefined =>
-  typeof v === 'string' && v.trim() !== '' ? v.replace(/[\p{Cc}\p{Cf}]/gu, ' ').trim().slice(0, max) : undefined;
+  typeof v === 'string' && v.trim() !== ''
+    ? v
+        .replace(/[\p{Cc}\p{Cf}]/gu, ' ')
+        .trim()
+        .slice(0, max)
+    : undefined;
 
 function principalOf(payload: JWTPayload, kid: string | undefined, config: OidcConfig): Principal {
   const subject = text(payload.sub, 255)!;
@@ -64,9 +69,13 @@ function assertAccessToken(typ: string | undefined, payload: JWTPayload, require
   const type = typ?.toLowerCase().replace(/^application\//, '');
   const details = { credential: 'oidc', rule: 'an access token (typ at+jwt, RFC 9068)' };
   if (requireAtJwt && type !== 'at+jwt') {
-    throw new AuthenticationError(`the token is not typed as an access token: its typ is ${typ === undefined ? 'missing' : JSON.stringify(typ)}, not at+jwt (RFC 9068; OPERATOR_AUTH_REQUIRE_AT_JWT=0 for a provider that does not type its access tokens)`, details);
+    throw new AuthenticationError(
+      `the token is not typed as an access token: its typ is ${typ === undefined ? 'missing' : JSON.stringify(typ)}, not at+jwt (RFC 9068; OPERATOR_AUTH_REQUIRE_AT_JWT=0 for a provider that does not type its access tokens)`,
+      details,
+    );
   }
-  if (type !== undefined && type !== 'at+jwt' && type !== 'jwt') throw new AuthenticationError(`the token's typ ${JSON.stringify(typ)} is not an access token's`, details);
+  if (type !== undefined && type !== 'at+jwt' && type !== 'jwt')
+    throw new AuthenticationError(`the token's typ ${JSON.stringify(typ)} is not an access token's`, details);
   const idClaim = ID_TOKEN_CLAIMS.find((c) => payload[c] !== undefined);
   if (idClaim !== undefined || payload.typ === 'ID') {
     throw new AuthenticationError(`an ID token is not an access token (it carries ${idClaim ?? 'typ "ID"'})`, details);
@@ -123,25 +132,42 @@ export class OidcVerifier {
     const url = `${this.config.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
     let doc: { issuer?: unknown; jwks_uri?: unknown };
     try {
-      const r = await this.fetchImpl(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+      const r = await this.fetchImpl(url, {
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+        headers: { accept: 'application/json' },
+      });
       if (!r.ok) throw new Error(`HTTP ${r.status}`);
       doc = (await r.json()) as typeof doc;
     } catch (e) {
-      throw new UpstreamUnavailableError(`the identity provider's discovery document ${url} could not be read (${(e as Error).message})`, { setting: 'OPERATOR_AUTH_ISSUER' });
+      throw new UpstreamUnavailableError(
+        `the identity provider's discovery document ${url} could not be read (${(e as Error).message})`,
+        { setting: 'OPERATOR_AUTH_ISSUER' },
+      );
     }
     if (doc.issuer !== this.config.issuer) {
-      throw new UpstreamUnavailableError(`the discovery document at ${url} names issuer ${JSON.stringify(doc.issuer)}, not OPERATOR_AUTH_ISSUER`, { setting: 'OPERATOR_AUTH_ISSUER' });
+      throw new UpstreamUnavailableError(
+        `the discovery document at ${url} names issuer ${JSON.stringify(doc.issuer)}, not OPERATOR_AUTH_ISSUER`,
+        { setting: 'OPERATOR_AUTH_ISSUER' },
+      );
     }
     let jwksUri: URL;
     try {
       jwksUri = new URL(String(doc.jwks_uri));
     } catch {
-      throw new UpstreamUnavailableError(`the discovery document at ${url} has no jwks_uri`, { setting: 'OPERATOR_AUTH_ISSUER' });
+      throw new UpstreamUnavailableError(`the discovery document at ${url} has no jwks_uri`, {
+        setting: 'OPERATOR_AUTH_ISSUER',
+      });
     }
     if (jwksUri.protocol !== 'https:' && !(jwksUri.protocol === 'http:' && isLoopbackHost(jwksUri.hostname))) {
-      throw new UpstreamUnavailableError(`the identity provider's jwks_uri ${jwksUri.href} is not https`, { setting: 'OPERATOR_AUTH_ISSUER' });
+      throw new UpstreamUnavailableError(`the identity provider's jwks_uri ${jwksUri.href} is not https`, {
+        setting: 'OPERATOR_AUTH_ISSUER',
+      });
     }
-    return createRemoteJWKSet(jwksUri, { cooldownDuration: this.cooldownMs, cacheMaxAge: JWKS_MAX_AGE_MS, timeoutDuration: FETCH_TIMEOUT_MS });
+    return createRemoteJWKSet(jwksUri, {
+      cooldownDuration: this.cooldownMs,
+      cacheMaxAge: JWKS_MAX_AGE_MS,
+      timeoutDuration: FETCH_TIMEOUT_MS,
+    });
   }
 }
 
@@ -151,20 +177,32 @@ function refusal(e: unknown): Error {
   if (e instanceof joseErrors.JWTExpired) return new AuthenticationError('the token has expired', details);
   if (e instanceof joseErrors.JWTClaimValidationFailed) {
     const claim = e.claim;
-    const what = claim === 'iss' ? 'the token is from another issuer'
-      : claim === 'aud' ? 'the token is for another audience'
-      : claim === 'nbf' ? 'the token is not valid yet'
-      : `the token's ${claim} claim is ${e.reason === 'missing' ? 'missing' : 'not accepted'}`;
+    const what =
+      claim === 'iss'
+        ? 'the token is from another issuer'
+        : claim === 'aud'
+          ? 'the token is for another audience'
+          : claim === 'nbf'
+            ? 'the token is not valid yet'
+            : `the token's ${claim} claim is ${e.reason === 'missing' ? 'missing' : 'not accepted'}`;
     return new AuthenticationError(what, details);
   }
-  if (e instanceof joseErrors.JOSEAlgNotAllowed) return new AuthenticationError('the token is signed with an algorithm this API does not accept', details);
-  if (e instanceof joseErrors.JWSSignatureVerificationFailed) return new AuthenticationError('the token\'s signature does not verify', details);
+  if (e instanceof joseErrors.JOSEAlgNotAllowed)
+    return new AuthenticationError('the token is signed with an algorithm this API does not accept', details);
+  if (e instanceof joseErrors.JWSSignatureVerificationFailed)
+    return new AuthenticationError("the token's signature does not verify", details);
   if (e instanceof joseErrors.JWKSNoMatchingKey || e instanceof joseErrors.JWKSMultipleMatchingKeys) {
     return new AuthenticationError('the token is signed with a key the identity provider does not publish', details);
   }
-  if (e instanceof joseErrors.JWSInvalid || e instanceof joseErrors.JWTInvalid || e instanceof joseErrors.JOSENotSupported) {
+  if (
+    e instanceof joseErrors.JWSInvalid ||
+    e instanceof joseErrors.JWTInvalid ||
+    e instanceof joseErrors.JOSENotSupported
+  ) {
     return new AuthenticationError('the token is not a valid signed JWT', details);
   }
   if (e instanceof AuthenticationError || e instanceof UpstreamUnavailableError) return e;
-  return new UpstreamUnavailableError(`the identity provider's keys could not be read (${(e as Error).message})`, { setting: 'OPERATOR_AUTH_ISSUER' });
+  return new UpstreamUnavailableError(`the identity provider's keys could not be read (${(e as Error).message})`, {
+    setting: 'OPERATOR_AUTH_ISSUER',
+  });
 }

@@ -96,7 +96,10 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
             throttled.retryAfterSeconds,
           );
         }
-        reply.header('www-authenticate', presented ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`);
+        reply.header(
+          'www-authenticate',
+          presented ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`,
+        );
         throw e;
       }
       throw e;
@@ -116,12 +119,22 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
     const config = (route.config ?? {}) as { roles?: readonly Role[]; public?: string };
     const prefix = Object.keys(opts.publicPrefixes ?? {}).find((p) => route.url === p || route.url.startsWith(`${p}/`));
     const isPreflight = methods.every((m) => m === 'OPTIONS');
-    const publicReason = config.public ?? (prefix ? opts.publicPrefixes![prefix] : isPreflight ? 'CORS preflight (browsers send no credentials)' : undefined);
-    if (config.roles && publicReason) throw new Error(`route ${methods.join(',')} ${route.url} declares both roles and public`);
+    const publicReason =
+      config.public ??
+      (prefix
+        ? opts.publicPrefixes![prefix]
+        : isPreflight
+          ? 'CORS preflight (browsers send no credentials)'
+          : undefined);
+    if (config.roles && publicReason)
+      throw new Error(`route ${methods.join(',')} ${route.url} declares both roles and public`);
     if (!config.roles && !publicReason) {
-      throw new Error(`route ${methods.join(',')} ${route.url} declares no access: add config.roles (client/api/auth/roles.ts) or config.public with the reason`);
+      throw new Error(
+        `route ${methods.join(',')} ${route.url} declares no access: add config.roles (client/api/auth/roles.ts) or config.public with the reason`,
+      );
     }
-    for (const method of methods) table.push({ method, url: route.url, ...(config.roles ? { roles: config.roles } : { public: publicReason }) });
+    for (const method of methods)
+      table.push({ method, url: route.url, ...(config.roles ? { roles: config.roles } : { public: publicReason }) });
 
     const schema = (route.schema ?? {}) as Record<string, unknown>;
     if (publicReason) {
@@ -130,8 +143,15 @@ export function installAuth(app: FastifyInstance, opts: AuthOptions): void {
     }
     const roles = config.roles!;
     const description = typeof schema.description === 'string' ? `${schema.description}\n\n` : '';
-    route.schema = { ...schema, security: [{ [BEARER_SCHEME]: [] }], description: `${description}Roles: ${roles.join(', ')}.` };
+    route.schema = {
+      ...schema,
+      security: [{ [BEARER_SCHEME]: [] }],
+      description: `${description}Roles: ${roles.join(', ')}.`,
+    };
     // First of the route's own hooks, so nothing (body parsing included) runs for an unauthenticated caller.
-    route.onRequest = [async (request: FastifyRequest, reply: FastifyReply) => authenticate(request, reply, roles), ...asArray(route.onRequest)] as RouteOptions['onRequest'];
+    route.onRequest = [
+      async (request: FastifyRequest, reply: FastifyReply) => authenticate(request, reply, roles),
+      ...asArray(route.onRequest),
+    ] as RouteOptions['onRequest'];
   });
 }

@@ -49,7 +49,13 @@ function queryInt(raw: string | undefined, name: string, fallback: number, min: 
   if (n < min || n > max) throw new ValidationError(`querystring.${name}`, `must be from ${min} to ${max}`);
   return n;
 }
-const RejectedRow = Type.Object({ action: Type.String(), address: Type.String(), asset: Type.String(), customerRef: Type.String(), reason: Type.String() });
+const RejectedRow = Type.Object({
+  action: Type.String(),
+  address: Type.String(),
+  asset: Type.String(),
+  customerRef: Type.String(),
+  reason: Type.String(),
+});
 const Report = Type.Object(
   {
     runId: Type.String(),
@@ -73,10 +79,14 @@ const Report = Type.Object(
  * The group's address registry (PUT/DELETE/GET /v1/addresses) and the reconciliation of each subsidiary's book at the
  * network (/v1/address-book/:vaspDID/…).
  */
-export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client; pool: Pool; taskQueue: string; group: GroupConfig }) {
+export function addressBookRoutes(
+  app: FastifyInstance,
+  deps: { temporal: Client; pool: Pool; taskQueue: string; group: GroupConfig },
+) {
   const subsidiaries = () => new Set(deps.group.subsidiaryDids);
   const assertSubsidiary = (vaspDID: string) => {
-    if (!subsidiaries().has(vaspDID)) throw new ValidationError('vaspDID', 'must be a subsidiary VASP of the group (SUBSIDIARY_VASP_DIDS)');
+    if (!subsidiaries().has(vaspDID))
+      throw new ValidationError('vaspDID', 'must be a subsidiary VASP of the group (SUBSIDIARY_VASP_DIDS)');
   };
 
   app.put(
@@ -90,7 +100,10 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
           'Each entry is validated (asset code, non-empty address, tag form, VASP a subsidiary of the group); the first ' +
           'problem answers 400 naming `addresses[i].field`, and nothing is written. An entry registered to another ' +
           'subsidiary answers 409.',
-        body: Type.Object({ addresses: Type.Array(EntryIn, { minItems: 1, maxItems: MAX_BATCH }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { addresses: Type.Array(EntryIn, { minItems: 1, maxItems: MAX_BATCH }) },
+          { additionalProperties: false },
+        ),
         response: { 200: Type.Object({ inserted: Type.Number(), updated: Type.Number(), unchanged: Type.Number() }) },
       },
     },
@@ -101,11 +114,14 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       const seen = new Map<string, number>();
       addresses.forEach((input, i) => {
         const checked = checkEntry(input, allowed);
-        if (!checked.ok) throw new ValidationError(`addresses[${i}].${checked.problem.field}`, checked.problem.rule, { index: i });
+        if (!checked.ok)
+          throw new ValidationError(`addresses[${i}].${checked.problem.field}`, checked.problem.rule, { index: i });
         const key = entryKey(checked.value);
         const first = seen.get(key);
         if (first !== undefined) {
-          throw new ValidationError(`addresses[${i}]`, `duplicates addresses[${first}] (same asset, address and tag)`, { index: i });
+          throw new ValidationError(`addresses[${i}]`, `duplicates addresses[${first}] (same asset, address and tag)`, {
+            index: i,
+          });
         }
         seen.set(key, i);
         entries.push(checked.value);
@@ -121,11 +137,16 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       schema: {
         tags: ['address book'],
         summary: 'Delete registry entries by asset, address and tag',
-        body: Type.Object({ addresses: Type.Array(KeyIn, { minItems: 1, maxItems: MAX_BATCH }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { addresses: Type.Array(KeyIn, { minItems: 1, maxItems: MAX_BATCH }) },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Object({
             deleted: Type.Number(),
-            notFound: Type.Array(Type.Number(), { description: 'Indexes of the entries that were not in the registry' }),
+            notFound: Type.Array(Type.Number(), {
+              description: 'Indexes of the entries that were not in the registry',
+            }),
           }),
         },
       },
@@ -134,7 +155,8 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       const { addresses } = request.body as { addresses: Static<typeof KeyIn>[] };
       const keys = addresses.map((input, i) => {
         const checked = checkKey(input);
-        if (!checked.ok) throw new ValidationError(`addresses[${i}].${checked.problem.field}`, checked.problem.rule, { index: i });
+        if (!checked.ok)
+          throw new ValidationError(`addresses[${i}].${checked.problem.field}`, checked.problem.rule, { index: i });
         return checked.value;
       });
       return deleteEntries(deps.pool, keys, principalOf(request));
@@ -167,7 +189,13 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       },
     },
     async (request) => {
-      const q = request.query as { vaspDID?: string; asset?: string; customerRef?: string; page?: string; perPage?: string };
+      const q = request.query as {
+        vaspDID?: string;
+        asset?: string;
+        customerRef?: string;
+        page?: string;
+        perPage?: string;
+      };
       let asset: string | undefined;
       if (q.asset !== undefined) {
         const a = normalizeAsset(q.asset);
@@ -176,7 +204,13 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       }
       const page = queryInt(q.page, 'page', 1, 1, 1_000_000_000);
       const perPage = queryInt(q.perPage, 'perPage', 100, 1, 1000);
-      const { total, items } = await listEntries(deps.pool, { vaspDID: q.vaspDID, asset, customerRef: q.customerRef?.trim(), page, perPage });
+      const { total, items } = await listEntries(deps.pool, {
+        vaspDID: q.vaspDID,
+        asset,
+        customerRef: q.customerRef?.trim(),
+        page,
+        perPage,
+      });
       return { pagination: { page, perPage, total }, data: items };
     },
   );
@@ -200,11 +234,17 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       const { vaspDID } = request.params as { vaspDID: string };
       assertSubsidiary(vaspDID);
       const body = (request.body ?? {}) as { trigger?: unknown; mode?: unknown };
-      if (body.trigger !== undefined && body.trigger !== 'api' && body.trigger !== 'cli') throw new ValidationError('trigger', 'must be api or cli');
-      if (body.mode !== undefined && body.mode !== 'auto' && body.mode !== 'full') throw new ValidationError('mode', 'must be auto or full');
+      if (body.trigger !== undefined && body.trigger !== 'api' && body.trigger !== 'cli')
+        throw new ValidationError('trigger', 'must be api or cli');
+      if (body.mode !== undefined && body.mode !== 'auto' && body.mode !== 'full')
+        throw new ValidationError('mode', 'must be auto or full');
       const trigger = (body.trigger ?? 'api') as 'api' | 'cli';
       const mode = (body.mode ?? 'auto') as 'auto' | 'full';
-      const started = await startReconciliation(deps, { vaspDid: vaspDID, trigger, mode, principal: principalOf(request) }, request.log);
+      const started = await startReconciliation(
+        deps,
+        { vaspDid: vaspDID, trigger, mode, principal: principalOf(request) },
+        request.log,
+      );
       return reply.code(202).send(started);
     },
   );
@@ -216,7 +256,10 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       schema: {
         tags: ['address book'],
         summary: 'Progress of a reconciliation (while it runs) or its report (once it ended)',
-        params: Type.Object({ vaspDID: FreeText({ minLength: 1, maxLength: 512 }), workflowId: Type.String({ pattern: '^address-book-' }) }),
+        params: Type.Object({
+          vaspDID: FreeText({ minLength: 1, maxLength: 512 }),
+          workflowId: Type.String({ pattern: '^address-book-' }),
+        }),
         response: {
           200: Type.Object({
             workflowId: Type.String(),
@@ -257,7 +300,12 @@ export function addressBookRoutes(app: FastifyInstance, deps: { temporal: Client
       assertSubsidiary(vaspDID);
       const q = request.query as { limit?: string; rejectedRows?: string };
       const limit = queryInt(q.limit, 'limit', 10, 1, 100);
-      const reports = await latestReports(deps.pool, vaspDID, limit, queryInt(q.rejectedRows, 'rejectedRows', 100, 0, 10_000));
+      const reports = await latestReports(
+        deps.pool,
+        vaspDID,
+        limit,
+        queryInt(q.rejectedRows, 'rejectedRows', 100, 0, 10_000),
+      );
       return { reports };
     },
   );

@@ -4,7 +4,13 @@ import { Type } from 'typebox';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
 import { decryptTransactionWith } from '../../../outgoing/personal-data';
 import { OutgoingTransferBody } from '../../../outgoing/request';
-import { createdTransaction, needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../transfers/start-outgoing';
+import {
+  createdTransaction,
+  needTransfers,
+  startOutgoingTransfer,
+  transferState,
+  type OutgoingStartDeps,
+} from '../../transfers/start-outgoing';
 import { carriesPersonalData, transactionInfo, withoutPersonalData } from '../../../outgoing/transaction';
 import { AppError, isAppError, UpstreamRejectedError, ValidationError } from '../../../lib/errors';
 import { issueToValidationError } from '../../../lib/validation';
@@ -64,14 +70,26 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
   void app.register(async (agent) => {
     agent.setErrorHandler((error: FastifyError, request, reply) => {
       if (error.validation && error.validation.length > 0) {
-        const e = issueToValidationError(error.validation[0] as never, error.validationContext === 'body' ? '' : (error.validationContext ?? ''));
-        return reply.code(400).send(networkError(400, 'NotabeneTransactionValidationError', e.message, e.details.field));
+        const e = issueToValidationError(
+          error.validation[0] as never,
+          error.validationContext === 'body' ? '' : (error.validationContext ?? ''),
+        );
+        return reply
+          .code(400)
+          .send(networkError(400, 'NotabeneTransactionValidationError', e.message, e.details.field));
       }
       // The network refused the request itself (a bad id, a bad update): a drop-in agent answers what the network said.
-      if (error instanceof UpstreamRejectedError && typeof error.details.networkStatus === 'number' && error.details.networkStatus < 500) {
+      if (
+        error instanceof UpstreamRejectedError &&
+        typeof error.details.networkStatus === 'number' &&
+        error.details.networkStatus < 500
+      ) {
         const status = error.details.networkStatus;
-        const name = typeof error.details.networkError === 'string' ? error.details.networkError : 'NotabeneTransactionError';
-        return reply.code(status).send(networkError(status, name, String(error.details.networkMessage ?? error.message)));
+        const name =
+          typeof error.details.networkError === 'string' ? error.details.networkError : 'NotabeneTransactionError';
+        return reply
+          .code(status)
+          .send(networkError(status, name, String(error.details.networkMessage ?? error.message)));
       }
       if (isAppError(error)) {
         const status = error.httpStatus;
@@ -80,7 +98,9 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
       }
       // Fastify's own refusals of the request (malformed JSON, too large, wrong content type) are the caller's mistake.
       if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-        return reply.code(error.statusCode).send(networkError(error.statusCode, 'NotabeneTransactionValidationError', `(request): ${error.message}`));
+        return reply
+          .code(error.statusCode)
+          .send(networkError(error.statusCode, 'NotabeneTransactionValidationError', `(request): ${error.message}`));
       }
       request.log.error({ err: error }, 'agent request failed');
       return reply.code(500).send(networkError(500, 'InternalServerError', 'internal error; see the API log'));
@@ -92,8 +112,9 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         config: { roles: access.operate },
         schema: {
           tags: ['agent'],
-          summary: "Agent: a new Ed25519 key record",
-          description: 'Not stored: publish its `did` as `pii_didkey` and configure its `privateKeyHex` in `KEYS`, or import it with POST /v1/vasps/{vaspDID}/keys/import.',
+          summary: 'Agent: a new Ed25519 key record',
+          description:
+            'Not stored: publish its `did` as `pii_didkey` and configure its `privateKeyHex` in `KEYS`, or import it with POST /v1/vasps/{vaspDID}/keys/import.',
           response: { 200: JsonDidKey },
         },
       },
@@ -110,7 +131,8 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         schema: {
           tags: ['agent'],
           summary: 'Agent: create a transaction (end-to-end; ?hybrid=1 for hybrid)',
-          description: 'Goes through the outgoingTransfer workflow; transactionRef is the idempotency key (one is generated when absent).',
+          description:
+            'Goes through the outgoingTransfer workflow; transactionRef is the idempotency key (one is generated when absent).',
           querystring: Hybrid,
           body: OutgoingTransferBody,
         },
@@ -120,7 +142,13 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         const hybrid = isHybrid(request.query);
         const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'agent', hybrid });
         const ref = body.transactionRef ?? randomUUID();
-        await startOutgoingTransfer(deps, ref, { body: { ...body, transactionRef: ref }, source: 'agent', hybrid }, plan, callerOf(request));
+        await startOutgoingTransfer(
+          deps,
+          ref,
+          { body: { ...body, transactionRef: ref }, source: 'agent', hybrid },
+          plan,
+          callerOf(request),
+        );
         // Undefined when the workflow had finished already: what it recorded says what happened.
         const outcome = await createdTransaction(deps, ref);
         if (outcome && 'transaction' in outcome) return outcome.transaction;
@@ -129,7 +157,12 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         if (state.transactionId) return withoutPersonalData(await transactionInfo(ctx, state.transactionId));
         if (error) {
           const status = error.field ? 400 : 502;
-          throw new AgentFailure(status, error.field ? 'NotabeneTransactionValidationError' : error.type, error.message, { field: error.field, rule: error.rule });
+          throw new AgentFailure(
+            status,
+            error.field ? 'NotabeneTransactionValidationError' : error.type,
+            error.message,
+            { field: error.field, rule: error.rule },
+          );
         }
         throw new AgentFailure(502, 'NotabeneTransactionError', `transfer ${ref} has no transaction yet`, {});
       },
@@ -143,10 +176,14 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         schema: {
           tags: ['agent'],
           summary: 'Agent: a transaction, with its personal data decrypted when the keys of vaspDID are held here',
-          description: 'Without vaspDID (the hybrid form), decrypts with the keys of whichever party this system holds. ' +
+          description:
+            'Without vaspDID (the hybrid form), decrypts with the keys of whichever party this system holds. ' +
             'An answer with personal data is recorded in the audit log first (`pii-read.tx-info`: who, the transaction, never the data); ' +
             'when it cannot be recorded the answer is 503 and holds no data.',
-          querystring: Type.Object({ id: Type.String({ minLength: 1 }), vaspDID: Type.Optional(Type.String({ pattern: '^did:' })) }),
+          querystring: Type.Object({
+            id: Type.String({ minLength: 1 }),
+            vaspDID: Type.Optional(Type.String({ pattern: '^did:' })),
+          }),
         },
       },
       async (request) => {
@@ -156,9 +193,17 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         // Recorded before it is answered: a read the audit log cannot record fails with 503 and hands out nothing
         // (client/api/pii-reads.ts). An answer without personal data (no keys held here) is not a read of it.
         if (carriesPersonalData(tx)) {
-          await recordPiiRead(ctx.pool, request, callerOf(request), txInfoRead(ctx.group, tx, {
-            listener: listenerOf(request), transactionId: id, ...(vaspDID ? { vaspDid: vaspDID } : {}), ...(decryptedWith ? { decryptedWith } : {}),
-          }));
+          await recordPiiRead(
+            ctx.pool,
+            request,
+            callerOf(request),
+            txInfoRead(ctx.group, tx, {
+              listener: listenerOf(request),
+              transactionId: id,
+              ...(vaspDID ? { vaspDid: vaspDID } : {}),
+              ...(decryptedWith ? { decryptedWith } : {}),
+            }),
+          );
         }
         return tx;
       },
@@ -170,17 +215,23 @@ export function agentRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         config: { roles: access.operate },
         schema: {
           tags: ['agent'],
-          summary: 'Agent: update a transaction; plain originator/beneficiary are encrypted like /tx/create (?hybrid=1 for hybrid)',
-          description: 'Recorded in the audit log before it is sent (`transaction.update.requested`: who, the transaction, the names of the fields, ' +
+          summary:
+            'Agent: update a transaction; plain originator/beneficiary are encrypted like /tx/create (?hybrid=1 for hybrid)',
+          description:
+            'Recorded in the audit log before it is sent (`transaction.update.requested`: who, the transaction, the names of the fields, ' +
             'never their values), and again if it is then refused (`transaction.update.refused`); when it cannot be recorded the answer is 503 ' +
             'and nothing is sent.',
           querystring: Hybrid,
           body: Type.Object({ id: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
         },
       },
-      async (request) => auditedTxUpdate(needTransfers(deps), request, {
-        principal: callerOf(request), listener: listenerOf(request), body: request.body as Record<string, unknown> & { id: string }, hybrid: isHybrid(request.query),
-      }),
+      async (request) =>
+        auditedTxUpdate(needTransfers(deps), request, {
+          principal: callerOf(request),
+          listener: listenerOf(request),
+          body: request.body as Record<string, unknown> & { id: string },
+          hybrid: isHybrid(request.query),
+        }),
     );
   });
 }

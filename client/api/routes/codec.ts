@@ -23,9 +23,19 @@ type JsonPayloadT = Static<typeof JsonPayload>;
  * `X-Namespace` only; the CLI sends more with `--codec-header` (`X-Workflow-Id=<id>`, `X-Run-Id=<id>`).
  */
 const DecodeHeaders = Type.Object({
-  'x-namespace': Type.Optional(FreeText({ minLength: 1, maxLength: 255, description: 'The namespace of the history (the UI and CLI send it)' })),
-  'x-workflow-id': Type.Optional(FreeText({ minLength: 1, maxLength: 1000, description: 'The workflow whose history this is, recorded in the audit log' })),
-  'x-run-id': Type.Optional(FreeText({ minLength: 1, maxLength: 128, description: 'Its run, recorded in the audit log' })),
+  'x-namespace': Type.Optional(
+    FreeText({ minLength: 1, maxLength: 255, description: 'The namespace of the history (the UI and CLI send it)' }),
+  ),
+  'x-workflow-id': Type.Optional(
+    FreeText({
+      minLength: 1,
+      maxLength: 1000,
+      description: 'The workflow whose history this is, recorded in the audit log',
+    }),
+  ),
+  'x-run-id': Type.Optional(
+    FreeText({ minLength: 1, maxLength: 128, description: 'Its run, recorded in the audit log' }),
+  ),
 });
 
 /** A payload the project's codec decrypts, as opposed to one it passes through as it came (counted in the audit row). */
@@ -35,11 +45,15 @@ const isEncrypted = (p: Payload) => {
 };
 
 const fromJson = ({ metadata, data }: JsonPayloadT): Payload => ({
-  metadata: metadata ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])) : undefined,
+  metadata: metadata
+    ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')]))
+    : undefined,
   data: data ? Buffer.from(data, 'base64') : undefined,
 });
 const toJson = ({ metadata, data }: Payload): JsonPayloadT => ({
-  metadata: metadata ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])) : undefined,
+  metadata: metadata
+    ? Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v!).toString('base64')]))
+    : undefined,
   data: data ? Buffer.from(data).toString('base64') : undefined,
 });
 
@@ -54,44 +68,64 @@ const toJson = ({ metadata, data }: Payload): JsonPayloadT => ({
 export function codecRoutes(app: FastifyInstance, deps: { codec: PayloadCodec; corsOrigins: string[]; pool: Pool }) {
   const schema = (summary: string) => ({ tags: ['platform'], summary, body: Body, response: { 200: Body } });
   const config = { roles: access.compliance };
-  void app.register(async (codec) => {
-    await codec.register(cors, {
-      origin: deps.corsOrigins,
-      methods: ['POST'],
-      // What the UI sends: its access token, the signed-in user's ID token (Authorization-Extras) and the namespace.
-      allowedHeaders: ['content-type', 'authorization', 'authorization-extras', 'x-namespace', 'x-workflow-id', 'x-run-id'],
-      credentials: true,
-      maxAge: 600,
-    });
-    const decodeSchema = {
-      ...schema('Decrypt payloads for the Temporal UI'),
-      headers: DecodeHeaders,
-      description: 'Each request with payloads is recorded in the audit log first (`pii-read.codec-decode`: who, the ids ' +
-        'from X-Namespace, X-Workflow-Id and X-Run-Id, how many payloads; never the data); when it cannot be recorded the answer is 503.',
-    };
-    codec.post('/decode', { config, schema: decodeSchema }, async (request) => {
-      const { payloads } = request.body as Static<typeof Body>;
-      const input = payloads.map(fromJson);
-      let decoded: Payload[];
-      try {
-        decoded = await deps.codec.decode(input);
-      } catch (e) {
-        // Wrong or missing key, tampered bytes: the caller's payloads cannot be read, which is not a server fault.
-        throw new CryptoError((e as Error).message);
-      }
-      // One row for the request, before it is answered: a read the audit log cannot record fails with 503 and hands
-      // out nothing (client/api/pii-reads.ts). Every request with payloads, whatever they hold: whether a payload is
-      // one the codec decrypts is the codec's business, and the row must not depend on the caller's way of saying it.
-      if (input.length > 0) {
-        const headers = request.headers as Static<typeof DecodeHeaders>;
-        const ids = { namespace: headers['x-namespace'], workflowId: headers['x-workflow-id'], runId: headers['x-run-id'] };
-        await recordPiiRead(deps.pool, request, principalOf(request), codecDecodeRead(ids, input.length, input.filter(isEncrypted).length));
-      }
-      return { payloads: decoded.map(toJson) };
-    });
-    codec.post('/encode', { config, schema: schema('Encrypt payloads for the Temporal UI') }, async (request) => {
-      const { payloads } = request.body as Static<typeof Body>;
-      return { payloads: (await deps.codec.encode(payloads.map(fromJson))).map(toJson) };
-    });
-  }, { prefix: '/codec' });
+  void app.register(
+    async (codec) => {
+      await codec.register(cors, {
+        origin: deps.corsOrigins,
+        methods: ['POST'],
+        // What the UI sends: its access token, the signed-in user's ID token (Authorization-Extras) and the namespace.
+        allowedHeaders: [
+          'content-type',
+          'authorization',
+          'authorization-extras',
+          'x-namespace',
+          'x-workflow-id',
+          'x-run-id',
+        ],
+        credentials: true,
+        maxAge: 600,
+      });
+      const decodeSchema = {
+        ...schema('Decrypt payloads for the Temporal UI'),
+        headers: DecodeHeaders,
+        description:
+          'Each request with payloads is recorded in the audit log first (`pii-read.codec-decode`: who, the ids ' +
+          'from X-Namespace, X-Workflow-Id and X-Run-Id, how many payloads; never the data); when it cannot be recorded the answer is 503.',
+      };
+      codec.post('/decode', { config, schema: decodeSchema }, async (request) => {
+        const { payloads } = request.body as Static<typeof Body>;
+        const input = payloads.map(fromJson);
+        let decoded: Payload[];
+        try {
+          decoded = await deps.codec.decode(input);
+        } catch (e) {
+          // Wrong or missing key, tampered bytes: the caller's payloads cannot be read, which is not a server fault.
+          throw new CryptoError((e as Error).message);
+        }
+        // One row for the request, before it is answered: a read the audit log cannot record fails with 503 and hands
+        // out nothing (client/api/pii-reads.ts). Every request with payloads, whatever they hold: whether a payload is
+        // one the codec decrypts is the codec's business, and the row must not depend on the caller's way of saying it.
+        if (input.length > 0) {
+          const headers = request.headers as Static<typeof DecodeHeaders>;
+          const ids = {
+            namespace: headers['x-namespace'],
+            workflowId: headers['x-workflow-id'],
+            runId: headers['x-run-id'],
+          };
+          await recordPiiRead(
+            deps.pool,
+            request,
+            principalOf(request),
+            codecDecodeRead(ids, input.length, input.filter(isEncrypted).length),
+          );
+        }
+        return { payloads: decoded.map(toJson) };
+      });
+      codec.post('/encode', { config, schema: schema('Encrypt payloads for the Temporal UI') }, async (request) => {
+        const { payloads } = request.body as Static<typeof Body>;
+        return { payloads: (await deps.codec.encode(payloads.map(fromJson))).map(toJson) };
+      });
+    },
+    { prefix: '/codec' },
+  );
 }

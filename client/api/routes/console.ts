@@ -40,13 +40,25 @@ const VENDOR = ['preact', 'preact/hooks', 'htm'];
 export async function bundleConsoleScript(entry: string, options: { sourcemap?: boolean } = {}): Promise<Buffer> {
   const { build } = await import('esbuild');
   const result = await build({
-    entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', target: 'es2022', external: VENDOR,
-    charset: 'utf8', legalComments: 'none', sourcemap: options.sourcemap ? 'inline' : false, write: false, logLevel: 'silent',
+    entryPoints: [entry],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    external: VENDOR,
+    charset: 'utf8',
+    legalComments: 'none',
+    sourcemap: options.sourcemap ? 'inline' : false,
+    write: false,
+    logLevel: 'silent',
   });
   return Buffer.from(result.outputFiles[0]!.contents);
 }
 
-export function consoleRoutes(app: FastifyInstance, deps: { group: GroupConfig; console?: ConsoleSettings; auth?: OperatorAuthConfig }) {
+export function consoleRoutes(
+  app: FastifyInstance,
+  deps: { group: GroupConfig; console?: ConsoleSettings; auth?: OperatorAuthConfig },
+) {
   const cache = new Map<string, Buffer>();
   const file = (name: string) => {
     let body = cache.get(name);
@@ -66,63 +78,91 @@ export function consoleRoutes(app: FastifyInstance, deps: { group: GroupConfig; 
   };
   const serve = (name: string) => async (_request: unknown, reply: import('fastify').FastifyReply) => {
     if (name === 'index.html') reply.header('content-security-policy', pagePolicy());
-    return reply.header('content-type', FILES[name]!.type).header('cache-control', 'no-cache').send(await body(name));
+    return reply
+      .header('content-type', FILES[name]!.type)
+      .header('cache-control', 'no-cache')
+      .send(await body(name));
   };
   // The page runs only its own files and the import map inline in index.html (allowed by its hash), and talks to this
   // API and to the identity provider (discovery and the token exchange of the sign-in).
   let policy: string | undefined;
-  const pagePolicy = () => policy ??= contentSecurityPolicy(file('index.html').toString('utf8'), deps.auth?.oidc?.issuer);
+  const pagePolicy = () =>
+    (policy ??= contentSecurityPolicy(file('index.html').toString('utf8'), deps.auth?.oidc?.issuer));
 
   // The page's code loads before anyone signs in; every piece of data it shows comes from routes that need a token.
-  const config = { public: 'the console\'s own code and styles: no data' };
+  const config = { public: "the console's own code and styles: no data" };
   app.get('/console', { config, schema: { hide: true } }, serve('index.html'));
   app.get('/console/', { config, schema: { hide: true } }, serve('index.html'));
-  for (const name of Object.keys(FILES).filter((n) => n !== 'index.html')) app.get(`/console/${name}`, { config, schema: { hide: true } }, serve(name));
+  for (const name of Object.keys(FILES).filter((n) => n !== 'index.html'))
+    app.get(`/console/${name}`, { config, schema: { hide: true } }, serve(name));
 
   // Where the sign-in page sends people: the provider's issuer and the console's public client id, which any visitor
   // of the provider's own sign-in page learns as well; no data.
-  app.get('/console/sign-in.json', {
-    config: { public: 'how to sign in: the identity provider and the console\'s public client id' },
-    schema: {
-      hide: true,
-      response: {
-        200: Type.Object({
-          oidc: Type.Union([Type.Object({ issuer: Type.String(), clientId: Type.String(), audience: Type.String() }), Type.Null()]),
-        }),
+  app.get(
+    '/console/sign-in.json',
+    {
+      config: { public: "how to sign in: the identity provider and the console's public client id" },
+      schema: {
+        hide: true,
+        response: {
+          200: Type.Object({
+            oidc: Type.Union([
+              Type.Object({ issuer: Type.String(), clientId: Type.String(), audience: Type.String() }),
+              Type.Null(),
+            ]),
+          }),
+        },
       },
     },
-  }, async () => {
-    const oidc = deps.auth?.oidc;
-    return { oidc: oidc?.consoleClientId ? { issuer: oidc.issuer, clientId: oidc.consoleClientId, audience: oidc.audience } : null };
-  });
+    async () => {
+      const oidc = deps.auth?.oidc;
+      return {
+        oidc: oidc?.consoleClientId
+          ? { issuer: oidc.issuer, clientId: oidc.consoleClientId, audience: oidc.audience }
+          : null,
+      };
+    },
+  );
 
-  app.get('/console/config.json', {
-    config: { roles: access.read },
-    schema: {
-      hide: true,
-      response: {
-        200: Type.Object({
-          gatewayDid: Type.Union([Type.String(), Type.Null()]),
-          subsidiaryDids: Type.Array(Type.String()),
-          temporalUiUrl: Type.String(),
-          namespace: Type.String(),
-        }),
+  app.get(
+    '/console/config.json',
+    {
+      config: { roles: access.read },
+      schema: {
+        hide: true,
+        response: {
+          200: Type.Object({
+            gatewayDid: Type.Union([Type.String(), Type.Null()]),
+            subsidiaryDids: Type.Array(Type.String()),
+            temporalUiUrl: Type.String(),
+            namespace: Type.String(),
+          }),
+        },
       },
     },
-  }, async () => {
-    const group = deps.group;
-    const settings = deps.console ?? { temporalUiUrl: 'http://localhost:8233', namespace: 'default' };
-    return { gatewayDid: group.gatewayDid ?? null, subsidiaryDids: group.subsidiaryDids, ...settings };
-  });
+    async () => {
+      const group = deps.group;
+      const settings = deps.console ?? { temporalUiUrl: 'http://localhost:8233', namespace: 'default' };
+      return { gatewayDid: group.gatewayDid ?? null, subsidiaryDids: group.subsidiaryDids, ...settings };
+    },
+  );
 }
 
 /** The console page's Content-Security-Policy: same origin only, plus the import map's hash and the provider's origin. */
 export function contentSecurityPolicy(indexHtml: string, issuer?: string): string {
   const importMap = /<script type="importmap">([\s\S]*?)<\/script>/.exec(indexHtml)?.[1];
-  const scriptHash = importMap === undefined ? '' : ` 'sha256-${createHash('sha256').update(importMap, 'utf8').digest('base64')}'`;
+  const scriptHash =
+    importMap === undefined ? '' : ` 'sha256-${createHash('sha256').update(importMap, 'utf8').digest('base64')}'`;
   const provider = issuer ? ` ${new URL(issuer).origin}` : '';
   return [
-    `default-src 'self'`, `script-src 'self'${scriptHash}`, `connect-src 'self'${provider}`, `img-src 'self' data:`,
-    `style-src 'self'`, `object-src 'none'`, `base-uri 'none'`, `form-action 'self'`, `frame-ancestors 'none'`,
+    `default-src 'self'`,
+    `script-src 'self'${scriptHash}`,
+    `connect-src 'self'${provider}`,
+    `img-src 'self' data:`,
+    `style-src 'self'`,
+    `object-src 'none'`,
+    `base-uri 'none'`,
+    `form-action 'self'`,
+    `frame-ancestors 'none'`,
   ].join('; ');
 }

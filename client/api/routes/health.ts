@@ -5,14 +5,22 @@ import { Type } from 'typebox';
 import { pingDatabase } from '../../../db/pool';
 import { pingTemporal } from '../../temporal';
 
-const Check = Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String({ description: 'unreachable; the detail is in the API log' })) });
+const Check = Type.Object({
+  ok: Type.Boolean(),
+  error: Type.Optional(Type.String({ description: 'unreachable; the detail is in the API log' })),
+});
 const Health = Type.Object({ ok: Type.Boolean(), temporal: Check, database: Check });
 
 /**
  * One check. A failure answers a fixed word: the error's text can name hosts, ports, users or database names, which an
  * unauthenticated probe must not learn; the detail goes to the log.
  */
-async function probe(name: string, log: FastifyBaseLogger, fn: () => Promise<unknown>, timeoutMs = 3000): Promise<{ ok: boolean; error?: string }> {
+async function probe(
+  name: string,
+  log: FastifyBaseLogger,
+  fn: () => Promise<unknown>,
+  timeoutMs = 3000,
+): Promise<{ ok: boolean; error?: string }> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -36,7 +44,11 @@ export function healthRoutes(app: FastifyInstance, deps: { temporal: Client; poo
     '/healthz',
     {
       config: { public: 'the health probe of load balancers and orchestrators; answers fixed words only' },
-      schema: { tags: ['platform'], summary: 'Reachability of Temporal and the database', response: { 200: Health, 503: Health } },
+      schema: {
+        tags: ['platform'],
+        summary: 'Reachability of Temporal and the database',
+        response: { 200: Health, 503: Health },
+      },
     },
     async (request, reply) => {
       const [temporal, database] = await Promise.all([

@@ -25,14 +25,20 @@ const Did = Type.String({ pattern: '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$', maxLengt
 const TxId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) });
 // Who routes or decides is the authenticated caller, recorded in the workflow, the audit log and (for a decline) the
 // network's record; a body that still names an `actor` is refused with a 400 saying so.
-const RouteBody = Type.Object({
-  subsidiaryDid: Did,
-  reason: FreeText({ minLength: 1, maxLength: 1000 }),
-}, { additionalProperties: false });
-const DecisionBody = Type.Object({
-  decision: Type.Union([Type.Literal('approve'), Type.Literal('decline')]),
-  reason: FreeText({ minLength: 1, maxLength: 1000 }),
-}, { additionalProperties: false });
+const RouteBody = Type.Object(
+  {
+    subsidiaryDid: Did,
+    reason: FreeText({ minLength: 1, maxLength: 1000 }),
+  },
+  { additionalProperties: false },
+);
+const DecisionBody = Type.Object(
+  {
+    decision: Type.Union([Type.Literal('approve'), Type.Literal('decline')]),
+    reason: FreeText({ minLength: 1, maxLength: 1000 }),
+  },
+  { additionalProperties: false },
+);
 const Status = Type.Object({
   transactionId: Type.String(),
   phase: Type.String(),
@@ -48,67 +54,99 @@ const Status = Type.Object({
 
 /** Operators' side of incoming transfers: their status, routing a transfer nobody owns, deciding a screening hit. */
 export function incomingRoutes(app: FastifyInstance, deps: IncomingRouteDeps) {
-  app.get('/v1/incoming-transfers/:id', {
-    config: { roles: access.read },
-    schema: {
-      tags: ['incoming transfers'], summary: 'Status and history of an incoming transfer', params: TxId, response: { 200: Status },
-      description: 'The screening outcome, and the reasons given for decisions and routings, only for the compliance and admin roles.',
+  app.get(
+    '/v1/incoming-transfers/:id',
+    {
+      config: { roles: access.read },
+      schema: {
+        tags: ['incoming transfers'],
+        summary: 'Status and history of an incoming transfer',
+        params: TxId,
+        response: { 200: Status },
+        description:
+          'The screening outcome, and the reasons given for decisions and routings, only for the compliance and admin roles.',
+      },
     },
-  }, async (request) => {
-    const { id } = request.params as Static<typeof TxId>;
-    return incomingStatusFor(principalOf(request), await incomingStatus(deps.temporal, id));
-  });
-
-  app.post('/v1/transfers/:id/route', {
-    config: { roles: access.compliance },
-    schema: {
-      tags: ['incoming transfers'],
-      summary: 'Route an incoming transfer nobody owns to a subsidiary of the group',
-      params: TxId, body: RouteBody, response: { 200: Status },
+    async (request) => {
+      const { id } = request.params as Static<typeof TxId>;
+      return incomingStatusFor(principalOf(request), await incomingStatus(deps.temporal, id));
     },
-  }, async (request) => {
-    const { id } = request.params as Static<typeof TxId>;
-    const body = request.body as Static<typeof RouteBody>;
-    if (!deps.subsidiaryDids.includes(body.subsidiaryDid)) throw new ValidationError('subsidiaryDid', 'is not a subsidiary of the group');
-    return routeIncoming(deps.temporal, id, body, principalOf(request));
-  });
+  );
 
-  app.post('/v1/transfers/:id/decision', {
-    config: { roles: access.compliance },
-    schema: {
-      tags: ['incoming transfers'],
-      summary: 'Approve or decline an incoming transfer held for review (audited)',
-      description: 'Recorded under the authenticated caller (subject, name, roles, credential) in the workflow\'s history, the audit log and, for a decline, the reason sent to the network. A body with `actor` answers 400.',
-      params: TxId, body: DecisionBody, response: { 200: Status },
+  app.post(
+    '/v1/transfers/:id/route',
+    {
+      config: { roles: access.compliance },
+      schema: {
+        tags: ['incoming transfers'],
+        summary: 'Route an incoming transfer nobody owns to a subsidiary of the group',
+        params: TxId,
+        body: RouteBody,
+        response: { 200: Status },
+      },
     },
-  }, async (request) => {
-    const { id } = request.params as Static<typeof TxId>;
-    return decideIncoming(deps.temporal, id, request.body as Static<typeof DecisionBody>, principalOf(request));
-  });
+    async (request) => {
+      const { id } = request.params as Static<typeof TxId>;
+      const body = request.body as Static<typeof RouteBody>;
+      if (!deps.subsidiaryDids.includes(body.subsidiaryDid))
+        throw new ValidationError('subsidiaryDid', 'is not a subsidiary of the group');
+      return routeIncoming(deps.temporal, id, body, principalOf(request));
+    },
+  );
 
-  const AddressQuery = Type.Object({ asset: Type.Optional(FreeText({ maxLength: 64 })), address: FreeText({ minLength: 1, maxLength: 1024 }) });
-  app.get('/webhooks/address/:vaspDid', {
-    config: { public: 'the network signs each address query with the webhook\'s secret' },
-    // The signature covers the path and query as sent: it is checked before they are validated or used, so a caller
-    // without the secret learns nothing from how its input is read (401 whatever the query holds). preParsing, not
-    // onRequest: the webhook rate limit, an onRequest hook, counts the query first.
-    preParsing: async (request) => {
+  app.post(
+    '/v1/transfers/:id/decision',
+    {
+      config: { roles: access.compliance },
+      schema: {
+        tags: ['incoming transfers'],
+        summary: 'Approve or decline an incoming transfer held for review (audited)',
+        description:
+          "Recorded under the authenticated caller (subject, name, roles, credential) in the workflow's history, the audit log and, for a decline, the reason sent to the network. A body with `actor` answers 400.",
+        params: TxId,
+        body: DecisionBody,
+        response: { 200: Status },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as Static<typeof TxId>;
+      return decideIncoming(deps.temporal, id, request.body as Static<typeof DecisionBody>, principalOf(request));
+    },
+  );
+
+  const AddressQuery = Type.Object({
+    asset: Type.Optional(FreeText({ maxLength: 64 })),
+    address: FreeText({ minLength: 1, maxLength: 1024 }),
+  });
+  app.get(
+    '/webhooks/address/:vaspDid',
+    {
+      config: { public: "the network signs each address query with the webhook's secret" },
+      // The signature covers the path and query as sent: it is checked before they are validated or used, so a caller
+      // without the secret learns nothing from how its input is read (401 whatever the query holds). preParsing, not
+      // onRequest: the webhook rate limit, an onRequest hook, counts the query first.
+      preParsing: async (request) => {
+        const { vaspDid } = request.params as { vaspDid: string };
+        const secret = deps.webhooks.address[vaspDid];
+        if (!secret || !deps.subsidiaryDids.includes(vaspDid))
+          throw new NotFoundError(`no address webhook for ${vaspDid}`);
+        const check = checkAddressQuery(secret, 'GET', request.url, request.headers, {
+          requireTimestamp: deps.webhooks.addressTimestamp !== 'optional',
+        });
+        if (!check.ok) throw new AuthenticationError(`address webhook: ${check.reason}`);
+      },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Address webhook: does this subsidiary own the address? (signed by the network)',
+        params: Type.Object({ vaspDid: Did }),
+        querystring: AddressQuery,
+        response: { 200: Type.Object({ owns: Type.Boolean() }) },
+      },
+    },
+    async (request) => {
       const { vaspDid } = request.params as { vaspDid: string };
-      const secret = deps.webhooks.address[vaspDid];
-      if (!secret || !deps.subsidiaryDids.includes(vaspDid)) throw new NotFoundError(`no address webhook for ${vaspDid}`);
-      const check = checkAddressQuery(secret, 'GET', request.url, request.headers, { requireTimestamp: deps.webhooks.addressTimestamp !== 'optional' });
-      if (!check.ok) throw new AuthenticationError(`address webhook: ${check.reason}`);
+      const { address } = request.query as Static<typeof AddressQuery>;
+      return { owns: (await findRegistryOwner(deps.pool, address, [vaspDid])) === vaspDid };
     },
-    schema: {
-      tags: ['webhooks'],
-      summary: 'Address webhook: does this subsidiary own the address? (signed by the network)',
-      params: Type.Object({ vaspDid: Did }),
-      querystring: AddressQuery,
-      response: { 200: Type.Object({ owns: Type.Boolean() }) },
-    },
-  }, async (request) => {
-    const { vaspDid } = request.params as { vaspDid: string };
-    const { address } = request.query as Static<typeof AddressQuery>;
-    return { owns: (await findRegistryOwner(deps.pool, address, [vaspDid])) === vaspDid };
-  });
+  );
 }

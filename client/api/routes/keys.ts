@@ -29,7 +29,10 @@ export interface KeyRouteDeps {
 
 const DID_PATTERN = '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$';
 const VaspParams = Type.Object({ vaspDID: Type.String({ pattern: DID_PATTERN, maxLength: 200 }) });
-const KeyParams = Type.Object({ vaspDID: Type.String({ pattern: DID_PATTERN, maxLength: 200 }), keyId: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }) });
+const KeyParams = Type.Object({
+  vaspDID: Type.String({ pattern: DID_PATTERN, maxLength: 200 }),
+  keyId: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
+});
 const Reason = FreeText({ minLength: 3, maxLength: 500, description: 'Why (audited), e.g. "suspected compromise"' });
 
 const KeyInfoSchema = Type.Object({
@@ -37,7 +40,12 @@ const KeyInfoSchema = Type.Object({
   vaspDid: Type.String(),
   did: Type.String({ description: 'The did:key, published as pii_didkey' }),
   publicKeyHex: Type.String(),
-  state: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('retired'), Type.Literal('destroyed')]),
+  state: Type.Union([
+    Type.Literal('pending'),
+    Type.Literal('active'),
+    Type.Literal('retired'),
+    Type.Literal('destroyed'),
+  ]),
   source: Type.Union([Type.Literal('generated'), Type.Literal('imported')]),
   createdAt: Type.String(),
   activatedAt: Type.Union([Type.String(), Type.Null()]),
@@ -71,12 +79,17 @@ const RotationState = Type.Object({
 
 // Who asks is the authenticated caller: a body naming someone (`requestedBy`) is refused as an unknown field.
 const RotateBody = Type.Object({ reason: Reason }, { additionalProperties: false });
-const ImportBody = Type.Object({
-  reason: Reason,
-  key: Type.Optional(Type.Unknown({ description: 'A JsonDIDKey record (from `keys create` or /didkey/new)' })),
-  privateKeyHex: Type.Optional(FreeText({ maxLength: 256, description: "The agent's form: 128 hex, seed then public key" })),
-  did: Type.Optional(FreeText({ maxLength: 128, description: 'With privateKeyHex: the did:key it must produce' })),
-}, { additionalProperties: false });
+const ImportBody = Type.Object(
+  {
+    reason: Reason,
+    key: Type.Optional(Type.Unknown({ description: 'A JsonDIDKey record (from `keys create` or /didkey/new)' })),
+    privateKeyHex: Type.Optional(
+      FreeText({ maxLength: 256, description: "The agent's form: 128 hex, seed then public key" }),
+    ),
+    did: Type.Optional(FreeText({ maxLength: 128, description: 'With privateKeyHex: the did:key it must produce' })),
+  },
+  { additionalProperties: false },
+);
 const DestroyBody = Type.Object({ reason: Reason }, { additionalProperties: false });
 
 const tags = ['keys'];
@@ -90,12 +103,18 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   const requireGroupVasp = (vaspDid: string) => {
     if (!inGroup(vaspDid)) {
       throw new NotFoundError(`VASP ${vaspDid} is not part of this system's group`, {
-        field: 'vaspDID', rule: 'must be the gateway or one of the subsidiaries configured in GATEWAY_VASP_DID / SUBSIDIARY_VASP_DIDS',
+        field: 'vaspDID',
+        rule: 'must be the gateway or one of the subsidiaries configured in GATEWAY_VASP_DID / SUBSIDIARY_VASP_DIDS',
       });
     }
   };
   const keystore = () => {
-    if (!deps.keystore) throw new ConfigError('KEYSTORE_MASTER_KEY', 'the API was started without a keystore', 'Start the API through client/main.ts');
+    if (!deps.keystore)
+      throw new ConfigError(
+        'KEYSTORE_MASTER_KEY',
+        'the API was started without a keystore',
+        'Start the API through client/main.ts',
+      );
     return deps.keystore;
   };
 
@@ -104,7 +123,9 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
     {
       config: { roles: access.read },
       schema: {
-        tags, summary: "A VASP's keys: public parts and states, newest first", params: VaspParams,
+        tags,
+        summary: "A VASP's keys: public parts and states, newest first",
+        params: VaspParams,
         response: { 200: Type.Object({ vaspDID: Type.String(), keys: Type.Array(KeyInfoSchema) }) },
       },
     },
@@ -123,15 +144,20 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       schema: {
         tags,
         summary: "Rotate a VASP's key: create, publish as pii_didkey, confirm in the directory, activate",
-        description: 'Answers 202 once the network directory has confirmed the VASP; 404 for a VASP outside the group or unknown to the network; 409 while a rotation of the same VASP runs.',
-        params: VaspParams, body: RotateBody, response: { 202: RotationStarted },
+        description:
+          'Answers 202 once the network directory has confirmed the VASP; 404 for a VASP outside the group or unknown to the network; 409 while a rotation of the same VASP runs.',
+        params: VaspParams,
+        body: RotateBody,
+        response: { 202: RotationStarted },
       },
     },
     async (request, reply) => {
       const { vaspDID } = request.params as Static<typeof VaspParams>;
       const { reason } = request.body as Static<typeof RotateBody>;
       requireGroupVasp(vaspDID);
-      return reply.code(202).send(await startKeyRotation(deps, { vaspDid: vaspDID, reason, principal: principalOf(request) }, request.log));
+      return reply
+        .code(202)
+        .send(await startKeyRotation(deps, { vaspDid: vaspDID, reason, principal: principalOf(request) }, request.log));
     },
   );
 
@@ -140,7 +166,9 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
     {
       config: { roles: access.read },
       schema: {
-        tags, summary: 'The current or last key rotation of a VASP: step and operator-friendly status', params: VaspParams,
+        tags,
+        summary: 'The current or last key rotation of a VASP: step and operator-friendly status',
+        params: VaspParams,
         response: { 200: RotationState },
       },
     },
@@ -156,10 +184,15 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       config: { roles: access.admin },
       schema: {
         tags,
-        summary: 'Import an existing key (a JsonDIDKey record, or the agent\'s privateKeyHex)',
-        description: 'The key becomes active when the VASP has none, otherwise it is kept (retired) for decryption. Importing the same key again changes nothing (200).',
-        params: VaspParams, body: ImportBody,
-        response: { 200: Type.Object({ key: KeyInfoSchema, outcome: Type.String() }), 201: Type.Object({ key: KeyInfoSchema, outcome: Type.String() }) },
+        summary: "Import an existing key (a JsonDIDKey record, or the agent's privateKeyHex)",
+        description:
+          'The key becomes active when the VASP has none, otherwise it is kept (retired) for decryption. Importing the same key again changes nothing (200).',
+        params: VaspParams,
+        body: ImportBody,
+        response: {
+          200: Type.Object({ key: KeyInfoSchema, outcome: Type.String() }),
+          201: Type.Object({ key: KeyInfoSchema, outcome: Type.String() }),
+        },
       },
     },
     async (request, reply) => {
@@ -172,10 +205,18 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       } else if (body.key === undefined && body.privateKeyHex !== undefined) {
         record = recordFromPrivateKeyHex(body.privateKeyHex, body.did, '');
       } else {
-        throw new ValidationError('key', 'send either key (a JsonDIDKey record) or privateKeyHex (with an optional did), not both');
+        throw new ValidationError(
+          'key',
+          'send either key (a JsonDIDKey record) or privateKeyHex (with an optional did), not both',
+        );
       }
       const principal = principalOf(request);
-      const { key, outcome } = await keystore().importKey(vaspDID, record, { actor: auditActor(principal), principal, reason: body.reason }, 'key');
+      const { key, outcome } = await keystore().importKey(
+        vaspDID,
+        record,
+        { actor: auditActor(principal), principal, reason: body.reason },
+        'key',
+      );
       return reply.code(outcome === 'already-present' ? 200 : 201).send({ key, outcome });
     },
   );
@@ -186,8 +227,11 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
       config: { roles: access.admin },
       schema: {
         tags,
-        summary: 'Destroy a retired or pending key: its private part is wiped and data encrypted to it becomes unreadable',
-        params: KeyParams, body: DestroyBody, response: { 200: KeyInfoSchema },
+        summary:
+          'Destroy a retired or pending key: its private part is wiped and data encrypted to it becomes unreadable',
+        params: KeyParams,
+        body: DestroyBody,
+        response: { 200: KeyInfoSchema },
       },
     },
     async (request) => {

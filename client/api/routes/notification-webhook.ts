@@ -25,7 +25,8 @@ export interface WebhookRouteDeps {
   taskQueue?: string;
 }
 
-type Outcome = 'signalled' | 'late' | 'not-ours' | 'incoming' | 'known' | `${'signalled' | 'late'}+${'incoming' | 'late' | 'known'}`;
+type Outcome =
+  'signalled' | 'late' | 'not-ours' | 'incoming' | 'known' | `${'signalled' | 'late'}+${'incoming' | 'late' | 'known'}`;
 
 /**
  * A claim still `processing` after this long belongs to a request that died before handing the delivery on (a hand-over
@@ -36,9 +37,12 @@ const CLAIM_STALE_AFTER_SECONDS = 60;
 const Ack = Type.Object({
   received: Type.Boolean(),
   duplicate: Type.Boolean(),
-  outcome: Type.Optional(Type.String({
-    description: 'signalled (outgoing), incoming (started or signalled the incoming transfer), known (the incoming transfer already has this status), late (the transfer had already finished) or not-ours; both sides joined by + for a transfer within the group',
-  })),
+  outcome: Type.Optional(
+    Type.String({
+      description:
+        'signalled (outgoing), incoming (started or signalled the incoming transfer), known (the incoming transfer already has this status), late (the transfer had already finished) or not-ours; both sides joined by + for a transfer within the group',
+    }),
+  ),
 });
 
 /** The Transaction of a delivery: the Svix envelope `{message, payload:{transaction}}`, or the legacy bare object. */
@@ -109,17 +113,33 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       const secrets = secretsFor(deps.webhooks, endpoint);
       // Our own misconfiguration, not the sender's fault: a 5xx makes the network deliver again once it is fixed.
       if (secrets.length === 0) {
-        throw new ConfigError('NOTIFICATION_WEBHOOK_SECRETS', 'no signing secret is configured for this endpoint', 'Add the endpoint\'s secret');
+        throw new ConfigError(
+          'NOTIFICATION_WEBHOOK_SECRETS',
+          'no signing secret is configured for this endpoint',
+          "Add the endpoint's secret",
+        );
       }
       if (!verified(secrets, request.headers, raw)) throw new AuthenticationError('webhook signature does not verify');
 
       const { message, tx } = transactionOf(parseJson(raw));
-      const header = (name: string) => (typeof request.headers[name] === 'string' ? (request.headers[name] as string) : undefined);
-      const webhookId = header('webhook-id') ?? header('svix-id') ?? `sha256:${createHash('sha256').update(raw).digest('hex')}`;
-      const claimed = await claimWebhook(ctx.pool, {
-        webhookId, endpoint: endpoint ?? '', messageType: message ?? null, transactionId: tx.id, transactionRef: tx.transactionRef ?? null,
-        status: tx.status!, originatorVaspDid: tx.originatorVASPdid ?? null, beneficiaryVaspDid: tx.beneficiaryVASPdid ?? null,
-      }, CLAIM_STALE_AFTER_SECONDS);
+      const header = (name: string) =>
+        typeof request.headers[name] === 'string' ? (request.headers[name] as string) : undefined;
+      const webhookId =
+        header('webhook-id') ?? header('svix-id') ?? `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+      const claimed = await claimWebhook(
+        ctx.pool,
+        {
+          webhookId,
+          endpoint: endpoint ?? '',
+          messageType: message ?? null,
+          transactionId: tx.id,
+          transactionRef: tx.transactionRef ?? null,
+          status: tx.status!,
+          originatorVaspDid: tx.originatorVASPdid ?? null,
+          beneficiaryVaspDid: tx.beneficiaryVASPdid ?? null,
+        },
+        CLAIM_STALE_AFTER_SECONDS,
+      );
       if (!claimed) return { received: true, duplicate: true };
 
       let outcome: Outcome;
@@ -127,11 +147,19 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
         // A transfer between two VASPs of the group is both outgoing and incoming: each side's workflow gets it.
         const outgoing = await passOutgoingUpdate(deps.temporal, ctx, tx, webhookId);
         const incoming = await passIncomingUpdate({ ...deps, pool: ctx.pool }, tx);
-        outcome = outgoing === 'not-ours' ? incoming : incoming === 'not-ours' ? outgoing : `${outgoing}+${incoming}` as Outcome;
+        outcome =
+          outgoing === 'not-ours'
+            ? incoming
+            : incoming === 'not-ours'
+              ? outgoing
+              : (`${outgoing}+${incoming}` as Outcome);
       } catch (e) {
         // Let the network deliver again: forget the claim.
         await releaseWebhook(ctx.pool, webhookId);
-        request.log.warn({ err: { message: (e as Error).message }, transactionId: tx.id }, 'webhook could not be delivered to its workflow');
+        request.log.warn(
+          { err: { message: (e as Error).message }, transactionId: tx.id },
+          'webhook could not be delivered to its workflow',
+        );
         throw new UpstreamUnavailableError('the webhook could not be passed on; deliver it again');
       }
       await recordWebhookOutcome(ctx.pool, webhookId, outcome);
@@ -143,9 +171,13 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       summary: 'Notification webhook of the network (Svix-signed Transaction updates)',
       response: { 200: Ack },
     };
-    const config = { public: 'the network signs each delivery (Svix) with the endpoint\'s secret' };
+    const config = { public: "the network signs each delivery (Svix) with the endpoint's secret" };
     const bodyLimit = WEBHOOK_BODY_LIMIT;
     hooks.post('/webhooks/notification', { config, schema, bodyLimit }, handler);
-    hooks.post('/webhooks/notification/:endpoint', { config, bodyLimit, schema: { ...schema, params: Type.Object({ endpoint: Type.String() }) } }, handler);
+    hooks.post(
+      '/webhooks/notification/:endpoint',
+      { config, bodyLimit, schema: { ...schema, params: Type.Object({ endpoint: Type.String() }) } },
+      handler,
+    );
   });
 }

@@ -2,11 +2,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
 import { OutgoingTransferBody } from '../../../outgoing/request';
-import { needTransfers, startOutgoingTransfer, transferState, type OutgoingStartDeps } from '../../transfers/start-outgoing';
+import {
+  needTransfers,
+  startOutgoingTransfer,
+  transferState,
+  type OutgoingStartDeps,
+} from '../../transfers/start-outgoing';
 import { ValidationError } from '../../../lib/errors';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
-
 
 const KEY = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -20,7 +24,9 @@ const ErrorInfo = Type.Object({
 export const TransferStateSchema = Type.Object({
   id: Type.String(),
   workflowId: Type.String(),
-  status: Type.String({ description: 'RECEIVED, PREPARED, then the network status (NEW, SENT, ACK, ACCEPTED, …); FAILED or EXPIRED' }),
+  status: Type.String({
+    description: 'RECEIVED, PREPARED, then the network status (NEW, SENT, ACK, ACCEPTED, …); FAILED or EXPIRED',
+  }),
   final: Type.Boolean(),
   originatorVaspDid: Type.String(),
   beneficiaryVaspDid: Type.Optional(Type.String()),
@@ -42,24 +48,39 @@ export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         tags: ['transfers'],
         summary: 'Start an outgoing Travel Rule transfer',
         description:
-          'The body is the network\'s tx/create body with plain IVMS101 `originator` and `beneficiary`; the data is ' +
-          'encrypted here with the originator\'s key (end-to-end, or hybrid with `?hybrid=1`). The `Idempotency-Key` ' +
+          "The body is the network's tx/create body with plain IVMS101 `originator` and `beneficiary`; the data is " +
+          "encrypted here with the originator's key (end-to-end, or hybrid with `?hybrid=1`). The `Idempotency-Key` " +
           'header names the transfer: repeating a request returns the same transfer. Bad input answers 400 naming the ' +
           'field, and nothing is stored or started.',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
-        querystring: Type.Object({ hybrid: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')])) }),
+        querystring: Type.Object({
+          hybrid: Type.Optional(
+            Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')]),
+          ),
+        }),
         body: OutgoingTransferBody,
         response: { 200: TransferStateSchema, 202: TransferStateSchema },
       },
     },
     async (request: FastifyRequest, reply) => {
       const key = request.headers['idempotency-key'];
-      if (typeof key !== 'string' || key === '') throw new ValidationError('Idempotency-Key', 'is required: a header naming this transfer, so a repeat returns it');
-      if (!KEY.test(key)) throw new ValidationError('Idempotency-Key', 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -');
+      if (typeof key !== 'string' || key === '')
+        throw new ValidationError(
+          'Idempotency-Key',
+          'is required: a header naming this transfer, so a repeat returns it',
+        );
+      if (!KEY.test(key))
+        throw new ValidationError('Idempotency-Key', 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -');
       const ctx = needTransfers(deps);
       const hybrid = ['1', 'true'].includes((request.query as { hybrid?: string }).hybrid ?? '');
       const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'api', hybrid });
-      const { initial } = await startOutgoingTransfer(deps, key, { body, source: 'api', hybrid }, plan, principalOf(request));
+      const { initial } = await startOutgoingTransfer(
+        deps,
+        key,
+        { body, source: 'api', hybrid },
+        plan,
+        principalOf(request),
+      );
       // A new workflow has not run its first task yet: answer with the state it starts in rather than wait for it.
       if (initial) return reply.code(202).send(initial);
       return reply.code(200).send(await transferState(deps, key));

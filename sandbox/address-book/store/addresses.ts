@@ -40,7 +40,9 @@ export async function upsertBatch(
      returning asset, address, (xmax = 0) as inserted`,
     [vaspDid, entries.map((e) => e.asset), entries.map((e) => e.address), entries.map((e) => e.customerRef), runId],
   );
-  const out = new Map<string, 'registered' | 'updated' | 'duplicate'>(entries.map((e) => [keyOf(e.asset, e.address), 'duplicate']));
+  const out = new Map<string, 'registered' | 'updated' | 'duplicate'>(
+    entries.map((e) => [keyOf(e.asset, e.address), 'duplicate']),
+  );
   for (const r of rows) out.set(keyOf(r.asset, r.address), r.inserted ? 'registered' : 'updated');
   return out;
 }
@@ -53,7 +55,11 @@ export { keyOf as entryKey };
  * confirmation registering a transfer's destination) store what lookups will search for. Throws on an address that
  * could never be registered through the API.
  */
-export async function registerOne(db: Db, vaspDid: string, entry: Entry): Promise<'registered' | 'updated' | 'unchanged'> {
+export async function registerOne(
+  db: Db,
+  vaspDid: string,
+  entry: Entry,
+): Promise<'registered' | 'updated' | 'unchanged'> {
   const address = normalizeAddress(entry.address);
   if (!address.ok) throw badRequest('ValidationError', `address: ${address.rule}`);
   const symbol = entry.asset ? normalizeAssetSymbol(entry.asset) : undefined;
@@ -154,7 +160,9 @@ export async function listPage(
   }
   rows ??= (await read(`order by asset, address limit ${perPage} offset ${page * perPage}`, [])).rows;
   const head = rows[0]!;
-  const entries = rows.filter((r): r is PageRow & { asset: string; address: string; customer_ref: string } => r.address !== null);
+  const entries = rows.filter(
+    (r): r is PageRow & { asset: string; address: string; customer_ref: string } => r.address !== null,
+  );
   const last = entries[entries.length - 1];
   if (last && entries.length === perPage) starts.set(walk, head.version, page + 1, [last.asset, last.address]);
   return {
@@ -162,14 +170,22 @@ export async function listPage(
     data: entries.map((r) => {
       // The spec types customer_did as a string: an entry without a customer has none, left out rather than null.
       const customerDid = customerDidOf(vaspDid, r.customer_ref);
-      return { address: r.address, owner_vasp_did: vaspDid, ...(customerDid && { customer_did: customerDid }), customer_ref: r.customer_ref };
+      return {
+        address: r.address,
+        owner_vasp_did: vaspDid,
+        ...(customerDid && { customer_did: customerDid }),
+        customer_ref: r.customer_ref,
+      };
     }),
   };
 }
 
 /** Deletes the given addresses (under every asset) from a VASP's book; returns how many entries went. */
 export async function deleteAddresses(db: Db, vaspDid: string, addresses: readonly string[]): Promise<number> {
-  const { rowCount } = await db.query('delete from addresses where address = any($2::text[]) and vasp_did = $1', [vaspDid, addresses]);
+  const { rowCount } = await db.query('delete from addresses where address = any($2::text[]) and vasp_did = $1', [
+    vaspDid,
+    addresses,
+  ]);
   return rowCount ?? 0;
 }
 
@@ -200,7 +216,13 @@ export async function findOwners(db: Db, asset: string, address: string): Promis
   if (!a.ok || !addr.ok) return [];
   const lookup = async (candidate: string, match: AddressOwner['match']) => {
     const { rows } = await db.query<{
-      vasp_did: string; name: string; parent_did: string | null; asset: string; address: string; customer_ref: string; created_at: Date;
+      vasp_did: string;
+      name: string;
+      parent_did: string | null;
+      asset: string;
+      address: string;
+      customer_ref: string;
+      created_at: Date;
     }>(
       `select a.vasp_did, v.name, v.parent_did, a.asset, a.address, a.customer_ref, a.created_at
          from addresses a join vasps v on v.did = a.vasp_did
@@ -209,8 +231,14 @@ export async function findOwners(db: Db, asset: string, address: string): Promis
       [candidate, a.value],
     );
     return rows.map((r) => ({
-      vaspDid: r.vasp_did, vaspName: r.name, parentDid: r.parent_did, asset: r.asset, address: r.address,
-      customerRef: r.customer_ref, match, createdAt: r.created_at,
+      vaspDid: r.vasp_did,
+      vaspName: r.name,
+      parentDid: r.parent_did,
+      asset: r.asset,
+      address: r.address,
+      customerRef: r.customer_ref,
+      match,
+      createdAt: r.created_at,
     }));
   };
   const exact = await lookup(addr.value, 'exact');

@@ -42,7 +42,15 @@ export async function uploadExists(db: Db, id: string): Promise<boolean> {
  */
 export async function createUpload(
   pool: Pool,
-  u: { id: string; vaspDid: string; userDid: string; fileName: string; sizeBytes: number; spoolPath: string; claimedBy: string },
+  u: {
+    id: string;
+    vaspDid: string;
+    userDid: string;
+    fileName: string;
+    sizeBytes: number;
+    spoolPath: string;
+    claimedBy: string;
+  },
 ): Promise<{ counter: number } | undefined> {
   const client = await pool.connect();
   try {
@@ -74,9 +82,21 @@ export async function createUpload(
 
 export async function readUpload(db: Db, id: string, rejectedLimit: number): Promise<UploadView | undefined> {
   const { rows } = await db.query<{
-    id: string; vasp_did: string; user_did: string; file_name: string; size_bytes: string; counter: number; status: UploadStatus;
-    rows_read: number; registered: number; updated: number; rejected: number; error: string | null;
-    received_at: Date; started_at: Date | null; finished_at: Date | null;
+    id: string;
+    vasp_did: string;
+    user_did: string;
+    file_name: string;
+    size_bytes: string;
+    counter: number;
+    status: UploadStatus;
+    rows_read: number;
+    registered: number;
+    updated: number;
+    rejected: number;
+    error: string | null;
+    received_at: Date;
+    started_at: Date | null;
+    finished_at: Date | null;
   }>('select * from address_uploads where id = $1', [id]);
   const u = rows[0];
   if (!u) return undefined;
@@ -100,11 +120,23 @@ export async function readUpload(db: Db, id: string, rejectedLimit: number): Pro
 }
 
 export async function readRejections(db: Db, id: string, limit: number): Promise<RejectedRow[]> {
-  const { rows } = await db.query<{ line: number; asset: string; address: string; customer_ref: string; reason: string }>(
+  const { rows } = await db.query<{
+    line: number;
+    asset: string;
+    address: string;
+    customer_ref: string;
+    reason: string;
+  }>(
     'select line, asset, address, customer_ref, reason from address_upload_rejections where upload_id = $1 order by line limit $2',
     [id, limit],
   );
-  return rows.map((r) => ({ line: r.line, asset: r.asset, address: r.address, customerRef: r.customer_ref, reason: r.reason }));
+  return rows.map((r) => ({
+    line: r.line,
+    asset: r.asset,
+    address: r.address,
+    customerRef: r.customer_ref,
+    reason: r.reason,
+  }));
 }
 
 const clip = (s: string) => (s.length > 256 ? `${s.slice(0, 253)}...` : s);
@@ -145,7 +177,10 @@ export interface UploadCounts {
 
 /** Renews the claim on every unfinished upload this instance holds. */
 export async function renewClaims(db: Db, instanceId: string): Promise<void> {
-  await db.query(`update address_uploads set heartbeat_at = now() where claimed_by = $1 and status in ('queued', 'processing')`, [instanceId]);
+  await db.query(
+    `update address_uploads set heartbeat_at = now() where claimed_by = $1 and status in ('queued', 'processing')`,
+    [instanceId],
+  );
 }
 
 /** Claims unfinished uploads whose owner has not renewed its claim for `abandonAfterSeconds`; returns their ids. */
@@ -160,7 +195,13 @@ export async function claimAbandoned(db: Db, instanceId: string, abandonAfterSec
 }
 
 /** Marks the upload finished with its counts (and error, when it failed). */
-export async function finishUpload(db: Db, id: string, status: 'completed' | 'failed', error: string | null, counts: UploadCounts): Promise<void> {
+export async function finishUpload(
+  db: Db,
+  id: string,
+  status: 'completed' | 'failed',
+  error: string | null,
+  counts: UploadCounts,
+): Promise<void> {
   await db.query(
     `update address_uploads set status = $2, error = $3, finished_at = now(), rows_read = $4, registered = $5, updated = $6, rejected = $7
       where id = $1`,

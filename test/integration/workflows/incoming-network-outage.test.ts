@@ -21,16 +21,34 @@ describe('incoming transfer workflow: a long network outage', () => {
   const gateway = 'did:ethr:0x3333333333333333333333333333333333333333';
   const subsidiary = 'did:ethr:0x4444444444444444444444444444444444444444';
   const input = (transactionId: string): IncomingTransferInput => ({
-    transactionId, gatewayDid: gateway, subsidiaryDids: [subsidiary],
-    routeDeadline: '1 hour', routeGiveUpAfter: '1 day', reviewDeadline: '1 hour', pollInterval: '10 minutes', screeningThreshold: 0.9,
+    transactionId,
+    gatewayDid: gateway,
+    subsidiaryDids: [subsidiary],
+    routeDeadline: '1 hour',
+    routeGiveUpAfter: '1 day',
+    reviewDeadline: '1 hour',
+    pollInterval: '10 minutes',
+    screeningThreshold: 0.9,
   });
   const tx = (id: string, over: Partial<IncomingTxSummary> = {}): IncomingTxSummary => ({
-    id, status: 'SENT', asset: 'ETH', destination: '0xdestination', originatorVaspDid: 'did:ethr:0x5555555555555555555555555555555555555555',
-    beneficiaryVaspDid: subsidiary, amount: '1', createdAt: '2026-11-25T10:00:00.000Z', ...over,
+    id,
+    status: 'SENT',
+    asset: 'ETH',
+    destination: '0xdestination',
+    originatorVaspDid: 'did:ethr:0x5555555555555555555555555555555555555555',
+    beneficiaryVaspDid: subsidiary,
+    amount: '1',
+    createdAt: '2026-11-25T10:00:00.000Z',
+    ...over,
   });
   const clean: ScreeningOutcome = { screenedNames: 2, nameHits: [], addressHits: [] };
   // The network's 503 as the activities report it; nextRetryDelay keeps the test short (the backoff would take minutes).
-  const unavailable = () => ApplicationFailure.create({ type: 'UpstreamUnavailableError', message: 'POST {pii}/get: network answered 503', nextRetryDelay: '20 milliseconds' });
+  const unavailable = () =>
+    ApplicationFailure.create({
+      type: 'UpstreamUnavailableError',
+      message: 'POST {pii}/get: network answered 503',
+      nextRetryDelay: '20 milliseconds',
+    });
 
   it('keeps retrying the network-bound steps past their former attempt limits, then decides the transfer once', async () => {
     let gets = 0;
@@ -53,7 +71,11 @@ describe('incoming transfer workflow: a long network outage', () => {
     });
     const id = `tx-${randomBytes(4).toString('hex')}`;
     const result = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id)] });
+      const handle = await env.client.workflow.start(incomingTransfer, {
+        taskQueue,
+        workflowId: `incoming-${id}`,
+        args: [input(id)],
+      });
       return handle.result();
     });
     expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED' });

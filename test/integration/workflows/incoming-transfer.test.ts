@@ -5,8 +5,20 @@ import type { IncomingTxSummary } from '../../../activities/incoming-transfers';
 import { describePrincipal } from '../../../lib/describe-principal';
 import { systemPrincipal, type Principal } from '../../../lib/principal';
 import { incomingTransfer, type IncomingTransferInput } from '../../../workflows/incoming-transfer';
-import { decideUpdate, incomingStatusQuery, type ScreeningOutcome } from '../../../workflows/incoming-transfer.messages';
-import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type HistoryTimer, type StubCall, type Stubs } from '../../harness/workflow-env';
+import {
+  decideUpdate,
+  incomingStatusQuery,
+  type ScreeningOutcome,
+} from '../../../workflows/incoming-transfer.messages';
+import {
+  callsOf,
+  stubWorker,
+  timersOf,
+  workflowTestEnvironment,
+  type HistoryTimer,
+  type StubCall,
+  type Stubs,
+} from '../../harness/workflow-env';
 
 /**
  * The incoming transfer's waits for a person, with stubbed activities: a screening hit holds the transfer for review,
@@ -24,17 +36,41 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
   const subsidiary = 'did:ethr:0x4444444444444444444444444444444444444444';
   const counterparty = 'did:ethr:0x5555555555555555555555555555555555555555';
   const REVIEW_MS = 2000;
-  const officer: Principal = { kind: 'oidc', subject: 'user-42', name: 'Maya Compliance', roles: ['compliance'], credentialId: 'jti-1' };
+  const officer: Principal = {
+    kind: 'oidc',
+    subject: 'user-42',
+    name: 'Maya Compliance',
+    roles: ['compliance'],
+    credentialId: 'jti-1',
+  };
 
   const input = (transactionId: string, over: Partial<IncomingTransferInput> = {}): IncomingTransferInput => ({
-    transactionId, gatewayDid: gateway, subsidiaryDids: [subsidiary],
-    routeDeadline: '1 hour', routeGiveUpAfter: '1 day', reviewDeadline: REVIEW_MS, pollInterval: '10 minutes', screeningThreshold: 0.9, ...over,
+    transactionId,
+    gatewayDid: gateway,
+    subsidiaryDids: [subsidiary],
+    routeDeadline: '1 hour',
+    routeGiveUpAfter: '1 day',
+    reviewDeadline: REVIEW_MS,
+    pollInterval: '10 minutes',
+    screeningThreshold: 0.9,
+    ...over,
   });
   const tx = (id: string, over: Partial<IncomingTxSummary> = {}): IncomingTxSummary => ({
-    id, status: 'SENT', asset: 'ETH', destination: '0xdestination', originatorVaspDid: counterparty, beneficiaryVaspDid: subsidiary,
-    amount: '1', createdAt: '2026-11-25T10:00:00.000Z', ...over,
+    id,
+    status: 'SENT',
+    asset: 'ETH',
+    destination: '0xdestination',
+    originatorVaspDid: counterparty,
+    beneficiaryVaspDid: subsidiary,
+    amount: '1',
+    createdAt: '2026-11-25T10:00:00.000Z',
+    ...over,
   });
-  const hit: ScreeningOutcome = { screenedNames: 2, nameHits: [{ list: 'SDN', entNum: 7, matchedName: 'FICTIONAL PERSON', score: 0.97 }], addressHits: [] };
+  const hit: ScreeningOutcome = {
+    screenedNames: 2,
+    nameHits: [{ list: 'SDN', entNum: 7, matchedName: 'FICTIONAL PERSON', score: 0.97 }],
+    addressHits: [],
+  };
 
   /** The network side of a transfer addressed to a subsidiary, whose originator is a screening hit. */
   const flagged = (over: Stubs = {}): Stubs => ({
@@ -48,7 +84,8 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     reportIncomingOutcome: async () => undefined,
     ...over,
   });
-  const outcomes = (calls: StubCall[]) => callsOf(calls, 'reportIncomingOutcome').map((c) => (c.args[0] as { outcome: string }).outcome);
+  const outcomes = (calls: StubCall[]) =>
+    callsOf(calls, 'reportIncomingOutcome').map((c) => (c.args[0] as { outcome: string }).outcome);
   const until = async (check: () => boolean) => {
     const deadline = Date.now() + 20_000;
     while (!check()) {
@@ -61,13 +98,28 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     // Screening waits until the test has tried to decide too early, so that attempt surely finds no review.
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    const { worker, taskQueue, calls } = await stubWorker(env, flagged({ screenIncomingTransfer: async () => released.then(() => hit) }));
+    const { worker, taskQueue, calls } = await stubWorker(
+      env,
+      flagged({ screenIncomingTransfer: async () => released.then(() => hit) }),
+    );
     const id = `tx-${randomBytes(4).toString('hex')}`;
-    const decision = { decision: 'decline' as const, reason: 'confirmed match', actor: officer.name, principal: officer };
+    const decision = {
+      decision: 'decline' as const,
+      reason: 'confirmed match',
+      actor: officer.name,
+      principal: officer,
+    };
     const { result, events, rejected, escalatedAt, decidedAt } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id)] });
+      const handle = await env.client.workflow.start(incomingTransfer, {
+        taskQueue,
+        workflowId: `incoming-${id}`,
+        args: [input(id)],
+      });
       // No decision is taken before the transfer is under review.
-      const rejected = await handle.executeUpdate(decideUpdate, { args: [decision] }).then(() => undefined, (e: Error) => e);
+      const rejected = await handle.executeUpdate(decideUpdate, { args: [decision] }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       release();
       await until(() => outcomes(calls).includes('review-escalated'));
       const escalatedAt = Date.now();
@@ -75,13 +127,33 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
       expect(waiting).toMatchObject({ phase: 'awaiting-review', escalated: true });
       const decidedAt = Date.now();
       await handle.executeUpdate(decideUpdate, { args: [decision] });
-      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [], rejected, escalatedAt, decidedAt };
+      return {
+        result: await handle.result(),
+        events: (await handle.fetchHistory()).events ?? [],
+        rejected,
+        escalatedAt,
+        decidedAt,
+      };
     });
 
     expect(rejected).toBeInstanceOf(WorkflowUpdateFailedError);
     expect((rejected as WorkflowUpdateFailedError).cause?.message).toMatch(/^transfer is not under review/);
-    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'DECLINED', escalated: true, subsidiaryDid: subsidiary, routedBy: 'network' });
-    expect(result.history.map((h) => h.event)).toEqual(expect.arrayContaining(['phase:awaiting-review', 'review-escalated', 'decision', 'phase:deciding', 'finished:declined']));
+    expect(result).toMatchObject({
+      phase: 'completed',
+      networkStatus: 'DECLINED',
+      escalated: true,
+      subsidiaryDid: subsidiary,
+      routedBy: 'network',
+    });
+    expect(result.history.map((h) => h.event)).toEqual(
+      expect.arrayContaining([
+        'phase:awaiting-review',
+        'review-escalated',
+        'decision',
+        'phase:deciding',
+        'finished:declined',
+      ]),
+    );
 
     // One review timer of the configured length: it fired (the escalation), and the decision came after it.
     const timers = timersOf(events);
@@ -90,25 +162,51 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(review.durationMs).toBe(REVIEW_MS);
     expect(review.firedAt! - review.startedAt).toBeGreaterThanOrEqual(REVIEW_MS - 5);
     const screened = callsOf(calls, 'screenIncomingTransfer')[0]!;
-    expect(screened.args).toEqual([{ transactionId: id, subsidiaryDid: subsidiary, gatewayDid: gateway, threshold: 0.9 }]);
+    expect(screened.args).toEqual([
+      { transactionId: id, subsidiaryDid: subsidiary, gatewayDid: gateway, threshold: 0.9 },
+    ]);
     expect(escalatedAt - screened.at).toBeGreaterThanOrEqual(REVIEW_MS - 50);
 
     // The escalation is told to the internal systems once; the hit and the escalation are audited under the screening
     // rule, the decision under who took it, and sent with them.
     expect(outcomes(calls)).toEqual(['review-escalated', 'declined']);
-    expect(callsOf(calls, 'reportIncomingOutcome')[0]!.args[0]).toEqual({ transactionId: id, outcome: 'review-escalated', networkStatus: 'ACK', subsidiaryDid: subsidiary });
+    expect(callsOf(calls, 'reportIncomingOutcome')[0]!.args[0]).toEqual({
+      transactionId: id,
+      outcome: 'review-escalated',
+      networkStatus: 'ACK',
+      subsidiaryDid: subsidiary,
+    });
     const screening = systemPrincipal('screening');
-    expect(callsOf(calls, 'recordAudit').map((c) => c.args[0])).toEqual([{
-      actor: 'system:screening', action: 'incoming.screening.hit', subject: id,
-      details: { screenedNames: 2, nameHits: 1, addressHits: 0, entries: [{ list: 'SDN', entNum: 7, score: 0.97 }], principal: screening },
-    }, {
-      actor: 'system:screening', action: 'incoming.review.escalated', subject: id, details: { waited: REVIEW_MS, principal: screening },
-    }, {
-      actor: officer.name, action: 'incoming.decline', subject: id,
-      details: { reason: 'confirmed match', nameHits: 1, addressHits: 0, principal: officer },
-    }]);
+    expect(callsOf(calls, 'recordAudit').map((c) => c.args[0])).toEqual([
+      {
+        actor: 'system:screening',
+        action: 'incoming.screening.hit',
+        subject: id,
+        details: {
+          screenedNames: 2,
+          nameHits: 1,
+          addressHits: 0,
+          entries: [{ list: 'SDN', entNum: 7, score: 0.97 }],
+          principal: screening,
+        },
+      },
+      {
+        actor: 'system:screening',
+        action: 'incoming.review.escalated',
+        subject: id,
+        details: { waited: REVIEW_MS, principal: screening },
+      },
+      {
+        actor: officer.name,
+        action: 'incoming.decline',
+        subject: id,
+        details: { reason: 'confirmed match', nameHits: 1, addressHits: 0, principal: officer },
+      },
+    ]);
     const declined = callsOf(calls, 'declineIncomingTransaction');
-    expect(declined.map((c) => c.args[0])).toEqual([{ transactionId: id, reason: `confirmed match (declined by ${describePrincipal(officer)})` }]);
+    expect(declined.map((c) => c.args[0])).toEqual([
+      { transactionId: id, reason: `confirmed match (declined by ${describePrincipal(officer)})` },
+    ]);
     expect(declined[0]!.at).toBeGreaterThanOrEqual(decidedAt);
     expect(callsOf(calls, 'acceptIncomingTransaction')).toHaveLength(0);
     // Routed by the network itself: no redirect.
@@ -119,12 +217,22 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     const { worker, taskQueue, calls } = await stubWorker(env, flagged());
     const id = `tx-${randomBytes(4).toString('hex')}`;
     const { result, events } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id, { reviewDeadline: '1 hour' })] });
+      const handle = await env.client.workflow.start(incomingTransfer, {
+        taskQueue,
+        workflowId: `incoming-${id}`,
+        args: [input(id, { reviewDeadline: '1 hour' })],
+      });
       await until(() => callsOf(calls, 'screenIncomingTransfer').length > 0);
       // The update's validator refuses it until the workflow is under review: retry until it is.
       for (;;) {
-        const r = await handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', reason: 'false positive', actor: officer.name, principal: officer }] })
-          .then(() => true, () => false);
+        const r = await handle
+          .executeUpdate(decideUpdate, {
+            args: [{ decision: 'approve', reason: 'false positive', actor: officer.name, principal: officer }],
+          })
+          .then(
+            () => true,
+            () => false,
+          );
         if (r) break;
         await new Promise((res) => setTimeout(res, 50));
       }
@@ -138,35 +246,51 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(timers.map((t) => [t.durationMs, t.cancelled, t.firedAt])).toEqual([[3_600_000, true, undefined]]);
   });
 
-  it('on the way to the confirmation, the list entry and the routing\'s audit row are written beside the network steps, and awaited', async () => {
+  it("on the way to the confirmation, the list entry and the routing's audit row are written beside the network steps, and awaited", async () => {
     // Each write holds until the network step after it has started: written one after the other, this would hang.
-    const started = (name: Parameters<typeof callsOf>[1]) => new Promise<void>((resolve) => {
-      const check = setInterval(() => { if (callsOf(calls, name).length > 0) { clearInterval(check); resolve(); } }, 5);
-    });
+    const started = (name: Parameters<typeof callsOf>[1]) =>
+      new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (callsOf(calls, name).length > 0) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 5);
+      });
     let auditDone = false;
     let viewsDone = 0;
-    const { worker, taskQueue, calls } = await stubWorker(env, flagged({
-      getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),
-      findAddressOwner: async () => subsidiary,
-      redirectIncomingTransaction: async ({ transactionId }) => tx(transactionId, { beneficiaryVaspDid: subsidiary }),
-      screenIncomingTransfer: async () => ({ screenedNames: 2, nameHits: [], addressHits: [] }),
-      recordAudit: async (entry) => {
-        if ((entry as { action: string }).action === 'incoming.route.auto') {
-          await started('redirectIncomingTransaction');
-          auditDone = true;
-        }
-      },
-      recordTransferView: async () => {
-        if (viewsDone < 2) await started(viewsDone === 0 ? 'findAddressOwner' : 'confirmIncomingTransaction');
-        viewsDone++;
-      },
-    }));
+    const { worker, taskQueue, calls } = await stubWorker(
+      env,
+      flagged({
+        getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),
+        findAddressOwner: async () => subsidiary,
+        redirectIncomingTransaction: async ({ transactionId }) => tx(transactionId, { beneficiaryVaspDid: subsidiary }),
+        screenIncomingTransfer: async () => ({ screenedNames: 2, nameHits: [], addressHits: [] }),
+        recordAudit: async (entry) => {
+          if ((entry as { action: string }).action === 'incoming.route.auto') {
+            await started('redirectIncomingTransaction');
+            auditDone = true;
+          }
+        },
+        recordTransferView: async () => {
+          if (viewsDone < 2) await started(viewsDone === 0 ? 'findAddressOwner' : 'confirmIncomingTransaction');
+          viewsDone++;
+        },
+      }),
+    );
     const id = `tx-${randomBytes(4).toString('hex')}`;
     const t0 = Date.now();
-    const result = await worker.runUntil(env.client.workflow.execute(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id)] }));
+    const result = await worker.runUntil(
+      env.client.workflow.execute(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id)] }),
+    );
     // One after the other, the first list entry would wait out its 10 s activity timeout.
     expect(Date.now() - t0).toBeLessThan(8000);
-    expect(result).toMatchObject({ phase: 'completed', subsidiaryDid: subsidiary, routedBy: 'registry', networkStatus: 'ACCEPTED' });
+    expect(result).toMatchObject({
+      phase: 'completed',
+      subsidiaryDid: subsidiary,
+      routedBy: 'registry',
+      networkStatus: 'ACCEPTED',
+    });
     expect(auditDone).toBe(true);
     // Screening (after the confirmation) starts only once the writes begun beside the network steps are done.
     const screenedAt = callsOf(calls, 'screenIncomingTransfer')[0]!.at;
@@ -186,15 +310,21 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     const id = `tx-${randomBytes(4).toString('hex')}`;
     const { result, events } = await worker.runUntil(async () => {
       const handle = await env.client.workflow.start(incomingTransfer, {
-        taskQueue, workflowId: `incoming-${id}`, args: [input(id, { routeDeadline: 1000, routeGiveUpAfter: 1500 })],
+        taskQueue,
+        workflowId: `incoming-${id}`,
+        args: [input(id, { routeDeadline: 1000, routeGiveUpAfter: 1500 })],
       });
       return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
     });
     expect(result).toMatchObject({ phase: 'rejected', networkStatus: 'REJECTED', escalated: true });
-    expect(callsOf(calls, 'findAddressOwner').map((c) => c.args)).toEqual([[{ asset: 'ETH', address: '0xdestination', subsidiaryDids: [subsidiary] }]]);
+    expect(callsOf(calls, 'findAddressOwner').map((c) => c.args)).toEqual([
+      [{ asset: 'ETH', address: '0xdestination', subsidiaryDids: [subsidiary] }],
+    ]);
     expect(outcomes(calls)).toEqual(['route-escalated', 'rejected']);
     const rejectCalls = callsOf(calls, 'rejectIncomingTransaction');
-    expect(rejectCalls.map((c) => c.args[0])).toEqual([{ transactionId: id, reason: 'destination address is not owned by any VASP of the group' }]);
+    expect(rejectCalls.map((c) => c.args[0])).toEqual([
+      { transactionId: id, reason: 'destination address is not owned by any VASP of the group' },
+    ]);
     const timers = timersOf(events);
     expect(timers.map((t) => t.durationMs)).toEqual([1000, 1500]);
     expect(timers.every((t) => t.firedAt !== undefined && t.firedAt - t.startedAt >= t.durationMs - 5)).toBe(true);
@@ -205,10 +335,21 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     // The escalation and the rejection are automatic decisions, audited under the routing rule.
     const routing = systemPrincipal('routing');
     expect(callsOf(calls, 'recordAudit').map((c) => c.args[0])).toEqual([
-      { actor: 'system:routing', action: 'incoming.route.escalated', subject: id, details: { waited: 1000, principal: routing } },
       {
-        actor: 'system:routing', action: 'incoming.reject', subject: id,
-        details: { reason: 'destination address is not owned by any VASP of the group', waited: 1500, principal: routing },
+        actor: 'system:routing',
+        action: 'incoming.route.escalated',
+        subject: id,
+        details: { waited: 1000, principal: routing },
+      },
+      {
+        actor: 'system:routing',
+        action: 'incoming.reject',
+        subject: id,
+        details: {
+          reason: 'destination address is not owned by any VASP of the group',
+          waited: 1500,
+          principal: routing,
+        },
       },
     ]);
     expect(callsOf(calls, 'recordAudit')[1]!.at).toBeLessThanOrEqual(rejectCalls[0]!.at);

@@ -8,7 +8,14 @@ import type { CreatedTransaction, TransferPlan } from '../../../activities/outgo
 import { outgoingTransfer, type OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
 import { transactionUpdatedSignal, transferStatusQuery } from '../../../workflows/outgoing-transfer.messages';
 import { outgoingViewAfterSend } from '../../../transfer-view/status';
-import { callsOf, firstTaskStartedAt, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
+import {
+  callsOf,
+  firstTaskStartedAt,
+  stubWorker,
+  timersOf,
+  workflowTestEnvironment,
+  type Stubs,
+} from '../../harness/workflow-env';
 
 /**
  * The outgoing transfer's wait for the counterparty's answer, with stubbed activities: the poll interval and the answer
@@ -27,15 +34,37 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
   const beneficiary = 'did:ethr:0x2222222222222222222222222222222222222222';
 
   const input = (over: Partial<OutgoingTransferInput> = {}): OutgoingTransferInput => ({
-    id: `ref-${randomBytes(4).toString('hex')}`, originatorVaspDid: originator, beneficiaryVaspDid: beneficiary,
-    asset: 'ETH', amount: '1', answerDeadlineMs: DEADLINE_MS, pollIntervalMs: POLL_MS, report: true, ...over,
+    id: `ref-${randomBytes(4).toString('hex')}`,
+    originatorVaspDid: originator,
+    beneficiaryVaspDid: beneficiary,
+    asset: 'ETH',
+    amount: '1',
+    answerDeadlineMs: DEADLINE_MS,
+    pollIntervalMs: POLL_MS,
+    report: true,
+    ...over,
   });
-  const plan: TransferPlan = { originatorVaspDid: originator, beneficiaryVaspDid: beneficiary, beneficiaryResolvedBy: 'request', mode: 'end-to-end', recipients: [] };
-  const created: CreatedTransaction = { id: 'tx-1', status: 'SENT', beneficiaryVaspDid: beneficiary, transaction: { id: 'tx-1' } as CreatedTransaction['transaction'] };
+  const plan: TransferPlan = {
+    originatorVaspDid: originator,
+    beneficiaryVaspDid: beneficiary,
+    beneficiaryResolvedBy: 'request',
+    mode: 'end-to-end',
+    recipients: [],
+  };
+  const created: CreatedTransaction = {
+    id: 'tx-1',
+    status: 'SENT',
+    beneficiaryVaspDid: beneficiary,
+    transaction: { id: 'tx-1' } as CreatedTransaction['transaction'],
+  };
 
   /** A counterparty that never answers: every poll says SENT. */
   const silent = (over: Stubs = {}): Stubs => ({
-    sendOutgoingTransfer: async (i) => ({ plan, created, view: i.view && outgoingViewAfterSend(i.view, plan, created, false) }),
+    sendOutgoingTransfer: async (i) => ({
+      plan,
+      created,
+      view: i.view && outgoingViewAfterSend(i.view, plan, created, false),
+    }),
     finishOutgoingTransfer: async () => ({ viewWritten: true, delivered: true }),
     fetchOutgoingStatus: async () => ({ status: 'SENT' }),
     cancelOutgoingTransaction: async () => ({ status: 'CANCELLED', cancelled: true }),
@@ -47,7 +76,11 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     const { worker, taskQueue, calls } = await stubWorker(env, silent());
     const args = input();
     const { state, events } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      const handle = await env.client.workflow.start(outgoingTransfer, {
+        taskQueue,
+        workflowId: `outgoing-${args.id}`,
+        args: [args],
+      });
       const state = await handle.result();
       return { state, events: (await handle.fetchHistory()).events ?? [] };
     });
@@ -65,21 +98,26 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(polls.length).toBeGreaterThanOrEqual(2);
     expect(polls.length).toBeLessThanOrEqual(3);
     expect(polls.every((t) => t.durationMs === POLL_MS)).toBe(true);
-    for (const t of polls.filter((p) => p.firedAt !== undefined)) expect(t.firedAt! - t.startedAt).toBeGreaterThanOrEqual(t.durationMs - 5);
+    for (const t of polls.filter((p) => p.firedAt !== undefined))
+      expect(t.firedAt! - t.startedAt).toBeGreaterThanOrEqual(t.durationMs - 5);
     expect(polls.every((t) => t.startedAt < deadline!.firedAt!)).toBe(true);
 
     // A poll after each interval that ended before the deadline (one that ended with it may give way to the deadline),
     // then the cancellation once the deadline's timer fired, then the report.
     // One step prepares and creates (no plan from an API here: the worker plans).
     const sends = callsOf(calls, 'sendOutgoingTransfer');
-    expect(sends.map((c) => c.args)).toEqual([[{ id: args.id, view: expect.objectContaining({ status: 'RECEIVED', version: 1 }) }]]);
+    expect(sends.map((c) => c.args)).toEqual([
+      [{ id: args.id, view: expect.objectContaining({ status: 'RECEIVED', version: 1 }) }],
+    ]);
     const fetches = callsOf(calls, 'fetchOutgoingStatus');
     const endedBefore = polls.filter((t) => t.firedAt !== undefined && t.firedAt < deadline!.firedAt!).length;
     expect(fetches.length).toBeGreaterThanOrEqual(endedBefore - 1);
     expect(fetches.length).toBeLessThanOrEqual(endedBefore);
     expect(fetches.every((c) => JSON.stringify(c.args) === JSON.stringify([{ transactionId: 'tx-1' }]))).toBe(true);
     const cancel = callsOf(calls, 'cancelOutgoingTransaction');
-    expect(cancel.map((c) => c.args)).toEqual([[{ transactionId: 'tx-1', reason: 'no answer from the beneficiary VASP before the deadline' }]]);
+    expect(cancel.map((c) => c.args)).toEqual([
+      [{ transactionId: 'tx-1', reason: 'no answer from the beneficiary VASP before the deadline' }],
+    ]);
     // The deadline counts from the workflow's clock when the transaction was created: the time its workflow task started,
     // which the local activities before it do not move (so on a busy machine it can be before the stub's first call).
     const clockAt = firstTaskStartedAt(events);
@@ -89,21 +127,40 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(cancel[0]!.at).toBeGreaterThanOrEqual(deadline!.firedAt! - 5);
     expect(fetches.every((c) => c.at < cancel[0]!.at)).toBe(true);
     // The last step writes the final list entry and reports, in one local activity.
-    const finishes = callsOf(calls, 'finishOutgoingTransfer').map((c) => c.args[0] as { view?: { status: string; version: number }; report?: unknown });
+    const finishes = callsOf(calls, 'finishOutgoingTransfer').map(
+      (c) => c.args[0] as { view?: { status: string; version: number }; report?: unknown },
+    );
     expect(finishes).toHaveLength(1);
-    expect(finishes[0]!.report).toMatchObject({ id: args.id, status: 'EXPIRED', transactionId: 'tx-1', originatorVaspDid: originator, beneficiaryVaspDid: beneficiary, mode: 'end-to-end' });
+    expect(finishes[0]!.report).toMatchObject({
+      id: args.id,
+      status: 'EXPIRED',
+      transactionId: 'tx-1',
+      originatorVaspDid: originator,
+      beneficiaryVaspDid: beneficiary,
+      mode: 'end-to-end',
+    });
     expect(finishes[0]!.view).toMatchObject({ status: 'EXPIRED', final: true, version: 4 });
     expect(calls.at(-1)!.name).toBe('finishOutgoingTransfer');
     // The console's list saw the created transaction (written by the send step, which the workflow found current) and
     // the end: no separate list writes; nothing but these four steps ran.
     expect(callsOf(calls, 'recordTransferView')).toHaveLength(0);
-    expect([...new Set(calls.map((c) => c.name))].sort()).toEqual(['cancelOutgoingTransaction', 'fetchOutgoingStatus', 'finishOutgoingTransfer', 'sendOutgoingTransfer']);
+    expect([...new Set(calls.map((c) => c.name))].sort()).toEqual([
+      'cancelOutgoingTransaction',
+      'fetchOutgoingStatus',
+      'finishOutgoingTransfer',
+      'sendOutgoingTransfer',
+    ]);
   });
 
   it('an answer that beats the cancellation is the outcome', async () => {
-    const { worker, taskQueue, calls } = await stubWorker(env, silent({ cancelOutgoingTransaction: async () => ({ status: 'ACCEPTED', cancelled: false }) }));
+    const { worker, taskQueue, calls } = await stubWorker(
+      env,
+      silent({ cancelOutgoingTransaction: async () => ({ status: 'ACCEPTED', cancelled: false }) }),
+    );
     const args = input();
-    const state = await worker.runUntil(env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }));
+    const state = await worker.runUntil(
+      env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }),
+    );
     expect(state.status).toBe('ACCEPTED');
     expect(state.history.at(-1)).toMatchObject({ status: 'ACCEPTED', source: 'network' });
     expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(1);
@@ -116,7 +173,9 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     };
     const { worker, taskQueue, calls } = await stubWorker(env, silent({ cancelOutgoingTransaction: refuse }));
     const args = input();
-    const state = await worker.runUntil(env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }));
+    const state = await worker.runUntil(
+      env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }),
+    );
     expect(state.status).toBe('EXPIRED');
     expect(state.history.at(-1)!.source).toMatch(/^deadline: not cancelled at the network .*may still be open/);
     expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(1);
@@ -128,11 +187,24 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     const args = input({ pollIntervalMs: 60_000, answerDeadlineMs: 600_000 });
     const started = Date.now();
     const { state, events } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      const handle = await env.client.workflow.start(outgoingTransfer, {
+        taskQueue,
+        workflowId: `outgoing-${args.id}`,
+        args: [args],
+      });
       // Sent once the transaction exists: an update for another transaction is ignored, this one ends the transfer.
       while (callsOf(calls, 'sendOutgoingTransfer').length === 0) await new Promise((r) => setTimeout(r, 20));
-      await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-other', status: 'DECLINED', source: 'webhook' });
-      await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status: 'ACCEPTED', source: 'webhook', webhookId: 'wh-1' });
+      await handle.signal(transactionUpdatedSignal, {
+        transactionId: 'tx-other',
+        status: 'DECLINED',
+        source: 'webhook',
+      });
+      await handle.signal(transactionUpdatedSignal, {
+        transactionId: 'tx-1',
+        status: 'ACCEPTED',
+        source: 'webhook',
+        webhookId: 'wh-1',
+      });
       return { state: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
     });
     expect(Date.now() - started).toBeLessThan(30_000);
@@ -142,19 +214,31 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(0);
     // The deadline's timer (left to the workflow's end) and the poll interval's (cancelled by the answer).
     const timers = timersOf(events);
-    expect(timers).toEqual([expect.objectContaining({ durationMs: 600_000, cancelled: false }), expect.objectContaining({ durationMs: 60_000, cancelled: true })]);
+    expect(timers).toEqual([
+      expect.objectContaining({ durationMs: 600_000, cancelled: false }),
+      expect.objectContaining({ durationMs: 60_000, cancelled: true }),
+    ]);
     expect(timers.every((t) => t.firedAt === undefined)).toBe(true);
   });
 
-  it('updates that arrive out of order never move the status back: ordered by the network\'s updatedAt, else by progress', async () => {
+  it("updates that arrive out of order never move the status back: ordered by the network's updatedAt, else by progress", async () => {
     const { worker, taskQueue, calls } = await stubWorker(env, silent());
     const args = input({ pollIntervalMs: 60_000, answerDeadlineMs: 600_000 });
     const at = (s: number) => new Date(Date.UTC(2026, 10, 25, 12, 0, s)).toISOString();
     const { state, seen } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      const handle = await env.client.workflow.start(outgoingTransfer, {
+        taskQueue,
+        workflowId: `outgoing-${args.id}`,
+        args: [args],
+      });
       while (callsOf(calls, 'sendOutgoingTransfer').length === 0) await new Promise((r) => setTimeout(r, 20));
       const send = (status: string, updatedAt?: string) =>
-        handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status, source: 'webhook', ...(updatedAt ? { updatedAt } : {}) });
+        handle.signal(transactionUpdatedSignal, {
+          transactionId: 'tx-1',
+          status,
+          source: 'webhook',
+          ...(updatedAt ? { updatedAt } : {}),
+        });
       const seen: string[] = [];
       const look = async () => seen.push((await handle.query(transferStatusQuery)).status);
       // The counterparty said NOT_READY at :02; the SENT of :01 is delivered after it and must not undo it.
@@ -172,28 +256,50 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
       return { state: await handle.result(), seen };
     });
     expect(seen).toEqual(['NOT_READY', 'NOT_READY', 'ACK']);
-    expect(state.history.map((h) => h.status)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'NOT_READY', 'ACK', 'ACCEPTED']);
+    expect(state.history.map((h) => h.status)).toEqual([
+      'RECEIVED',
+      'PREPARED',
+      'SENT',
+      'NOT_READY',
+      'ACK',
+      'ACCEPTED',
+    ]);
   });
 
-  it('passes the API\'s plan to the send step, and writes the list entry itself when the send step could not', async () => {
-    const { worker, taskQueue, calls } = await stubWorker(env, silent({
-      sendOutgoingTransfer: async () => ({ plan, created, view: undefined }),
-      finishOutgoingTransfer: async () => ({ viewWritten: false, delivered: true }),
-      cancelOutgoingTransaction: async () => ({ status: 'ACCEPTED', cancelled: false }),
-    }));
+  it("passes the API's plan to the send step, and writes the list entry itself when the send step could not", async () => {
+    const { worker, taskQueue, calls } = await stubWorker(
+      env,
+      silent({
+        sendOutgoingTransfer: async () => ({ plan, created, view: undefined }),
+        finishOutgoingTransfer: async () => ({ viewWritten: false, delivered: true }),
+        cancelOutgoingTransaction: async () => ({ status: 'ACCEPTED', cancelled: false }),
+      }),
+    );
     const args = input({ plan, answerDeadlineMs: 1000 });
-    const state = await worker.runUntil(env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }));
+    const state = await worker.runUntil(
+      env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }),
+    );
     expect(state.status).toBe('ACCEPTED');
     expect(callsOf(calls, 'sendOutgoingTransfer')[0]!.args[0]).toMatchObject({ id: args.id, plan });
     // The send step's write failed: SENT written separately; the finish's write failed: ACCEPTED written separately.
-    expect(callsOf(calls, 'recordTransferView').map((c) => (c.args[0] as { status: string }).status)).toEqual(['SENT', 'ACCEPTED']);
+    expect(callsOf(calls, 'recordTransferView').map((c) => (c.args[0] as { status: string }).status)).toEqual([
+      'SENT',
+      'ACCEPTED',
+    ]);
   });
 
-  it('a CANCELLED before the deadline is someone else\'s: confirmed at the network, the transfer ends CANCELLED', async () => {
-    const { worker, taskQueue, calls } = await stubWorker(env, silent({ fetchOutgoingStatus: async () => ({ status: 'CANCELLED' }) }));
+  it("a CANCELLED before the deadline is someone else's: confirmed at the network, the transfer ends CANCELLED", async () => {
+    const { worker, taskQueue, calls } = await stubWorker(
+      env,
+      silent({ fetchOutgoingStatus: async () => ({ status: 'CANCELLED' }) }),
+    );
     const args = input({ pollIntervalMs: 60_000, answerDeadlineMs: 600_000 });
     const state = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      const handle = await env.client.workflow.start(outgoingTransfer, {
+        taskQueue,
+        workflowId: `outgoing-${args.id}`,
+        args: [args],
+      });
       while (callsOf(calls, 'sendOutgoingTransfer').length === 0) await new Promise((r) => setTimeout(r, 20));
       await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status: 'CANCELLED', source: 'webhook' });
       return handle.result();
@@ -204,22 +310,31 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(0);
   });
 
-  it('a CANCELLED heard in the activation where the deadline\'s timer fires is the deadline\'s (a worker died after cancelling)', async () => {
+  it("a CANCELLED heard in the activation where the deadline's timer fires is the deadline's (a worker died after cancelling)", async () => {
     // The worker that cancelled at the deadline died before recording it; the network's CANCELLED webhook and the
     // deadline's timer reach the next worker in one activation, the signal first.
     const first = await stubWorker(env, silent());
     const args = input({ pollIntervalMs: 60_000, answerDeadlineMs: 2000 });
     const handle = await first.worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue: first.taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
-      while (timersOf((await handle.fetchHistory()).events ?? []).length < 2) await new Promise((r) => setTimeout(r, 50));
+      const handle = await env.client.workflow.start(outgoingTransfer, {
+        taskQueue: first.taskQueue,
+        workflowId: `outgoing-${args.id}`,
+        args: [args],
+      });
+      while (timersOf((await handle.fetchHistory()).events ?? []).length < 2)
+        await new Promise((r) => setTimeout(r, 50));
       return handle;
     });
-    while (!timersOf((await handle.fetchHistory()).events ?? [])[0]?.firedAt) await new Promise((r) => setTimeout(r, 100));
+    while (!timersOf((await handle.fetchHistory()).events ?? [])[0]?.firedAt)
+      await new Promise((r) => setTimeout(r, 100));
     await handle.signal(transactionUpdatedSignal, { transactionId: 'tx-1', status: 'CANCELLED', source: 'webhook' });
     const second = await stubWorker(env, silent(), first.taskQueue);
     const state = await second.worker.runUntil(handle.result());
     expect(state.status).toBe('EXPIRED');
-    expect(state.history.at(-1)).toMatchObject({ status: 'EXPIRED', source: 'deadline: cancelled at the network (webhook)' });
+    expect(state.history.at(-1)).toMatchObject({
+      status: 'EXPIRED',
+      source: 'deadline: cancelled at the network (webhook)',
+    });
     expect(callsOf(second.calls, 'cancelOutgoingTransaction')).toHaveLength(0);
     // The scenario: the timer fired, then the signal came, before the next workflow task started.
     const history = await handle.fetchHistory();
@@ -230,7 +345,10 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(fired).toBeGreaterThan(0);
     expect(signalled).toBeGreaterThan(fired);
     expect(nextTask).toBeGreaterThan(signalled);
-    await Worker.runReplayHistory({ workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) }, history);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) },
+      history,
+    );
   });
 
   it('replays a history in which a poll ran through workflow-task heartbeats past the deadline', async () => {
@@ -241,16 +359,22 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     // (a query once the worker's cache dropped it, a worker restart), cancel where the run had polled: a nondeterminism
     // error, and the transfer's status unreadable through the API. The deadline is a timer for this reason.
     const POLL_RUNS_MS = 8000;
-    const { worker, taskQueue, calls } = await stubWorker(env, silent({
-      fetchOutgoingStatus: async () => {
-        await new Promise((r) => setTimeout(r, POLL_RUNS_MS));
-        return { status: 'SENT' };
-      },
-    }));
+    const { worker, taskQueue, calls } = await stubWorker(
+      env,
+      silent({
+        fetchOutgoingStatus: async () => {
+          await new Promise((r) => setTimeout(r, POLL_RUNS_MS));
+          return { status: 'SENT' };
+        },
+      }),
+    );
     const args = input({ pollIntervalMs: 2000, answerDeadlineMs: 5000 });
     const { state, history } = await worker.runUntil(async () => {
       const handle = await env.client.workflow.start(outgoingTransfer, {
-        taskQueue, workflowId: `outgoing-${args.id}`, args: [args], workflowTaskTimeout: '2 seconds',
+        taskQueue,
+        workflowId: `outgoing-${args.id}`,
+        args: [args],
+        workflowTaskTimeout: '2 seconds',
       });
       while (callsOf(calls, 'sendOutgoingTransfer').length === 0) await new Promise((r) => setTimeout(r, 20));
       // The network repeats a webhook: the workflow task that hears it changes nothing and records no command.
@@ -260,7 +384,9 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     });
     const events = history.events ?? [];
     // The scenario: one poll, started before the deadline, still running through heartbeats when the deadline passed.
-    const heartbeats = events.filter((e, i) => e.workflowTaskCompletedEventAttributes && events[i + 1]?.workflowTaskScheduledEventAttributes).length;
+    const heartbeats = events.filter(
+      (e, i) => e.workflowTaskCompletedEventAttributes && events[i + 1]?.workflowTaskScheduledEventAttributes,
+    ).length;
     expect(heartbeats).toBeGreaterThan(0);
     const polls = callsOf(calls, 'fetchOutgoingStatus');
     expect(polls).toHaveLength(1);
@@ -268,17 +394,27 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     expect(polls[0]!.at + POLL_RUNS_MS - firstTaskStartedAt(events)).toBeGreaterThan(args.answerDeadlineMs);
     expect(state.status).toBe('EXPIRED');
     expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(1);
-    await Worker.runReplayHistory({ workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) }, history);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) },
+      history,
+    );
   });
 
-  it('a history of the one-step path replays through the same code (the send step\'s list entry is compared deterministically)', async () => {
+  it("a history of the one-step path replays through the same code (the send step's list entry is compared deterministically)", async () => {
     const { worker, taskQueue } = await stubWorker(env, silent());
     const args = input({ pollIntervalMs: 500, answerDeadlineMs: 1200 });
     const history = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] });
+      const handle = await env.client.workflow.start(outgoingTransfer, {
+        taskQueue,
+        workflowId: `outgoing-${args.id}`,
+        args: [args],
+      });
       await handle.result();
       return handle.fetchHistory();
     });
-    await Worker.runReplayHistory({ workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) }, history);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) },
+      history,
+    );
   });
 });

@@ -12,9 +12,10 @@ import { testEnv } from '../../harness/platform';
  * running workflow (a reordered activity, a new timer, a removed patch) fails here with a nondeterminism error.
  * No server is needed; the integration project only lends its workflow bundle.
  */
-describe('replay: recorded histories of every workflow type replay through today\'s workflow code', () => {
+describe("replay: recorded histories of every workflow type replay through today's workflow code", () => {
   const histories = loadHistories();
-  const workflowTypes = (h: RecordedHistory) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+  const workflowTypes = (h: RecordedHistory) =>
+    h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
 
   it('replays every recorded history without a nondeterminism error', async () => {
     expect(histories.length).toBeGreaterThan(0);
@@ -34,7 +35,9 @@ describe('replay: recorded histories of every workflow type replay through today
 
   it('covers every workflow the worker registers', () => {
     const source = readFileSync(join(__dirname, '../../../workflows/index.ts'), 'utf8');
-    const registered = [...source.matchAll(/export \{ ([^}]+) \}/g)].flatMap((m) => m[1]!.split(',').map((s) => s.trim()));
+    const registered = [...source.matchAll(/export \{ ([^}]+) \}/g)].flatMap((m) =>
+      m[1]!.split(',').map((s) => s.trim()),
+    );
     expect(registered.length).toBeGreaterThan(5);
     expect([...new Set(histories.map(workflowTypes))].sort()).toEqual([...registered].sort());
   });
@@ -62,7 +65,11 @@ describe('replay: recorded histories of every workflow type replay through today
 
   it('pins every patched() branch: each patch id is recorded after the patch and before it', async () => {
     const dir = join(__dirname, '../../../workflows');
-    const patchIds = new Set(readdirSync(dir).flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/patched\('([^']+)'\)/g)].map((m) => m[1]!)));
+    const patchIds = new Set(
+      readdirSync(dir).flatMap((f) =>
+        [...readFileSync(join(dir, f), 'utf8').matchAll(/patched\('([^']+)'\)/g)].map((m) => m[1]!),
+      ),
+    );
     const recorded = new Map<string, string[]>();
     for (const h of histories) recorded.set(h.file, await patchesOf(h));
     const after = new Set([...recorded.values()].flat());
@@ -81,7 +88,9 @@ describe('replay: recorded histories of every workflow type replay through today
 
   it('a deprecated patch keeps no .before- fixture: its old branch is gone, only its marker is still replayed', () => {
     const dir = join(__dirname, '../../../workflows');
-    const deprecated = readdirSync(dir).flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/deprecatePatch\('([^']+)'\)/g)].map((m) => m[1]!));
+    const deprecated = readdirSync(dir).flatMap((f) =>
+      [...readFileSync(join(dir, f), 'utf8').matchAll(/deprecatePatch\('([^']+)'\)/g)].map((m) => m[1]!),
+    );
     expect(deprecated.filter((id) => id in RECORDED_BEFORE)).toEqual([]);
   });
 

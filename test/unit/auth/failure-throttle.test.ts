@@ -3,7 +3,10 @@ import { AuthFailureThrottle, failureDelayMs } from '../../../client/api/auth/fa
 describe('the refused-credential throttle', () => {
   it('answers the first `max` refusals of a window at once, then holds each further one longer, up to the cap', () => {
     let now = 0;
-    const throttle = new AuthFailureThrottle({ max: 3, windowMs: 60_000, baseDelayMs: 100, maxDelayMs: 1000 }, () => now);
+    const throttle = new AuthFailureThrottle(
+      { max: 3, windowMs: 60_000, baseDelayMs: 100, maxDelayMs: 1000 },
+      () => now,
+    );
     for (let i = 0; i < 3; i++) expect(throttle.refused('10.0.0.1')).toBeUndefined();
     now = 15_000;
     expect(throttle.refused('10.0.0.1')).toEqual({ delayMs: 100, retryAfterSeconds: 45 });
@@ -33,6 +36,8 @@ describe('the refused-credential throttle', () => {
   });
 
   it('doubles from the base and never passes the cap, however many refusals', () => {
-    expect([0, 1, 2, 3, 10, 100, 10_000].map((n) => failureDelayMs(n, 500, 10_000))).toEqual([0, 500, 1000, 2000, 10_000, 10_000, 10_000]);
+    expect([0, 1, 2, 3, 10, 100, 10_000].map((n) => failureDelayMs(n, 500, 10_000))).toEqual([
+      0, 500, 1000, 2000, 10_000, 10_000, 10_000,
+    ]);
   });
 });

@@ -32,14 +32,21 @@ async function provider() {
     return { kid, privateKey };
   };
   return {
-    issuer, reads, newKey, server,
-    setDocumentIssuer: (i: string) => { issuerInDocument = i; },
+    issuer,
+    reads,
+    newKey,
+    server,
+    setDocumentIssuer: (i: string) => {
+      issuerInDocument = i;
+    },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
 
 const sign = (key: { kid: string; privateKey: CryptoKey }, claims: JWTPayload, typ?: string) =>
-  new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: key.kid, ...(typ !== undefined ? { typ } : {}) }).sign(key.privateKey);
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', kid: key.kid, ...(typ !== undefined ? { typ } : {}) })
+    .sign(key.privateKey);
 
 describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loopback', () => {
   let idp: Awaited<ReturnType<typeof provider>>;
@@ -48,7 +55,12 @@ describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loo
     idp = await provider();
     // Keycloak-like: access tokens without a typ, so the at+jwt requirement is off for it (OPERATOR_AUTH_REQUIRE_AT_JWT=0).
     config = {
-      issuer: idp.issuer, audience: 'tro-api', rolesClaim: 'realm_access.roles', rolePrefix: 'tro-', algorithms: ['RS256'], clockToleranceSeconds: 30,
+      issuer: idp.issuer,
+      audience: 'tro-api',
+      rolesClaim: 'realm_access.roles',
+      rolePrefix: 'tro-',
+      algorithms: ['RS256'],
+      clockToleranceSeconds: 30,
       requireAtJwt: false,
     };
   });
@@ -57,8 +69,15 @@ describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loo
   const claims = (over: JWTPayload = {}): JWTPayload => {
     const now = Math.floor(Date.now() / 1000);
     return {
-      iss: idp.issuer, aud: ['tro-api', 'account'], sub: 'f1d2', iat: now, exp: now + 300, jti: 'j-1',
-      preferred_username: 'mlro', realm_access: { roles: ['tro-compliance', 'offline_access', 'compliance'] }, ...over,
+      iss: idp.issuer,
+      aud: ['tro-api', 'account'],
+      sub: 'f1d2',
+      iat: now,
+      exp: now + 300,
+      jti: 'j-1',
+      preferred_username: 'mlro',
+      realm_access: { roles: ['tro-compliance', 'offline_access', 'compliance'] },
+      ...over,
     };
   };
 
@@ -66,7 +85,12 @@ describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loo
     const verifier = new OidcVerifier(config, { jwksCooldownMs: 0 });
     const first = await idp.newKey('k1');
     expect(await verifier.verify(await sign(first, claims()))).toEqual({
-      kind: 'oidc', subject: 'f1d2', issuer: idp.issuer, name: 'mlro', roles: ['compliance'], credentialId: 'j-1',
+      kind: 'oidc',
+      subject: 'f1d2',
+      issuer: idp.issuer,
+      name: 'mlro',
+      roles: ['compliance'],
+      credentialId: 'j-1',
     });
     expect(idp.reads).toEqual({ discovery: 1, jwks: 1 });
     await verifier.verify(await sign(first, claims({ jti: 'j-2' })));
@@ -81,7 +105,9 @@ describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loo
 
     // A key the provider does not publish is refused, whatever the token says.
     const rogue = await idp.newKey('k3', false);
-    await expect(verifier.verify(await sign(rogue, claims()))).rejects.toThrow(new AuthenticationError('the token is signed with a key the identity provider does not publish'));
+    await expect(verifier.verify(await sign(rogue, claims()))).rejects.toThrow(
+      new AuthenticationError('the token is signed with a key the identity provider does not publish'),
+    );
   });
 
   it('takes access tokens only: typed at+jwt when required (the default), never an ID token (issue 25, item 7e)', async () => {
@@ -89,18 +115,32 @@ describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loo
     const strict = new OidcVerifier({ ...config, requireAtJwt: undefined }, { jwksCooldownMs: 0 });
     expect((await strict.verify(await sign(key, claims(), 'at+jwt'))).subject).toBe('f1d2');
     expect((await strict.verify(await sign(key, claims(), 'application/at+jwt'))).subject).toBe('f1d2');
-    await expect(strict.verify(await sign(key, claims()))).rejects.toThrow(/^the token is not typed as an access token: its typ is missing, not at\+jwt/);
-    await expect(strict.verify(await sign(key, claims(), 'JWT'))).rejects.toThrow(/^the token is not typed as an access token: its typ is "JWT", not at\+jwt/);
+    await expect(strict.verify(await sign(key, claims()))).rejects.toThrow(
+      /^the token is not typed as an access token: its typ is missing, not at\+jwt/,
+    );
+    await expect(strict.verify(await sign(key, claims(), 'JWT'))).rejects.toThrow(
+      /^the token is not typed as an access token: its typ is "JWT", not at\+jwt/,
+    );
 
     // Not required (a provider that does not type its tokens): an untyped or JWT-typed access token passes, an ID token never.
     const lenient = new OidcVerifier(config, { jwksCooldownMs: 0 });
     expect((await lenient.verify(await sign(key, claims(), 'JWT'))).subject).toBe('f1d2');
-    await expect(lenient.verify(await sign(key, claims({ nonce: 'n-1' })))).rejects.toThrow(new AuthenticationError('an ID token is not an access token (it carries nonce)'));
-    await expect(lenient.verify(await sign(key, claims({ at_hash: 'x' }), 'JWT'))).rejects.toThrow(/an ID token is not an access token \(it carries at_hash\)/);
-    await expect(lenient.verify(await sign(key, claims({ typ: 'ID' })))).rejects.toThrow(/an ID token is not an access token \(it carries typ "ID"\)/);
-    await expect(lenient.verify(await sign(key, claims(), 'id_token+jwt'))).rejects.toThrow(/the token's typ "id_token\+jwt" is not an access token's/);
+    await expect(lenient.verify(await sign(key, claims({ nonce: 'n-1' })))).rejects.toThrow(
+      new AuthenticationError('an ID token is not an access token (it carries nonce)'),
+    );
+    await expect(lenient.verify(await sign(key, claims({ at_hash: 'x' }), 'JWT'))).rejects.toThrow(
+      /an ID token is not an access token \(it carries at_hash\)/,
+    );
+    await expect(lenient.verify(await sign(key, claims({ typ: 'ID' })))).rejects.toThrow(
+      /an ID token is not an access token \(it carries typ "ID"\)/,
+    );
+    await expect(lenient.verify(await sign(key, claims(), 'id_token+jwt'))).rejects.toThrow(
+      /the token's typ "id_token\+jwt" is not an access token's/,
+    );
     // Typed at+jwt but carrying an ID token's claim: refused too.
-    await expect(strict.verify(await sign(key, claims({ nonce: 'n-2' }), 'at+jwt'))).rejects.toThrow(/an ID token is not an access token/);
+    await expect(strict.verify(await sign(key, claims({ nonce: 'n-2' }), 'at+jwt'))).rejects.toThrow(
+      /an ID token is not an access token/,
+    );
   });
 
   it('takes roles from a dotted claim path with a prefix, or a space-separated string', () => {
@@ -111,13 +151,17 @@ describe('OIDC access tokens (client/api/auth/oidc.ts) against a provider on loo
     expect(rolesFrom({ admin: true }, '')).toEqual([]);
   });
 
-  it('a provider that cannot be read, or whose document names another issuer, is a 503, not the caller\'s fault', async () => {
+  it("a provider that cannot be read, or whose document names another issuer, is a 503, not the caller's fault", async () => {
     const key = await idp.newKey('k4');
     const token = await sign(key, claims());
-    await expect(new OidcVerifier({ ...config, issuer: 'http://127.0.0.1:1/realms/none' }).verify(token)).rejects.toBeInstanceOf(UpstreamUnavailableError);
+    await expect(
+      new OidcVerifier({ ...config, issuer: 'http://127.0.0.1:1/realms/none' }).verify(token),
+    ).rejects.toBeInstanceOf(UpstreamUnavailableError);
     idp.setDocumentIssuer('https://elsewhere.example');
     try {
-      await expect(new OidcVerifier(config).verify(token)).rejects.toThrow(/names issuer "https:\/\/elsewhere.example", not OPERATOR_AUTH_ISSUER/);
+      await expect(new OidcVerifier(config).verify(token)).rejects.toThrow(
+        /names issuer "https:\/\/elsewhere.example", not OPERATOR_AUTH_ISSUER/,
+      );
     } finally {
       idp.setDocumentIssuer(idp.issuer);
     }

@@ -19,7 +19,13 @@ describe("the CLI's API client", () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        received.push({ method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString(), at: Date.now() });
+        received.push({
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString(),
+          at: Date.now(),
+        });
         const answer = answers.length > 1 ? answers.shift()! : answers[0]!;
         res.statusCode = answer.status;
         if (answer.body !== undefined) res.setHeader('content-type', 'application/json');
@@ -38,17 +44,26 @@ describe("the CLI's API client", () => {
 
   it('sends the credential and the JSON body, and returns the JSON answer', async () => {
     answers = [{ status: 200, body: '{"inserted":1}' }];
-    await expect(api({ url, token: 'tro_secret' }, 'PUT', '/v1/addresses', { addresses: [] })).resolves.toEqual({ inserted: 1 });
+    await expect(api({ url, token: 'tro_secret' }, 'PUT', '/v1/addresses', { addresses: [] })).resolves.toEqual({
+      inserted: 1,
+    });
     expect(received).toHaveLength(1);
     expect(received[0]).toMatchObject({ method: 'PUT', url: '/v1/addresses', body: '{"addresses":[]}' });
-    expect(received[0]!.headers).toMatchObject({ authorization: 'Bearer tro_secret', 'content-type': 'application/json' });
+    expect(received[0]!.headers).toMatchObject({
+      authorization: 'Bearer tro_secret',
+      'content-type': 'application/json',
+    });
     await api({ url }, 'GET', '/v1/x');
     expect(received[1]!.headers.authorization).toBeUndefined();
   });
 
   it('turns an error answer into one line with method, path, status and the message, keeping the body', async () => {
-    answers = [{ status: 404, body: '{"error":{"message":"VASP did:x is not part of this system\'s group","field":"vaspDID"}}' }];
-    const e = (await api({ url }, 'POST', '/v1/vasps/did:x/keys/rotate', { reason: 'r' }).catch((err: unknown) => err)) as ApiError;
+    answers = [
+      { status: 404, body: '{"error":{"message":"VASP did:x is not part of this system\'s group","field":"vaspDID"}}' },
+    ];
+    const e = (await api({ url }, 'POST', '/v1/vasps/did:x/keys/rotate', { reason: 'r' }).catch(
+      (err: unknown) => err,
+    )) as ApiError;
     expect(e).toBeInstanceOf(ApiError);
     expect(e.message).toBe("POST /v1/vasps/did:x/keys/rotate: 404 VASP did:x is not part of this system's group");
     expect(e.status).toBe(404);
@@ -66,7 +81,11 @@ describe("the CLI's API client", () => {
   });
 
   it('with retries, tries a 5xx and a 429 again after a doubling delay, and gives up after the last retry', async () => {
-    answers = [{ status: 503, body: '{}' }, { status: 429, body: '{}' }, { status: 200, body: '{"ok":true}' }];
+    answers = [
+      { status: 503, body: '{}' },
+      { status: 429, body: '{}' },
+      { status: 200, body: '{"ok":true}' },
+    ];
     await expect(api({ url }, 'PUT', '/v1/addresses', { n: 1 }, { retries: 4 })).resolves.toEqual({ ok: true });
     expect(received.map((r) => r.body)).toEqual(['{"n":1}', '{"n":1}', '{"n":1}']);
     expect(received[1]!.at - received[0]!.at).toBeGreaterThanOrEqual(390);
@@ -74,7 +93,9 @@ describe("the CLI's API client", () => {
 
     received.length = 0;
     answers = [{ status: 500, body: '{"error":{"message":"boom"}}' }];
-    await expect(api({ url }, 'PUT', '/v1/addresses', {}, { retries: 2 })).rejects.toThrow('PUT /v1/addresses: 500 boom');
+    await expect(api({ url }, 'PUT', '/v1/addresses', {}, { retries: 2 })).rejects.toThrow(
+      'PUT /v1/addresses: 500 boom',
+    );
     expect(received).toHaveLength(3);
   });
 
@@ -91,7 +112,9 @@ describe("the CLI's API client", () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((r) => closed.close(r));
     const started = Date.now();
-    await expect(api({ url: `http://127.0.0.1:${port}` }, 'PUT', '/v1/addresses', {}, { retries: 1 })).rejects.toThrow('fetch failed');
+    await expect(api({ url: `http://127.0.0.1:${port}` }, 'PUT', '/v1/addresses', {}, { retries: 1 })).rejects.toThrow(
+      'fetch failed',
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(390);
   });
 });

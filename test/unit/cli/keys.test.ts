@@ -4,7 +4,10 @@ import { parseDidKeyRecord } from '../../../lib/crypto';
 
 describe('tro keys create', () => {
   it('prints a new JsonDIDKey record, as the network CLI keys:create does', async () => {
-    const out = [await runCli(registerKeyCommands, ['keys', 'create']), await runCli(registerKeyCommands, ['keys', 'create'])];
+    const out = [
+      await runCli(registerKeyCommands, ['keys', 'create']),
+      await runCli(registerKeyCommands, ['keys', 'create']),
+    ];
     const [a, b] = out.map((s) => JSON.parse(s) as unknown);
     const record = parseDidKeyRecord(a);
     expect(record).toEqual(a);

@@ -21,7 +21,8 @@ const sdk = startPiiSdk();
 afterAll(() => sdk.stop());
 
 const SEED = Uint8Array.from({ length: 32 }, (_, i) => i + 1);
-const fromBytes = (prefix: number[], key: Uint8Array) => `did:key:${base58btc.encode(Uint8Array.from([...prefix, ...key]))}`;
+const fromBytes = (prefix: number[], key: Uint8Array) =>
+  `did:key:${base58btc.encode(Uint8Array.from([...prefix, ...key]))}`;
 const clone = <T>(value: T): T => structuredClone(value);
 
 function expectValidationError(fn: () => unknown, field: string, rule: RegExp): ValidationError {
@@ -81,7 +82,12 @@ describe('key records move both ways between the SDK and us', () => {
   it('our records are usable by the SDK: it encrypts with ours, and decrypts for ours', async () => {
     const ours = createDidKeyRecord();
     const theirs = await sdk.createKey();
-    const fromUs = await sdk.encryptPII({ senderDIDKey: ours.did, recipientDIDkeys: [theirs.did], body: 'Frodo', keypair: ours });
+    const fromUs = await sdk.encryptPII({
+      senderDIDKey: ours.did,
+      recipientDIDkeys: [theirs.did],
+      body: 'Frodo',
+      keypair: ours,
+    });
     expect(await sdk.decryptPII({ encryptedMessage: fromUs, keypair: theirs })).toBe('Frodo');
     expect(await sdk.decryptPII({ encryptedMessage: fromUs, keypair: ours })).toBe('Frodo');
   });
@@ -139,7 +145,11 @@ describe('parseDidKey refuses what is not an Ed25519 did:key', () => {
     ['an X25519 key (z6LS…)', fromBytes([0xec, 0x01], x25519PublicKeyFromDid(good)), /holds an X25519 key/],
     ['a secp256k1 key', fromBytes([0xe7, 0x01], Uint8Array.from([2, ...pub])), /must be 48 characters, got 49/],
     // Refused by its length before any base58 decoding, whose cost grows with the square of the length.
-    ['an oversized key (100,000 characters)', `did:key:z6Mk${'2'.repeat(100_000)}`, /must be 48 characters, got 100004/],
+    [
+      'an oversized key (100,000 characters)',
+      `did:key:z6Mk${'2'.repeat(100_000)}`,
+      /must be 48 characters, got 100004/,
+    ],
     ['an unknown codec', fromBytes([0x99, 0x01], pub), /unsupported key type/],
     ['a point off the curve', fromBytes([0xed, 0x01], new Uint8Array(32).fill(0xff)), /not a valid Ed25519 point/],
     ['a small-order point', fromBytes([0xed, 0x01], Uint8Array.from([1, ...new Uint8Array(31)])), /not a valid/],
@@ -177,19 +187,79 @@ describe('parseDidKeyRecord is stricter than the SDK', () => {
 
   const cases: Array<[string, unknown, string, RegExp]> = [
     ['not an object', 'did:key:z6Mk', 'didKey', /JsonDIDKey/],
-    ['another provider', mutate((r) => ((r as { provider: string }).provider = 'did:ethr')), 'didKey.provider', /did:key/],
-    ['a non-Ed25519 did', mutate((r) => (r.did = fromBytes([0xec, 0x01], x25519PublicKeyFromDid(record.did)))), 'didKey.did', /X25519/],
+    [
+      'another provider',
+      mutate((r) => ((r as { provider: string }).provider = 'did:ethr')),
+      'didKey.provider',
+      /did:key/,
+    ],
+    [
+      'a non-Ed25519 did',
+      mutate((r) => (r.did = fromBytes([0xec, 0x01], x25519PublicKeyFromDid(record.did)))),
+      'didKey.did',
+      /X25519/,
+    ],
     ['two keys', mutate((r) => (r.keys as unknown[]).push(clone(r.keys[0]))), 'didKey.keys', /exactly one/],
-    ['a key of another type', mutate((r) => ((r.keys[0] as { type: string }).type = 'X25519')), 'didKey.keys[0].type', /Ed25519/],
-    ['a short publicKeyHex', mutate((r) => (r.keys[0].publicKeyHex = r.keys[0].publicKeyHex.slice(2))), 'didKey.keys[0].publicKeyHex', /64 hex/],
-    ['a key that does not match its did', mutate((r) => (r.did = other.did)), 'didKey.keys[0].publicKeyHex', /does not match the key in did/],
-    ['a kid that is not the public key', mutate((r) => (r.keys[0].kid = other.keys[0].kid)), 'didKey.keys[0].kid', /publicKeyHex/],
-    ['a controllerKeyId that is not the public key', mutate((r) => (r.controllerKeyId = 'abc')), 'didKey.controllerKeyId', /publicKeyHex/],
-    ['no privateKeyHex', mutate((r) => delete (r.keys[0] as Partial<typeof r.keys[0]>).privateKeyHex), 'didKey.keys[0].privateKeyHex', /128 hex/],
-    ['a seed-only privateKeyHex (64 hex)', mutate((r) => (r.keys[0].privateKeyHex = r.keys[0].privateKeyHex.slice(0, 64))), 'didKey.keys[0].privateKeyHex', /128 hex/],
-    ['a non-hex privateKeyHex', mutate((r) => (r.keys[0].privateKeyHex = 'zz' + r.keys[0].privateKeyHex.slice(2))), 'didKey.keys[0].privateKeyHex', /128 hex/],
-    ['a wrong public half in privateKeyHex', mutate((r) => (r.keys[0].privateKeyHex = r.keys[0].privateKeyHex.slice(0, 64) + other.keys[0].publicKeyHex)), 'didKey.keys[0].privateKeyHex', /public half/],
-    ['a seed of another key', mutate((r) => (r.keys[0].privateKeyHex = other.keys[0].privateKeyHex.slice(0, 64) + r.keys[0].publicKeyHex)), 'didKey.keys[0].privateKeyHex', /seed does not produce/],
+    [
+      'a key of another type',
+      mutate((r) => ((r.keys[0] as { type: string }).type = 'X25519')),
+      'didKey.keys[0].type',
+      /Ed25519/,
+    ],
+    [
+      'a short publicKeyHex',
+      mutate((r) => (r.keys[0].publicKeyHex = r.keys[0].publicKeyHex.slice(2))),
+      'didKey.keys[0].publicKeyHex',
+      /64 hex/,
+    ],
+    [
+      'a key that does not match its did',
+      mutate((r) => (r.did = other.did)),
+      'didKey.keys[0].publicKeyHex',
+      /does not match the key in did/,
+    ],
+    [
+      'a kid that is not the public key',
+      mutate((r) => (r.keys[0].kid = other.keys[0].kid)),
+      'didKey.keys[0].kid',
+      /publicKeyHex/,
+    ],
+    [
+      'a controllerKeyId that is not the public key',
+      mutate((r) => (r.controllerKeyId = 'abc')),
+      'didKey.controllerKeyId',
+      /publicKeyHex/,
+    ],
+    [
+      'no privateKeyHex',
+      mutate((r) => delete (r.keys[0] as Partial<(typeof r.keys)[0]>).privateKeyHex),
+      'didKey.keys[0].privateKeyHex',
+      /128 hex/,
+    ],
+    [
+      'a seed-only privateKeyHex (64 hex)',
+      mutate((r) => (r.keys[0].privateKeyHex = r.keys[0].privateKeyHex.slice(0, 64))),
+      'didKey.keys[0].privateKeyHex',
+      /128 hex/,
+    ],
+    [
+      'a non-hex privateKeyHex',
+      mutate((r) => (r.keys[0].privateKeyHex = 'zz' + r.keys[0].privateKeyHex.slice(2))),
+      'didKey.keys[0].privateKeyHex',
+      /128 hex/,
+    ],
+    [
+      'a wrong public half in privateKeyHex',
+      mutate((r) => (r.keys[0].privateKeyHex = r.keys[0].privateKeyHex.slice(0, 64) + other.keys[0].publicKeyHex)),
+      'didKey.keys[0].privateKeyHex',
+      /public half/,
+    ],
+    [
+      'a seed of another key',
+      mutate((r) => (r.keys[0].privateKeyHex = other.keys[0].privateKeyHex.slice(0, 64) + r.keys[0].publicKeyHex)),
+      'didKey.keys[0].privateKeyHex',
+      /seed does not produce/,
+    ],
   ];
 
   it.each(cases)('refuses %s', (_name, input, field, rule) => {
@@ -203,7 +273,12 @@ describe('parseDidKeyRecord is stricter than the SDK', () => {
   it('checks that the SDK happily encrypts with a record whose key does not match its did', async () => {
     const recipient = await sdk.createKey();
     const spliced = { ...clone(record), did: other.did };
-    const jwe = await sdk.encryptPII({ senderDIDKey: spliced.did, recipientDIDkeys: [recipient.did], body: 'x', keypair: spliced });
+    const jwe = await sdk.encryptPII({
+      senderDIDKey: spliced.did,
+      recipientDIDkeys: [recipient.did],
+      body: 'x',
+      keypair: spliced,
+    });
     await expect(sdk.decryptPII({ encryptedMessage: jwe, keypair: recipient })).rejects.toThrow(/unable to decrypt/);
   });
 });

@@ -52,6 +52,8 @@ describe('golden vectors from the SDK', () => {
   });
 
   it('end-to-end data is unreadable by the escrow key (it was never a recipient)', () => {
-    expect(() => decryptIvms101(golden.endToEnd.entries, Keyring.from([escrow]))).toThrow(/none of our keys is a recipient/);
+    expect(() => decryptIvms101(golden.endToEnd.entries, Keyring.from([escrow]))).toThrow(
+      /none of our keys is a recipient/,
+    );
   });
 });

@@ -43,18 +43,29 @@ const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_
 const decodeProtected = (jwe: { protected: string }) => JSON.parse(Buffer.from(jwe.protected, 'base64url').toString());
 
 function ours(plaintext: string, recipients: DidKeyRecord[] = [sender, escrow, counterparty]): GeneralJwe {
-  return encryptJwe(utf8(plaintext), localDidKey(sender), recipients.map((r) => remoteDidKey(r.did)));
+  return encryptJwe(
+    utf8(plaintext),
+    localDidKey(sender),
+    recipients.map((r) => remoteDidKey(r.did)),
+  );
 }
 
 /** The SDK's exact did-jwt call sequence (Ecdh1PuXC20P.encrypt), on did-jwt 9. */
 async function theirs(plaintext: string, recipients: DidKeyRecord[] = [sender, escrow, counterparty]): Promise<JWE> {
   const encrypters = recipients.map((r) =>
-    xc20pAuthEncrypterEcdh1PuV3x25519WithXc20PkwV2(x25519PublicKeyFromDid(r.did), x25519SecretFromSeed(seedOf(sender)), {
-      kid: jweKidFromDid(r.did),
-    }),
+    xc20pAuthEncrypterEcdh1PuV3x25519WithXc20PkwV2(
+      x25519PublicKeyFromDid(r.did),
+      x25519SecretFromSeed(seedOf(sender)),
+      {
+        kid: jweKidFromDid(r.did),
+      },
+    ),
   );
   // did-jwt mutates the header object it is given: always a fresh one.
-  return createJWE(utf8(plaintext), encrypters, { skid: jweKidFromDid(sender.did), typ: 'application/didcomm-encrypted+json' });
+  return createJWE(utf8(plaintext), encrypters, {
+    skid: jweKidFromDid(sender.did),
+    typ: 'application/didcomm-encrypted+json',
+  });
 }
 
 async function decryptWithDidJwt(jwe: unknown, recipient: DidKeyRecord): Promise<string> {
@@ -83,15 +94,30 @@ describe('structure is the one did-jwt (and so the network SDK) produces', () =>
     const a = ours('Frodo Baggins');
     const b = await theirs('Frodo Baggins');
     const shape = (jwe: object) =>
-      JSON.parse(JSON.stringify(jwe), (key, value) => (typeof value === 'string' && key !== 'protected' && key !== 'kid' && key !== 'alg' && key !== 'kty' && key !== 'crv' ? value.length : value));
+      JSON.parse(JSON.stringify(jwe), (key, value) =>
+        typeof value === 'string' &&
+        key !== 'protected' &&
+        key !== 'kid' &&
+        key !== 'alg' &&
+        key !== 'kty' &&
+        key !== 'crv'
+          ? value.length
+          : value,
+      );
     expect(shape(a)).toEqual(shape(b));
     expect(Object.keys(a)).toEqual(['protected', 'iv', 'ciphertext', 'tag', 'recipients']);
     expect(a.protected).toBe(b.protected);
-    expect(decodeProtected(a)).toEqual({ skid: jweKidFromDid(sender.did), typ: 'application/didcomm-encrypted+json', enc: 'XC20P' });
+    expect(decodeProtected(a)).toEqual({
+      skid: jweKidFromDid(sender.did),
+      typ: 'application/didcomm-encrypted+json',
+      enc: 'XC20P',
+    });
     expect(Buffer.from(a.protected, 'base64url').toString()).toBe(
       `{"skid":"${jweKidFromDid(sender.did)}","typ":"application/didcomm-encrypted+json","enc":"XC20P"}`,
     );
-    expect(a.recipients.map((r) => r.header.kid)).toEqual([sender, escrow, counterparty].map((r) => jweKidFromDid(r.did)));
+    expect(a.recipients.map((r) => r.header.kid)).toEqual(
+      [sender, escrow, counterparty].map((r) => jweKidFromDid(r.did)),
+    );
     expect(Object.keys(a.recipients[0]!)).toEqual(['encrypted_key', 'header']);
     expect(Object.keys(a.recipients[0]!.header)).toEqual(['iv', 'tag', 'kid', 'alg', 'epk']);
     expect(a.recipients[0]!.header.epk).toEqual({ kty: 'OKP', crv: 'X25519', x: expect.stringMatching(/^[\w-]{43}$/) });
@@ -147,14 +173,20 @@ describe('keyring and recipient selection', () => {
   it('decrypts with a retired key still in the keyring', () => {
     const retired = createDidKeyRecord();
     const current = createDidKeyRecord();
-    const old = encryptJwe(utf8('old data'), localDidKey(sender), [remoteDidKey(sender.did), remoteDidKey(retired.did)]);
+    const old = encryptJwe(utf8('old data'), localDidKey(sender), [
+      remoteDidKey(sender.did),
+      remoteDidKey(retired.did),
+    ]);
     const result = decryptJwe(old, Keyring.from([current, retired]));
     expect(text(result.plaintext)).toBe('old data');
     expect(result.recipientDid).toBe(retired.did);
   });
 
   it('refuses a keyring that holds none of the recipients, naming the recipient kids', () => {
-    const error = expectCryptoError(() => decryptJwe(ours('x'), Keyring.from([stranger])), /none of our keys is a recipient/);
+    const error = expectCryptoError(
+      () => decryptJwe(ours('x'), Keyring.from([stranger])),
+      /none of our keys is a recipient/,
+    );
     expect(error.details.recipients).toEqual([sender, escrow, counterparty].map((r) => jweKidFromDid(r.did)));
   });
 
@@ -174,12 +206,16 @@ describe('keyring and recipient selection', () => {
   it('refuses an empty keyring and invalid records in it', () => {
     expect(() => Keyring.from([])).toThrow(ValidationError);
     const bad = { ...structuredClone(counterparty), did: stranger.did };
-    expect(() => Keyring.from([sender, bad])).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'keyring[1].keys[0].publicKeyHex' }) }));
+    expect(() => Keyring.from([sender, bad])).toThrow(
+      expect.objectContaining({ details: expect.objectContaining({ field: 'keyring[1].keys[0].publicKeyHex' }) }),
+    );
   });
 
   it('never serialises private keys', () => {
     expect(JSON.stringify(Keyring.from([counterparty]))).not.toContain(counterparty.keys[0].privateKeyHex.slice(0, 64));
-    expect(JSON.stringify(localDidKey(counterparty))).toBe(JSON.stringify({ did: counterparty.did, kid: jweKidFromDid(counterparty.did) }));
+    expect(JSON.stringify(localDidKey(counterparty))).toBe(
+      JSON.stringify({ did: counterparty.did, kid: jweKidFromDid(counterparty.did) }),
+    );
   });
 });
 
@@ -208,20 +244,44 @@ describe('tampering is refused with a CryptoError', () => {
       (j) => (j.protected = b64json({ ...decodeProtected(j), skid: jweKidFromDid(escrow.did) })),
       /content key does not unwrap/,
     ],
-    ['a flipped encrypted_key bit', (j) => (ourEntry(j).encrypted_key = flip(ourEntry(j).encrypted_key)), /does not unwrap/],
+    [
+      'a flipped encrypted_key bit',
+      (j) => (ourEntry(j).encrypted_key = flip(ourEntry(j).encrypted_key)),
+      /does not unwrap/,
+    ],
     ['a flipped wrap tag bit', (j) => (ourEntry(j).header.tag = flip(ourEntry(j).header.tag)), /does not unwrap/],
     ['a flipped wrap iv bit', (j) => (ourEntry(j).header.iv = flip(ourEntry(j).header.iv)), /does not unwrap/],
     ['a swapped ephemeral key', (j) => (ourEntry(j).header.epk.x = j.recipients[0]!.header.epk.x), /does not unwrap/],
-    ['a low-order ephemeral key', (j) => (ourEntry(j).header.epk.x = Buffer.alloc(32).toString('base64url')), /not a usable X25519 key/],
-    ['another key agreement alg', (j) => ((ourEntry(j).header as { alg: string }).alg = 'ECDH-ES+XC20PKW'), /recipient alg/],
+    [
+      'a low-order ephemeral key',
+      (j) => (ourEntry(j).header.epk.x = Buffer.alloc(32).toString('base64url')),
+      /not a usable X25519 key/,
+    ],
+    [
+      'another key agreement alg',
+      (j) => ((ourEntry(j).header as { alg: string }).alg = 'ECDH-ES+XC20PKW'),
+      /recipient alg/,
+    ],
     ['a truncated tag', (j) => (j.tag = j.tag.slice(0, 20)), /tag must be 16 bytes/],
     // The last of 22 characters carries 2 bits of padding; a lenient decoder would read the same 16 bytes.
-    ['a non-canonical base64url tag', (j) => (j.tag = j.tag.slice(0, 21) + B64URL[B64URL.indexOf(j.tag[21]!) ^ 1]), /tag must be 16 bytes/],
+    [
+      'a non-canonical base64url tag',
+      (j) => (j.tag = j.tag.slice(0, 21) + B64URL[B64URL.indexOf(j.tag[21]!) ^ 1]),
+      /tag must be 16 bytes/,
+    ],
     ['an added aad', (j) => Object.assign(j, { aad: 'AAAA' }), /aad and unprotected/],
     ['no recipients', (j) => (j.recipients = []), /no recipients/],
-    ['a recipient without kid', (j) => delete (j.recipients[0]!.header as Partial<GeneralJwe['recipients'][0]['header']>).kid, /no header.kid/],
+    [
+      'a recipient without kid',
+      (j) => delete (j.recipients[0]!.header as Partial<GeneralJwe['recipients'][0]['header']>).kid,
+      /no header.kid/,
+    ],
     ['another enc', (j) => (j.protected = b64json({ ...decodeProtected(j), enc: 'A256GCM' })), /enc must be XC20P/],
-    ['an added alg in the protected header', (j) => (j.protected = b64json({ ...decodeProtected(j), alg: 'dir' })), /unsupported protected header fields: alg/],
+    [
+      'an added alg in the protected header',
+      (j) => (j.protected = b64json({ ...decodeProtected(j), alg: 'dir' })),
+      /unsupported protected header fields: alg/,
+    ],
     [
       'a non-Ed25519 (X25519) sender did:key',
       (j) => {
@@ -233,7 +293,11 @@ describe('tampering is refused with a CryptoError', () => {
     ],
     [
       'a skid fragment that is not the X25519 key of its did',
-      (j) => (j.protected = b64json({ ...decodeProtected(j), skid: `${sender.did}#${jweKidFromDid(escrow.did).split('#')[1]}` })),
+      (j) =>
+        (j.protected = b64json({
+          ...decodeProtected(j),
+          skid: `${sender.did}#${jweKidFromDid(escrow.did).split('#')[1]}`,
+        })),
       /skid fragment/,
     ],
   ];
@@ -262,7 +326,12 @@ describe('the personal-data message inside the JWE', () => {
     const { plaintext } = decryptJwe(jwe, keyring);
     const message = JSON.parse(text(plaintext));
     expect(Object.keys(message)).toEqual(['type', 'from', 'id', 'body']);
-    expect(message).toEqual({ type: 'notabene.escrow.pii.message', from: sender.did, id: expect.stringMatching(/^notabene\.escriw\.pii-\d+$/), body: 'Frodo' });
+    expect(message).toEqual({
+      type: 'notabene.escrow.pii.message',
+      from: sender.did,
+      id: expect.stringMatching(/^notabene\.escriw\.pii-\d+$/),
+      body: 'Frodo',
+    });
     expect(Number(message.id.split('-').pop())).toBeGreaterThanOrEqual(before);
     expect(decryptPiiValue(jwe, keyring)).toEqual({ body: 'Frodo', from: sender.did });
   });
@@ -280,7 +349,9 @@ describe('the personal-data message inside the JWE', () => {
     const x = x25519PublicKeyFromDid(counterparty.did);
     const xDid = `did:key:${base58btc.encode(Uint8Array.from([0xec, 0x01, ...x]))}`;
     expect(() => piiRecipients(localDidKey(sender), [escrow.did, xDid])).toThrow(
-      expect.objectContaining({ details: expect.objectContaining({ field: 'recipients[1]', rule: expect.stringMatching(/X25519/) }) }),
+      expect.objectContaining({
+        details: expect.objectContaining({ field: 'recipients[1]', rule: expect.stringMatching(/X25519/) }),
+      }),
     );
   });
 
@@ -293,7 +364,11 @@ describe('the personal-data message inside the JWE', () => {
 
   it.each([
     ['another message type', { type: 'other', from: stranger.did, id: 'i', body: 'x' }, /type is not/],
-    ['a non-string body', { type: 'notabene.escrow.pii.message', from: stranger.did, id: 'i', body: { a: 1 } }, /body is not a string/],
+    [
+      'a non-string body',
+      { type: 'notabene.escrow.pii.message', from: stranger.did, id: 'i', body: { a: 1 } },
+      /body is not a string/,
+    ],
     ['a non-JSON plaintext', 'plain text', /not JSON/],
   ])('refuses %s', (_name, message, error) => {
     const bytes = utf8(typeof message === 'string' ? message : JSON.stringify(message));

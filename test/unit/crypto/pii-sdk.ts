@@ -28,7 +28,12 @@ export interface SdkKeyPair {
 
 export interface PiiSdk {
   createKey(): Promise<SdkKeyPair>;
-  encryptPII(input: { senderDIDKey: string; recipientDIDkeys: string[]; body: string; keypair: unknown }): Promise<string>;
+  encryptPII(input: {
+    senderDIDKey: string;
+    recipientDIDkeys: string[];
+    body: string;
+    keypair: unknown;
+  }): Promise<string>;
   decryptPII(input: { encryptedMessage: string; keypair: unknown }): Promise<string>;
   flattenPII(data: unknown): Promise<Array<{ key: string; value: string }>>;
   unflattenPII(data: Array<{ key: string; value: string }>): Promise<Record<string, unknown>>;
@@ -37,7 +42,9 @@ export interface PiiSdk {
 
 /** Starts the SDK process; call `stop()` in `afterAll`. */
 export function startPiiSdk(): PiiSdk {
-  const child: ChildProcess = fork(join(__dirname, 'pii-sdk-driver.cjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(join(__dirname, 'pii-sdk-driver.cjs'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 0;
   child.on('message', (message: { id: number; result?: unknown; error?: string }) => {

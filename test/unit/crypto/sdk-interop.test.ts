@@ -17,7 +17,8 @@ jest.setTimeout(60_000);
 const sdk = startPiiSdk();
 afterAll(() => sdk.stop());
 
-const recipientsOf = (jwe: string) => JSON.parse(jwe).recipients.map((r: { header: { kid: string } }) => r.header.kid.split('#')[0]);
+const recipientsOf = (jwe: string) =>
+  JSON.parse(jwe).recipients.map((r: { header: { kid: string } }) => r.header.kid.split('#')[0]);
 
 describe('the flattened form is the SDK’s', () => {
   it('flattens to the same keys, values and order as flattenPII', async () => {
@@ -60,7 +61,9 @@ describe.each([
       expect(result.record).toEqual(record);
       expect(result.senderDid).toBe(sdkSender.did);
     }
-    expect(() => decryptIvms101(entries, Keyring.from([createDidKeyRecord()]))).toThrow(/none of our keys is a recipient/);
+    expect(() => decryptIvms101(entries, Keyring.from([createDidKeyRecord()]))).toThrow(
+      /none of our keys is a recipient/,
+    );
   });
 
   it('we encrypt, the SDK decrypts as every recipient', async () => {
@@ -72,9 +75,9 @@ describe.each([
     for (const reader of readers) {
       expect(await decryptRecordLikeSdk(sdk, entries, reader)).toEqual(record);
     }
-    await expect(sdk.decryptPII({ encryptedMessage: entries[0]!.value, keypair: await sdk.createKey() })).rejects.toThrow(
-      /unable to decrypt/,
-    );
+    await expect(
+      sdk.decryptPII({ encryptedMessage: entries[0]!.value, keypair: await sdk.createKey() }),
+    ).rejects.toThrow(/unable to decrypt/);
   });
 
   it('an SDK-made key record sends with our code and the SDK reads it', async () => {

@@ -1,7 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { x25519 as nobleX25519 } from '@noble/curves/ed25519.js';
-import { generateEphemeralX25519, x25519, x25519PrivateKeyObject, x25519PublicKeyObject } from '../../../lib/crypto/x25519';
+import {
+  generateEphemeralX25519,
+  x25519,
+  x25519PrivateKeyObject,
+  x25519PublicKeyObject,
+} from '../../../lib/crypto/x25519';
 
 describe('node:crypto X25519 helpers', () => {
   it('agree with @noble/curves on shared secrets and public keys', () => {
@@ -30,11 +35,11 @@ describe('node:crypto X25519 helpers', () => {
   // Exporting a freshly generated key as JWK deadlocks Node 20 when a GC runs mid-export (see x25519.ts). Against
   // the old code this check failed in about half of the runs: it can miss a regression, but never fails wrongly.
   it('never deadlocks under constant garbage collection', () => {
-    const result = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', join(__dirname, 'x25519-gc-stress.ts'), '20000'],
-      { cwd: join(__dirname, '../../..'), encoding: 'utf8', timeout: 30_000 },
-    );
+    const result = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, 'x25519-gc-stress.ts'), '20000'], {
+      cwd: join(__dirname, '../../..'),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(result.signal).toBeNull();
     expect(result.stdout).toBe('ok\n');
   }, 40_000);

@@ -17,13 +17,39 @@ describe('isKnownToIncomingWorkflow: which webhooks the incoming workflow needs'
   });
 
   it('signals a status past the published one, and another final status than the published one', () => {
-    expect(isKnownToIncomingWorkflow({ status: 'SENT', subsidiaryDid: subA }, { status: 'ACK', beneficiaryVaspDid: subA }, subs)).toBe(false);
-    expect(isKnownToIncomingWorkflow({ status: 'ACK', subsidiaryDid: subA }, { status: 'DECLINED', beneficiaryVaspDid: subA }, subs)).toBe(false);
-    expect(isKnownToIncomingWorkflow({ status: 'ACCEPTED', subsidiaryDid: subA }, { status: 'CANCELLED' }, subs)).toBe(false);
+    expect(
+      isKnownToIncomingWorkflow(
+        { status: 'SENT', subsidiaryDid: subA },
+        { status: 'ACK', beneficiaryVaspDid: subA },
+        subs,
+      ),
+    ).toBe(false);
+    expect(
+      isKnownToIncomingWorkflow(
+        { status: 'ACK', subsidiaryDid: subA },
+        { status: 'DECLINED', beneficiaryVaspDid: subA },
+        subs,
+      ),
+    ).toBe(false);
+    expect(isKnownToIncomingWorkflow({ status: 'ACCEPTED', subsidiaryDid: subA }, { status: 'CANCELLED' }, subs)).toBe(
+      false,
+    );
   });
 
   it('signals a redirect to a subsidiary the workflow has not routed to (the network routed it), even at the same status', () => {
-    expect(isKnownToIncomingWorkflow({ status: 'SENT', subsidiaryDid: null }, { status: 'SENT', beneficiaryVaspDid: subA }, subs)).toBe(false);
-    expect(isKnownToIncomingWorkflow({ status: 'SENT', subsidiaryDid: null }, { status: 'SENT', beneficiaryVaspDid: gateway }, subs)).toBe(true);
+    expect(
+      isKnownToIncomingWorkflow(
+        { status: 'SENT', subsidiaryDid: null },
+        { status: 'SENT', beneficiaryVaspDid: subA },
+        subs,
+      ),
+    ).toBe(false);
+    expect(
+      isKnownToIncomingWorkflow(
+        { status: 'SENT', subsidiaryDid: null },
+        { status: 'SENT', beneficiaryVaspDid: gateway },
+        subs,
+      ),
+    ).toBe(true);
   });
 });

@@ -75,7 +75,9 @@ describe('incoming status: phases and requests', () => {
     expect(routeRequestProblem(s, ok, subs)).toBe('transfer is not waiting to be routed (phase received)');
     s.phase = 'awaiting-route';
     expect(routeRequestProblem(s, ok, subs)).toBeUndefined();
-    expect(routeRequestProblem(s, { ...ok, subsidiaryDid: 'did:ethr:0xother' }, subs)).toMatch(/is not a subsidiary of the group/);
+    expect(routeRequestProblem(s, { ...ok, subsidiaryDid: 'did:ethr:0xother' }, subs)).toMatch(
+      /is not a subsidiary of the group/,
+    );
     expect(routeRequestProblem(s, undefined, subs)).toMatch(/^subsidiaryDid: undefined/);
     expect(routeRequestProblem(s, { ...ok, reason: '  ' }, subs)).toBe('reason: is required');
     expect(routeRequestProblem(s, { ...ok, principal: undefined }, subs)).toMatch(/^principal: is required/);
@@ -88,7 +90,9 @@ describe('incoming status: phases and requests', () => {
     expect(decisionRequestProblem(s, ok)).toBe('transfer is not under review (phase received)');
     s.phase = 'awaiting-review';
     expect(decisionRequestProblem(s, ok)).toBeUndefined();
-    expect(decisionRequestProblem(s, { ...ok, decision: 'maybe' as never })).toBe('decision: must be approve or decline');
+    expect(decisionRequestProblem(s, { ...ok, decision: 'maybe' as never })).toBe(
+      'decision: must be approve or decline',
+    );
     expect(decisionRequestProblem(s, { ...ok, reason: '' })).toBe('reason: is required');
     expect(decisionRequestProblem(s, { ...ok, principal: undefined })).toMatch(/^principal: is required/);
   });
@@ -107,21 +111,35 @@ describe('incoming status: screening and the decision', () => {
   it('holds for review on a name hit, an address hit, or data that could not be screened', () => {
     expect(isScreeningHit(clean)).toBe(false);
     expect(isScreeningHit({ ...clean, skipped: 'no-personal-data' })).toBe(false);
-    expect(isScreeningHit({ ...clean, nameHits: [{ list: 'sdn', entNum: 1, matchedName: 'X', score: 0.9 }] })).toBe(true);
+    expect(isScreeningHit({ ...clean, nameHits: [{ list: 'sdn', entNum: 1, matchedName: 'X', score: 0.9 }] })).toBe(
+      true,
+    );
     expect(isScreeningHit({ ...clean, addressHits: [{ list: 'sdn', asset: 'ETH', entNum: 2 }] })).toBe(true);
     expect(isScreeningHit({ ...clean, skipped: 'undecryptable' })).toBe(true);
     expect(isScreeningHit({ ...clean, skipped: 'unreadable' })).toBe(true);
   });
 
-  it('audits counts and the lists\' entries, never the matched name', () => {
-    const hit: ScreeningOutcome = { ...clean, nameHits: [{ list: 'sdn', entNum: 1, matchedName: 'Vanya Petrov', score: 0.9 }], addressHits: [{ list: 'sdn', asset: 'ETH', entNum: null }] };
+  it("audits counts and the lists' entries, never the matched name", () => {
+    const hit: ScreeningOutcome = {
+      ...clean,
+      nameHits: [{ list: 'sdn', entNum: 1, matchedName: 'Vanya Petrov', score: 0.9 }],
+      addressHits: [{ list: 'sdn', asset: 'ETH', entNum: null }],
+    };
     expect(screeningCounts(hit)).toEqual({ screenedNames: 2, nameHits: 1, addressHits: 1 });
-    expect(screeningCounts({ ...clean, skipped: 'unreadable' })).toEqual({ screenedNames: 2, nameHits: 0, addressHits: 0, skipped: 'unreadable' });
-    expect(screeningHitEntries(hit)).toEqual([{ list: 'sdn', entNum: 1, score: 0.9 }, { list: 'sdn', entNum: null, asset: 'ETH' }]);
+    expect(screeningCounts({ ...clean, skipped: 'unreadable' })).toEqual({
+      screenedNames: 2,
+      nameHits: 0,
+      addressHits: 0,
+      skipped: 'unreadable',
+    });
+    expect(screeningHitEntries(hit)).toEqual([
+      { list: 'sdn', entNum: 1, score: 0.9 },
+      { list: 'sdn', entNum: null, asset: 'ETH' },
+    ]);
     expect(JSON.stringify(screeningHitEntries(hit))).not.toContain('Petrov');
   });
 
-  it('the decline\'s reason names who declined and fits the network\'s limit', () => {
+  it("the decline's reason names who declined and fits the network's limit", () => {
     const d = { decision: 'decline' as const, reason: 'confirmed match', actor: 'user:u-1', principal: officer };
     expect(networkReason(d)).toBe('confirmed match (declined by Ada (compliance; oidc u-1; credential cred-1))');
     expect(networkReason({ ...d, principal: undefined })).toBe('confirmed match (declined by user:u-1)');

@@ -25,7 +25,9 @@ describe('encryptIvms101', () => {
       expect(kidsOf(entry.value)).toEqual([sender, escrow, counterparty].map((r) => jweKidFromDid(r.did)));
     }
     const keyring = Keyring.from([escrow]);
-    expect(entries.map((e) => decryptPiiValue(e.value, keyring).body)).toEqual(flattenIvms101(record).map((e) => e.value));
+    expect(entries.map((e) => decryptPiiValue(e.value, keyring).body)).toEqual(
+      flattenIvms101(record).map((e) => e.value),
+    );
   });
 
   it('takes the sender as a key record or as an already prepared key', () => {
@@ -38,7 +40,9 @@ describe('encryptIvms101', () => {
     bad.originator.originatorPersons[0].naturalPerson.nickname = 'Mr Underhill';
     const error = caught(() => encryptIvms101(bad, sender, [counterparty.did]));
     expect(error).toBeInstanceOf(ValidationError);
-    expect(error.message).toBe('originator.originatorPersons[0].naturalPerson.nickname: is not an IVMS101 field (unknown fields are rejected, not dropped)');
+    expect(error.message).toBe(
+      'originator.originatorPersons[0].naturalPerson.nickname: is not an IVMS101 field (unknown fields are rejected, not dropped)',
+    );
     expect(error.message).not.toContain('Underhill');
   });
 
@@ -54,10 +58,14 @@ describe('encryptIvms101', () => {
 
   it('refuses a bad sender record or recipient, naming it', () => {
     const spliced = { ...structuredClone(sender), did: counterparty.did };
-    expect(caught(() => encryptIvms101(record, spliced, [counterparty.did])).details?.field).toBe('sender.keys[0].publicKeyHex');
-    expect(caught(() => encryptIvms101(record, sender, [escrow.did, 'did:key:z6LSbysY2xFMRpGMhb7tFTLMpeuPRaqaWM1yECx2AtzE3KCc'])).details?.field).toBe(
-      'recipients[1]',
+    expect(caught(() => encryptIvms101(record, spliced, [counterparty.did])).details?.field).toBe(
+      'sender.keys[0].publicKeyHex',
     );
+    expect(
+      caught(() =>
+        encryptIvms101(record, sender, [escrow.did, 'did:key:z6LSbysY2xFMRpGMhb7tFTLMpeuPRaqaWM1yECx2AtzE3KCc']),
+      ).details?.field,
+    ).toBe('recipients[1]');
   });
 });
 
@@ -84,7 +92,8 @@ describe('decryptIvms101', () => {
   it('refuses a tampered value, and a malformed key before decrypting anything', () => {
     const tampered = structuredClone(entries);
     const jwe = JSON.parse(tampered[3]!.value);
-    jwe.ciphertext = `A${jwe.ciphertext.slice(1)}` === jwe.ciphertext ? `B${jwe.ciphertext.slice(1)}` : `A${jwe.ciphertext.slice(1)}`;
+    jwe.ciphertext =
+      `A${jwe.ciphertext.slice(1)}` === jwe.ciphertext ? `B${jwe.ciphertext.slice(1)}` : `A${jwe.ciphertext.slice(1)}`;
     tampered[3]!.value = JSON.stringify(jwe);
     expect(caught(() => decryptIvms101(tampered, Keyring.from([counterparty])))).toBeInstanceOf(CryptoError);
 

@@ -9,11 +9,20 @@ afterAll(() => sdk.stop());
 describe('flattenIvms101 keeps exactly what the SDK keeps', () => {
   const edgeCases: Record<string, unknown> = {
     'empty strings, null, numbers and booleans (all dropped)': {
-      a: '', b: null, c: 0, d: 1.5, e: true, f: false, g: 'kept', h: { i: '', j: 'kept too' },
+      a: '',
+      b: null,
+      c: 0,
+      d: 1.5,
+      e: true,
+      f: false,
+      g: 'kept',
+      h: { i: '', j: 'kept too' },
     },
     'empty arrays and objects (dropped)': { a: [], b: {}, c: { d: [] }, e: 'x' },
     'arrays of strings, with an empty slot': { addressLine: ['one', '', 'three'] },
-    'arrays of objects in arrays of objects': { name: [{ nameIdentifier: [{ p: 'a' }, { p: 'b' }] }, { nameIdentifier: [{ p: 'c' }] }] },
+    'arrays of objects in arrays of objects': {
+      name: [{ nameIdentifier: [{ p: 'a' }, { p: 'b' }] }, { nameIdentifier: [{ p: 'c' }] }],
+    },
     'non-ASCII text and whitespace': { a: '  ', b: 'Фродо', c: '株式会社', d: '😀', e: 'line\nbreak' },
     'key order as given': { z: 'first', a: 'second', m: { y: '1', b: '2' } },
     'the 40-field record': record,
@@ -28,7 +37,9 @@ describe('flattenIvms101 keeps exactly what the SDK keeps', () => {
       key: 'originator.originatorPersons[0].naturalPerson.name[0].nameIdentifier[0].primaryIdentifier',
       value: 'Baggins',
     });
-    expect(flattenIvms101(record).map((e) => e.key)).toContain('originator.originatorPersons[0].naturalPerson.geographicAddress[0].addressLine[0]');
+    expect(flattenIvms101(record).map((e) => e.key)).toContain(
+      'originator.originatorPersons[0].naturalPerson.geographicAddress[0].addressLine[0]',
+    );
   });
 
   it('refuses field names the path format cannot represent', () => {
@@ -49,17 +60,34 @@ describe('parseFlatKey', () => {
     ['originator', ['originator']],
     ['a.b[0].c', ['a', 'b', 0, 'c']],
     ['a[10][2]', ['a', 10, 2]],
-    ['originator.originatorPersons[0].naturalPerson.name[0].nameIdentifier[0].primaryIdentifier', ['originator', 'originatorPersons', 0, 'naturalPerson', 'name', 0, 'nameIdentifier', 0, 'primaryIdentifier']],
+    [
+      'originator.originatorPersons[0].naturalPerson.name[0].nameIdentifier[0].primaryIdentifier',
+      ['originator', 'originatorPersons', 0, 'naturalPerson', 'name', 0, 'nameIdentifier', 0, 'primaryIdentifier'],
+    ],
   ])('parses %s', (key, path) => {
     expect(parseFlatKey(key)).toEqual(path);
   });
 
-  it.each(['', '.a', 'a.', 'a..b', '[0]', 'a[01]', 'a[-1]', 'a[x]', 'a b', 'a["b"]', 'a.__proto__.b', 'constructor', 'a.prototype', 'a[0]b', 'a[1234567890]', 42])(
-    'refuses %p',
-    (key) => {
-      expect(parseFlatKey(key)).toBeUndefined();
-    },
-  );
+  it.each([
+    '',
+    '.a',
+    'a.',
+    'a..b',
+    '[0]',
+    'a[01]',
+    'a[-1]',
+    'a[x]',
+    'a b',
+    'a["b"]',
+    'a.__proto__.b',
+    'constructor',
+    'a.prototype',
+    'a[0]b',
+    'a[1234567890]',
+    42,
+  ])('refuses %p', (key) => {
+    expect(parseFlatKey(key)).toBeUndefined();
+  });
 });
 
 describe('unflattenIvms101', () => {
@@ -83,11 +111,46 @@ describe('unflattenIvms101', () => {
   it.each<[string, Array<{ key: unknown; value: unknown }>, string]>([
     ['a prototype key', [{ key: '__proto__.polluted', value: 'x' }], 'entries[0].key'],
     ['a constructor path', [{ key: 'a.constructor.prototype', value: 'x' }], 'entries[0].key'],
-    ['a repeated key', [{ key: 'a.b', value: 'x' }, { key: 'a.b', value: 'y' }], 'entries[1].key'],
-    ['a value under a value', [{ key: 'a', value: 'x' }, { key: 'a.b', value: 'y' }], 'entries[1].key'],
-    ['a value over a subtree', [{ key: 'a.b', value: 'x' }, { key: 'a', value: 'y' }], 'entries[1].key'],
-    ['an index under an object', [{ key: 'a.b', value: 'x' }, { key: 'a[0]', value: 'y' }], 'entries[1].key'],
-    ['a name under an array', [{ key: 'a[0]', value: 'x' }, { key: 'a.b', value: 'y' }], 'entries[1].key'],
+    [
+      'a repeated key',
+      [
+        { key: 'a.b', value: 'x' },
+        { key: 'a.b', value: 'y' },
+      ],
+      'entries[1].key',
+    ],
+    [
+      'a value under a value',
+      [
+        { key: 'a', value: 'x' },
+        { key: 'a.b', value: 'y' },
+      ],
+      'entries[1].key',
+    ],
+    [
+      'a value over a subtree',
+      [
+        { key: 'a.b', value: 'x' },
+        { key: 'a', value: 'y' },
+      ],
+      'entries[1].key',
+    ],
+    [
+      'an index under an object',
+      [
+        { key: 'a.b', value: 'x' },
+        { key: 'a[0]', value: 'y' },
+      ],
+      'entries[1].key',
+    ],
+    [
+      'a name under an array',
+      [
+        { key: 'a[0]', value: 'x' },
+        { key: 'a.b', value: 'y' },
+      ],
+      'entries[1].key',
+    ],
     ['an absurd index', [{ key: 'a[1000]', value: 'x' }], 'entries[0].key'],
     ['a non-string value', [{ key: 'a', value: 1 }], 'entries[0].value'],
     ['a malformed key', [{ key: 'a..b', value: 'x' }], 'entries[0].key'],

@@ -31,18 +31,79 @@ describe('validateIvms101', () => {
   });
 
   it.each<[string, (r: Json) => void, string, string]>([
-    ['a wrong type', (r) => (originatorNatural(r).name = 'Frodo'), 'originator.originatorPersons[0].naturalPerson.name', 'must be an array'],
-    ['an empty string', (r) => (originatorNatural(r).customerIdentification = ''), 'originator.originatorPersons[0].naturalPerson.customerIdentification', 'must not be empty'],
-    ['an unknown code', (r) => (originatorNatural(r).name[0].nameIdentifier[0].nameIdentifierType = 'NICK'), `${NAME0}.nameIdentifierType`, 'must be one of ALIA, BIRT, MAID, LEGL, MISC'],
-    ['a lower-case country', (r) => (originatorNatural(r).countryOfResidence = 'nz'), 'originator.originatorPersons[0].naturalPerson.countryOfResidence', 'must be an ISO 3166-1 alpha-2 country code (two capital letters)'],
-    ['a date in another format', (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '22/09/1968'), 'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth', 'must be a date as YYYY-MM-DD'],
-    ['an impossible date', (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '1968-02-30'), 'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth', IVMS101_RULES.realDate],
-    ['a birth in the future', (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '2999-01-01'), 'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth', IVMS101_RULES.dateInPast],
-    ['no persons', (r) => (r.beneficiary.beneficiaryPersons = []), 'beneficiary.beneficiaryPersons', 'must have at least 1 item'],
-    ['a national id without type', (r) => delete beneficiaryNatural(r).nationalIdentification.nationalIdentifierType, 'beneficiary.beneficiaryPersons[0].naturalPerson.nationalIdentification.nationalIdentifierType', 'is required'],
-    ['an address without country', (r) => delete beneficiaryNatural(r).geographicAddress[0].country, 'beneficiary.beneficiaryPersons[0].naturalPerson.geographicAddress[0].country', 'is required'],
-    ['a legal name without type', (r) => delete r.beneficiaryVASP.beneficiaryVASP.legalPerson.name.nameIdentifier[0].legalPersonNameIdentifierType, 'beneficiaryVASP.beneficiaryVASP.legalPerson.name.nameIdentifier[0].legalPersonNameIdentifierType', 'is required'],
-    ['a negative sequence', (r) => (r.transferPath = { transferPath: [{ intermediaryVASP: r.originatingVASP.originatingVASP, sequence: -1 }] }), 'transferPath.transferPath[0].sequence', 'must be at least 0'],
+    [
+      'a wrong type',
+      (r) => (originatorNatural(r).name = 'Frodo'),
+      'originator.originatorPersons[0].naturalPerson.name',
+      'must be an array',
+    ],
+    [
+      'an empty string',
+      (r) => (originatorNatural(r).customerIdentification = ''),
+      'originator.originatorPersons[0].naturalPerson.customerIdentification',
+      'must not be empty',
+    ],
+    [
+      'an unknown code',
+      (r) => (originatorNatural(r).name[0].nameIdentifier[0].nameIdentifierType = 'NICK'),
+      `${NAME0}.nameIdentifierType`,
+      'must be one of ALIA, BIRT, MAID, LEGL, MISC',
+    ],
+    [
+      'a lower-case country',
+      (r) => (originatorNatural(r).countryOfResidence = 'nz'),
+      'originator.originatorPersons[0].naturalPerson.countryOfResidence',
+      'must be an ISO 3166-1 alpha-2 country code (two capital letters)',
+    ],
+    [
+      'a date in another format',
+      (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '22/09/1968'),
+      'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth',
+      'must be a date as YYYY-MM-DD',
+    ],
+    [
+      'an impossible date',
+      (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '1968-02-30'),
+      'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth',
+      IVMS101_RULES.realDate,
+    ],
+    [
+      'a birth in the future',
+      (r) => (originatorNatural(r).dateAndPlaceOfBirth.dateOfBirth = '2999-01-01'),
+      'originator.originatorPersons[0].naturalPerson.dateAndPlaceOfBirth.dateOfBirth',
+      IVMS101_RULES.dateInPast,
+    ],
+    [
+      'no persons',
+      (r) => (r.beneficiary.beneficiaryPersons = []),
+      'beneficiary.beneficiaryPersons',
+      'must have at least 1 item',
+    ],
+    [
+      'a national id without type',
+      (r) => delete beneficiaryNatural(r).nationalIdentification.nationalIdentifierType,
+      'beneficiary.beneficiaryPersons[0].naturalPerson.nationalIdentification.nationalIdentifierType',
+      'is required',
+    ],
+    [
+      'an address without country',
+      (r) => delete beneficiaryNatural(r).geographicAddress[0].country,
+      'beneficiary.beneficiaryPersons[0].naturalPerson.geographicAddress[0].country',
+      'is required',
+    ],
+    [
+      'a legal name without type',
+      (r) => delete r.beneficiaryVASP.beneficiaryVASP.legalPerson.name.nameIdentifier[0].legalPersonNameIdentifierType,
+      'beneficiaryVASP.beneficiaryVASP.legalPerson.name.nameIdentifier[0].legalPersonNameIdentifierType',
+      'is required',
+    ],
+    [
+      'a negative sequence',
+      (r) =>
+        (r.transferPath = { transferPath: [{ intermediaryVASP: r.originatingVASP.originatingVASP, sequence: -1 }] }),
+      'transferPath.transferPath[0].sequence',
+      'must be at least 0',
+    ],
   ])('reports %s', (_name, change, field, rule) => {
     const r = copy();
     change(r);
@@ -52,9 +113,17 @@ describe('validateIvms101', () => {
   describe('unknown fields are rejected, never dropped', () => {
     it.each<[string, (r: Json) => void, string]>([
       ['at the root', (r) => (r.originatorr = {}), 'originatorr'],
-      ['in a name (a typo)', (r) => (originatorNatural(r).name[0].nameIdentifier[0].primaryIdentifer = 'x'), `${NAME0}.primaryIdentifer`],
+      [
+        'in a name (a typo)',
+        (r) => (originatorNatural(r).name[0].nameIdentifier[0].primaryIdentifer = 'x'),
+        `${NAME0}.primaryIdentifer`,
+      ],
       ['v2-style names', (r) => (r.originator.originatorPerson = []), 'originator.originatorPerson'],
-      ['in a person', (r) => (r.beneficiary.beneficiaryPersons[0].pet = 'dog'), 'beneficiary.beneficiaryPersons[0].pet'],
+      [
+        'in a person',
+        (r) => (r.beneficiary.beneficiaryPersons[0].pet = 'dog'),
+        'beneficiary.beneficiaryPersons[0].pet',
+      ],
     ])('%s', (_name, change, field) => {
       const r = copy();
       change(r);
@@ -78,12 +147,15 @@ describe('validateIvms101', () => {
     const bare = () => {
       const r = copy();
       const p = originatorNatural(r);
-      for (const k of ['geographicAddress', 'customerIdentification', 'nationalIdentification', 'dateAndPlaceOfBirth']) delete p[k];
+      for (const k of ['geographicAddress', 'customerIdentification', 'nationalIdentification', 'dateAndPlaceOfBirth'])
+        delete p[k];
       return r;
     };
 
     it('refuses an originator with none of address, customer id, national id, date and place of birth', () => {
-      expect(validateIvms101(bare())).toEqual([{ field: 'originator.originatorPersons[0].naturalPerson', rule: IVMS101_RULES.c1 }]);
+      expect(validateIvms101(bare())).toEqual([
+        { field: 'originator.originatorPersons[0].naturalPerson', rule: IVMS101_RULES.c1 },
+      ]);
       expect(() => assertValidOriginator(bare().originator)).toThrow(IVMS101_RULES.c1);
     });
 
@@ -99,7 +171,9 @@ describe('validateIvms101', () => {
     it('does not count an empty address list', () => {
       const r = bare();
       originatorNatural(r).geographicAddress = [];
-      expect(validateIvms101(r)).toEqual([{ field: 'originator.originatorPersons[0].naturalPerson', rule: IVMS101_RULES.c1 }]);
+      expect(validateIvms101(r)).toEqual([
+        { field: 'originator.originatorPersons[0].naturalPerson', rule: IVMS101_RULES.c1 },
+      ]);
     });
 
     it('does not apply to beneficiaries or legal persons', () => {
@@ -145,8 +219,12 @@ describe('assert* and party validators', () => {
   it('validate originator and beneficiary alone, with paths from a root the caller chooses', () => {
     const r = copy();
     delete r.originator.originatorPersons[0].naturalPerson.name;
-    expect(validateOriginator(r.originator)).toEqual([{ field: 'originator.originatorPersons[0].naturalPerson.name', rule: 'is required' }]);
-    expect(validateOriginator(r.originator, 'body.originator')[0]!.field).toBe('body.originator.originatorPersons[0].naturalPerson.name');
+    expect(validateOriginator(r.originator)).toEqual([
+      { field: 'originator.originatorPersons[0].naturalPerson.name', rule: 'is required' },
+    ]);
+    expect(validateOriginator(r.originator, 'body.originator')[0]!.field).toBe(
+      'body.originator.originatorPersons[0].naturalPerson.name',
+    );
     expect(validateBeneficiary({})).toEqual([{ field: 'beneficiary.beneficiaryPersons', rule: 'is required' }]);
     expect(() => assertValidBeneficiary(record.beneficiary)).not.toThrow();
     expect(validateOriginator('x')).toEqual([{ field: 'originator', rule: 'must be an object' }]);

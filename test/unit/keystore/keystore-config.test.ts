@@ -84,10 +84,31 @@ describe('KEYS (the agent key configuration)', () => {
     ['not JSON', `[{"vaspDID": "${vasp}", "privateKeyHex": "${privateKeyHex}"`, /KEYS: is not valid JSON/],
     ['not an array', JSON.stringify({ vaspDID: vasp, privateKeyHex }), /is not a JSON array/],
     ['a bad DID', JSON.stringify([{ vaspDID: 'vasp-1', privateKeyHex }]), /KEYS\[0\]\.vaspDID: must be a VASP DID/],
-    ['a short key', JSON.stringify([{ vaspDID: vasp, privateKeyHex: privateKeyHex.slice(0, 64) }]), /KEYS\[0\]\.privateKeyHex: must be 128 hex/],
-    ['non-hex', JSON.stringify([{ vaspDID: vasp, privateKeyHex: `${privateKeyHex.slice(0, 126)}zz` }]), /KEYS\[0\]\.privateKeyHex: must be 128 hex/],
-    ['a wrong public half', JSON.stringify([{ vaspDID: vasp, privateKeyHex: privateKeyHex.slice(0, 64) + createDidKeyRecord(seed(8)).keys[0].publicKeyHex }]), /KEYS\[0\]\.privateKeyHex: its public half does not match/],
-    ['one key for two VASPs', JSON.stringify([{ vaspDID: vasp, privateKeyHex }, { vaspDID: 'did:ethr:0x2', privateKeyHex }]), /KEYS\[1\]\.privateKeyHex: is the same key as KEYS\[0\]/],
+    [
+      'a short key',
+      JSON.stringify([{ vaspDID: vasp, privateKeyHex: privateKeyHex.slice(0, 64) }]),
+      /KEYS\[0\]\.privateKeyHex: must be 128 hex/,
+    ],
+    [
+      'non-hex',
+      JSON.stringify([{ vaspDID: vasp, privateKeyHex: `${privateKeyHex.slice(0, 126)}zz` }]),
+      /KEYS\[0\]\.privateKeyHex: must be 128 hex/,
+    ],
+    [
+      'a wrong public half',
+      JSON.stringify([
+        { vaspDID: vasp, privateKeyHex: privateKeyHex.slice(0, 64) + createDidKeyRecord(seed(8)).keys[0].publicKeyHex },
+      ]),
+      /KEYS\[0\]\.privateKeyHex: its public half does not match/,
+    ],
+    [
+      'one key for two VASPs',
+      JSON.stringify([
+        { vaspDID: vasp, privateKeyHex },
+        { vaspDID: 'did:ethr:0x2', privateKeyHex },
+      ]),
+      /KEYS\[1\]\.privateKeyHex: is the same key as KEYS\[0\]/,
+    ],
   ])('refuses %s with a ConfigError naming the entry, never echoing the key', (_name, raw, message) => {
     const e = configError(() => parseAgentKeys(raw));
     expect(e.setting).toBe('KEYS');
@@ -101,7 +122,11 @@ describe('recordFromPrivateKeyHex', () => {
   it('checks the did against the key', () => {
     expect(recordFromPrivateKeyHex(privateKeyHex, record.did, 'body')).toEqual(record);
     const other = createDidKeyRecord(seed(9)).did;
-    expect(() => recordFromPrivateKeyHex(privateKeyHex, other, 'body')).toThrow(new ValidationError('body.did', 'does not match the key in privateKeyHex'));
-    expect(() => recordFromPrivateKeyHex(privateKeyHex, 'did:key:zNope', 'body')).toThrow(/body\.did: must be a did:key/);
+    expect(() => recordFromPrivateKeyHex(privateKeyHex, other, 'body')).toThrow(
+      new ValidationError('body.did', 'does not match the key in privateKeyHex'),
+    );
+    expect(() => recordFromPrivateKeyHex(privateKeyHex, 'did:key:zNope', 'body')).toThrow(
+      /body\.did: must be a did:key/,
+    );
   });
 });

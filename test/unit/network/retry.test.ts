@@ -14,11 +14,17 @@ describe('retryTransient', () => {
     const time = fakeTime();
     let calls = 0;
     const beats: number[] = [];
-    const result = await retryTransient('GET /x', async () => {
-      calls += 1;
-      if (calls < 5) throw new UpstreamUnavailableError('503');
-      return 'ok';
-    }, { ...policy, onRetry: ({ attempt }) => beats.push(attempt) }, time.now, time.wait);
+    const result = await retryTransient(
+      'GET /x',
+      async () => {
+        calls += 1;
+        if (calls < 5) throw new UpstreamUnavailableError('503');
+        return 'ok';
+      },
+      { ...policy, onRetry: ({ attempt }) => beats.push(attempt) },
+      time.now,
+      time.wait,
+    );
     expect(result).toBe('ok');
     expect(calls).toBe(5);
     expect(beats).toEqual([1, 2, 3, 4]);
@@ -33,25 +39,47 @@ describe('retryTransient', () => {
   it('waits out a 429 for the block it names, never less', async () => {
     const time = fakeTime();
     let calls = 0;
-    await retryTransient('DELETE /x', async () => {
-      if (++calls === 1) throw new RateLimitedError('429', { retryAfterMs: 30_000 });
-      return undefined;
-    }, policy, time.now, time.wait);
+    await retryTransient(
+      'DELETE /x',
+      async () => {
+        if (++calls === 1) throw new RateLimitedError('429', { retryAfterMs: 30_000 });
+        return undefined;
+      },
+      policy,
+      time.now,
+      time.wait,
+    );
     expect(time.waits).toEqual([30_000]);
   });
 
-  it('throws a permanent failure at once, and a transient one once the policy\'s time is spent', async () => {
+  it("throws a permanent failure at once, and a transient one once the policy's time is spent", async () => {
     const time = fakeTime();
     let calls = 0;
-    await expect(retryTransient('GET /x', async () => {
-      calls += 1;
-      throw new AuthenticationError('401');
-    }, policy, time.now, time.wait)).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(
+      retryTransient(
+        'GET /x',
+        async () => {
+          calls += 1;
+          throw new AuthenticationError('401');
+        },
+        policy,
+        time.now,
+        time.wait,
+      ),
+    ).rejects.toBeInstanceOf(AuthenticationError);
     expect(calls).toBe(1);
 
-    await expect(retryTransient('GET /x', async () => {
-      throw new UpstreamUnavailableError('still 503');
-    }, policy, time.now, time.wait)).rejects.toThrow('still 503');
+    await expect(
+      retryTransient(
+        'GET /x',
+        async () => {
+          throw new UpstreamUnavailableError('still 503');
+        },
+        policy,
+        time.now,
+        time.wait,
+      ),
+    ).rejects.toThrow('still 503');
     expect(time.now()).toBeLessThanOrEqual(policy.maxElapsedMs);
     expect(time.waits.length).toBeGreaterThan(5);
   });

@@ -1,7 +1,8 @@
 import { cached, directoryCaches, type TransferContext } from '../../../outgoing/context';
 
 /** The parts of a transfer context that `cached` reads: its caches and the setting. */
-const contextWith = (directoryCacheMs: number) => ({ ...directoryCaches(directoryCacheMs), config: { directoryCacheMs } }) as unknown as TransferContext;
+const contextWith = (directoryCacheMs: number) =>
+  ({ ...directoryCaches(directoryCacheMs), config: { directoryCacheMs } }) as unknown as TransferContext;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('directory answers cached for directoryCacheMs', () => {

@@ -10,8 +10,14 @@ import {
 import { initialState, type OutgoingTransferInput, type TransferState } from '../../../outgoing/types';
 
 const input: OutgoingTransferInput = {
-  id: 'ref-1', originatorVaspDid: 'did:ethr:0x1', beneficiaryVaspDid: 'did:ethr:0x2', asset: 'ETH', amount: '1',
-  answerDeadlineMs: 3000, pollIntervalMs: 1000, report: false,
+  id: 'ref-1',
+  originatorVaspDid: 'did:ethr:0x1',
+  beneficiaryVaspDid: 'did:ethr:0x2',
+  asset: 'ETH',
+  amount: '1',
+  answerDeadlineMs: 3000,
+  pollIntervalMs: 1000,
+  report: false,
 };
 const t0 = new Date(Date.UTC(2026, 0, 1, 12, 0, 0));
 const at = (s: number) => new Date(t0.getTime() + s * 1000);
@@ -52,7 +58,7 @@ describe('outgoing status: transitions', () => {
     expect(statuses(state)).toEqual(['RECEIVED', 'PREPARED', 'SENT', 'DECLINED']);
   });
 
-  it('the workflow\'s own FAILED and EXPIRED end the transfer; PREPARED does not', () => {
+  it("the workflow's own FAILED and EXPIRED end the transfer; PREPARED does not", () => {
     const state = initialState(input, 'w', t0);
     const tracking = initialTracking();
     applyStatus(state, tracking, { status: 'PREPARED', source: 'orchestrator' }, at(1));
@@ -63,7 +69,7 @@ describe('outgoing status: transitions', () => {
 });
 
 describe('outgoing status: updates out of order', () => {
-  it('an update older than the newest applied (by the network\'s updatedAt) is ignored', () => {
+  it("an update older than the newest applied (by the network's updatedAt) is ignored", () => {
     const { state, tracking } = waiting();
     applyStatus(state, tracking, { status: 'NOT_READY', source: 'webhook', updatedAt: iso(3) }, at(3));
     expect(applyStatus(state, tracking, { status: 'SENT', source: 'webhook', updatedAt: iso(2) }, at(4))).toBe(false);
@@ -74,7 +80,9 @@ describe('outgoing status: updates out of order', () => {
   it('a newer updatedAt moves between statuses of the same progress, both ways', () => {
     const { state, tracking } = waiting();
     applyStatus(state, tracking, { status: 'ACK', source: 'webhook', updatedAt: iso(3) }, at(3));
-    expect(applyStatus(state, tracking, { status: 'NOT_READY', source: 'webhook', updatedAt: iso(4) }, at(4))).toBe(true);
+    expect(applyStatus(state, tracking, { status: 'NOT_READY', source: 'webhook', updatedAt: iso(4) }, at(4))).toBe(
+      true,
+    );
     expect(applyStatus(state, tracking, { status: 'ACK', source: 'webhook', updatedAt: iso(2) }, at(5))).toBe(false);
     expect(state.status).toBe('NOT_READY');
   });
@@ -90,11 +98,13 @@ describe('outgoing status: updates out of order', () => {
   it('a final status is never stale, however old its timestamp', () => {
     const { state, tracking } = waiting();
     applyStatus(state, tracking, { status: 'ACK', source: 'webhook', updatedAt: iso(5) }, at(5));
-    expect(applyStatus(state, tracking, { status: 'DECLINED', source: 'webhook', updatedAt: iso(1) }, at(6))).toBe(true);
+    expect(applyStatus(state, tracking, { status: 'DECLINED', source: 'webhook', updatedAt: iso(1) }, at(6))).toBe(
+      true,
+    );
     expect(state).toMatchObject({ status: 'DECLINED', final: true });
   });
 
-  it('the workflow\'s own statuses are never stale', () => {
+  it("the workflow's own statuses are never stale", () => {
     expect(isStale({ status: 'ACK' }, { networkUpdatedAt: 10 }, 'EXPIRED', 1)).toBe(false);
   });
 });
@@ -107,7 +117,7 @@ describe('outgoing status: the answer deadline', () => {
     expect(state).toMatchObject({ status: 'CANCELLED', final: true });
   });
 
-  it('a CANCELLED while the deadline runs is held, and settled as someone else\'s when the deadline still runs', () => {
+  it("a CANCELLED while the deadline runs is held, and settled as someone else's when the deadline still runs", () => {
     const { state, tracking } = waiting();
     expect(applyStatus(state, tracking, { status: 'CANCELLED', source: 'webhook' }, at(2))).toBe(false);
     expect(state.status).toBe('SENT');
@@ -121,7 +131,7 @@ describe('outgoing status: the answer deadline', () => {
     expect(state.history.at(-1)).toEqual({ status: 'CANCELLED', at: iso(3), source: 'webhook' });
   });
 
-  it('a held CANCELLED whose check comes back after the deadline fired is the deadline\'s: EXPIRED', () => {
+  it("a held CANCELLED whose check comes back after the deadline fired is the deadline's: EXPIRED", () => {
     const { state, tracking } = waiting();
     applyStatus(state, tracking, { status: 'CANCELLED', source: 'webhook' }, at(2));
     tracking.deadline = 'passed';
@@ -137,21 +147,34 @@ describe('outgoing status: the answer deadline', () => {
     tracking.deadline = 'passed';
     expect(atDeadline(state, tracking)).toBe('cancel-at-network');
     expect(applyStatus(state, tracking, { status: 'CANCELLED', source: 'webhook' }, at(4))).toBe(true);
-    expect(state.history.at(-1)).toEqual({ status: 'EXPIRED', at: iso(4), source: 'deadline: cancelled at the network (webhook)' });
+    expect(state.history.at(-1)).toEqual({
+      status: 'EXPIRED',
+      at: iso(4),
+      source: 'deadline: cancelled at the network (webhook)',
+    });
   });
 
-  it('the cancellation\'s answer: EXPIRED when cancelled, the counterparty\'s answer when it came first, EXPIRED when unreachable', () => {
-    expect(expiryOutcome({ status: 'CANCELLED', cancelled: true })).toEqual({ status: 'EXPIRED', source: 'deadline: cancelled at the network' });
+  it("the cancellation's answer: EXPIRED when cancelled, the counterparty's answer when it came first, EXPIRED when unreachable", () => {
+    expect(expiryOutcome({ status: 'CANCELLED', cancelled: true })).toEqual({
+      status: 'EXPIRED',
+      source: 'deadline: cancelled at the network',
+    });
     expect(expiryOutcome({ status: 'ACCEPTED', cancelled: false })).toEqual({ status: 'ACCEPTED', source: 'network' });
-    expect(expiryOutcome('unreachable')).toMatchObject({ status: 'EXPIRED', source: expect.stringMatching(/may still be open/) });
+    expect(expiryOutcome('unreachable')).toMatchObject({
+      status: 'EXPIRED',
+      source: expect.stringMatching(/may still be open/),
+    });
     // Already cancelled by someone else before the deadline's call: still the deadline's outcome.
     const { state, tracking } = waiting();
     tracking.deadline = 'passed';
     applyStatus(state, tracking, expiryOutcome({ status: 'CANCELLED', cancelled: false }), at(4));
-    expect(state.history.at(-1)).toMatchObject({ status: 'EXPIRED', source: 'deadline: cancelled at the network (network)' });
+    expect(state.history.at(-1)).toMatchObject({
+      status: 'EXPIRED',
+      source: 'deadline: cancelled at the network (network)',
+    });
   });
 
-  it('once someone else\'s cancellation is settled, a passed deadline does nothing', () => {
+  it("once someone else's cancellation is settled, a passed deadline does nothing", () => {
     const { state, tracking } = waiting();
     applyStatus(state, tracking, { status: 'CANCELLED', source: 'webhook' }, at(2));
     settleCancelled(state, tracking, at(3));

@@ -17,7 +17,10 @@ describe('EncryptionCodec', () => {
     expect(Buffer.from(enc!.metadata!['encryption-key-id']!).toString()).toBe('k1');
     expect(Buffer.from(enc!.data!).includes(Buffer.from('Alice'))).toBe(false);
     const [dec] = await codec.decode([enc!]);
-    expect(defaultPayloadConverter.fromPayload(dec!)).toEqual({ name: 'Alice Example', privateKeyHex: 'ab'.repeat(64) });
+    expect(defaultPayloadConverter.fromPayload(dec!)).toEqual({
+      name: 'Alice Example',
+      privateKeyHex: 'ab'.repeat(64),
+    });
   });
 
   it('uses a fresh IV per payload', async () => {
@@ -27,8 +30,16 @@ describe('EncryptionCodec', () => {
 
   it('decrypts history written under a retired key after rotation, and encrypts with the new one', async () => {
     const [old] = await codec.encode([payload]);
-    const rotated = new EncryptionCodec({ currentKeyId: 'k2', keys: new Map([['k2', key()], ['k1', k1]]) });
-    expect(defaultPayloadConverter.fromPayload((await rotated.decode([old!]))[0]!)).toMatchObject({ name: 'Alice Example' });
+    const rotated = new EncryptionCodec({
+      currentKeyId: 'k2',
+      keys: new Map([
+        ['k2', key()],
+        ['k1', k1],
+      ]),
+    });
+    expect(defaultPayloadConverter.fromPayload((await rotated.decode([old!]))[0]!)).toMatchObject({
+      name: 'Alice Example',
+    });
     const [fresh] = await rotated.encode([payload]);
     expect(Buffer.from(fresh!.metadata!['encryption-key-id']!).toString()).toBe('k2');
   });
@@ -80,20 +91,25 @@ describe('parseCodecKeys', () => {
   });
 });
 
-describe('EncryptionCodec with refuseUnencrypted (the workers\' codec)', () => {
+describe("EncryptionCodec with refuseUnencrypted (the workers' codec)", () => {
   const keyring = { currentKeyId: 'k1', keys: new Map([['k1', randomBytes(32)]]) };
   const strict = new EncryptionCodec(keyring, { refuseUnencrypted: true });
   const lenient = new EncryptionCodec(keyring);
   const plain = defaultPayloadConverter.toPayload({ webhookDays: 0, transferPiiDays: 0 });
 
   it('refuses a plaintext payload, naming its encoding, where the lenient codec passes it through', async () => {
-    await expect(strict.decode([plain])).rejects.toThrow(/refused a payload not encrypted by the project's codec.*"json\/plain"/);
+    await expect(strict.decode([plain])).rejects.toThrow(
+      /refused a payload not encrypted by the project's codec.*"json\/plain"/,
+    );
     await expect(lenient.decode([plain])).resolves.toEqual([plain]);
     await expect(strict.decode([{ metadata: {}, data: new Uint8Array() }])).rejects.toThrow(/encoding is unset/);
   });
 
   it('still decodes what the codec encrypted', async () => {
     const enc = await lenient.encode([plain]);
-    expect(defaultPayloadConverter.fromPayload((await strict.decode(enc))[0]!)).toEqual({ webhookDays: 0, transferPiiDays: 0 });
+    expect(defaultPayloadConverter.fromPayload((await strict.decode(enc))[0]!)).toEqual({
+      webhookDays: 0,
+      transferPiiDays: 0,
+    });
   });
 });

@@ -5,7 +5,9 @@ import type { SchemaOwner } from '../../../db/pool';
 
 const OWNERS: SchemaOwner[] = ['orchestrator', 'sandbox'];
 const names = (owner: SchemaOwner) =>
-  readdirSync(resolve(__dirname, '../../../db/migrations', owner)).filter((f) => !f.startsWith('.')).sort();
+  readdirSync(resolve(__dirname, '../../../db/migrations', owner))
+    .filter((f) => !f.startsWith('.'))
+    .sort();
 
 describe('migration files', () => {
   it.each(OWNERS)('%s: every file is NNNN_name.sql and no two share a number', (owner) => {

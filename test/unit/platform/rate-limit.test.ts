@@ -24,34 +24,48 @@ describe("the sandbox's rate limit (the network's rule)", () => {
     // The lockout (until 1200) is over and the three calls have left the window (1000 ms after each).
     now = 1250;
     expect(limiter.admit('a')).toEqual({ admitted: true });
-    expect(limiter.stats().find((s) => s.clientId === 'a')).toMatchObject({ inWindow: 1, rejected: 3, lockouts: 2, lockedUntil: null });
+    expect(limiter.stats().find((s) => s.clientId === 'a')).toMatchObject({
+      inWindow: 1,
+      rejected: 3,
+      lockouts: 2,
+      lockedUntil: null,
+    });
   });
 
-  it('has no limit without settings, and reads SANDBOX_RATE_* with the network\'s numbers by default', () => {
+  it("has no limit without settings, and reads SANDBOX_RATE_* with the network's numbers by default", () => {
     const open = new RateLimiter(undefined);
     for (let i = 0; i < 10_000; i++) expect(open.admit('a').admitted).toBe(true);
     expect(loadSandboxConfig({}).rateLimit).toEqual({ limit: 6000, windowMs: 300_000, lockoutMs: 10_000 });
-    expect(loadSandboxConfig({ SANDBOX_RATE_LIMIT: '50', SANDBOX_RATE_WINDOW: '5s', SANDBOX_RATE_LOCKOUT: '2s' }).rateLimit)
-      .toEqual({ limit: 50, windowMs: 5000, lockoutMs: 2000 });
+    expect(
+      loadSandboxConfig({ SANDBOX_RATE_LIMIT: '50', SANDBOX_RATE_WINDOW: '5s', SANDBOX_RATE_LOCKOUT: '2s' }).rateLimit,
+    ).toEqual({ limit: 50, windowMs: 5000, lockoutMs: 2000 });
     expect(loadSandboxConfig({ SANDBOX_RATE_LIMIT: 'off' }).rateLimit).toBeUndefined();
     expect(() => loadSandboxConfig({ SANDBOX_RATE_LIMIT: 'many' })).toThrow(/SANDBOX_RATE_LIMIT/);
   });
 });
 
 describe("the group's network budget", () => {
-  it('reads NETWORK_RATE_* with the network\'s limit by default, and refuses a reserve the burst cannot hold', () => {
+  it("reads NETWORK_RATE_* with the network's limit by default, and refuses a reserve the burst cannot hold", () => {
     expect(loadNetworkBudgetConfig({})).toEqual({
-      enabled: true, limit: 6000, windowMs: 300_000, burst: 300, reserve: 150, maxWaitMs: 15_000, lockoutMs: 10_000,
+      enabled: true,
+      limit: 6000,
+      windowMs: 300_000,
+      burst: 300,
+      reserve: 150,
+      maxWaitMs: 15_000,
+      lockoutMs: 10_000,
     });
     expect(loadNetworkBudgetConfig({ NETWORK_RATE_LIMIT: 'off' }).enabled).toBe(false);
-    expect(() => loadNetworkBudgetConfig({ NETWORK_RATE_BURST: '20', NETWORK_RATE_RESERVE: '20' })).toThrow(/NETWORK_RATE_RESERVE/);
+    expect(() => loadNetworkBudgetConfig({ NETWORK_RATE_BURST: '20', NETWORK_RATE_RESERVE: '20' })).toThrow(
+      /NETWORK_RATE_RESERVE/,
+    );
     expect(() => loadNetworkBudgetConfig({ NETWORK_RATE_WINDOW: '300' })).toThrow(/NETWORK_RATE_WINDOW/);
   });
 
   it('sizes the bucket so that any window of the network (plus the send delay) sees at most the limit', () => {
     const shape = bucketShape({ limit: 6000, windowMs: 300_000, burst: 300 });
     expect(shape.capacity).toBe(300);
-    expect(shape.capacity + shape.ratePerSecond * (300_000 + SEND_DELAY_ALLOWANCE_MS) / 1000).toBeCloseTo(6000, 6);
+    expect(shape.capacity + (shape.ratePerSecond * (300_000 + SEND_DELAY_ALLOWANCE_MS)) / 1000).toBeCloseTo(6000, 6);
   });
 
   it('sleeps until the store says a call is free, and gives up with a retryable RateLimitedError past the bound', async () => {
@@ -69,11 +83,25 @@ describe("the group's network budget", () => {
       lockout: async () => undefined,
     };
     const slept: number[] = [];
-    const config = { enabled: true, limit: 12, windowMs: 10_000, burst: 2, reserve: 1, maxWaitMs: 5000, lockoutMs: 10_000 };
-    const budget = new RateBudget(store, config, 'client', () => now, async (ms) => {
-      slept.push(ms);
-      now += ms;
-    });
+    const config = {
+      enabled: true,
+      limit: 12,
+      windowMs: 10_000,
+      burst: 2,
+      reserve: 1,
+      maxWaitMs: 5000,
+      lockoutMs: 10_000,
+    };
+    const budget = new RateBudget(
+      store,
+      config,
+      'client',
+      () => now,
+      async (ms) => {
+        slept.push(ms);
+        now += ms;
+      },
+    );
     await budget.take('low', 'GET /x');
     // Refill (12 - 2) per (10 + 2) s; 1.5 tokens short of the reserve plus one: 1.8 s (plus up to a quarter of spread).
     expect(floors).toEqual([1, 1]);
@@ -83,15 +111,21 @@ describe("the group's network budget", () => {
     // A low call that waited half the bound takes at the floor of high ones.
     const seen: number[] = [];
     now = 0;
-    const aging = new RateBudget({
-      take: async (q) => {
-        seen.push(q.floor);
-        return { granted: q.floor === 0, tokens: 0.2, blockedUntil: null, at: new Date(now) };
+    const aging = new RateBudget(
+      {
+        take: async (q) => {
+          seen.push(q.floor);
+          return { granted: q.floor === 0, tokens: 0.2, blockedUntil: null, at: new Date(now) };
+        },
+        lockout: async () => undefined,
       },
-      lockout: async () => undefined,
-    }, config, 'client', () => now, async (ms) => {
-      now += ms;
-    });
+      config,
+      'client',
+      () => now,
+      async (ms) => {
+        now += ms;
+      },
+    );
     await aging.take('low', 'GET /v1/addresses');
     expect(seen[0]).toBe(1);
     expect(seen.at(-1)).toBe(0);
@@ -102,26 +136,40 @@ describe("the group's network budget", () => {
     now = 0;
     let blockedOnce = true;
     const waited: number[] = [];
-    const short = new RateBudget({
-      take: async () => {
-        const r = blockedOnce ? { granted: false, tokens: 0, blockedUntil: new Date(now + 4000) } : { granted: true, tokens: 0, blockedUntil: null };
-        blockedOnce = false;
-        return { ...r, at: new Date(now) };
+    const short = new RateBudget(
+      {
+        take: async () => {
+          const r = blockedOnce
+            ? { granted: false, tokens: 0, blockedUntil: new Date(now + 4000) }
+            : { granted: true, tokens: 0, blockedUntil: null };
+          blockedOnce = false;
+          return { ...r, at: new Date(now) };
+        },
+        lockout: async () => undefined,
       },
-      lockout: async () => undefined,
-    }, config, 'client', () => now, async (ms) => {
-      waited.push(ms);
-      now += ms;
-    });
+      config,
+      'client',
+      () => now,
+      async (ms) => {
+        waited.push(ms);
+        now += ms;
+      },
+    );
     await short.take('high', 'POST /tx/confirm');
     expect(waited).toHaveLength(1);
     expect(waited[0]).toBeGreaterThanOrEqual(4000);
     expect(waited[0]).toBeLessThanOrEqual(4250);
 
-    const blocked = new RateBudget({
-      take: async () => ({ granted: false, tokens: 5, blockedUntil: new Date(now + 8000), at: new Date(now) }),
-      lockout: async () => undefined,
-    }, config, 'client', () => now, async () => undefined);
+    const blocked = new RateBudget(
+      {
+        take: async () => ({ granted: false, tokens: 5, blockedUntil: new Date(now + 8000), at: new Date(now) }),
+        lockout: async () => undefined,
+      },
+      config,
+      'client',
+      () => now,
+      async () => undefined,
+    );
     const e = await blocked.take('high', 'POST /tx/create').catch((x: unknown) => x);
     expect(e).toBeInstanceOf(RateLimitedError);
     expect((e as RateLimitedError).retryable).toBe(true);

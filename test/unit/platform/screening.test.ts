@@ -10,12 +10,31 @@ describe('normalizeName', () => {
 });
 
 describe('the SDN CSV format', () => {
-  const row = ['36', 'AEROCARIBBEAN AIRLINES', 'entity', '[CUBA] [SDGT]', '-0- ', '-0- ', '-0- ', '-0- ', '-0- ', '-0- ', '-0- ',
-    'Havana, Cuba; Digital Currency Address - XBT 1AbcDef; alt. Digital Currency Address - ETH 0xAbC.'];
+  const row = [
+    '36',
+    'AEROCARIBBEAN AIRLINES',
+    'entity',
+    '[CUBA] [SDGT]',
+    '-0- ',
+    '-0- ',
+    '-0- ',
+    '-0- ',
+    '-0- ',
+    '-0- ',
+    '-0- ',
+    'Havana, Cuba; Digital Currency Address - XBT 1AbcDef; alt. Digital Currency Address - ETH 0xAbC.',
+  ];
   it('reads an entry, its programs and the addresses in its remarks', () => {
     expect(parseSdnRow(row, 1)).toEqual({
-      entNum: 36, name: 'AEROCARIBBEAN AIRLINES', type: 'entity', programs: ['CUBA', 'SDGT'], remarks: row[11],
-      addresses: [{ asset: 'XBT', address: '1AbcDef' }, { asset: 'ETH', address: '0xAbC' }],
+      entNum: 36,
+      name: 'AEROCARIBBEAN AIRLINES',
+      type: 'entity',
+      programs: ['CUBA', 'SDGT'],
+      remarks: row[11],
+      addresses: [
+        { asset: 'XBT', address: '1AbcDef' },
+        { asset: 'ETH', address: '0xAbC' },
+      ],
     });
   });
   it('names the column that breaks the format', () => {

@@ -23,13 +23,18 @@ describe('Temporal connection settings (TEMPORAL_TLS_*, TEMPORAL_API_KEY)', () =
     expect(temporalConnectOptions(c.temporal)).toEqual({});
   });
 
-  it('maps mTLS files and the server name into the connection options, with the files\' bytes', () => {
+  it("maps mTLS files and the server name into the connection options, with the files' bytes", () => {
     const c = loadConfig({
-      TEMPORAL_ADDRESS: 'bank.a1b2c.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'bank.a1b2c',
-      TEMPORAL_TLS_CERT_FILE: cert, TEMPORAL_TLS_KEY_FILE: key, TEMPORAL_TLS_CA_FILE: ca, TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+      TEMPORAL_ADDRESS: 'bank.a1b2c.tmprl.cloud:7233',
+      TEMPORAL_NAMESPACE: 'bank.a1b2c',
+      TEMPORAL_TLS_CERT_FILE: cert,
+      TEMPORAL_TLS_KEY_FILE: key,
+      TEMPORAL_TLS_CA_FILE: ca,
+      TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
     });
     expect(c.temporal).toMatchObject({
-      address: 'bank.a1b2c.tmprl.cloud:7233', namespace: 'bank.a1b2c',
+      address: 'bank.a1b2c.tmprl.cloud:7233',
+      namespace: 'bank.a1b2c',
       tls: { clientCertFile: cert, clientKeyFile: key, caFile: ca, serverName: 'temporal.internal' },
     });
     const options = temporalConnectOptions(c.temporal);
@@ -40,20 +45,30 @@ describe('Temporal connection settings (TEMPORAL_TLS_*, TEMPORAL_API_KEY)', () =
     expect(Buffer.from(options.tls!.clientCertPair!.key).toString()).toContain('PRIVATE KEY');
   });
 
-  it('an API key turns TLS on with the system\'s CAs (Temporal Cloud), and so does TEMPORAL_TLS=1', () => {
-    const cloud = loadTemporalConnectionConfig({ TEMPORAL_API_KEY: 'secret-key' }, 'eu-west-1.aws.api.temporal.io:7233');
+  it("an API key turns TLS on with the system's CAs (Temporal Cloud), and so does TEMPORAL_TLS=1", () => {
+    const cloud = loadTemporalConnectionConfig(
+      { TEMPORAL_API_KEY: 'secret-key' },
+      'eu-west-1.aws.api.temporal.io:7233',
+    );
     expect(cloud).toEqual({ tls: {}, apiKey: 'secret-key' });
     expect(temporalConnectOptions(cloud)).toEqual({ tls: {}, apiKey: 'secret-key' });
-    expect(temporalConnectOptions(loadTemporalConnectionConfig({ TEMPORAL_TLS: '1' }, 'temporal.bank:7233'))).toEqual({ tls: {} });
+    expect(temporalConnectOptions(loadTemporalConnectionConfig({ TEMPORAL_TLS: '1' }, 'temporal.bank:7233'))).toEqual({
+      tls: {},
+    });
     // On loopback (a local proxy, the dev server) the key may go without TLS when asked.
-    expect(loadTemporalConnectionConfig({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: '0' }, '127.0.0.1:7233')).toEqual({ apiKey: 'k' });
+    expect(loadTemporalConnectionConfig({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: '0' }, '127.0.0.1:7233')).toEqual({
+      apiKey: 'k',
+    });
   });
 
   it.each([
     [{ TEMPORAL_TLS_CERT_FILE: cert }, /^TEMPORAL_TLS_KEY_FILE: is unset while TEMPORAL_TLS_CERT_FILE is set/],
     [{ TEMPORAL_TLS_KEY_FILE: key }, /^TEMPORAL_TLS_CERT_FILE: is unset while TEMPORAL_TLS_KEY_FILE is set/],
     [{ TEMPORAL_TLS: '0', TEMPORAL_TLS_CA_FILE: ca }, /^TEMPORAL_TLS: is off while TEMPORAL_TLS_CA_FILE is set/],
-    [{ TEMPORAL_TLS: '0', TEMPORAL_API_KEY: 'k', TEMPORAL_ADDRESS: 'temporal.bank:7233' }, /^TEMPORAL_TLS: is off while TEMPORAL_API_KEY is set/],
+    [
+      { TEMPORAL_TLS: '0', TEMPORAL_API_KEY: 'k', TEMPORAL_ADDRESS: 'temporal.bank:7233' },
+      /^TEMPORAL_TLS: is off while TEMPORAL_API_KEY is set/,
+    ],
     [{ TEMPORAL_TLS: 'maybe' }, /^TEMPORAL_TLS: "maybe" is not on or off/],
   ])('refuses %j with one ConfigError line', (env, message) => {
     let error: unknown;
@@ -68,6 +83,8 @@ describe('Temporal connection settings (TEMPORAL_TLS_*, TEMPORAL_API_KEY)', () =
 
   it('names the variable whose file cannot be read, when connecting', () => {
     const c = loadConfig({ TEMPORAL_TLS_CA_FILE: join(dir, 'missing.pem') });
-    expect(() => temporalConnectOptions(c.temporal)).toThrow(/^TEMPORAL_TLS_CA_FILE: cannot read .*missing\.pem \(ENOENT\)/);
+    expect(() => temporalConnectOptions(c.temporal)).toThrow(
+      /^TEMPORAL_TLS_CA_FILE: cannot read .*missing\.pem \(ENOENT\)/,
+    );
   });
 });

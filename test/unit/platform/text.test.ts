@@ -2,7 +2,15 @@ import Ajv from 'ajv';
 import { Value } from 'typebox/value';
 import { FREE_TEXT_PATTERN, FreeText, isFreeText } from '../../../lib/text';
 
-const refused = ['a\u0000b', 'bell\u0007', 'esc\u001b[31m', 'del\u007f', 'c1\u0085', 'lone \ud800 high', 'lone \udfff low'];
+const refused = [
+  'a\u0000b',
+  'bell\u0007',
+  'esc\u001b[31m',
+  'del\u007f',
+  'c1\u0085',
+  'lone \ud800 high',
+  'lone \udfff low',
+];
 const accepted = ['plain', 'tab\there', 'two\nlines\r\n', 'é ü ß', '日本語', '😀 pair'];
 
 describe('free text rule', () => {

@@ -17,8 +17,18 @@ describe('webhook signing secrets are checked at start-up, one rule for both web
   };
 
   it('refuses a per-endpoint secret of 8 characters (6 bytes of key), naming the variable', () => {
-    refused({ NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': '12345678' }) }, 'NOTIFICATION_WEBHOOK_SECRETS');
-    refused({ NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': `whsec_${Buffer.alloc(15).toString('base64')}` }) }, 'NOTIFICATION_WEBHOOK_SECRETS');
+    refused(
+      { NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': '12345678' }) },
+      'NOTIFICATION_WEBHOOK_SECRETS',
+    );
+    refused(
+      {
+        NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify({
+          'did:ethr:0xabc': `whsec_${Buffer.alloc(15).toString('base64')}`,
+        }),
+      },
+      'NOTIFICATION_WEBHOOK_SECRETS',
+    );
   });
 
   it('refuses a short single secret, naming the variable', () => {
@@ -26,17 +36,30 @@ describe('webhook signing secrets are checked at start-up, one rule for both web
   });
 
   it('refuses an address-webhook secret of fewer than 16 bytes, and anything but a JSON object', () => {
-    refused({ ADDRESS_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': 'fifteen-chars!!' }) }, 'ADDRESS_WEBHOOK_SECRETS');
-    expect(() => loadWebhookConfig({ ADDRESS_WEBHOOK_SECRETS: '["x"]' })).toThrow(/^ADDRESS_WEBHOOK_SECRETS: is not a JSON object/);
-    expect(() => loadWebhookConfig({ NOTIFICATION_WEBHOOK_SECRETS: '{' })).toThrow(/^NOTIFICATION_WEBHOOK_SECRETS: is not valid JSON/);
+    refused(
+      { ADDRESS_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': 'fifteen-chars!!' }) },
+      'ADDRESS_WEBHOOK_SECRETS',
+    );
+    expect(() => loadWebhookConfig({ ADDRESS_WEBHOOK_SECRETS: '["x"]' })).toThrow(
+      /^ADDRESS_WEBHOOK_SECRETS: is not a JSON object/,
+    );
+    expect(() => loadWebhookConfig({ NOTIFICATION_WEBHOOK_SECRETS: '{' })).toThrow(
+      /^NOTIFICATION_WEBHOOK_SECRETS: is not valid JSON/,
+    );
   });
 
   it('accepts the secrets the network issues', () => {
     const secret = generateWebhookSecret();
     const config = loadWebhookConfig({
-      NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': secret }), NOTIFICATION_WEBHOOK_SECRET: secret,
+      NOTIFICATION_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': secret }),
+      NOTIFICATION_WEBHOOK_SECRET: secret,
       ADDRESS_WEBHOOK_SECRETS: JSON.stringify({ 'did:ethr:0xabc': 'sixteen-chars!!!' }),
     });
-    expect(config).toEqual({ notification: { 'did:ethr:0xabc': secret }, notificationDefault: secret, address: { 'did:ethr:0xabc': 'sixteen-chars!!!' }, addressTimestamp: 'required' });
+    expect(config).toEqual({
+      notification: { 'did:ethr:0xabc': secret },
+      notificationDefault: secret,
+      address: { 'did:ethr:0xabc': 'sixteen-chars!!!' },
+      addressTimestamp: 'required',
+    });
   });
 });

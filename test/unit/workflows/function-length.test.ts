@@ -17,8 +17,9 @@ function functionLengths(file: string): { name: string; lines: number }[] {
     if (ts.isFunctionLike(node) && 'body' in node && node.body) {
       const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
       const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
-      const named = (node as ts.FunctionDeclaration).name?.getText(source)
-        ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText(source) : undefined);
+      const named =
+        (node as ts.FunctionDeclaration).name?.getText(source) ??
+        (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText(source) : undefined);
       found.push({ name: `${file}:${first + 1} ${named ?? '(anonymous)'}`, lines: last - first + 1 });
     }
     ts.forEachChild(node, visit);
@@ -32,11 +33,19 @@ describe('workflows/ reads as short functions', () => {
 
   it('finds the workflows and their functions', () => {
     const all = files.flatMap(functionLengths).map((f) => f.name);
-    expect(all).toEqual(expect.arrayContaining([expect.stringMatching(/^outgoing-transfer\.ts:\d+ outgoingTransfer$/), expect.stringMatching(/^incoming-transfer\.ts:\d+ incomingTransfer$/)]));
+    expect(all).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^outgoing-transfer\.ts:\d+ outgoingTransfer$/),
+        expect.stringMatching(/^incoming-transfer\.ts:\d+ incomingTransfer$/),
+      ]),
+    );
   });
 
   it(`no function in workflows/ is longer than ${MAX_LINES} lines`, () => {
-    const long = files.flatMap(functionLengths).filter((f) => f.lines > MAX_LINES).map((f) => `${f.name}: ${f.lines} lines`);
+    const long = files
+      .flatMap(functionLengths)
+      .filter((f) => f.lines > MAX_LINES)
+      .map((f) => `${f.name}: ${f.lines} lines`);
     expect(long).toEqual([]);
   });
 });
