@@ -47,7 +47,7 @@ const MAX_CHECK_INTERVAL_MS = 30_000;
 const STEP_TEXT: Record<Exclude<KeyRotationStep, 'completed' | 'failed'>, string> = {
   'verifying-vasp': 'Checking that the network directory knows the VASP',
   'creating-key': 'Creating a new key pair in the keystore (state pending)',
-  publishing: 'Publishing the new did:key as the VASP\'s pii_didkey (POST /tf/vasps/update)',
+  publishing: "Publishing the new did:key as the VASP's pii_didkey (POST /tf/vasps/update)",
   'confirming-publication': 'Waiting for the directory to show the new pii_didkey',
   activating: 'Making the new key active and retiring the previous one',
 };
@@ -65,7 +65,12 @@ const FAILED_WHILE: Record<Exclude<KeyRotationStep, 'completed' | 'failed'>, str
 function networkError(e: TemporalFailure): ApplicationFailure {
   const cause = activityCause(e) as Error;
   if (cause instanceof ApplicationFailure) {
-    return ApplicationFailure.create({ type: cause.type ?? 'KeyRotationError', message: cause.message, details: cause.details ?? [], nonRetryable: true });
+    return ApplicationFailure.create({
+      type: cause.type ?? 'KeyRotationError',
+      message: cause.message,
+      details: cause.details ?? [],
+      nonRetryable: true,
+    });
   }
   return ApplicationFailure.create({ type: 'KeyRotationError', message: cause.message, nonRetryable: true });
 }
@@ -82,7 +87,11 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
   if (info.typedSearchAttributes.get(VaspDid) !== vaspDid) upsertSearchAttributes([{ key: VaspDid, value: vaspDid }]);
 
   const state: KeyRotationStatus = {
-    vaspDid, step: 'verifying-vasp', status: STEP_TEXT['verifying-vasp'], reason: input.reason, requestedBy: input.requestedBy,
+    vaspDid,
+    step: 'verifying-vasp',
+    status: STEP_TEXT['verifying-vasp'],
+    reason: input.reason,
+    requestedBy: input.requestedBy,
     publicationChecks: 0,
   };
   /** Settles the accepted-update: undefined while the VASP is being checked. */
@@ -97,7 +106,13 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
     state.step = step;
     state.status = detail ? `${STEP_TEXT[step]}: ${detail}` : STEP_TEXT[step];
   };
-  const audit = { vaspDid, reason: input.reason, actor: input.requestedBy, workflowId: info.workflowId, ...(input.principal ? { principal: input.principal } : {}) };
+  const audit = {
+    vaspDid,
+    reason: input.reason,
+    actor: input.requestedBy,
+    workflowId: info.workflowId,
+    ...(input.principal ? { principal: input.principal } : {}),
+  };
 
   try {
     await quick.lookupVaspInDirectory(vaspDid);
@@ -105,7 +120,12 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
 
     enter('creating-key');
     const pending = await quick.createPendingVaspKey({ ...audit, requestId: `${info.workflowId}/${info.runId}` });
-    Object.assign(state, { newKeyId: pending.keyId, newDid: pending.did, previousKeyId: pending.previousKeyId, previousDid: pending.previousDid });
+    Object.assign(state, {
+      newKeyId: pending.keyId,
+      newDid: pending.did,
+      previousKeyId: pending.previousKeyId,
+      previousDid: pending.previousDid,
+    });
 
     enter('publishing', pending.did);
     await network.publishPiiDidKey({ vaspDid, did: pending.did });
@@ -116,24 +136,23 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
     enter('activating');
     const activated = await quick.activateVaspKey({ ...audit, keyId: pending.keyId });
     state.step = 'completed';
-    state.status = `Rotated: ${activated.did} is active` +
+    state.status =
+      `Rotated: ${activated.did} is active` +
       (pending.previousDid ? `; ${pending.previousDid} is retired and kept for decrypting older data` : '');
     await condition(allHandlersFinished);
     return {
-      vaspDid, keyId: activated.keyId, did: activated.did, retiredKeyIds: activated.retiredKeyIds,
+      vaspDid,
+      keyId: activated.keyId,
+      did: activated.did,
+      retiredKeyIds: activated.retiredKeyIds,
       rotatedAt: new Date(Date.now()).toISOString(),
     };
   } catch (e) {
     if (!(e instanceof TemporalFailure)) throw e; // a bug: fail the workflow task so a fixed worker can replay it
-    const failure = e instanceof ApplicationFailure && e.type === 'PublicationNotVisibleError' ? e : networkError(e);
-    const failedStep = state.step;
-    state.error = { type: failure.type ?? 'KeyRotationError', message: failure.message };
-    state.step = 'failed';
-    state.status = `Failed while ${FAILED_WHILE[failedStep as keyof typeof FAILED_WHILE] ?? failedStep}: ${failure.message}. ` +
-      (state.newKeyId ? `The previous key stays active; the new key ${state.newDid} stays pending.` : 'No key was changed.');
+    const { failure, failedStep, error } = markFailed(state, e);
     accepted ??= { ok: false, failure };
     try {
-      await quick.recordKeyRotationFailure({ ...audit, step: failedStep, keyId: state.newKeyId, error: state.error });
+      await quick.recordKeyRotationFailure({ ...audit, step: failedStep, keyId: state.newKeyId, error });
     } catch {
       // The audit row is best effort here: the failure itself is in the workflow's history.
     }
@@ -142,8 +161,31 @@ export async function keyRotation(input: KeyRotationInput): Promise<KeyRotationR
   }
 }
 
+/** The rotation's state after a step failed for good, and the failure the workflow ends with. */
+function markFailed(
+  state: KeyRotationStatus,
+  e: TemporalFailure,
+): { failure: ApplicationFailure; failedStep: KeyRotationStep; error: { type: string; message: string } } {
+  const failure = e instanceof ApplicationFailure && e.type === 'PublicationNotVisibleError' ? e : networkError(e);
+  const failedStep = state.step;
+  const error = { type: failure.type ?? 'KeyRotationError', message: failure.message };
+  state.error = error;
+  state.step = 'failed';
+  state.status =
+    `Failed while ${FAILED_WHILE[failedStep as keyof typeof FAILED_WHILE] ?? failedStep}: ${failure.message}. ` +
+    (state.newKeyId
+      ? `The previous key stays active; the new key ${state.newDid} stays pending.`
+      : 'No key was changed.');
+  return { failure, failedStep, error };
+}
+
 /** Reads the directory back until it shows the new key (bounded, with backoff); fails the rotation when it never does. */
-async function awaitPublication(input: KeyRotationInput, state: KeyRotationStatus, did: string, checking: (detail: string) => void): Promise<void> {
+async function awaitPublication(
+  input: KeyRotationInput,
+  state: KeyRotationStatus,
+  did: string,
+  checking: (detail: string) => void,
+): Promise<void> {
   const { vaspDid } = input;
   const deadline = Date.now() + (input.publicationTimeoutMs ?? DEFAULT_PUBLICATION_TIMEOUT_MS);
   for (let check = 1; ; check++) {
