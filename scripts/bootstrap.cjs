@@ -10,7 +10,9 @@ const { join } = require('node:path');
 const root = join(__dirname, '..');
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 20 || (major === 20 && minor < 19)) {
-  console.error(`Node ${process.versions.node} is too old: this project needs Node 20.19 or newer (require(esm)). Install it from https://nodejs.org or with your version manager.`);
+  console.error(
+    `Node ${process.versions.node} is too old: this project needs Node 20.19 or newer (require(esm)). Install it from https://nodejs.org or with your version manager.`,
+  );
   process.exit(1);
 }
 
@@ -47,12 +49,20 @@ if (command === 'start') {
   // so their progress is visible rather than hidden in globalSetup.
   // Chromium (Debian's, for the console's browser tests) is installed the same way when missing.
   for (const script of ['temporal-cli.ts', 'temporal-server.ts', 'chromium.ts']) {
-    const built = spawnSync(process.execPath, [tsx, join(root, 'scripts', script)], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    const built = spawnSync(process.execPath, [tsx, join(root, 'scripts', script)], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     if (built.status !== 0) process.exit(built.status ?? 1);
   }
-  // Types and lint first: they fail in seconds, where the suite takes minutes. Skipped when only some tests are asked for.
+  // Formatting, types and lint first: they fail in seconds, where the suite takes minutes. Skipped when only some tests
+  // are asked for.
   if (rest.length === 0) {
     for (const [what, args] of [
+      [
+        'format check (npm run format fixes it)',
+        [join(root, 'node_modules', 'prettier', 'bin', 'prettier.cjs'), '--check', '--log-level', 'warn', '.'],
+      ],
       ['typecheck', [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', 'tsconfig.json']],
       ['lint', [join(root, 'node_modules', 'eslint', 'bin', 'eslint.js'), '.']],
     ]) {
