@@ -55,7 +55,7 @@ describe('all-in-one process: the API and a worker on one connection, eager work
     const network = sandbox.networkConfig(group.gatewayUser);
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'all-in-one', 'main.ts')], {
+    child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', '..', 'workers', 'all-in-one.ts')], {
       env: {
         ...process.env,
         HOST: '127.0.0.1',

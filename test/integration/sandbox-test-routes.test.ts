@@ -191,8 +191,8 @@ describe('sandbox: the /sandbox/* test routes', () => {
 
   it('docker-compose.yml publishes every port on loopback only, and leaves the test routes off', () => {
     const compose = readFileSync(join(__dirname, '../../docker-compose.yml'), 'utf8');
-    const published = [...compose.matchAll(/^\s+- "([^"]+)"\s*$/gm)]
-      .map((m) => m[1]!)
+    const published = [...compose.matchAll(/^\s+- (["'])([^"']+)\1\s*$/gm)]
+      .map((m) => m[2]!)
       .filter((p) => /^[\d.:]+$/.test(p));
     expect(published.length).toBeGreaterThanOrEqual(4);
     for (const p of published) expect(p).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
