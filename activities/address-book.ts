@@ -1,12 +1,6 @@
 import type { Pool } from 'pg';
 import type { AddressBookConfig } from '../address-book/config';
-import type {
-  DeltaSummary,
-  ReconcileMode,
-  ReconcilePhase,
-  ReconcileReport,
-  ReconcileTrigger,
-} from '../address-book/types';
+import type { DeltaSummary } from '../address-book/types';
 import type { Logger } from '../lib/logger';
 import { withHeartbeat } from '../lib/heartbeat';
 import { heartbeat } from './context';
@@ -66,12 +60,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     };
   return {
     /** Records the run and takes the VASP's run lock (see address-book/run.ts). */
-    abBeginRun: run(
-      (
-        d,
-        input: { runId: string; vaspDid: string; workflowId: string; trigger: ReconcileTrigger; mode?: ReconcileMode },
-      ) => beginRun(d, input),
-    ),
+    abBeginRun: run(beginRun),
 
     /** The network's listing at the start of the run, into staging. */
     abListNetwork: run((d, input: { runId: string; vaspDid: string }) =>
@@ -94,60 +83,21 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     ),
 
     /** Deletes what the registry no longer has; resumes after the last batch. */
-    abApplyRemovals: run((d, input: { runId: string; vaspDid: string }) => applyRemovals(d, input)),
+    abApplyRemovals: run(applyRemovals),
 
     /** Waits (bounded) until the network's count reaches the expected one, or settles. */
-    abAwaitNetworkCount: run(
-      (
-        d,
-        input: {
-          runId: string;
-          vaspDid: string;
-          from: number;
-          expected: number;
-          direction: 'down' | 'up';
-          timeoutMs: number;
-          pollMs: number;
-          settleMs: number;
-        },
-      ) => awaitNetworkCount(d, input),
-    ),
+    abAwaitNetworkCount: run(awaitNetworkCount),
 
     /** A small delta: one `registerCustomer` per row. */
-    abRegisterAdds: run((d, input: { runId: string; vaspDid: string }) => registerAdds(d, input)),
+    abRegisterAdds: run(registerAdds),
 
     /** Uploads one chunk, exactly once. */
-    abUploadChunk: run(
-      (
-        d,
-        input: {
-          runId: string;
-          vaspDid: string;
-          chunkNo: number;
-          baseCount: number;
-          timeoutMs: number;
-          pollMs: number;
-        },
-      ) => uploadChunk(d, input),
-    ),
+    abUploadChunk: run(uploadChunk),
 
     /** Checks the result, by the count or the whole listing. */
-    abVerify: run((d, input: { runId: string; vaspDid: string; countReached: boolean; verify: 'count' | 'listing' }) =>
-      verifyRun(d, input),
-    ),
+    abVerify: run(verifyRun),
 
     /** Stores the run's report, releases the VASP's run lock and drops the run's staging. */
-    abFinishRun: run(
-      (
-        d,
-        input: {
-          runId: string;
-          status: 'succeeded' | 'failed';
-          error?: string;
-          verifiedBy?: 'count' | 'listing';
-          phases: Partial<Record<ReconcilePhase, number>>;
-        },
-      ): Promise<ReconcileReport> => finishRun(d, input),
-    ),
+    abFinishRun: run(finishRun),
   };
 }
