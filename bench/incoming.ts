@@ -79,11 +79,7 @@ async function main() {
       did: g.gateway,
       fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
     /** The API here and `workers` worker processes, the gateway's notification webhook pointing at that API. */
     const startOrch = async (workers: number) => {
       const o = await apiWithWorkerProcesses({

@@ -98,11 +98,7 @@ describe('on the Temporal server on PostgreSQL, with two workers', () => {
       fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
     });
     // The external VASP is simulated by the sandbox: it sends incoming transfers and answers outgoing ones by itself.
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
     const hook = await sandboxCall('POST', '/webhook', {
       vaspDID: g.gateway,
       url: `${first.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,

@@ -173,6 +173,11 @@ export interface RunningSandbox {
   testToken: string;
   /** Headers for a `/sandbox/*` test route: the test token as a bearer token, plus `extra`. */
   testHeaders(extra?: Record<string, string>): Record<string, string>;
+  /**
+   * Makes `did` a counterparty the sandbox plays itself (PUT /sandbox/counterparties/:did): it sends incoming
+   * transfers and answers outgoing ones, as `config` says (the sandbox's defaults when empty).
+   */
+  simulateCounterparty(did: string, config?: Record<string, unknown>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -220,6 +225,14 @@ export async function startSandbox(
     pool,
     testToken,
     testHeaders: (more = {}) => ({ authorization: `Bearer ${testToken}`, ...more }),
+    simulateCounterparty: async (did, config = {}) => {
+      const r = await fetch(`${url}/sandbox/counterparties/${did}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${testToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(config),
+      });
+      if (r.status !== 200) throw new Error(`PUT /sandbox/counterparties/${did}: ${r.status} ${await r.text()}`);
+    },
     networkConfig: (c) => ({
       authUrl: url,
       audience: url,

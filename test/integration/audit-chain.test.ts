@@ -146,11 +146,7 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
       did: g.subA,
       fields: [{ fieldName: 'pii_didkey', values: [{ value: subAKey.did }] }],
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
     const hook = await sandboxCall('POST', '/webhook', {
       vaspDID: g.gateway,
       url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,

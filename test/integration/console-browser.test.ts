@@ -119,11 +119,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
       did: g.gateway,
       fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
     const hook = await sandboxCall('POST', '/webhook', {
       vaspDID: g.gateway,
       url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,

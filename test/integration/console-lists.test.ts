@@ -82,16 +82,8 @@ describe('console lists: the transfer list the workflows keep current, address-b
       did: g.gateway,
       fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
-    await fetch(`${sb.url}/sandbox/counterparties/${encodeURIComponent(simulated)}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: JSON.stringify({ default: 'accept' }),
-    });
+    await sb.simulateCounterparty(g.external);
+    await sb.simulateCounterparty(encodeURIComponent(simulated), { default: 'accept' });
     const hook = await sandboxCall('POST', '/webhook', {
       vaspDID: g.gateway,
       url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,

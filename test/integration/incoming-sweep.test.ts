@@ -84,11 +84,7 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
       did: g.gateway,
       fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
   });
   afterAll(async () => {
     if (orch) await removeSchedule(orch.client, workflowIds.incomingSweepSchedule);

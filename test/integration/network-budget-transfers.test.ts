@@ -80,11 +80,7 @@ async function startGroup(budget: NetworkBudgetConfig | undefined, quota = QUOTA
     did: g.gateway,
     fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
   });
-  await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-    method: 'PUT',
-    headers: sb.testHeaders({ 'content-type': 'application/json' }),
-    body: '{}',
-  });
+  await sb.simulateCounterparty(g.external);
   const hook = await gw('POST', '/webhook', {
     vaspDID: g.gateway,
     url: `${first.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,

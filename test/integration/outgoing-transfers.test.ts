@@ -520,12 +520,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
 
   it("with the sandbox's simulated counterparty and its real webhooks: it decrypts with its own key, accepts, and the webhook ends the transfer", async () => {
     // The counterparty: simulated by the sandbox, accepting, with its own published did:key.
-    const sim = await fetch(`${sandbox.url}/sandbox/counterparties/${encodeURIComponent(simulated)}`, {
-      method: 'PUT',
-      headers: sandbox.testHeaders({ 'content-type': 'application/json' }),
-      body: JSON.stringify({ default: 'accept' }),
-    });
-    expect(sim.status).toBe(200);
+    await sandbox.simulateCounterparty(encodeURIComponent(simulated), { default: 'accept' });
     // Our webhook endpoint at the network, with the secret it issues; no polling to help (pollInterval 10 min).
     const endpoint = 'sandbox-suba';
     const registered = await orch.transfers.network.api

@@ -75,11 +75,7 @@ describe('reads of personal data are audited: who read which transaction or hist
       did: g.gateway,
       fields: [{ fieldName: 'pii_didkey', values: [{ value: gatewayKey.did }] }],
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
     // A counterparty's transfer to the gateway, its personal data encrypted to the gateway's key (no webhook: no workflow runs).
     txId = (
       await simulateTransfer(sb, {

@@ -68,15 +68,7 @@ describe('sandbox: nested VASPs — address books, address webhooks, manual redi
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/owns`;
     // The external VASP becomes a simulated counterparty (with a did:key) so it can send.
-    expect(
-      (
-        await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-          method: 'PUT',
-          headers: sb.testHeaders({ 'content-type': 'application/json' }),
-          body: '{}',
-        })
-      ).status,
-    ).toBe(200);
+    await sb.simulateCounterparty(g.external);
     expect(
       (
         await call('POST', '/address/registerCustomer', {
@@ -253,11 +245,7 @@ describe('sandbox: the gateway hears of a message only after the automatic routi
         customerRef: 'x',
       }),
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
   });
   afterAll(async () => {
     await sb?.close();

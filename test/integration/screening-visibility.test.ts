@@ -69,11 +69,7 @@ describe('screening hits and decision reasons: the compliance role reads them, o
         fields: [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }],
       });
     }
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
     const hook = await bearerCall(sb.url, gwToken, 'POST', '/webhook', {
       vaspDID: g.gateway,
       url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,

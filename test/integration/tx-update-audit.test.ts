@@ -60,11 +60,7 @@ describe('changes to a live transaction through /tx/update are audited: who, whi
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
       auth: sandboxOidc(sb),
     });
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
     // A counterparty's transfer to the gateway (no webhook: no workflow runs); the gateway is its beneficiary.
     txId = (
       await simulateTransfer(sb, {

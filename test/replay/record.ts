@@ -232,11 +232,7 @@ async function record(): Promise<void> {
     }
 
     // From here on the sandbox plays the counterparty that sends transfers to the gateway.
-    await fetch(`${sb.url}/sandbox/counterparties/${g.external}`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: '{}',
-    });
+    await sb.simulateCounterparty(g.external);
     await loadSdnList(orch.pool, {
       list: 'replay-fixtures',
       sdnPath: `${SANCTIONS}/sdn-sample.csv`,
