@@ -308,31 +308,20 @@ export async function closeAbandonedRun(db: Db, runId: string, error: string): P
   );
 }
 
+/** A finished (or skipped) run as stored. */
+export interface FinishedRunRow {
+  run_id: string;
+  trigger: string;
+  status: string;
+  started_at: Date;
+  finished_at: Date | null;
+  error: string | null;
+  report: ReconcileReport | null;
+}
+
 /** The VASP's finished (or skipped) runs, newest first. */
-export async function finishedRuns(
-  db: Db,
-  vaspDid: string,
-  limit: number,
-): Promise<
-  {
-    run_id: string;
-    trigger: string;
-    status: string;
-    started_at: Date;
-    finished_at: Date | null;
-    error: string | null;
-    report: ReconcileReport | null;
-  }[]
-> {
-  const { rows } = await db.query<{
-    run_id: string;
-    trigger: string;
-    status: string;
-    started_at: Date;
-    finished_at: Date | null;
-    error: string | null;
-    report: ReconcileReport | null;
-  }>(
+export async function finishedRuns(db: Db, vaspDid: string, limit: number): Promise<FinishedRunRow[]> {
+  const { rows } = await db.query<FinishedRunRow>(
     `select run_id, trigger, status, started_at, finished_at, error, report from address_book_runs
       where vasp_did = $1 and status <> 'running' order by started_at desc limit $2`,
     [vaspDid, limit],
