@@ -49,6 +49,10 @@ const capabilities = [
   'retention',
   'auth',
   'webhooks',
+  'counterparties',
+  'policy',
+  'pricing',
+  'jurisdictions',
 ];
 const layers = {
   lib: { only: [], why: 'lib/ holds what several capabilities share and imports nothing above it' },
