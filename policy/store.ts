@@ -168,6 +168,14 @@ export async function policyHistory(db: Db, vaspDid: string): Promise<PolicyVers
   return rows.map(toVersion);
 }
 
+export async function latestPolicyVersion(db: Db, vaspDid: string): Promise<PolicyVersion | undefined> {
+  const { rows } = await db.query<VersionRow>(
+    `select ${VERSION_COLUMNS} from policy_versions where vasp_did = $1 order by version desc limit 1`,
+    [vaspDid],
+  );
+  return rows[0] && toVersion(rows[0]);
+}
+
 export async function policyVersion(db: Db, vaspDid: string, versionId: string): Promise<PolicyVersion | undefined> {
   const { rows } = await db.query<VersionRow>(
     `select ${VERSION_COLUMNS} from policy_versions where id = $1 and vasp_did = $2`,
@@ -278,4 +286,98 @@ export async function decisionsOf(db: Db, transferId: string): Promise<RecordedD
     [transferId],
   );
   return rows.map(toDecision);
+}
+
+/** The latest active (not shadow) decision of each transfer and direction, keyed `${transferId}:${direction}`. */
+export async function latestDecisions(db: Db, transferIds: string[]): Promise<Map<string, RecordedDecision>> {
+  if (transferIds.length === 0) return new Map();
+  const { rows } = await db.query<DecisionRow>(
+    `select distinct on (transfer_id, direction) ${DECISION_COLUMNS} from policy_decisions
+      where transfer_id = any($1::text[]) and not shadow
+      order by transfer_id, direction, created_at desc, id desc`,
+    [transferIds],
+  );
+  return new Map(rows.map((r) => [`${r.transfer_id}:${r.direction}`, toDecision(r)]));
+}
+
+export interface ShadowComparison {
+  decisions: number;
+  agree: number;
+  disagree: number;
+  /** `"APPROVE→SEND_TO_INBOX"`: how many transfers the shadow version would have decided otherwise, by change. */
+  byChange: Record<string, number>;
+  examples: {
+    transferId: string;
+    direction: Direction;
+    decidedAt: string;
+    active: string;
+    shadow: string;
+    ruleActive: number | null;
+    ruleShadow: number | null;
+  }[];
+}
+
+/**
+ * The shadow decisions of the VASP's versions over [from, to) beside the active decision of the same transfer (each
+ * transfer's latest of each): how often they agree, how they differ, and the latest differences as examples.
+ */
+export async function shadowComparison(
+  db: Db,
+  policyVaspDid: string,
+  range: { from: Date; to: Date },
+  maxExamples = 20,
+): Promise<ShadowComparison> {
+  const pairs = `with s as (
+      select distinct on (transfer_id, direction) transfer_id, direction, action, decision, created_at
+        from policy_decisions where shadow and policy_vasp_did = $1 and created_at >= $2 and created_at < $3
+       order by transfer_id, direction, created_at desc, id desc
+    ), pairs as (
+      select s.transfer_id, s.direction, s.created_at, s.action as shadow_action, a.action as active_action,
+             (s.decision->'rule'->>'order')::int as shadow_rule, (a.decision->'rule'->>'order')::int as active_rule
+        from s cross join lateral (
+          select action, decision from policy_decisions p
+           where p.transfer_id = s.transfer_id and p.direction = s.direction and not p.shadow
+           order by created_at desc, id desc limit 1) a
+    )`;
+  const params = [policyVaspDid, range.from, range.to];
+  const [counts, examples] = await Promise.all([
+    db.query<{ active_action: string; shadow_action: string; n: string }>(
+      `${pairs} select active_action, shadow_action, count(*) as n from pairs group by 1, 2`,
+      params,
+    ),
+    db.query<{
+      transfer_id: string;
+      direction: Direction;
+      created_at: string;
+      active_action: string;
+      shadow_action: string;
+      active_rule: number | null;
+      shadow_rule: number | null;
+    }>(
+      `${pairs} select transfer_id, direction, ${exactTimestamp('created_at')} as created_at, active_action,
+              shadow_action, active_rule, shadow_rule
+         from pairs where active_action <> shadow_action order by created_at desc limit $4`,
+      [...params, maxExamples],
+    ),
+  ]);
+  const result: ShadowComparison = { decisions: 0, agree: 0, disagree: 0, byChange: {}, examples: [] };
+  for (const r of counts.rows) {
+    const n = Number(r.n);
+    result.decisions += n;
+    if (r.active_action === r.shadow_action) result.agree += n;
+    else {
+      result.disagree += n;
+      result.byChange[`${r.active_action}→${r.shadow_action}`] = n;
+    }
+  }
+  result.examples = examples.rows.map((r) => ({
+    transferId: r.transfer_id,
+    direction: r.direction,
+    decidedAt: r.created_at,
+    active: r.active_action,
+    shadow: r.shadow_action,
+    ruleActive: r.active_rule,
+    ruleShadow: r.shadow_rule,
+  }));
+  return result;
 }
