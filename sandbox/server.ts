@@ -16,6 +16,7 @@ import { transactionRoutes } from './transactions';
 import { piiRoutes } from './pii-store';
 import { webhookPublicRoutes, webhookRoutes } from './webhooks';
 import { counterpartyRoutes } from './counterparties';
+import { rulesRoutes } from './rules/routes';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
 import { Faults, faultRoutes } from './faults';
@@ -105,6 +106,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     transactionRoutes(api, ctx);
     webhookRoutes(api, ctx);
     nestedRoutingRoutes(api, ctx);
+    rulesRoutes(api, ctx);
   });
 
   // The personal-data service: bearer tokens for the PII audience. Each part adds one line.

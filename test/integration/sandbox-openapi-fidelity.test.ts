@@ -381,6 +381,51 @@ describe("sandbox fidelity: the documented routes answer in the network's v1 Ope
     expect(token.token_type).toBe('Bearer');
   });
 
+  it('rules engine: set per direction (201, 400, 501), get, delete (200, 400)', async () => {
+    const set = await send('POST /rules/set/direction', 201, {
+      body: {
+        vaspDID: group.subA,
+        ruleSet: {
+          incoming: [
+            { order: 1, actionRule: 'REJECT', ruleCheck: 'VASP', ruleValue: group.external },
+            { order: 2, actionRule: 'SEND_TO_INBOX', ruleCheck: 'JURISDICTION', ruleValue: 'US,SG' },
+            { order: 3, actionRule: 'APPROVE', ruleCheck: 'ALL', ruleValue: '' },
+          ],
+          outgoing: [{ order: 1, actionRule: 'APPROVE', ruleCheck: 'TRANSACTION_AMOUNT', ruleValue: '<1000' }],
+        },
+      },
+    });
+    expect(set.map((r: Json) => r.ruleCheck)).toEqual(['VASP', 'JURISDICTION', 'ALL', 'TRANSACTION_AMOUNT']);
+    expect(set[0].vasps).toEqual([{ did: group.external, name: expect.any(String) }]);
+    const listed = await send('GET /rules/get', 200, { query: { vaspDID: group.subA } });
+    expect(listed).toEqual(set);
+    const duplicated = await send('POST /rules/set/direction', 400, {
+      body: {
+        vaspDID: group.subA,
+        ruleSet: {
+          incoming: [
+            { order: 1, actionRule: 'REJECT', ruleCheck: 'VASP', ruleValue: `${group.external},${group.external}` },
+          ],
+        },
+      },
+    });
+    expect(duplicated.err.message).toMatch(/duplicated VASP dids/);
+    await send('POST /rules/set/direction', 501, {
+      body: {
+        vaspDID: group.subA,
+        ruleSet: {
+          incoming: [
+            { order: 1, actionRule: 'SEND_TO_INBOX', ruleCheck: 'RISK_SCORE', ruleValue: '>70', source: 'provider' },
+          ],
+        },
+      },
+    });
+    const left = await send('POST /rules/delete', 200, { body: { vaspDID: group.subA, ids: [set[0].id] } });
+    expect(left).toHaveLength(3);
+    const missing = await send('POST /rules/delete', 400, { body: { vaspDID: group.subA, ids: [set[0].id] } });
+    expect(missing.message).toContain(set[0].id);
+  });
+
   it('exercised every documented route the sandbox registers, and every status the spec documents for it', () => {
     const served = spec
       .operations()
