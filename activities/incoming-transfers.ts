@@ -3,18 +3,22 @@ import { recordAuditEntry, type AuditEntry } from '../audit/store';
 import { activityIdempotencyKey } from './context';
 import type { NetworkClient } from '../network/client';
 import { findAddressOwner, recordRoutedAddress, reportIncomingOutcome } from '../incoming/routing';
-import { screenIncomingTransfer, type ScreeningDeps } from '../screening/screen-transfer';
+import type { ScreeningDeps, ScreeningInput } from '../screening/screen-transfer';
+import { screenAndDecide } from '../incoming/screen-and-decide';
+import type { DecideDeps } from '../policy/decide';
+import type { TransferFactsInput } from '../policy/types';
 import {
   acceptIncoming,
   confirmIncoming,
   declineIncoming,
   incomingTransaction,
+  markIncomingNotReady,
   redirectIncoming,
   rejectIncoming,
   type IncomingTxSummary,
 } from '../incoming/transaction';
 import { listUnansweredIncoming, type UnansweredIncomingQuery } from '../incoming/sweep';
-import type { ScreeningOutcome } from '../workflows/incoming-transfer.messages';
+import type { ScreenedTransfer } from '../incoming/types';
 
 export type { IncomingTxSummary } from '../incoming/transaction';
 
@@ -23,6 +27,8 @@ export interface IncomingDeps {
   network: NetworkClient;
   decrypt: ScreeningDeps['decrypt'];
   callbackUrl?: string;
+  /** The policy's sources; without them screening alone decides (a hit → a person, else accept). */
+  decide?: DecideDeps;
 }
 
 /** The incoming transfer's steps: routing, the group's answers at the network, screening, audit and the callback. */
@@ -61,14 +67,16 @@ export function incomingActivities(deps: IncomingDeps) {
       return rejectIncoming(deps.network, input.transactionId, input.reason);
     },
 
-    /** Screens the originator's names and origin address; returns only the hits (see screening/screen-transfer.ts). */
-    async screenIncomingTransfer(input: {
-      transactionId: string;
-      subsidiaryDid: string;
-      gatewayDid: string;
-      threshold: number;
-    }): Promise<ScreeningOutcome> {
-      return screenIncomingTransfer(deps, input);
+    /**
+     * Screens the originator's names and origin address and decides by the policy; returns the hits and the decision
+     * only (see incoming/screen-and-decide.ts).
+     */
+    async screenIncomingTransfer(input: ScreeningInput & { transfer?: TransferFactsInput }): Promise<ScreenedTransfer> {
+      return screenAndDecide(deps, input);
+    },
+
+    async markIncomingNotReady(transactionId: string): Promise<IncomingTxSummary> {
+      return markIncomingNotReady(deps.network, transactionId);
     },
 
     /** The address a person routed joins the group's registry (see incoming/routing.ts). */

@@ -5,8 +5,12 @@ import type { Logger } from '../lib/logger';
 import type { NetworkClient } from '../network/client';
 import type { TransferContext } from '../outgoing/context';
 import { decryptTransaction } from '../outgoing/personal-data';
+import type { DecideDeps } from '../policy/decide';
+import { createDecideDeps } from '../policy/sources';
+import type { PolicyConfig } from '../policy/config';
 import { addressBookActivities } from './address-book';
 import { connectivityActivities } from './connectivity';
+import { counterpartyActivities } from './counterparties';
 import { withFailureMapping } from './failures';
 import { incomingActivities, incomingSweepActivities } from './incoming-transfers';
 import { keyRotationActivities } from './key-rotation';
@@ -26,6 +30,10 @@ export interface ActivityDeps {
   workflowStatus?: (workflowId: string) => Promise<string>;
   /** Outgoing transfers (keystore, sealed request store, settings); outgoing/context.ts. */
   transfers?: TransferContext;
+  /** Decisions by policy (config `policy`); off: screening alone decides, as before policies. */
+  policy?: PolicyConfig;
+  /** Prices for policies' amount rules (pricing/); without it an amount rule sends the transfer to a person. */
+  toFiat?: DecideDeps['toFiat'];
 }
 
 /**
@@ -33,17 +41,20 @@ export interface ActivityDeps {
  * (`proxyActivities<Activities>`), so none of the I/O below can leak into the workflow sandbox.
  */
 export function createActivities(deps: ActivityDeps) {
+  const decide = decideDeps(deps);
   return withFailureMapping({
     ...connectivityActivities(deps.network),
-    ...transferActivities(deps.transfers),
+    ...transferActivities(deps.transfers, decide),
     ...keyRotationActivities(deps),
     ...addressBookActivities(deps),
     ...retentionActivities(deps),
+    ...counterpartyActivities(deps),
     ...transferViewActivities(deps),
     ...incomingSweepActivities(deps),
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,
+      decide,
       decrypt: async (tx, vaspDid) =>
         deps.transfers ? ((await decryptTransaction(deps.transfers, tx as never, vaspDid)) as typeof tx) : tx,
       callbackUrl: deps.transfers?.config.callbackUrl,
@@ -52,3 +63,18 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** What the policy decides with; none without transfers (no network, no group): screening alone then. */
+function decideDeps(deps: ActivityDeps): DecideDeps | undefined {
+  const ctx = deps.transfers;
+  if (!ctx || deps.policy?.decisions === false) return undefined;
+  const gatewayDid = ctx.group.gatewayDid ?? ctx.group.subsidiaryDids[0];
+  if (!gatewayDid) return undefined;
+  return createDecideDeps({
+    pool: deps.pool,
+    network: deps.network,
+    gatewayDid,
+    directoryCacheMs: ctx.config.directoryCacheMs,
+    ...(deps.toFiat ? { toFiat: deps.toFiat } : {}),
+  });
+}

@@ -7,15 +7,18 @@ import {
   finishOutgoingTransfer,
   outgoingStatus,
   sendOutgoingTransfer,
+  type HeldTransfer,
   type SentTransfer,
   type TransferReport,
 } from '../outgoing/transaction';
+import type { DecideDeps } from '../policy/decide';
+import type { TransferFactsInput } from '../policy/types';
 
 export type { TransferPlan, PiiMode } from '../outgoing/plan';
-export type { CreatedTransaction, SentTransfer, TransferReport } from '../outgoing/transaction';
+export type { CreatedTransaction, HeldTransfer, SentTransfer, TransferReport } from '../outgoing/transaction';
 
 /** Outgoing transfer activities: the steps in outgoing/transaction.ts. Each is idempotent: a retry finds what the previous attempt stored. */
-export function transferActivities(ctx: TransferContext | undefined) {
+export function transferActivities(ctx: TransferContext | undefined, policy?: DecideDeps) {
   const need = (): TransferContext => {
     if (!ctx)
       throw new ConfigError(
@@ -26,13 +29,17 @@ export function transferActivities(ctx: TransferContext | undefined) {
     return ctx;
   };
   return {
-    /** Plans (unless the API's plan is given), stores the personal data, creates the transaction, writes its list entry. */
+    /**
+     * Decides by the outgoing policy (with `decide`), plans (unless the API's plan is given), stores the personal
+     * data, creates the transaction, writes its list entry. A transfer the policy does not approve is not sent.
+     */
     async sendOutgoingTransfer(input: {
       id: string;
       plan?: TransferPlan;
       view?: TransferViewUpdate;
-    }): Promise<SentTransfer> {
-      return sendOutgoingTransfer(need(), input);
+      decide?: TransferFactsInput;
+    }): Promise<SentTransfer | HeldTransfer> {
+      return sendOutgoingTransfer(need(), input, policy);
     },
 
     /** The final list entry, then the report to TRANSFER_CALLBACK_URL (failures retried by Temporal). */

@@ -13,6 +13,7 @@ import {
 } from '../auth/config';
 import { loadTransferConfig, type TransferConfig } from '../outgoing/config';
 import { loadIncomingConfig, type IncomingConfig } from '../incoming/config';
+import { loadPolicyConfig, type PolicyConfig } from '../policy/config';
 import { loadWebhookConfig, type WebhookConfig } from '../webhooks/config';
 import type { NetworkBudgetConfig, NetworkConfig } from '../network/config';
 import type { GroupConfig } from '../lib/group';
@@ -67,6 +68,8 @@ export interface PlatformConfig {
   transfers: TransferConfig;
   /** Incoming transfers: deadlines, polling, screening, the sweep (incoming/config.ts). */
   incoming: IncomingConfig;
+  /** Decisions by policy, on or off (policy/config.ts). */
+  policy: PolicyConfig;
   /** Signing secrets of the network's webhooks (webhooks/config.ts). */
   webhooks: WebhookConfig;
   /** How callers of the internal API authenticate: OIDC tokens and API keys (auth/config.ts). */
@@ -229,6 +232,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     retention: loadRetentionConfig(env),
     transfers: loadTransferConfig(env),
     incoming: loadIncomingConfig(env),
+    policy: loadPolicyConfig(env),
     webhooks: loadWebhookConfig(env),
     auth: loadOperatorAuthConfig(env),
     agent: loadAgentListenerConfig(env, apiPort, transport),

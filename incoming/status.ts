@@ -8,6 +8,7 @@ import { describePrincipal } from '../lib/describe-principal';
 import { FINAL_NETWORK_STATUSES, incomingStatusRank } from '../lib/network-status';
 import { systemPrincipal } from '../lib/principal';
 import type { ScreeningOutcome } from '../screening/types';
+import type { PolicyDecision } from '../policy/types';
 import type { DecisionRequest, IncomingPhase, IncomingStatus, RouteRequest } from './types';
 
 export const initialIncomingStatus = (transactionId: string): IncomingStatus => ({
@@ -113,6 +114,25 @@ export const automaticApproval = (): DecisionRequest => ({
   reason: 'no screening hit',
   actor: 'system:screening',
   principal: systemPrincipal('screening'),
+});
+
+/** An approval by the policy: the rule is named in the reason and the audit row. */
+export const policyApproval = (decision: PolicyDecision): DecisionRequest => ({
+  decision: 'approve',
+  reason: decision.reason,
+  actor: 'system:policy',
+  principal: systemPrincipal('policy'),
+});
+
+/**
+ * A decline by the policy. The network and the counterparty get a generic reason; which rule declined and why stays
+ * in the audit chain.
+ */
+export const policyDecline = (): DecisionRequest => ({
+  decision: 'decline',
+  reason: "the transfer does not meet the beneficiary VASP's compliance policy",
+  actor: 'system:policy',
+  principal: systemPrincipal('policy'),
 });
 
 /** The phase a transfer ends in, by its outcome. */

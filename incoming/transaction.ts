@@ -2,9 +2,9 @@
  * An incoming transaction at the network as the group's routing reads it, and the group's answers to it. Every answer
  * counts as done when the transaction already shows its outcome (a retry, or the network's own automation first).
  */
-import { ACKNOWLEDGED_NETWORK_STATUSES } from '../lib/network-status';
+import { ACKNOWLEDGED_NETWORK_STATUSES, FINAL_NETWORK_STATUSES } from '../lib/network-status';
 import type { NetworkClient } from '../network/client';
-import { txAccept, txConfirm, txDecline, txInfo, txRedirect, txReject } from '../network/transactions';
+import { txAccept, txConfirm, txDecline, txInfo, txNotReady, txRedirect, txReject } from '../network/transactions';
 
 /** The network's Transaction, as far as incoming routing reads it (personal data is never passed on). */
 export interface IncomingNetworkTx {
@@ -21,8 +21,14 @@ export interface IncomingNetworkTx {
   pii?: unknown;
 }
 interface Person {
-  naturalPerson?: { name?: { nameIdentifier?: { primaryIdentifier?: string; secondaryIdentifier?: string }[] }[] };
-  legalPerson?: { name?: { nameIdentifier?: { legalPersonName?: string }[] } };
+  naturalPerson?: {
+    name?: { nameIdentifier?: { primaryIdentifier?: string; secondaryIdentifier?: string }[] }[];
+    geographicAddress?: { country?: unknown }[];
+  };
+  legalPerson?: {
+    name?: { nameIdentifier?: { legalPersonName?: string }[] };
+    geographicAddress?: { country?: unknown }[];
+  };
 }
 
 export interface IncomingTxSummary {
@@ -101,4 +107,14 @@ export async function rejectIncoming(
   reason: string,
 ): Promise<IncomingTxSummary> {
   return summary((await txReject<IncomingNetworkTx>(network, transactionId, reason, new Set(['REJECTED']))).tx);
+}
+
+/**
+ * Tells the network the group is not ready to answer (its policy wants a person first). Done when the transaction
+ * already shows NOT_READY or has ended.
+ */
+export async function markIncomingNotReady(network: NetworkClient, transactionId: string): Promise<IncomingTxSummary> {
+  const settled = new Set(['NOT_READY', ...FINAL_NETWORK_STATUSES]);
+  const reason = 'the beneficiary VASP is reviewing the transfer';
+  return summary((await txNotReady<IncomingNetworkTx>(network, transactionId, reason, settled)).tx);
 }

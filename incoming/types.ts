@@ -4,6 +4,7 @@
  */
 import type { Principal } from '../lib/principal';
 import type { ScreeningOutcome } from '../screening/types';
+import type { PolicyDecision, TransferDecision } from '../policy/types';
 
 /** What a notification webhook (or a poll) says about the transaction: never personal data. */
 export interface TransactionUpdate {
@@ -61,6 +62,11 @@ export interface IncomingStatus {
   routedBy?: 'network' | 'registry' | 'person';
   escalated: boolean;
   screening?: ScreeningOutcome;
+  /** The policy's decision after screening: the version, the rule matched and why. */
+  policy?: PolicyDecision;
   decision?: DecisionRequest & { at: string };
   history: IncomingHistoryEntry[];
 }
+
+/** Screening's result with the policy's decision on it (absent in histories from before policies). */
+export type ScreenedTransfer = ScreeningOutcome & { policy?: TransferDecision };

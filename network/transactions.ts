@@ -125,6 +125,18 @@ export function txReject<T extends { status?: string }>(
   );
 }
 
+/** The beneficiary is not ready to answer yet (`POST /tx/notReady`): the originator sees NOT_READY. */
+export function txNotReady<T extends { status?: string }>(
+  network: NetworkClient,
+  id: string,
+  reason: string,
+  settled: ReadonlySet<string>,
+) {
+  return txAction<T>(network, 'POST /tx/notReady', id, settled, () =>
+    network.api.post('tx/notReady', { json: { id, reason } }).json<T>(),
+  );
+}
+
 /** One page of `GET /tx/list` (`page` from 0, at most 100 per page, the network's limit). */
 export interface TxListPage<T> {
   transactions: T[];

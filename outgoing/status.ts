@@ -4,7 +4,7 @@
  * pure functions over the state, no I/O, no clock of their own (the caller passes `now`).
  */
 import { isFinalNetworkStatus, isNetworkStatus, networkStatusProgress } from '../lib/network-status';
-import type { TransferState } from './types';
+import type { OutgoingReview, TransferState } from './types';
 
 /**
  * Where the wait for the counterparty's answer stands: the deadline's timer is not started yet (the transaction does
@@ -34,7 +34,7 @@ export interface StatusChange {
 }
 
 /** The statuses the workflow sets itself, and which end the transfer besides the network's final ones. */
-const ENDS_TRANSFER = new Set(['FAILED', 'EXPIRED']);
+const ENDS_TRANSFER = new Set(['FAILED', 'EXPIRED', 'REFUSED']);
 
 export const isFinalTransferStatus = (status: string): boolean =>
   isFinalNetworkStatus(status) || ENDS_TRANSFER.has(status);
@@ -125,4 +125,14 @@ export function expiryOutcome(answer: { status: string; cancelled: boolean } | '
   return answer.cancelled
     ? { status: 'EXPIRED', source: 'deadline: cancelled at the network' }
     : { status: answer.status, source: 'network' };
+}
+
+/** Why a person's decision on a held transfer is refused now, or undefined when the workflow takes it. */
+export function reviewRequestProblem(state: TransferState, request: OutgoingReview | undefined): string | undefined {
+  if (state.status !== 'HELD') return `transfer is not held for review (status ${state.status})`;
+  if (request?.decision !== 'release' && request?.decision !== 'refuse') return 'decision: must be release or refuse';
+  if (!request.reason?.trim()) return 'reason: is required';
+  if (!request.principal?.subject || !request.actor?.trim())
+    return 'principal: is required: the authenticated caller who decides';
+  return undefined;
 }

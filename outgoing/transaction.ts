@@ -2,6 +2,9 @@
  * The network's transaction of an outgoing transfer: created once (the transfer id is its `transactionRef`), read
  * back, withdrawn when the counterparty does not answer in time, and the final status reported to the internal systems.
  */
+import type { DecideDeps } from '../policy/decide';
+import type { TransferDecision, TransferFactsInput } from '../policy/types';
+import { decideBeforeSending } from './decide';
 import { FINAL_NETWORK_STATUSES, networkUpdatedAtOf } from '../lib/network-status';
 import type { StoredPii } from './store';
 import { toNetworkError } from '../network/client';
@@ -132,22 +135,34 @@ export interface SentTransfer {
   plan: TransferPlan;
   created: CreatedTransaction;
   view?: TransferViewUpdate;
+  /** The outgoing policy's approval, when it was asked (its decision otherwise holds the transfer: `held`). */
+  policy?: TransferDecision;
+}
+
+/** The policy did not approve: nothing was sent; the workflow refuses the transfer or holds it for a person. */
+export interface HeldTransfer {
+  held: TransferDecision;
 }
 
 /**
- * The workflow's send step: sendTransfer, then the console's list entry for the created transaction
- * (outgoingViewAfterSend of `view`, the workflow's entry before the step). The entry is answered only when it was
- * written: after a failed write (logged) the workflow writes it by itself.
+ * The workflow's send step: the outgoing policy's decision when `decide` is given (a transfer not approved is not
+ * sent), then sendTransfer, then the console's list entry for the created transaction (outgoingViewAfterSend of
+ * `view`, the workflow's entry before the step). The entry is answered only when it was written: after a failed
+ * write (logged) the workflow writes it by itself.
  */
 export async function sendOutgoingTransfer(
   ctx: TransferContext,
-  input: { id: string; plan?: TransferPlan; view?: TransferViewUpdate },
-): Promise<SentTransfer> {
+  input: { id: string; plan?: TransferPlan; view?: TransferViewUpdate; decide?: TransferFactsInput },
+  policy?: DecideDeps,
+): Promise<SentTransfer | HeldTransfer> {
+  const verdict = input.decide && policy ? await decideBeforeSending(ctx, policy, input.decide) : undefined;
+  if (verdict && verdict.decision.action !== 'APPROVE') return { held: verdict };
+  const approved = verdict ? { policy: verdict } : {};
   const { plan, tx } = await sendTransfer(ctx, input.id, input.plan);
   const created = createdFrom(tx);
-  if (!input.view) return { plan, created };
+  if (!input.view) return { plan, created, ...approved };
   const update = outgoingViewAfterSend(input.view, plan, created, FINAL_NETWORK_STATUSES.has(created.status));
-  return { plan, created, view: (await writeListEntry(ctx, update)) ? update : undefined };
+  return { plan, created, view: (await writeListEntry(ctx, update)) ? update : undefined, ...approved };
 }
 
 /**

@@ -4,6 +4,8 @@
  */
 export type { CreatedTransaction } from './transaction';
 import type { TransferPlan } from './plan';
+import type { Acting } from '../incoming/types';
+import type { PolicyDecision } from '../policy/types';
 
 /** Everything the workflow gets: a reference to the sealed request and non-personal metadata. */
 export interface OutgoingTransferInput {
@@ -44,8 +46,17 @@ export interface TransferHistoryEntry {
   source: string;
 }
 
-/** The transfer's own statuses around the network's: before the transaction exists, and when the wait ends. */
-export type LocalStatus = 'RECEIVED' | 'PREPARED' | 'FAILED' | 'EXPIRED';
+/**
+ * The transfer's own statuses around the network's: before the transaction exists (HELD: the policy wants a person
+ * first), and how it ends without the network (REFUSED: by the policy or by that person).
+ */
+export type LocalStatus = 'RECEIVED' | 'PREPARED' | 'HELD' | 'REFUSED' | 'FAILED' | 'EXPIRED';
+
+/** A person's decision on a transfer the policy held. */
+export interface OutgoingReview extends Acting {
+  decision: 'release' | 'refuse';
+  reason: string;
+}
 
 export interface TransferState {
   id: string;
@@ -60,6 +71,10 @@ export interface TransferState {
   mode?: string;
   transactionId?: string;
   error?: { type: string; message: string; field?: string; rule?: string };
+  /** The policy's decision before sending: the version, the rule matched and why. */
+  policy?: PolicyDecision;
+  /** The person's decision on a held transfer. */
+  review?: OutgoingReview & { at: string };
   history: TransferHistoryEntry[];
 }
 

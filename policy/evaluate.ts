@@ -109,7 +109,8 @@ function describe(rule: CompiledRule, facts: PolicyFacts, currency: string): str
     case 'all':
       return 'every transfer';
     case 'set':
-      return setFact(rule, facts)!;
+      // The customer's country comes from personal data: the reason (in history and audit rows) does not repeat it.
+      return rule.ruleCheck === 'CUSTOMER_JURISDICTION' ? "the customer's country" : setFact(rule, facts)!;
     case 'compare':
       return rule.ruleCheck === 'RISK_SCORE'
         ? `risk score ${facts.riskScore}`

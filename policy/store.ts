@@ -240,7 +240,10 @@ export interface RecordedDecision extends DecisionRecord {
 export async function recordDecision(db: Db, row: DecisionRecord): Promise<void> {
   await db.query(
     `insert into policy_decisions (transfer_id, direction, vasp_did, policy_vasp_did, version_id, shadow, action, decision, facts)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     on conflict (transfer_id, direction, shadow) do update set
+       vasp_did = excluded.vasp_did, policy_vasp_did = excluded.policy_vasp_did, version_id = excluded.version_id,
+       action = excluded.action, decision = excluded.decision, facts = excluded.facts, created_at = clock_timestamp()`,
     [
       row.transferId,
       row.direction,

@@ -108,3 +108,20 @@ export interface PolicyDecision {
   /** The rule that could not be evaluated for want of a fact, when that decided. */
   unknownFact?: string;
 }
+
+/** What deciding a transfer gives its workflow: the decision and the facts it was taken on, for the audit row. */
+export interface TransferDecision {
+  decision: PolicyDecision;
+  facts: PolicyFacts;
+}
+
+/** What the incoming and outgoing workflows know of a transfer when they ask for a decision. */
+export interface TransferFactsInput {
+  transferId: string;
+  direction: Direction;
+  vaspDid: string;
+  counterpartyDid?: string;
+  asset: string;
+  amount: string;
+  createdAt: string;
+}

@@ -45,10 +45,25 @@ export function unreadableReason(e: unknown): string {
  * Fetches the transfer, decrypts its personal data with the subsidiary's keys, screens the originator's names and
  * the origin address, and returns only the hits.
  */
-export async function screenIncomingTransfer(
+export async function screenIncomingTransfer(deps: ScreeningDeps, input: ScreeningInput): Promise<ScreeningOutcome> {
+  return (await screenIncoming(deps, input)).outcome;
+}
+
+export interface ScreeningInput {
+  transactionId: string;
+  subsidiaryDid: string;
+  gatewayDid: string;
+  threshold: number;
+}
+
+/**
+ * Screening, and the originator's country (its first address's), which a policy may check. The country stays in the
+ * process: the caller decides with it and passes on the decision only.
+ */
+export async function screenIncoming(
   deps: ScreeningDeps,
-  input: { transactionId: string; subsidiaryDid: string; gatewayDid: string; threshold: number },
-): Promise<ScreeningOutcome> {
+  input: ScreeningInput,
+): Promise<{ outcome: ScreeningOutcome; customerCountry?: string }> {
   if (!(input.threshold > 0 && input.threshold <= 1)) throw new ValidationError('threshold', 'must be in (0, 1]');
   const fetched = await incomingTx(deps.network, input.transactionId);
   // The originator encrypted to the key it could see: the gateway's (it sees only the parent) or, when it sent to
@@ -64,11 +79,15 @@ export async function screenIncomingTransfer(
       return [];
     }
   };
+  let country: string | undefined;
   let names = read(fetched);
+  if (names.length > 0) country = originatorCountry(fetched);
   for (const did of [input.subsidiaryDid, input.gatewayDid]) {
     if (names.length > 0) break;
     try {
-      names = read(await deps.decrypt(fetched, did));
+      const opened = await deps.decrypt(fetched, did);
+      names = read(opened);
+      if (names.length > 0) country = originatorCountry(opened);
     } catch (e) {
       if (e instanceof AppError && e.retryable) throw e;
       unreadable = { kind: e instanceof CryptoError ? 'undecryptable' : 'unreadable', reason: unreadableReason(e) };
@@ -79,7 +98,7 @@ export async function screenIncomingTransfer(
   const origin = tx.transactionBlockchainInfo?.origin;
   const addressHits = origin ? await screenAddress(deps.pool, origin) : [];
   const unique = [...new Map(nameHits.map((h) => [`${h.list}/${h.entNum}`, h])).values()];
-  return {
+  const outcome: ScreeningOutcome = {
     screenedNames: names.length,
     nameHits: unique.map((h) => ({ list: h.list, entNum: h.entNum, matchedName: h.matchedName, score: h.score })),
     addressHits: addressHits.map((h) => ({ list: h.list, asset: h.asset, entNum: h.entNum })),
@@ -90,4 +109,15 @@ export async function screenIncomingTransfer(
         : { skipped: fetched.pii ? ('undecryptable' as const) : ('no-personal-data' as const) }
       : {}),
   };
+  return { outcome, ...(country ? { customerCountry: country } : {}) };
+}
+
+/** The country of the originator's first address that names one (IVMS101 `geographicAddress[].country`). */
+export function originatorCountry(tx: IncomingNetworkTx): string | undefined {
+  for (const p of tx.ivms101?.originator?.originatorPersons ?? []) {
+    const addresses = p.naturalPerson?.geographicAddress ?? p.legalPerson?.geographicAddress ?? [];
+    const country = addresses.map((a) => a.country).find((c) => typeof c === 'string' && /^[A-Z]{2}$/.test(c));
+    if (country) return country as string;
+  }
+  return undefined;
 }

@@ -51,7 +51,8 @@ export function outgoingViewUpdate(state: TransferState): TransferViewUpdate {
     reference: state.id,
     status: state.status,
     final: state.final,
-    needsReview: false,
+    // Held by the outgoing policy: in the review queue until a person releases or refuses it.
+    needsReview: state.status === 'HELD',
     needsRouting: false,
     escalated: false,
     subsidiaryDid: state.originatorVaspDid,
@@ -79,6 +80,7 @@ export function outgoingViewAfterSend(
     transactionId: created.id,
     status: created.status,
     final,
+    needsReview: false,
     counterpartyDid: created.beneficiaryVaspDid ?? plan.beneficiaryVaspDid,
     version: before.version + 2,
   };

@@ -68,6 +68,7 @@ export async function startWorker(
       logger: createLogger('activities', config.logLevel),
       keystore,
       addressBook: config.addressBook,
+      policy: config.policy,
       workflowStatus: workflowStatusOf(temporal),
       transfers: openTransferContext({
         pool,

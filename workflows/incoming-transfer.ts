@@ -13,6 +13,8 @@ import type { Activities } from '../activities';
 import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
 import { incomingViewUpdate, type IncomingFacts } from '../transfer-view/status';
 import { systemPrincipal } from '../lib/principal';
+import type { TransferDecision } from '../policy/types';
+import { policyAuditDetails } from '../policy/status';
 import { isAcknowledged } from '../lib/network-status';
 import {
   decideUpdate,
@@ -35,6 +37,8 @@ import {
   isScreeningHit,
   networkReason,
   observeNetwork,
+  policyApproval,
+  policyDecline,
   recordEvent,
   routeRequestProblem,
   screeningCounts,
@@ -307,28 +311,73 @@ async function confirm(run: Run): Promise<Outcome | undefined> {
   return isFinalNetworkStatus(state.networkStatus) ? 'closed-by-network' : undefined;
 }
 
-/** 4. Screening: the activity decrypts with the subsidiary's keys and returns hits only. A hit waits for a person. */
+/**
+ * 4. Screening, and the policy's decision on its result (the activity decrypts with the subsidiary's keys and returns
+ * hits and the decision only). Histories from before policies carry no decision: a hit waits for a person, else accept.
+ */
 async function screen(run: Run): Promise<{ decision: DecisionRequest } | { ended: Outcome }> {
-  const { input, state } = run;
+  const { input, state, facts } = run;
   enter(run, 'screening');
-  const outcome = await screening.screenIncomingTransfer({
+  const { policy, ...outcome } = await screening.screenIncomingTransfer({
     transactionId: input.transactionId,
     subsidiaryDid: state.subsidiaryDid!,
     gatewayDid: input.gatewayDid,
     threshold: input.screeningThreshold,
+    transfer: {
+      transferId: input.transactionId,
+      direction: 'incoming',
+      vaspDid: state.subsidiaryDid!,
+      counterpartyDid: facts.counterpartyDid,
+      asset: state.asset ?? '',
+      amount: facts.amount ?? '0',
+      createdAt: facts.createdAt,
+    },
   });
   state.screening = outcome;
   record(run, 'screened', { nameHits: outcome.nameHits.length, addressHits: outcome.addressHits.length });
-  if (!isScreeningHit(outcome)) {
-    const decision = automaticApproval();
-    await auditSystem(run, 'screening', 'incoming.approve', { reason: decision.reason, ...screeningCounts(outcome) });
-    return { decision };
+  if (isScreeningHit(outcome)) {
+    await auditSystem(run, 'screening', 'incoming.screening.hit', {
+      ...screeningCounts(outcome),
+      entries: screeningHitEntries(outcome),
+    });
   }
-  await auditSystem(run, 'screening', 'incoming.screening.hit', {
-    ...screeningCounts(outcome),
-    entries: screeningHitEntries(outcome),
-  });
-  return awaitReview(run);
+  if (policy) return applyPolicy(run, policy);
+  if (isScreeningHit(outcome)) return awaitReview(run);
+  const decision = automaticApproval();
+  await auditSystem(run, 'screening', 'incoming.approve', { reason: decision.reason, ...screeningCounts(outcome) });
+  return { decision };
+}
+
+/**
+ * The policy's decision, each with its audit row (version, rule, facts): APPROVE and REJECT answer without a person,
+ * NOT_READY tells the network and waits for one, SEND_TO_INBOX waits for one.
+ */
+async function applyPolicy(
+  run: Run,
+  policy: TransferDecision,
+): Promise<{ decision: DecisionRequest } | { ended: Outcome }> {
+  const { decision } = policy;
+  run.state.policy = decision;
+  record(run, 'policy', { action: decision.action, version: decision.policy?.version, rule: decision.rule?.order });
+  const details = { ...policyAuditDetails(policy), ...screeningCounts(run.state.screening!) };
+  switch (decision.action) {
+    case 'APPROVE':
+      await auditSystem(run, 'policy', 'incoming.approve', details);
+      return { decision: policyApproval(decision) };
+    case 'REJECT':
+      await auditSystem(run, 'policy', 'incoming.decline', details);
+      return { decision: policyDecline() };
+    case 'NOT_READY':
+      await auditSystem(run, 'policy', 'incoming.not-ready', details);
+      await network.markIncomingNotReady(run.input.transactionId);
+      // Set, not observed: NOT_READY ranks below ACK in the incoming order, and the network now says NOT_READY.
+      if (!isFinalNetworkStatus(run.state.networkStatus)) run.state.networkStatus = 'NOT_READY';
+      upsertSearchAttributes([{ key: TransferStatus, value: run.state.networkStatus }]);
+      return awaitReview(run);
+    case 'SEND_TO_INBOX':
+      await auditSystem(run, 'policy', 'incoming.inbox', details);
+      return awaitReview(run);
+  }
 }
 
 /** Held for review: escalated at the review deadline, and waiting on for the decision after that. */
@@ -442,7 +491,7 @@ function beside(run: Run, write: Promise<void>): void {
 /** An automatic decision's row in the audit chain, under the rule that took it. */
 async function auditSystem(
   run: Run,
-  component: 'routing' | 'screening',
+  component: 'routing' | 'screening' | 'policy',
   action: string,
   details: Record<string, unknown>,
 ): Promise<void> {

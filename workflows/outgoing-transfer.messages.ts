@@ -4,9 +4,15 @@
  * the agent-compatible `/tx/create` waits on until the network's transaction exists.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CreatedTransaction, TransactionUpdate, TransferState } from '../outgoing/types';
+import type { CreatedTransaction, OutgoingReview, TransactionUpdate, TransferState } from '../outgoing/types';
 
-export type { TransactionUpdate, TransferHistoryEntry, LocalStatus, TransferState } from '../outgoing/types';
+export type {
+  TransactionUpdate,
+  TransferHistoryEntry,
+  LocalStatus,
+  TransferState,
+  OutgoingReview,
+} from '../outgoing/types';
 export { initialState } from '../outgoing/types';
 
 export const transactionUpdatedSignal = defineSignal<[TransactionUpdate]>('transactionUpdated');
@@ -15,3 +21,5 @@ export const transferStatusQuery = defineQuery<TransferState>('transferStatus');
 export const transactionCreatedUpdate = defineUpdate<
   CreatedTransaction | { error: NonNullable<TransferState['error']> }
 >('transactionCreated');
+/** A person's decision on a transfer the policy held (status HELD): release it to be sent, or refuse it. */
+export const reviewOutgoingUpdate = defineUpdate<TransferState, [OutgoingReview]>('review');

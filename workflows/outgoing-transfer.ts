@@ -10,14 +10,16 @@ import {
 } from '@temporalio/workflow';
 import { activityCause, summarizeFailure } from './failures';
 import type { Activities } from '../activities';
-import type { CreatedTransaction, TransferReport } from '../activities/outgoing-transfers';
+import type { CreatedTransaction, HeldTransfer, SentTransfer, TransferReport } from '../activities/outgoing-transfers';
+import type { TransferDecision, TransferFactsInput } from '../policy/types';
 import { TransferStatus } from '../lib/temporal/search-attributes';
 import { networkUpdatedAtOf } from '../lib/network-status';
-import { outgoingViewUpdate, type TransferViewUpdate } from '../transfer-view/status';
+import { outgoingViewUpdate } from '../transfer-view/status';
 import {
   transactionCreatedUpdate,
   transactionUpdatedSignal,
   transferStatusQuery,
+  reviewOutgoingUpdate,
   type TransactionUpdate,
   initialState,
   type TransferState,
@@ -29,6 +31,7 @@ import {
   atDeadline,
   expiryOutcome,
   initialTracking,
+  reviewRequestProblem,
   settleCancelled,
   type StatusChange,
   type StatusTracking,
@@ -70,6 +73,12 @@ const { recordTransferView } = proxyLocalActivities<Activities>({
     maximumAttempts: 5,
   },
 });
+// A person's decision on a held transfer, in the audit chain: idempotent (the activity's key), retried a while.
+const { recordAudit } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  localRetryThreshold: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
 const { finishOutgoingTransfer } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   localRetryThreshold: '10 seconds',
@@ -98,7 +107,7 @@ interface Run {
 export async function outgoingTransfer(input: OutgoingTransferInput): Promise<TransferState> {
   const run = begin(input);
   const created = await create(run);
-  await waitForAnswer(run, created.id);
+  if (created) await waitForAnswer(run, created.id);
   await finish(run);
   return run.state;
 }
@@ -121,35 +130,43 @@ function begin(input: OutgoingTransferInput): Run {
     await condition(() => run.created !== undefined || run.state.error !== undefined);
     return run.created ?? { error: run.state.error! };
   });
+  setHandler(
+    reviewOutgoingUpdate,
+    (request) => {
+      run.state.review = { ...request, at: new Date().toISOString() };
+      return run.state;
+    },
+    {
+      validator: (request) => {
+        const problem = run.state.review ? 'transfer was already reviewed' : reviewRequestProblem(run.state, request);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
   return run;
 }
 
 /**
- * Prepares and creates the network's transaction in one local activity, which also writes the console's list entry
- * of the created transaction. A failure ends the transfer FAILED, reported, and fails the workflow.
+ * Decides by the outgoing policy, prepares and creates the network's transaction in one local activity, which also
+ * writes the console's list entry of the created transaction. A transfer the policy does not approve is refused or
+ * held for a person (undefined when it ends unsent). A failure ends the transfer FAILED, reported, and fails the
+ * workflow.
  */
-async function create(run: Run): Promise<CreatedTransaction> {
-  const { input, state } = run;
-  let sentView: TransferViewUpdate | undefined;
-  try {
-    const sent = await sendOutgoingTransfer({ id: input.id, plan: input.plan, view: outgoingViewUpdate(state) });
-    state.mode = sent.plan.mode;
-    state.beneficiaryVaspDid = sent.plan.beneficiaryVaspDid;
-    // Not searchable: the created transaction's status follows at once, and one upsert says both.
-    advance(run, { status: 'PREPARED', source: 'orchestrator' }, false);
-    run.created = sent.created;
-    sentView = sent.view;
-  } catch (e) {
-    state.error = describe(e);
-    advance(run, { status: 'FAILED', source: 'orchestrator' });
-    await finish(run);
-    throw ApplicationFailure.create({
-      type: state.error.type,
-      message: state.error.message,
-      nonRetryable: true,
-      details: [state.error],
-    });
+async function create(run: Run): Promise<CreatedTransaction | undefined> {
+  const { state } = run;
+  let sent = await send(run, true);
+  if ('held' in sent) {
+    if (!(await hold(run, sent.held))) return undefined;
+    sent = await send(run, false);
+    if ('held' in sent) throw ApplicationFailure.nonRetryable('the send step held a transfer a person released');
   }
+  if (sent.policy) state.policy = sent.policy.decision;
+  state.mode = sent.plan.mode;
+  state.beneficiaryVaspDid = sent.plan.beneficiaryVaspDid;
+  // Not searchable: the created transaction's status follows at once, and one upsert says both.
+  advance(run, { status: 'PREPARED', source: 'orchestrator' }, false);
+  run.created = sent.created;
+  const sentView = sent.view;
   const created = run.created;
   state.transactionId = created.id;
   state.beneficiaryVaspDid = created.beneficiaryVaspDid ?? state.beneficiaryVaspDid;
@@ -161,6 +178,57 @@ async function create(run: Run): Promise<CreatedTransaction> {
     run.viewVersion = sentView.version;
   await publish(run);
   return created;
+}
+
+/** The send step (with the policy's decision first when `decide`); a failure ends the transfer FAILED. */
+async function send(run: Run, decide: boolean): Promise<SentTransfer | HeldTransfer> {
+  const { input, state } = run;
+  try {
+    return await sendOutgoingTransfer({
+      id: input.id,
+      plan: input.plan,
+      view: outgoingViewUpdate(state),
+      ...(decide ? { decide: transferFacts(input, state) } : {}),
+    });
+  } catch (e) {
+    state.error = describe(e);
+    advance(run, { status: 'FAILED', source: 'orchestrator' });
+    await finish(run);
+    throw ApplicationFailure.create({
+      type: state.error.type,
+      message: state.error.message,
+      nonRetryable: true,
+      details: [state.error],
+    });
+  }
+}
+
+/**
+ * The policy did not approve: REJECT refuses the transfer; anything else holds it (HELD) until a person releases it
+ * (true) or refuses it. The person's decision joins the audit chain.
+ */
+async function hold(run: Run, verdict: TransferDecision): Promise<boolean> {
+  const { state } = run;
+  state.policy = verdict.decision;
+  if (verdict.decision.action === 'REJECT') {
+    state.error = { type: 'PolicyRefused', message: `refused by the outgoing policy: ${verdict.decision.reason}` };
+    advance(run, { status: 'REFUSED', source: 'policy' });
+    return false;
+  }
+  advance(run, { status: 'HELD', source: 'policy' });
+  await publish(run);
+  await condition(() => state.review !== undefined);
+  const review = state.review!;
+  await recordAudit({
+    actor: review.actor,
+    action: `outgoing.${review.decision}`,
+    subject: state.id,
+    details: { reason: review.reason, ...(review.principal ? { principal: review.principal } : {}) },
+  });
+  if (review.decision === 'release') return true;
+  state.error = { type: 'ReviewRefused', message: `refused by ${review.actor}: ${review.reason}` };
+  advance(run, { status: 'REFUSED', source: 'review' });
+  return false;
 }
 
 /**
@@ -297,4 +365,17 @@ function describe(e: unknown): NonNullable<TransferState['error']> {
   if (!(activityCause(e) instanceof ApplicationFailure)) return { type, message };
   const fields = (details[0] ?? {}) as { field?: string; rule?: string };
   return { type, message, field: fields.field, rule: fields.rule };
+}
+
+/** What the outgoing policy decides on: metadata only (the customers stay in the sealed request). */
+function transferFacts(input: OutgoingTransferInput, state: TransferState): TransferFactsInput {
+  return {
+    transferId: input.id,
+    direction: 'outgoing',
+    vaspDid: input.originatorVaspDid,
+    counterpartyDid: input.plan?.beneficiaryVaspDid ?? input.beneficiaryVaspDid,
+    asset: input.asset,
+    amount: input.amount,
+    createdAt: state.history[0]?.at ?? new Date().toISOString(),
+  };
 }

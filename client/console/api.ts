@@ -123,6 +123,17 @@ export interface HistoryEntry {
   detail?: { subsidiaryDid?: string; actor?: string; principal?: Principal; reason?: string; [key: string]: unknown };
 }
 
+/** The policy's decision on a transfer (policy/types.ts PolicyDecision, as the API answers it). */
+export interface PolicyDecisionView {
+  action: string;
+  reason: string;
+  policy: { vaspDid: string; versionId: string; version: number; contentHash: string } | null;
+  rule?: { order: number; actionRule: string; ruleCheck: string; ruleValue: string };
+  override?: string;
+}
+
 export interface TransferDetails {
   history: HistoryEntry[];
+  policy?: PolicyDecisionView;
+  review?: { decision: string; actor: string; principal?: Principal; at: string; reason?: string };
 }

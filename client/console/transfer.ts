@@ -37,6 +37,57 @@ function Timeline({ view, details }: { view: TransferRow; details: TransferDetai
   </ol>`;
 }
 
+/** Which rule decided the transfer, or that no policy was configured (the built-in default decided). */
+function PolicyPanel({ details }: { details: TransferDetails | null }) {
+  const decision = details?.policy;
+  if (!decision) return '';
+  const version = decision.policy
+    ? `policy version ${decision.policy.version} of ${decision.policy.vaspDid}`
+    : 'the built-in default (no policy configured)';
+  return html`<div class="panel" id="policy-decision">
+    <h3>Policy</h3>
+    <p><strong>${decision.action}</strong> under ${version}</p>
+    ${decision.rule ? html`<p>Rule ${decision.rule.order}: <code>${decision.rule.ruleCheck} ${decision.rule.ruleValue}</code> → ${decision.rule.actionRule}</p>` : html`<p class="muted">No rule matched.</p>`}
+    <p class="muted" id="policy-reason">${decision.reason}</p>
+    ${decision.override ? html`<p class="badge bad">overridden: ${decision.override}</p>` : ''}
+  </div>`;
+}
+
+/** Release or refuse an outgoing transfer the policy held (status HELD). */
+function ReleaseForm({ session, view, onDone }: { session: Session; view: TransferRow; onDone: () => void }) {
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const send = async (decision: 'release' | 'refuse') => {
+    if (!reason.trim()) return setError('A reason is required: it is recorded with the decision.');
+    setBusy(true);
+    try {
+      await api(session, 'POST', `/v1/transfers/${encodeURIComponent(view.id)}/review`, { decision, reason });
+      setError('');
+      onDone();
+    } catch (e) {
+      setError(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form id="release-form" class="panel" onSubmit=${(e: Event) => e.preventDefault()}>
+    <h3>Held by the policy</h3>
+    <label
+      >Reason
+      <input
+        id="release-reason"
+        value=${reason}
+        onInput=${(e: Event) => setReason((e.target as HTMLInputElement).value)}
+    /></label>
+    <${Message}>${error}<//>
+    <button id="release" class="primary" type="button" disabled=${busy} onClick=${() => send('release')}>
+      Release and send
+    </button>
+    <button id="refuse" type="button" disabled=${busy} onClick=${() => send('refuse')}>Refuse</button>
+  </form>`;
+}
+
 function DecisionForm({
   session,
   view,
@@ -244,7 +295,7 @@ export function TransferPage({
             <dd id="status">${view.status}${view.phase ? ` (${view.phase})` : ''}</dd>
             <dt>Waiting for</dt>
             <dd>
-              ${view.needsReview ? 'a screening review' : view.needsRouting ? 'routing by a person' : 'nobody'}
+              ${view.needsReview ? (view.direction === 'outgoing' ? 'a person (held by the policy)' : 'a screening review') : view.needsRouting ? 'routing by a person' : 'nobody'}
               ${view.escalated ? html`<span class="badge bad">escalated</span>` : ''}
             </dd>
             <dt>Deadline</dt>
@@ -273,8 +324,21 @@ export function TransferPage({
           ${decisions.filter((d) => d.event === 'route-requested').map((d) => html`<p>Routed to <code>${d.detail!.subsidiaryDid}</code> by <strong>${who(d.detail!.actor, d.detail!.principal?.name)}</strong> at ${when(d.at)}${d.detail!.reason !== undefined ? `: “${d.detail!.reason}”` : ''}</p>`)}
           ${!view.decision && decisions.length === 0 ? html`<p class="muted">No decision by a person.</p>` : ''}
         </div>
+        <${PolicyPanel} details=${details} />
         ${
-          view.needsReview && canDecide(session)
+          view.direction === 'outgoing' && view.status === 'HELD' && canDecide(session)
+            ? html`<${ReleaseForm}
+                session=${session}
+                view=${view}
+                onDone=${() => {
+                  setNotice('Decision recorded.');
+                  void load();
+                }}
+              />`
+            : ''
+        }
+        ${
+          view.direction === 'incoming' && view.needsReview && canDecide(session)
             ? html`<${DecisionForm}
                 session=${session}
                 view=${view}

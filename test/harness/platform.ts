@@ -1,3 +1,4 @@
+import type { PolicyConfig } from '../../policy/config';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
@@ -330,6 +331,8 @@ export interface OrchestratorOptions {
   transfers?: Partial<TransferConfig>;
   /** Settings of incoming transfers over the defaults (INCOMING_*, SCREENING_*). */
   incoming?: Partial<IncomingConfig>;
+  /** Decisions by policy (POLICY_DECISIONS); on by default. */
+  policy?: PolicyConfig;
   /** Webhook secrets (NOTIFICATION_WEBHOOK_SECRET(S), ADDRESS_WEBHOOK_SECRETS); none by default. */
   webhooks?: Partial<WebhookConfig>;
   /** How the API authenticates (OPERATOR_AUTH_*); API keys work either way. */
@@ -396,6 +399,7 @@ export async function startOrchestrator(
     addressBook: opts.addressBook ?? loadAddressBookConfig({}),
     keystore,
     transfers,
+    ...(opts.policy ? { policy: opts.policy } : {}),
     workflowStatus: workflowStatusOf(client),
   });
   const worker = await createWorker({

@@ -49,6 +49,7 @@ const Status = Type.Object({
   escalated: Type.Boolean(),
   screening: Type.Optional(Type.Unknown()),
   decision: Type.Optional(Type.Unknown()),
+  policy: Type.Optional(Type.Unknown({ description: "The policy's decision: action, version, rule matched, reason" })),
   history: Type.Array(Type.Object({ at: Type.String(), event: Type.String(), detail: Type.Optional(Type.Unknown()) })),
 });
 

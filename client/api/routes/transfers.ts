@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { FreeText } from '../../../lib/text';
+import { reviewOutgoing } from '../../transfers/review-outgoing';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
 import { OutgoingTransferBody } from '../../../outgoing/request';
 import {
@@ -25,7 +27,8 @@ export const TransferStateSchema = Type.Object({
   id: Type.String(),
   workflowId: Type.String(),
   status: Type.String({
-    description: 'RECEIVED, PREPARED, then the network status (NEW, SENT, ACK, ACCEPTED, …); FAILED or EXPIRED',
+    description:
+      'RECEIVED, HELD (the policy wants a person), PREPARED, then the network status (NEW, SENT, ACK, ACCEPTED, …); FAILED, EXPIRED or REFUSED',
   }),
   final: Type.Boolean(),
   originatorVaspDid: Type.String(),
@@ -35,8 +38,20 @@ export const TransferStateSchema = Type.Object({
   mode: Type.Optional(Type.String({ description: 'end-to-end, hybrid, escrow, originator-only or hosted' })),
   transactionId: Type.Optional(Type.String()),
   error: Type.Optional(ErrorInfo),
+  policy: Type.Optional(
+    Type.Unknown({ description: "The outgoing policy's decision: action, policy version, rule matched, reason" }),
+  ),
+  review: Type.Optional(Type.Unknown({ description: "A person's decision on a transfer the policy held" })),
   history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.String() })),
 });
+
+const ReviewBody = Type.Object(
+  {
+    decision: Type.Union([Type.Literal('release'), Type.Literal('refuse')]),
+    reason: FreeText({ minLength: 1, maxLength: 1000 }),
+  },
+  { additionalProperties: false },
+);
 
 /** The internal API of outgoing transfers. */
 export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
@@ -99,5 +114,28 @@ export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
       },
     },
     async (request) => transferState(deps, (request.params as { id: string }).id),
+  );
+
+  app.post(
+    '/v1/transfers/:id/review',
+    {
+      config: { roles: access.compliance },
+      schema: {
+        tags: ['transfers'],
+        summary: 'Release or refuse an outgoing transfer the policy held for a person (status HELD; audited)',
+        description:
+          'Release sends the transfer; refuse ends it REFUSED. Recorded under the authenticated caller in the history and the audit log. 409 when the transfer is not held.',
+        params: Type.Object({ id: Type.String({ pattern: KEY.source }) }),
+        body: ReviewBody,
+        response: { 200: TransferStateSchema },
+      },
+    },
+    async (request) =>
+      reviewOutgoing(
+        deps.temporal,
+        (request.params as { id: string }).id,
+        request.body as Static<typeof ReviewBody>,
+        principalOf(request),
+      ),
   );
 }

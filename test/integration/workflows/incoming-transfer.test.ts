@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { IncomingTxSummary } from '../../../activities/incoming-transfers';
+import type { PolicyDecision, TransferDecision } from '../../../policy/types';
 import { describePrincipal } from '../../../lib/describe-principal';
 import { systemPrincipal, type Principal } from '../../../lib/principal';
 import { incomingTransfer, type IncomingTransferInput } from '../../../workflows/incoming-transfer';
@@ -163,7 +164,22 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(review.firedAt! - review.startedAt).toBeGreaterThanOrEqual(REVIEW_MS - 5);
     const screened = callsOf(calls, 'screenIncomingTransfer')[0]!;
     expect(screened.args).toEqual([
-      { transactionId: id, subsidiaryDid: subsidiary, gatewayDid: gateway, threshold: 0.9 },
+      {
+        transactionId: id,
+        subsidiaryDid: subsidiary,
+        gatewayDid: gateway,
+        threshold: 0.9,
+        // What the policy decides on: the transfer's metadata, never its personal data.
+        transfer: {
+          transferId: id,
+          direction: 'incoming',
+          vaspDid: subsidiary,
+          counterpartyDid: counterparty,
+          asset: 'ETH',
+          amount: '1',
+          createdAt: '2026-11-25T10:00:00.000Z',
+        },
+      },
     ]);
     expect(escalatedAt - screened.at).toBeGreaterThanOrEqual(REVIEW_MS - 50);
 
@@ -353,5 +369,98 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
       },
     ]);
     expect(callsOf(calls, 'recordAudit')[1]!.at).toBeLessThanOrEqual(rejectCalls[0]!.at);
+  });
+
+  describe("the policy's decision after screening", () => {
+    const clear: ScreeningOutcome = { screenedNames: 1, nameHits: [], addressHits: [] };
+    const policyRef = { vaspDid: gateway, versionId: 'v-1', version: 3, contentHash: 'abc' };
+    const decided = (action: PolicyDecision['action'], order: number): TransferDecision => ({
+      decision: {
+        action,
+        policy: policyRef,
+        rule: { order, actionRule: action, ruleCheck: 'REVIEWED_VASP_LIST', ruleValue: 'BLOCKED' },
+        reason: `rule ${order}: REVIEWED_VASP_LIST BLOCKED matched BLOCKED → ${action}`,
+      },
+      facts: {
+        direction: 'incoming',
+        vaspDid: subsidiary,
+        counterpartyDid: counterparty,
+        counterpartyReview: 'BLOCKED',
+        asset: 'ETH',
+        amount: '1',
+        createdAt: '2026-11-25T10:00:00.000Z',
+        sanctionsHit: false,
+      },
+    });
+    /** Runs one transfer; `personApproves`: approves it once it waits for a person. */
+    const run = async (stubs: Stubs, personApproves = false) => {
+      const { worker, taskQueue, calls } = await stubWorker(env, flagged(stubs));
+      const id = `tx-${randomBytes(4).toString('hex')}`;
+      const result = await worker.runUntil(async () => {
+        const handle = await env.client.workflow.start(incomingTransfer, {
+          taskQueue,
+          workflowId: `incoming-${id}`,
+          args: [input(id, { reviewDeadline: '1 hour' })],
+        });
+        if (personApproves) {
+          let phase = '';
+          while (phase !== 'awaiting-review') {
+            phase = (await handle.query(incomingStatusQuery)).phase;
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          await handle.executeUpdate(decideUpdate, {
+            args: [{ decision: 'approve', reason: 'checked', actor: officer.name, principal: officer }],
+          });
+        }
+        return handle.result();
+      });
+      return { id, result, calls };
+    };
+
+    it('REJECT declines at once with a generic reason; the rule and the facts are in the audit row only', async () => {
+      const { id, result, calls } = await run({
+        screenIncomingTransfer: async () => ({ ...clear, policy: decided('REJECT', 10) }),
+      });
+      expect(result).toMatchObject({ phase: 'completed', networkStatus: 'DECLINED', policy: { action: 'REJECT' } });
+      const declined = callsOf(calls, 'declineIncomingTransaction')[0]!.args[0] as { reason: string };
+      expect(declined.reason).not.toMatch(/REVIEWED_VASP_LIST|rule/);
+      expect(declined.reason).toContain('declined by policy');
+      const audit = callsOf(calls, 'recordAudit').map(
+        (c) => c.args[0] as { action: string; actor: string; details: Record<string, unknown> },
+      );
+      expect(audit).toEqual([
+        expect.objectContaining({
+          actor: 'system:policy',
+          action: 'incoming.decline',
+          subject: id,
+          details: expect.objectContaining({
+            action: 'REJECT',
+            policy: policyRef,
+            rule: expect.objectContaining({ order: 10 }),
+            facts: expect.objectContaining({ counterpartyReview: 'BLOCKED' }),
+          }),
+        }),
+      ]);
+      expect(callsOf(calls, 'acceptIncomingTransaction')).toHaveLength(0);
+    });
+
+    it('NOT_READY tells the network, then waits for a person, whose approval accepts', async () => {
+      const { result, calls } = await run(
+        {
+          screenIncomingTransfer: async () => ({ ...clear, policy: decided('NOT_READY', 5) }),
+          markIncomingNotReady: async (id: string) => tx(id, { status: 'NOT_READY' }),
+        },
+        true,
+      );
+      expect(callsOf(calls, 'markIncomingNotReady')).toHaveLength(1);
+      expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED', policy: { action: 'NOT_READY' } });
+      expect(result.history.map((h) => h.event)).toEqual(
+        expect.arrayContaining(['policy', 'phase:awaiting-review', 'decision', 'finished:accepted']),
+      );
+      expect(callsOf(calls, 'recordAudit').map((c) => (c.args[0] as { action: string }).action)).toEqual([
+        'incoming.not-ready',
+        'incoming.approve',
+      ]);
+    });
   });
 });

@@ -6,7 +6,12 @@ import { createDataConverter } from '../../../lib/temporal/data-converter';
 import { testEnv } from '../../harness/platform';
 import type { CreatedTransaction, TransferPlan } from '../../../activities/outgoing-transfers';
 import { outgoingTransfer, type OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
-import { transactionUpdatedSignal, transferStatusQuery } from '../../../workflows/outgoing-transfer.messages';
+import {
+  reviewOutgoingUpdate,
+  transactionUpdatedSignal,
+  transferStatusQuery,
+} from '../../../workflows/outgoing-transfer.messages';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { outgoingViewAfterSend } from '../../../transfer-view/status';
 import {
   callsOf,
@@ -107,7 +112,22 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     // One step prepares and creates (no plan from an API here: the worker plans).
     const sends = callsOf(calls, 'sendOutgoingTransfer');
     expect(sends.map((c) => c.args)).toEqual([
-      [{ id: args.id, view: expect.objectContaining({ status: 'RECEIVED', version: 1 }) }],
+      [
+        {
+          id: args.id,
+          view: expect.objectContaining({ status: 'RECEIVED', version: 1 }),
+          // The outgoing policy decides on the transfer's metadata in the same step.
+          decide: {
+            transferId: args.id,
+            direction: 'outgoing',
+            vaspDid: originator,
+            counterpartyDid: beneficiary,
+            asset: 'ETH',
+            amount: '1',
+            createdAt: state.history[0]!.at,
+          },
+        },
+      ],
     ]);
     const fetches = callsOf(calls, 'fetchOutgoingStatus');
     const endedBefore = polls.filter((t) => t.firedAt !== undefined && t.firedAt < deadline!.firedAt!).length;
@@ -416,5 +436,104 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
       { workflowBundle: { codePath: testEnv().workflowBundle }, dataConverter: createDataConverter(testEnv().keyring) },
       history,
     );
+  });
+
+  describe("the outgoing policy's decision", () => {
+    const decision = (action: 'REJECT' | 'SEND_TO_INBOX') => ({
+      held: {
+        decision: {
+          action,
+          policy: { vaspDid: originator, versionId: 'v-1', version: 1, contentHash: 'h' },
+          rule: { order: 1, actionRule: action, ruleCheck: 'ASSET' as const, ruleValue: 'ETH' },
+          reason: `rule 1: ASSET ETH matched ETH → ${action}`,
+        },
+        facts: {
+          direction: 'outgoing' as const,
+          vaspDid: originator,
+          counterpartyReview: 'UNREVIEWED' as const,
+          asset: 'ETH',
+          amount: '1',
+          createdAt: '2026-11-28T00:00:00.000Z',
+        },
+      },
+    });
+    const officer = {
+      kind: 'oidc' as const,
+      subject: 'u-1',
+      name: 'Maya',
+      roles: ['compliance' as const],
+      credentialId: 'j',
+    };
+
+    it('REJECT ends the transfer REFUSED without sending it', async () => {
+      const { worker, taskQueue, calls } = await stubWorker(
+        env,
+        silent({ sendOutgoingTransfer: async () => decision('REJECT') }),
+      );
+      const args = input();
+      const state = await worker.runUntil(
+        env.client.workflow.execute(outgoingTransfer, { taskQueue, workflowId: `outgoing-${args.id}`, args: [args] }),
+      );
+      expect(state).toMatchObject({
+        status: 'REFUSED',
+        final: true,
+        policy: { action: 'REJECT' },
+        error: { type: 'PolicyRefused' },
+      });
+      expect(state.history.map((h) => h.status)).toEqual(['RECEIVED', 'REFUSED']);
+      expect(callsOf(calls, 'sendOutgoingTransfer')).toHaveLength(1);
+      expect(callsOf(calls, 'cancelOutgoingTransaction')).toHaveLength(0);
+    });
+
+    it('SEND_TO_INBOX holds it until a person releases it; the release is audited, then it is sent without deciding again', async () => {
+      let first = true;
+      const { worker, taskQueue, calls } = await stubWorker(
+        env,
+        silent({
+          sendOutgoingTransfer: async () => {
+            if (first) {
+              first = false;
+              return decision('SEND_TO_INBOX');
+            }
+            return { plan, created: { ...created, status: 'ACCEPTED' }, view: undefined };
+          },
+          recordAudit: async () => undefined,
+        }),
+      );
+      const args = input();
+      const state = await worker.runUntil(async () => {
+        const handle = await env.client.workflow.start(outgoingTransfer, {
+          taskQueue,
+          workflowId: `outgoing-${args.id}`,
+          args: [args],
+        });
+        while ((await handle.query(transferStatusQuery)).status !== 'HELD') await new Promise((r) => setTimeout(r, 20));
+        const early = await handle
+          .executeUpdate(reviewOutgoingUpdate, {
+            args: [{ decision: 'release', reason: '', actor: 'oidc:u-1', principal: officer }],
+          })
+          .then(
+            () => undefined,
+            (e: Error) => e,
+          );
+        expect(early).toBeInstanceOf(WorkflowUpdateFailedError);
+        await handle.executeUpdate(reviewOutgoingUpdate, {
+          args: [{ decision: 'release', reason: 'known customer', actor: 'oidc:u-1', principal: officer }],
+        });
+        return handle.result();
+      });
+      expect(state.history.map((h) => h.status)).toEqual(['RECEIVED', 'HELD', 'PREPARED', 'ACCEPTED']);
+      expect(state).toMatchObject({
+        review: { decision: 'release', reason: 'known customer' },
+        policy: { action: 'SEND_TO_INBOX' },
+      });
+      const sends = callsOf(calls, 'sendOutgoingTransfer').map((c) => c.args[0] as { decide?: unknown });
+      expect(sends).toHaveLength(2);
+      expect(sends[0]!.decide).toBeDefined();
+      expect(sends[1]!.decide).toBeUndefined();
+      expect(callsOf(calls, 'recordAudit').map((c) => c.args[0])).toEqual([
+        expect.objectContaining({ actor: 'oidc:u-1', action: 'outgoing.release', subject: args.id }),
+      ]);
+    });
   });
 });

@@ -1,0 +1,47 @@
+/**
+ * Where a decision's facts come from in a running system: the counterparty's jurisdiction from the network's
+ * directory (cached, since every transfer with the same counterparty asks again), the fiat amount from pricing.
+ */
+import type { Pool } from 'pg';
+import { LRUCache } from 'lru-cache';
+import type { NetworkClient } from '../network/client';
+import { vaspProfile } from '../network/directory';
+import type { DecideDeps } from './decide';
+
+export interface DecideSources {
+  pool: Pool;
+  network: NetworkClient;
+  gatewayDid: string;
+  /** Fiat for amount rules; without it, an amount rule sends the transfer to a person (the price is unknown). */
+  toFiat?: DecideDeps['toFiat'];
+  /** How long a directory answer is reused. */
+  directoryCacheMs?: number;
+}
+
+export function createDecideDeps(sources: DecideSources): DecideDeps {
+  const jurisdictions = new LRUCache<string, { country?: string }>({
+    max: 10_000,
+    ttl: Math.max(1, sources.directoryCacheMs ?? 10 * 60_000),
+  });
+  return {
+    pool: sources.pool,
+    gatewayDid: sources.gatewayDid,
+    async jurisdictionOf(vaspDid) {
+      const cached = jurisdictions.get(vaspDid);
+      if (cached) return cached.country;
+      let country: string | undefined;
+      try {
+        const profile = await vaspProfile(sources.network.at('low'), vaspDid);
+        const value = profile.incorporationCountry;
+        country = typeof value === 'string' && /^[A-Z]{2}$/.test(value) ? value : undefined;
+      } catch (e) {
+        // Unknown to the directory: the jurisdiction is unknown, and a rule that needs it sends to a person. A
+        // failure worth retrying (unreachable, rate-limited) fails the step instead of deciding without it.
+        if ((e as { retryable?: boolean }).retryable) throw e;
+      }
+      jurisdictions.set(vaspDid, { country });
+      return country;
+    },
+    toFiat: sources.toFiat ?? (async () => undefined),
+  };
+}
