@@ -22,6 +22,7 @@ import { assertKeysConfigured } from '../config/development-keys';
 import { agentListenerHosts } from './api/agent-host-guard';
 import { ensureKeyRotationSchedules } from './key-rotation-schedules';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { ensureCounterpartyReviewSchedule } from './counterparties/sync';
 import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
 import { createTemporalClient } from './temporal';
 import { startAuditCheckpoints } from '../audit/checkpoints';
@@ -71,6 +72,10 @@ export async function startApi(
   log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
   log.info({ schedules: await ensureAddressBookSchedules(temporal, config) }, 'address-book schedules ensured');
   log.info({ schedule: await ensureRetentionSchedule(temporal, config) }, 'retention schedule ensured');
+  log.info(
+    { schedule: await ensureCounterpartyReviewSchedule(temporal, config) },
+    'counterparty review schedule ensured',
+  );
   log.info(
     {
       schedule: await ensureIncomingSweepSchedule(

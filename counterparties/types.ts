@@ -48,3 +48,25 @@ export function effectiveReview(
   if (group) return { vaspDid, reviewValue: group.reviewValue, source: 'group', review: group };
   return { vaspDid, reviewValue: UNREVIEWED, source: 'none' };
 }
+
+/** One disagreement between our reviews and the network's, for one of the group's VASPs. */
+export interface ReviewDifference {
+  /** The group's VASP whose reviews at the network were compared. */
+  vaspDid: string;
+  reviewedVaspDid: string;
+  /** What we publish; null when we have no review the network holds. */
+  ours: ReviewValue | null;
+  /** What the network holds; null when it has none. */
+  network: ReviewValue | null;
+}
+
+/** What the reconciliation of reviews with the network (workflows/counterparty-review-sync.ts) found and did. */
+export interface ReviewSyncReport {
+  trigger: 'schedule' | 'api';
+  pushed: number;
+  failed: number;
+  /** Per VASP of the group: the differences left after the pushes. */
+  differences: ReviewDifference[];
+  /** The group's VASPs whose reviews the network would not list (unreachable, say): compared next time. */
+  unread: string[];
+}

@@ -17,6 +17,7 @@ import { piiRoutes } from './pii-store';
 import { webhookPublicRoutes, webhookRoutes } from './webhooks';
 import { counterpartyRoutes } from './counterparties';
 import { rulesRoutes } from './rules/routes';
+import { reviewRoutes } from './reviews/routes';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
 import { Faults, faultRoutes } from './faults';
@@ -107,6 +108,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     webhookRoutes(api, ctx);
     nestedRoutingRoutes(api, ctx);
     rulesRoutes(api, ctx);
+    reviewRoutes(api, ctx);
   });
 
   // The personal-data service: bearer tokens for the PII audience. Each part adds one line.

@@ -6,3 +6,4 @@ export { keyRotation, scheduledKeyRotation } from './key-rotation';
 export { incomingTransfer } from './incoming-transfer';
 export { retentionSweep } from './retention';
 export { incomingSweep } from './incoming-sweep';
+export { counterpartyReviewSync } from './counterparty-review-sync';

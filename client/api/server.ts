@@ -32,6 +32,7 @@ import { createAuthenticator } from './auth/authenticator';
 import { BEARER_SCHEME, installAuth, type AuthFailure } from './auth/plugin';
 import { AuthFailureThrottle } from './auth/failure-throttle';
 import { apiKeyRoutes } from './routes/api-keys';
+import { counterpartyRoutes } from './routes/counterparties';
 import { policyRoutes } from './routes/policies';
 
 export interface ApiDeps {
@@ -167,6 +168,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   listRoutes(app, deps);
   consoleRoutes(app, deps);
   apiKeyRoutes(app, deps);
+  counterpartyRoutes(app, { ...deps, network: deps.transfers?.network });
   policyRoutes(app, deps);
   incomingRoutes(app, {
     temporal: deps.temporal,

@@ -26,6 +26,7 @@ import {
 } from './profiles';
 import { updateProfile } from './store';
 import { isSimulated, rotateSimulatedKey } from '../counterparties';
+import { REVIEW_VALUES } from '../reviews/routes';
 
 const DID_PATTERN = '^did:[a-zA-Z0-9]*:.*$';
 const Did = Type.String({ pattern: DID_PATTERN });
@@ -88,6 +89,9 @@ const ListQuerySchema = Type.Object({
   listingType: Type.Optional(
     Type.Union([Type.Literal('exclude_subsidiaries'), Type.Literal('exclude_gateways'), Type.Literal('all')]),
   ),
+  // Only the VASPs this VASP reviewed (sandbox/reviews), with this value; the caller must be a member of the reviewer.
+  reviewedByVaspDID: Type.Optional(Type.String({ pattern: DID_PATTERN, maxLength: 1024 })),
+  reviewValue: Type.Optional(Type.Union(REVIEW_VALUES.map((v) => Type.Literal(v)))),
 });
 
 const DEFAULT_PER_PAGE = 100;
@@ -160,6 +164,21 @@ export function requireMember(access: Access, vaspDid: string): void {
   if (!access.vasps().includes(vaspDid)) throw forbidden(`User ${access.userDid} has no role on VASP ${vaspDid}`);
 }
 
+/** A VASP's reviews are its own: listing by them needs a token of a member of the reviewer. */
+async function reviewFilter(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  query: Static<typeof ListQuerySchema>,
+): Promise<{ vaspDid: string; reviewValue?: string } | undefined> {
+  if (query.reviewedByVaspDID === undefined) {
+    if (query.reviewValue !== undefined) throw badRequest('ValidationError', 'reviewValue: needs reviewedByVaspDID');
+    return undefined;
+  }
+  if (!request.networkCaller) throw unauthorized('reviewedByVaspDID: listing by reviews needs a token');
+  requireMember(await Access.load(ctx.pool, request.networkCaller.userDid), query.reviewedByVaspDID);
+  return { vaspDid: query.reviewedByVaspDID, ...(query.reviewValue ? { reviewValue: query.reviewValue } : {}) };
+}
+
 /** Public (auth optional) directory reads. Registered outside the bearer-guarded API. */
 export async function directoryPublicRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
   const preHandler = optionalBearer(ctx);
@@ -201,6 +220,7 @@ export async function directoryPublicRoutes(app: FastifyInstance, ctx: SandboxCo
       if (query[name] !== undefined && !Number.isSafeInteger(query[name]))
         throw badRequest('ValidationError', `${name}: must be a whole number`);
     }
+    const reviewedBy = await reviewFilter(ctx, request, query);
     const page = query.all ? 0 : (query.page ?? 0);
     const perPage = query.all ? 1_000_000 : (query.per_page ?? DEFAULT_PER_PAGE);
     const { vaspRows, total } = await listSimpleVasps(ctx.pool, {
@@ -210,6 +230,7 @@ export async function directoryPublicRoutes(app: FastifyInstance, ctx: SandboxCo
       q: query.q || undefined,
       listingType: query.listingType ?? 'exclude_subsidiaries',
       fields: requestedFields(query.fields),
+      ...(reviewedBy ? { reviewedBy } : {}),
     });
     return {
       vasps: vaspRows,

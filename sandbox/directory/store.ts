@@ -113,6 +113,8 @@ export interface VaspListing {
   order: { column: string; direction: 'ASC' | 'DESC'; nulls?: 'FIRST' | 'LAST' }[];
   q?: string;
   listingType: ListingType;
+  /** Only the VASPs `vaspDid` reviewed (vasp_reviews), with `reviewValue` when given. */
+  reviewedBy?: { vaspDid: string; reviewValue?: string };
 }
 
 /** One page of the directory's VASPs and how many match in all. */
@@ -124,6 +126,11 @@ export async function listVaspRows(db: Db, query: VaspListing): Promise<{ rows: 
     where.push(`(v.name ilike $${params.length} or v.did ilike $${params.length}
       or exists (select 1 from vasp_field_values f where f.vasp_did = v.did and f.field_name = 'name'
                  and f.value #>> '{}' ilike $${params.length}))`);
+  }
+  if (query.reviewedBy) {
+    params.push(query.reviewedBy.vaspDid, query.reviewedBy.reviewValue ?? null);
+    where.push(`exists (select 1 from vasp_reviews rv where rv.vasp_did = $${params.length - 1}
+      and rv.reviewed_vasp_did = v.did and ($${params.length}::text is null or rv.review_value = $${params.length}))`);
   }
   // Nested VASPs: originators see only the parent, so the default listing leaves subsidiaries out.
   if (query.listingType === 'exclude_subsidiaries') where.push('v.parent_did is null');

@@ -1,0 +1,64 @@
+/**
+ * Publishing reviews at the network (`POST /tf/vasps/{vaspDID}/review`) and comparing what it holds with ours. A push
+ * that fails stays recorded as failed; the nightly reconciliation sends it again.
+ */
+import type { Pool } from 'pg';
+import type { NetworkClient } from '../network/client';
+import { markVaspReview, reviewedVasps } from '../network/reviews';
+import { allPushes, recordPush, unpushed } from './store';
+import { REVIEW_VALUES, type ReviewDifference, type ReviewValue } from './types';
+
+export interface PushOutcome {
+  pushed: number;
+  failed: number;
+}
+
+/** What a failure is recorded as: the error's class and code, never a body that could echo data. */
+function failureOf(e: unknown): string {
+  const err = e as { name?: string; code?: string; message?: string };
+  return [err.name ?? 'Error', err.code, err.message?.slice(0, 200)].filter(Boolean).join(': ');
+}
+
+/** Sends the pushes not yet at the network (of one counterparty, or all), up to `limit`, recording each outcome. */
+export async function pushPending(
+  deps: { pool: Pool; network: NetworkClient },
+  opts: { reviewedVaspDid?: string; limit?: number } = {},
+): Promise<PushOutcome> {
+  const outcome: PushOutcome = { pushed: 0, failed: 0 };
+  for (const push of await unpushed(deps.pool, opts.limit ?? 500, opts.reviewedVaspDid)) {
+    try {
+      await markVaspReview(deps.network, push.vaspDid, push);
+      await recordPush(deps.pool, push, { ok: true });
+      outcome.pushed++;
+    } catch (e) {
+      await recordPush(deps.pool, push, { ok: false, error: failureOf(e) });
+      outcome.failed++;
+    }
+  }
+  return outcome;
+}
+
+/** The network's reviews by `vaspDid`: reviewed DID → value. */
+export async function networkReviewsOf(network: NetworkClient, vaspDid: string): Promise<Record<string, ReviewValue>> {
+  const held: Record<string, ReviewValue> = {};
+  for (const value of REVIEW_VALUES) for (const did of await reviewedVasps(network, vaspDid, value)) held[did] = value;
+  return held;
+}
+
+/** Where `held` (the network's reviews by `vaspDid`) differs from what we publish for it. */
+export async function differencesFor(
+  pool: Pool,
+  vaspDid: string,
+  held: Record<string, ReviewValue>,
+): Promise<ReviewDifference[]> {
+  const ours = new Map(
+    (await allPushes(pool)).filter((p) => p.vaspDid === vaspDid).map((p) => [p.reviewedVaspDid, p.reviewValue]),
+  );
+  const differences: ReviewDifference[] = [];
+  for (const [reviewedVaspDid, value] of ours)
+    if (held[reviewedVaspDid] !== value)
+      differences.push({ vaspDid, reviewedVaspDid, ours: value, network: held[reviewedVaspDid] ?? null });
+  for (const [reviewedVaspDid, value] of Object.entries(held))
+    if (!ours.has(reviewedVaspDid)) differences.push({ vaspDid, reviewedVaspDid, ours: null, network: value });
+  return differences.sort((a, b) => a.reviewedVaspDid.localeCompare(b.reviewedVaspDid));
+}
