@@ -25,7 +25,13 @@ import { createDidKeyRecord } from '../../lib/crypto';
 import { loadSdnList } from '../../screening/load-sdn';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { followReconcile, startReconcile } from '../../client/cli/addresses';
-import { connectivityCheck, incomingSweep, retentionSweep, scheduledKeyRotation } from '../../workflows';
+import {
+  connectivityCheck,
+  counterpartyReviewSync,
+  incomingSweep,
+  retentionSweep,
+  scheduledKeyRotation,
+} from '../../workflows';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import type { IncomingStatus } from '../../workflows/incoming-transfer.messages';
 import { transactionUpdatedSignal, type TransferState } from '../../workflows/outgoing-transfer.messages';
@@ -353,6 +359,22 @@ async function record(): Promise<void> {
         workflowId: 'connectivity-check-replay',
       });
       await save(client, 'connectivity-check', 'connectivity-check-replay', secrets);
+    }
+
+    // Counterparty reviews: one review of the group's, pushed and read back by the reconciliation.
+    if (want('counterparty-review-sync')) {
+      const put = await fetch(`${orch.apiUrl}/v1/counterparties/${encodeURIComponent(g.external)}`, {
+        method: 'PUT',
+        headers: orch.headers('compliance', { 'content-type': 'application/json' }),
+        body: JSON.stringify({ reviewValue: 'TRUSTED', note: 'replay fixture' }),
+      });
+      if (put.status !== 200) throw new Error(`review: ${put.status} ${await put.text()}`);
+      await client.workflow.execute(counterpartyReviewSync, {
+        taskQueue: orch.taskQueue,
+        workflowId: 'counterparty-review-sync-replay',
+        args: [{ trigger: 'api', vaspDids: [g.gateway, ...subsidiaryDids] }],
+      });
+      await save(client, 'counterparty-review-sync', 'counterparty-review-sync-replay', secrets);
     }
 
     // Outgoing: the deadline passes while no worker runs, and the network's CANCELLED webhook is there first; the next
