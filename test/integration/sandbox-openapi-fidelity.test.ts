@@ -329,6 +329,27 @@ describe("sandbox fidelity: the documented routes answer in the network's v1 Ope
     await send('GET /tf/simple/vasps', 200);
   });
 
+  it('counterparty reviews: mark (200, 401), and the directory listed by reviewer and value', async () => {
+    const review = await send('POST /tf/vasps/{vaspDID}/review', 200, {
+      params: { vaspDID: group.subA },
+      body: { reviewedVaspDID: group.external, reviewValue: 'BLOCKED', note: 'fidelity' },
+    });
+    expect(review).toMatchObject({ vaspDID: group.subA, reviewedVaspDID: group.external, reviewValue: 'BLOCKED' });
+    await send('POST /tf/vasps/{vaspDID}/review', 401, {
+      params: { vaspDID: group.subA },
+      body: { reviewedVaspDID: group.external, reviewValue: 'TRUSTED' },
+      as: null,
+    });
+    const listed = await send('GET /tf/simple/vasps', 200, {
+      query: { reviewedByVaspDID: group.subA, reviewValue: 'BLOCKED', listingType: 'all' },
+    });
+    expect(listed.vasps.map((v: Json) => v.did)).toEqual([group.external]);
+    const none = await send('GET /tf/simple/vasps', 200, {
+      query: { reviewedByVaspDID: group.subA, reviewValue: 'TRUSTED', listingType: 'all' },
+    });
+    expect(none.vasps).toEqual([]);
+  });
+
   it('address book: upload URL, register, list, ownership (200 and 404), delete (202)', async () => {
     await send('GET /address/upload/{vaspDID}', 200, { params: { vaspDID: group.subA } });
     const address = destination();
