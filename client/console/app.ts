@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, loadSession, rolesText, SESSION_KEY, type ConsoleConfig, type Session } from './api';
 import { AddressBook } from './address-book';
 import { AuditLog } from './audit';
+import { Counterparties } from './counterparties';
 import { Keys } from './keys';
 import { Queue } from './queue';
 import { SignIn } from './sign-in';
@@ -19,6 +20,7 @@ const PAGES = [
   ['transfers', 'Transfers'],
   ['address-book', 'Address book'],
   ['keys', 'Keys'],
+  ['counterparties', 'Counterparties'],
   ['audit', 'Audit log'],
 ];
 
@@ -72,9 +74,11 @@ function App() {
                 ? html`<${AddressBook} session=${session} config=${config} />`
                 : page === 'keys'
                   ? html`<${Keys} session=${session} config=${config} />`
-                  : page === 'audit'
-                    ? html`<${AuditLog} session=${session} />`
-                    : html`<${Queue} session=${session} />`
+                  : page === 'counterparties'
+                    ? html`<${Counterparties} session=${session} config=${config} />`
+                    : page === 'audit'
+                      ? html`<${AuditLog} session=${session} />`
+                      : html`<${Queue} session=${session} />`
       }
     </main>
   </div>`;

@@ -12,6 +12,7 @@ import {
   eventually,
   groupSeed,
   operatorSeed,
+  randomDid,
   sandboxOidc,
   startOrchestrator,
   startSandbox,
@@ -316,6 +317,39 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.locator(`#queue tr[data-id="${id}"]`).waitFor({ timeout: 30_000 });
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
     await shot(page, 'queue-refreshed-with-a-new-transfer');
+    await page.close();
+  });
+
+  it('the counterparties page lists a review made through the API, and saves one from its form', async () => {
+    const byApi = randomDid();
+    const put = await api('PUT', `/v1/counterparties/${encodeURIComponent(byApi)}`, {
+      reviewValue: 'BLOCKED',
+      note: 'reviewed through the API',
+      dueAt: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      jurisdiction: 'DE',
+    });
+    expect(put.status).toBe(200);
+    const page = await browser.newPage();
+    await signIn(page, 'Rita Reviewer', 'compliance');
+    await page.goto(`${orch.apiUrl}/console#/counterparties`);
+    const listed = page.locator(`#counterparties tr[data-vasp="${byApi}"]`);
+    await listed.waitFor();
+    expect(await listed.textContent()).toContain('BLOCKED');
+    expect(await listed.textContent()).toContain('reviewed through the API');
+
+    const byPage = randomDid();
+    await page.fill('#review-form input[name=vaspDid]', byPage);
+    await page.selectOption('#review-form select[name=reviewValue]', 'TRUSTED');
+    await page.selectOption('#review-form select[name=subsidiaryDid]', g.subA);
+    await page.fill('#review-form textarea[name=note]', 'reviewed on the page');
+    await page.click('#review-form button[type=submit]');
+    await page.locator(`#counterparties tr[data-vasp="${byPage}"]`).waitFor();
+    const saved = await api('GET', `/v1/counterparties/${encodeURIComponent(byPage)}`);
+    expect(saved.body.overrides).toMatchObject([
+      { subsidiaryDid: g.subA, reviewValue: 'TRUSTED', note: 'reviewed on the page' },
+    ]);
+    expect(saved.body.overrides[0].reviewedBy).toMatch(/^apikey:/);
+    await shot(page, 'counterparties-saved-from-the-page');
     await page.close();
   });
 });
