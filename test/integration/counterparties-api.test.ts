@@ -1,3 +1,5 @@
+import { createServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import {
   addOutsiderVasp,
   eventually,
@@ -10,6 +12,7 @@ import {
 } from '../harness/platform';
 import type { Role } from '../../lib/principal';
 import type { ReviewSyncReport } from '../../counterparties/types';
+import { unpushed } from '../../counterparties/store';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -190,6 +193,47 @@ describe('counterparties API: reviews, overrides, filters, roles, audit, the net
       expect([r.status, r.body.error?.field]).toEqual([400, field]);
     }
     expect((await api('viewer', 'GET', path(did))).body.group).toBeNull();
+  });
+
+  it('answers at once when the network hangs, keeps the push pending, and the reconciliation delivers it', async () => {
+    // A network that accepts connections and never answers.
+    const held: Socket[] = [];
+    const silent = createServer((socket) => void held.push(socket));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const dead = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const offline = await startOrchestrator(
+      { ...sb.networkConfig(g.gatewayUser), authUrl: dead, baseUrl: dead, baseUrlPii: dead },
+      { group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] } },
+    );
+    const counterparty = third.did;
+    try {
+      const started = Date.now();
+      const r = await fetch(`${offline.apiUrl}${path(counterparty)}`, {
+        method: 'PUT',
+        headers: offline.headers('compliance', { 'content-type': 'application/json' }),
+        body: JSON.stringify({ reviewValue: 'MANUAL', note: 'while the network hangs' }),
+      });
+      expect(r.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      // Subsidiary B's own review (BLOCKED, from the list test) is at the network already: only the group's is due.
+      expect((await unpushed(orch.pool, 10, counterparty)).map((p) => [p.vaspDid, p.reviewValue]).sort()).toEqual(
+        [
+          [g.gateway, 'MANUAL'],
+          [g.subA, 'MANUAL'],
+        ].sort(),
+      );
+    } finally {
+      await offline.close();
+      held.forEach((s) => s.destroy());
+      silent.close();
+    }
+    const sync = await api('compliance', 'POST', '/v1/counterparties/sync');
+    expect(sync.status).toBe(202);
+    await orch.client.workflow.getHandle(sync.body.workflowId).result();
+    expect(await unpushed(orch.pool, 10, counterparty)).toEqual([]);
+    expect(await atNetwork(g.gateway, 'MANUAL')).toContain(counterparty);
+    expect(await atNetwork(g.subA, 'MANUAL')).toContain(counterparty);
+    expect(await atNetwork(g.subB, 'BLOCKED')).toContain(counterparty);
   });
 
   it('the reconciliation reports a difference made at the network behind our back, and audits its report', async () => {
