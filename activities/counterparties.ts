@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { recordAuditEntry } from '../audit/store';
+import { fillJurisdictions } from '../counterparties/jurisdiction';
 import { differencesFor, networkReviewsOf, pushPending, type PushOutcome } from '../counterparties/push';
 import type { ReviewDifference, ReviewSyncReport } from '../counterparties/types';
 import { systemPrincipal } from '../lib/principal';
@@ -12,9 +13,15 @@ const SYNC = systemPrincipal('counterparty-review-sync');
 export function counterpartyActivities(deps: { pool: Pool; network: NetworkClient }) {
   const network = deps.network.at('low');
   return {
-    /** Pushes every review not yet at the network; each failure stays recorded for the next run. */
+    /**
+     * Pushes every review not yet at the network (each failure stays recorded for the next run), and fills in the
+     * jurisdictions the directory knows by now.
+     */
     async pushPendingReviews(): Promise<PushOutcome> {
-      return pushPending({ pool: deps.pool, network }, { limit: 10_000 });
+      const outcome = await pushPending({ pool: deps.pool, network }, { limit: 10_000 });
+      // Best effort: a directory that is down leaves them for the next run, and must not hold up the report.
+      await fillJurisdictions({ pool: deps.pool, network }).catch(() => 0);
+      return outcome;
     },
 
     /** The network's reviews by `vaspDid` against ours; `read: false` when the network would not list them. */

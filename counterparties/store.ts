@@ -267,3 +267,20 @@ export async function recordPush(
     ],
   );
 }
+
+/** Counterparties with a review whose jurisdiction is not known yet, for filling from the directory. */
+export async function withoutJurisdiction(db: Queryable, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ vasp_did: string }>(
+    'select distinct vasp_did from counterparty_reviews where jurisdiction is null order by vasp_did limit $1',
+    [limit],
+  );
+  return rows.map((r) => r.vasp_did);
+}
+
+/** Sets the counterparty's jurisdiction on its reviews that have none (a reviewer's own value stays). */
+export async function fillJurisdiction(db: Queryable, counterpartyDid: string, country: string): Promise<void> {
+  await db.query('update counterparty_reviews set jurisdiction = $2 where vasp_did = $1 and jurisdiction is null', [
+    counterpartyDid,
+    country,
+  ]);
+}

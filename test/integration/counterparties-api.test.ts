@@ -21,6 +21,7 @@ describe('counterparties API: reviews, overrides, filters, roles, audit, the net
   const g = groupSeed();
   const other = addOutsiderVasp(g.seed, 'Other VASP');
   const third = addOutsiderVasp(g.seed, 'Third VASP');
+  const fourth = addOutsiderVasp(g.seed, 'Fourth VASP');
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
 
@@ -148,6 +149,29 @@ describe('counterparties API: reviews, overrides, filters, roles, audit, the net
     expect(typeof first.body.nextCursor).toBe('string');
     const second = await api('viewer', 'GET', `/v1/counterparties?limit=1&cursor=${first.body.nextCursor}`);
     expect(second.body.data[0]).not.toEqual(first.body.data[0]);
+  });
+
+  it("fills a review's jurisdiction from the directory's incorporation country after the answer", async () => {
+    const token = await sb.token(fourth.user);
+    const update = await fetch(`${sb.url}/tf/vasps/update`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        did: fourth.did,
+        fields: [{ fieldName: 'incorporationCountry', values: [{ value: 'FR' }] }],
+      }),
+    });
+    expect(update.status).toBe(200);
+    const put = await api('compliance', 'PUT', path(fourth.did), { reviewValue: 'MANUAL', note: '' });
+    expect(put.body.jurisdiction).toBeNull();
+    await eventually(async () =>
+      (await api('viewer', 'GET', path(fourth.did))).body.group.jurisdiction === 'FR' ? true : undefined,
+    );
+    expect(
+      ((await api('viewer', 'GET', '/v1/counterparties?jurisdiction=FR&limit=200')).body.data as Json[]).map(
+        (r) => r.vaspDid,
+      ),
+    ).toContain(fourth.did);
   });
 
   it('lets viewers read, and only compliance write', async () => {

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import type { GroupConfig } from '../../../config';
+import { fillJurisdictions } from '../../../counterparties/jurisdiction';
 import { pushPending } from '../../../counterparties/push';
 import {
   checkDid,
@@ -136,12 +137,14 @@ export function counterpartyRoutes(app: FastifyInstance, deps: CounterpartyRoute
     const network = deps.network;
     if (!network) return;
     setImmediate(() => {
-      pushPending({ pool: deps.pool, network }, { reviewedVaspDid: vaspDid }).catch((e: unknown) =>
-        deps.logger.warn(
-          { err: e, counterparty: vaspDid },
-          'pushing counterparty reviews failed; the reconciliation retries',
-        ),
-      );
+      pushPending({ pool: deps.pool, network }, { reviewedVaspDid: vaspDid })
+        .then(() => fillJurisdictions({ pool: deps.pool, network }, { vaspDid }))
+        .catch((e: unknown) =>
+          deps.logger.warn(
+            { err: e, counterparty: vaspDid },
+            'pushing counterparty reviews failed; the reconciliation retries',
+          ),
+        );
     });
   };
 
@@ -218,7 +221,7 @@ export function counterpartyRoutes(app: FastifyInstance, deps: CounterpartyRoute
         request.body as Static<typeof PutBody>,
         principalOf(request),
       );
-      if (pushDue) pushSoon(vaspDID);
+      if (pushDue || review.jurisdiction === null) pushSoon(vaspDID);
       return review;
     },
   );
