@@ -187,6 +187,38 @@ export async function seedDemoData(
   }
 }
 
+/**
+ * The group's demo policy, set once (a second start keeps what an operator changed since): a BLOCKED counterparty is
+ * declined, a TRUSTED one approved, anything else waits for a person; the demo counterparty is reviewed TRUSTED. So the
+ * demo's incoming transfers are decided without a person, except the sanctioned originator's (no rule approves a hit).
+ */
+export const DEMO_POLICY = {
+  currency: 'USD',
+  incoming: [
+    { order: 10, actionRule: 'REJECT', ruleCheck: 'REVIEWED_VASP_LIST', ruleValue: 'BLOCKED' },
+    { order: 20, actionRule: 'APPROVE', ruleCheck: 'REVIEWED_VASP_LIST', ruleValue: 'TRUSTED' },
+    { order: 30, actionRule: 'SEND_TO_INBOX', ruleCheck: 'ALL', ruleValue: '' },
+  ],
+  outgoing: [
+    { order: 10, actionRule: 'REJECT', ruleCheck: 'REVIEWED_VASP_LIST', ruleValue: 'BLOCKED' },
+    { order: 20, actionRule: 'APPROVE', ruleCheck: 'ALL', ruleValue: '' },
+  ],
+  note: 'demo policy (npm start)',
+};
+
+export async function seedDemoPolicy(api: { url: string; token: string }, group: DemoGroup): Promise<void> {
+  const gateway = encodeURIComponent(group.gateway.did);
+  const current = await call(`${api.url}/v1/policies/${gateway}`, api.token, 'GET');
+  if (!current.active) await call(`${api.url}/v1/policies/${gateway}`, api.token, 'PUT', DEMO_POLICY);
+  const external = encodeURIComponent(group.external.did);
+  const review = await call(`${api.url}/v1/counterparties/${external}`, api.token, 'GET');
+  if (!review.group)
+    await call(`${api.url}/v1/counterparties/${external}`, api.token, 'PUT', {
+      reviewValue: 'TRUSTED',
+      note: 'demo counterparty: due diligence done (npm start)',
+    });
+}
+
 /** The demo counterparty sends one transfer to the gateway per routing path, and one from a sanctioned originator. */
 export async function sendDemoIncoming(
   sandbox: SandboxTestRoutes,

@@ -19,7 +19,14 @@ import { devCredentials } from './dev-credentials';
 import { DEFAULT_OPERATOR_AUDIENCE } from '../sandbox/auth/operator-issuer';
 import { operatorIssuerUrl } from '../sandbox/server';
 import { ROLES, type Role } from '../lib/principal';
-import { demoKeys, prepareDemoNetwork, seedDemoData, sendDemoIncoming, sendDemoOutgoing } from './demo-network';
+import {
+  demoKeys,
+  prepareDemoNetwork,
+  seedDemoData,
+  seedDemoPolicy,
+  sendDemoIncoming,
+  sendDemoOutgoing,
+} from './demo-network';
 import { ensureTemporalCli } from './temporal-cli';
 import { initTemporalCluster, prepareTemporalCluster, prepareTemporalUi } from './cluster/temporal-cluster';
 import { connectTemporal } from '../lib/temporal/connect';
@@ -306,6 +313,7 @@ async function runDemoTraffic(
   creds: Record<Role, DevCredential>,
 ) {
   await seedDemoData(sandbox.url, { url: apiUrl, token: creds.operator.token }, databaseUrl, group);
+  await seedDemoPolicy({ url: apiUrl, token: creds.compliance.token }, group);
   const sent = await sendDemoIncoming(sandbox, group);
   const sentOut = await sendDemoOutgoing({ url: apiUrl, token: creds.operator.token }, group);
   const names = new Map([group.gateway, ...group.subsidiaries].map((v) => [v.did, v.name]));

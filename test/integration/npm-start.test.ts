@@ -109,7 +109,10 @@ describe('npm start: the printed credentials and console work end to end', () =>
     expect((await get(`/v1/incoming-transfers/${held}`)).status).toBe(401);
     const status = await get(`/v1/incoming-transfers/${held}`, demo.operators.viewer!.token);
     expect(status.status).toBe(200);
-    expect(((await status.json()) as { phase: string }).phase).toBe('awaiting-review');
+    const waiting = (await status.json()) as { phase: string; policy?: { action: string; override?: string } };
+    expect(waiting.phase).toBe('awaiting-review');
+    // The demo policy approves the trusted counterparty; no rule approves a sanctions hit.
+    expect(waiting.policy).toMatchObject({ action: 'SEND_TO_INBOX', override: 'sanctions-hit' });
     const me = (await (await get('/v1/me', demo.operators.compliance!.token)).json()) as {
       name: string;
       roles: string[];

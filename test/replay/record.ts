@@ -377,6 +377,50 @@ async function record(): Promise<void> {
       await save(client, 'counterparty-review-sync', 'counterparty-review-sync-replay', secrets);
     }
 
+    // Policies: subsidiary A's own policy holds its outgoing transfers for a person and tells the network NOT_READY
+    // for its incoming ones; a compliance officer releases the one and approves the other.
+    if (want('outgoing-transfer-policy-held-released', 'incoming-transfer-policy-not-ready')) {
+      const policy = await api(
+        'PUT',
+        `/v1/policies/${encodeURIComponent(g.subA)}`,
+        {
+          currency: 'USD',
+          incoming: [{ order: 1, actionRule: 'NOT_READY', ruleCheck: 'ALL', ruleValue: '' }],
+          outgoing: [{ order: 1, actionRule: 'SEND_TO_INBOX', ruleCheck: 'ALL', ruleValue: '' }],
+          note: 'replay fixture',
+        },
+        'compliance',
+      );
+      if (policy.status !== 200) throw new Error(`policy: ${policy.status} ${JSON.stringify(policy.body)}`);
+      orch.transfers.config.answerDeadlineMs = 60_000;
+      const held = randomUUID();
+      if ((await post(held)).status !== 202) throw new Error('POST /v1/transfers refused');
+      await outgoingStatus(held, (s) => s.status === 'HELD');
+      const released = await api(
+        'POST',
+        `/v1/transfers/${held}/review`,
+        { decision: 'release', reason: 'replay fixture' },
+        'compliance',
+      );
+      if (released.status !== 200) throw new Error(`release: ${released.status} ${JSON.stringify(released.body)}`);
+      await outgoingStatus(held, (s) => s.final);
+      await save(client, 'outgoing-transfer-policy-held-released', workflowIds.outgoingTransfer(held), secrets);
+
+      const address = randomEvm();
+      await register(g.subA, [address]);
+      const id = (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: address })).id;
+      await incomingStatus(id, (s) => s.phase === 'awaiting-review');
+      const approved = await api(
+        'POST',
+        `/v1/transfers/${id}/decision`,
+        { decision: 'approve', reason: 'replay fixture' },
+        'compliance',
+      );
+      if (approved.status !== 200) throw new Error(`decision: ${approved.status} ${JSON.stringify(approved.body)}`);
+      await incomingStatus(id, (s) => s.phase === 'completed');
+      await save(client, 'incoming-transfer-policy-not-ready', workflowIds.incomingTransfer(id), secrets);
+    }
+
     // Outgoing: the deadline passes while no worker runs, and the network's CANCELLED webhook is there first; the next
     // worker hears both in one activation, the signal first, and the transfer ends EXPIRED (the deadline's own).
     if (want('outgoing-transfer-cancelled-after-deadline')) {
