@@ -276,6 +276,13 @@ describe('counterparties API: reviews, overrides, filters, roles, audit, the net
     expect(r.status).toBe(200);
     expect(await r.json()).toMatchObject({ vaspDID: g.subB, reviewedVaspDID: g.external, reviewValue: 'BLOCKED' });
 
+    // A VASP's reviews are its own at the sandbox: no token, or another VASP's user, may not list by them.
+    const byReviewer = `${sb.url}/tf/simple/vasps?reviewedByVaspDID=${encodeURIComponent(g.subB)}`;
+    expect((await fetch(byReviewer)).status).toBe(401);
+    const outsider = await sb.token(g.externalUser);
+    expect((await fetch(byReviewer, { headers: { authorization: `Bearer ${outsider}` } })).status).toBe(403);
+    expect((await fetch(`${sb.url}/tf/simple/vasps?reviewValue=BLOCKED`)).status).toBe(400);
+
     const started = await api('compliance', 'POST', '/v1/counterparties/sync');
     expect(started.status).toBe(202);
     const report = (await orch.client.workflow.getHandle(started.body.workflowId).result()) as ReviewSyncReport;
