@@ -8,6 +8,7 @@ import { decryptTransaction } from '../outgoing/personal-data';
 import type { DecideDeps } from '../policy/decide';
 import { createDecideDeps } from '../policy/sources';
 import type { PolicyConfig } from '../policy/config';
+import { fiatFromTable } from '../policy/prices';
 import { addressBookActivities } from './address-book';
 import { connectivityActivities } from './connectivity';
 import { counterpartyActivities } from './counterparties';
@@ -75,6 +76,10 @@ function decideDeps(deps: ActivityDeps): DecideDeps | undefined {
     network: deps.network,
     gatewayDid,
     directoryCacheMs: ctx.config.directoryCacheMs,
-    ...(deps.toFiat ? { toFiat: deps.toFiat } : {}),
+    ...(deps.toFiat
+      ? { toFiat: deps.toFiat }
+      : deps.policy
+        ? { toFiat: async (q: Parameters<DecideDeps['toFiat']>[0]) => fiatFromTable(deps.policy!.prices, q) }
+        : {}),
   });
 }

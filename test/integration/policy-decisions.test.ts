@@ -73,13 +73,21 @@ describe('decisions by policy: incoming and outgoing transfers', () => {
     expect(r.status).toBeLessThan(300);
   };
   /** An incoming transfer to an address of subsidiary A, from the external VASP. */
-  const receive = async (originatorName: [string, string] = ['Jane', 'Doe']) => {
+  const receive = async (originatorName: [string, string] = ['Jane', 'Doe'], amount?: string) => {
     const destination = evm();
     const r = await api('PUT', '/v1/addresses', {
       addresses: [{ vaspDID: g.subA, asset: 'ETH', address: destination, customerRef: `c-${destination.slice(-6)}` }],
     });
     expect(r.status).toBe(200);
-    return (await simulateTransfer(sb, { from: g.external, to: g.gateway, destination, originatorName })).id;
+    return (
+      await simulateTransfer(sb, {
+        from: g.external,
+        to: g.gateway,
+        destination,
+        originatorName,
+        ...(amount ? { amount } : {}),
+      })
+    ).id;
   };
   const incoming = (id: string, check: (s: IncomingStatus) => boolean) =>
     eventually(async () => {
@@ -105,6 +113,8 @@ describe('decisions by policy: incoming and outgoing transfers', () => {
         screeningThreshold: 0.85,
       },
       transfers: { pollIntervalMs: 300, answerDeadlineMs: 60_000 },
+      // 1 ETH = 3,000 USD: amount rules compare in the policy's currency.
+      policy: { decisions: true, prices: { ETH: { decimals: 18, prices: { USD: 3000 } } } },
     });
     gwToken = await sb.token(g.gatewayUser);
     extToken = await sb.token(g.externalUser);
@@ -202,6 +212,19 @@ describe('decisions by policy: incoming and outgoing transfers', () => {
     const r = await api('POST', `/v1/transfers/${id}/decision`, { decision: 'approve', reason: 'checked by hand' });
     expect(r.status).toBe(200);
     await incoming(id, (s) => s.phase === 'completed' && s.networkStatus === 'ACCEPTED');
+  });
+
+  it('an amount rule, in the policy currency, sends a large transfer to a person and lets a small one through', async () => {
+    await setPolicy(g.subA, [rule(1, 'SEND_TO_INBOX', 'TRANSACTION_AMOUNT', '>=1000'), rule(2, 'APPROVE', 'ALL')]);
+    const large = await receive(['Jane', 'Doe'], '1000000000000000000'); // 1 ETH = 3,000 USD
+    const held = await incoming(large, (s) => s.phase === 'awaiting-review');
+    expect(held.policy).toMatchObject({ action: 'SEND_TO_INBOX', rule: { order: 1 } });
+    expect(held.policy!.reason).toContain('3000.00 USD');
+    const small = await receive(['Jane', 'Doe'], '100000000000000000'); // 0.1 ETH = 300 USD
+    const done = await incoming(small, (s) => s.phase === 'completed');
+    expect(done).toMatchObject({ networkStatus: 'ACCEPTED', policy: { action: 'APPROVE', rule: { order: 2 } } });
+    const row = (await auditOf(small)).find((e) => e.action === 'incoming.approve')!;
+    expect(row.details.facts).toMatchObject({ amountFiat: 300, priceSource: expect.stringContaining('POLICY_PRICES') });
   });
 
   it('a sanctions hit stays with a person whatever the policy says', async () => {
