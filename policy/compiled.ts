@@ -6,6 +6,8 @@ import { LRUCache } from 'lru-cache';
 import { defaultPolicy } from './defaults';
 import type { CompiledPolicy } from './evaluate';
 import { compileRules, type CompiledRule } from './rules';
+import type { Pool } from 'pg';
+import { policyVersionById, type PolicyVersionRef } from './store';
 import type { Direction, PolicyVersion } from './types';
 
 const cache = new LRUCache<string, CompiledRule[]>({ max: 500 });
@@ -29,4 +31,25 @@ export function compiledPolicy(version: PolicyVersion | undefined, direction: Di
     currency: version.currency,
     rules,
   };
+}
+
+const byId = new LRUCache<string, PolicyVersion>({ max: 200 });
+
+/**
+ * The compiled rules of an assigned version, read from the database only the first time: versions are immutable, so a
+ * version's id names its rules for good.
+ */
+export async function compiledVersion(
+  db: Pick<Pool, 'query'>,
+  ref: PolicyVersionRef | undefined,
+  direction: Direction,
+): Promise<CompiledPolicy> {
+  if (!ref) return defaultPolicy(direction);
+  let version = byId.get(ref.id);
+  if (!version) {
+    version = await policyVersionById(db as Pool, ref.id);
+    if (!version) throw new Error(`policy version ${ref.id} disappeared`);
+    byId.set(ref.id, version);
+  }
+  return compiledPolicy(version, direction);
 }

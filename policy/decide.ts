@@ -5,9 +5,9 @@
  */
 import type { Pool } from 'pg';
 import { effectiveReviewFor } from '../counterparties/store';
-import { compiledPolicy } from './compiled';
+import { compiledVersion } from './compiled';
 import { evaluatePolicy, type CompiledPolicy } from './evaluate';
-import { policiesFor, recordDecision } from './store';
+import { policyRefsFor, recordDecision } from './store';
 import type { PolicyFacts, RuleCheck, TransferDecision, TransferFactsInput } from './types';
 
 export interface DecideDeps {
@@ -37,9 +37,9 @@ export async function decideTransfer(
   input: TransferFactsInput,
   screening: ScreeningFacts = {},
 ): Promise<TransferDecision> {
-  const versions = await policiesFor(deps.pool, input.vaspDid, deps.gatewayDid);
-  const active = compiledPolicy(versions.active, input.direction);
-  const shadow = versions.shadow && compiledPolicy(versions.shadow, input.direction);
+  const versions = await policyRefsFor(deps.pool, input.vaspDid, deps.gatewayDid);
+  const active = await compiledVersion(deps.pool, versions.active, input.direction);
+  const shadow = versions.shadow && (await compiledVersion(deps.pool, versions.shadow, input.direction));
   const facts = await gatherFacts(deps, input, screening, [active, ...(shadow ? [shadow] : [])]);
   const decision = evaluatePolicy(active, facts);
   const recorded: PolicyFacts = { ...facts, customerJurisdiction: undefined };

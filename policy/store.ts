@@ -206,9 +206,49 @@ export async function policiesFor(
 }
 
 async function policiesOf(db: Db, dids: string[]): Promise<{ active?: PolicyVersion; shadow?: PolicyVersion }> {
+  const { active, shadow } = await assigned<VersionRow>(db, dids, versionColumns('v'));
+  return { ...(active ? { active: toVersion(active) } : {}), ...(shadow ? { shadow: toVersion(shadow) } : {}) };
+}
+
+/** A version's identity without its rules: enough to find its compiled rules in the cache (policy/compiled.ts). */
+export interface PolicyVersionRef {
+  id: string;
+  vaspDid: string;
+  version: number;
+  contentHash: string;
+}
+
+/**
+ * policiesFor without the documents: a transfer's decision reads the versions' identities only, and a version's
+ * rules (immutable, up to thousands) once per process (policyVersionById). One query.
+ */
+export async function policyRefsFor(
+  db: Db,
+  subsidiaryDid: string,
+  gatewayDid: string,
+): Promise<{ active?: PolicyVersionRef; shadow?: PolicyVersionRef }> {
+  const dids = subsidiaryDid === gatewayDid ? [gatewayDid] : [subsidiaryDid, gatewayDid];
+  const { active, shadow } = await assigned<Omit<VersionRow, 'document' | 'author' | 'note' | 'created_at'>>(
+    db,
+    dids,
+    'v.id::text as id, v.vasp_did, v.version, v.content_hash',
+  );
+  const ref = (r: typeof active) =>
+    r && { id: r.id, vaspDid: r.vasp_did, version: r.version, contentHash: r.content_hash };
+  return { ...(active ? { active: ref(active) } : {}), ...(shadow ? { shadow: ref(shadow) } : {}) };
+}
+
+/** One version by its id, whoever's it is. */
+export async function policyVersionById(db: Db, id: string): Promise<PolicyVersion | undefined> {
+  const { rows } = await db.query<VersionRow>(`select ${VERSION_COLUMNS} from policy_versions where id = $1`, [id]);
+  return rows[0] && toVersion(rows[0]);
+}
+
+/** The active and shadow rows assigned to the first of `dids` that has them (the subsidiary first). */
+async function assigned<R>(db: Db, dids: string[], columns: string): Promise<{ active?: R; shadow?: R }> {
   // Rows come in the order of `dids` (the subsidiary first), each slot with its version.
-  const { rows } = await db.query<VersionRow & { slot: 'active' | 'shadow'; rank: number }>(
-    `select s.slot, d.rank, ${versionColumns('v')}
+  const { rows } = await db.query<R & { slot: 'active' | 'shadow'; rank: number }>(
+    `select s.slot, d.rank, ${columns}
        from unnest($1::text[]) with ordinality as d(did, rank)
        join policy_assignments a on a.vasp_did = d.did
        cross join lateral (values ('active', a.active_version_id), ('shadow', a.shadow_version_id)) as s(slot, version_id)
@@ -219,7 +259,7 @@ async function policiesOf(db: Db, dids: string[]): Promise<{ active?: PolicyVers
   const own = (rank: number, slot: string) => rows.find((r) => Number(r.rank) === rank && r.slot === slot);
   const active = own(1, 'active') ?? own(2, 'active');
   const shadow = own(1, 'shadow') ?? (own(1, 'active') ? undefined : own(2, 'shadow'));
-  return { ...(active ? { active: toVersion(active) } : {}), ...(shadow ? { shadow: toVersion(shadow) } : {}) };
+  return { ...(active ? { active } : {}), ...(shadow ? { shadow } : {}) };
 }
 
 export interface DecisionRecord {
