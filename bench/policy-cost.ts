@@ -23,6 +23,7 @@ import { groupSeed, startSandbox, testEnv } from '../test/harness/platform';
 import { activatePolicyVersion, savePolicyVersion } from '../policy/store';
 import { putReview } from '../counterparties/store';
 import type { PolicyRule } from '../policy/types';
+import { decideTransfer, type DecideDeps } from '../policy/decide';
 import { quantile } from './stats';
 import { apiWithWorkerProcesses, benchOptions, cpuPerTransfer, cpuSnapshot, setupBenchTemporal } from './topology';
 
@@ -57,6 +58,10 @@ async function main() {
     });
     await sb.simulateCounterparty(g.external);
     await seedPolicy(db, g.gateway, g.external);
+    const decisionMs = await decisionCpu(db, g);
+    process.stdout.write(
+      `one decision in this process (policy lookup, review lookup, 1,000 rules, recording): ${decisionMs.toFixed(3)} ms CPU\n`,
+    );
 
     const address = (round: number, i: number) => `0x${round + 1}${String(i).padStart(39, '0')}`;
     const results: { mode: (typeof ROUNDS)[number]; worker: number; total: number; lost: number }[] = [];
@@ -125,6 +130,9 @@ async function main() {
       `all processes: off ${mean('off', 'total').toFixed(2)} ms, on ${mean('on', 'total').toFixed(2)} ms, ratio ${(mean('on', 'total') / mean('off', 'total')).toFixed(3)}×\n`,
     );
     process.stdout.write(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
+    process.stdout.write(
+      `the decision's own CPU against an off-round's worker CPU per transfer: ${((100 * decisionMs) / mean('off', 'worker')).toFixed(2)} %\n`,
+    );
     if (results.some((r) => r.lost)) process.exitCode = 1;
   } finally {
     await db.end();
@@ -169,6 +177,35 @@ async function seedPolicy(db: ReturnType<typeof createPool>, gateway: string, ex
     dueAt: null,
     jurisdiction: null,
   });
+}
+
+/**
+ * The CPU one decision costs this process, measured alone over 2,000 decisions (after 200 to warm up): the part of
+ * the worker's cost the policy adds, without the noise of a whole transfer around it.
+ */
+async function decisionCpu(db: ReturnType<typeof createPool>, g: ReturnType<typeof groupSeed>): Promise<number> {
+  const deps: DecideDeps = {
+    pool: db,
+    gatewayDid: g.gateway,
+    jurisdictionOf: async () => undefined,
+    toFiat: async () => undefined,
+  };
+  const decide = (i: number) =>
+    decideTransfer(deps, {
+      transferId: `bench-decision-${i}`,
+      direction: 'incoming',
+      vaspDid: g.subA,
+      counterpartyDid: g.external,
+      asset: 'ETH',
+      amount: '1000',
+      createdAt: new Date().toISOString(),
+    });
+  for (let i = 0; i < 200; i++) await decide(i);
+  const before = process.cpuUsage();
+  const n = 2000;
+  for (let i = 0; i < n; i++) await decide(200 + i);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / n;
 }
 
 /** Sends one transfer per address at `rate` and waits until the network shows each one ACCEPTED (2 minutes at most). */
