@@ -1,6 +1,6 @@
 import { bearerCall } from '../harness/http';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -34,6 +34,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
   g.seed.operators = Object.values(operators);
   g.seed.operatorApps = [{ clientId: 'travel-rule-console', redirectUris: ['http://127.0.0.1/console/'] }];
   const gatewayKey = createDidKeyRecord();
+  const subAKey = createDidKeyRecord();
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
   let gwToken: string;
@@ -105,7 +106,10 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
-      agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
+      agentKeys: JSON.stringify([
+        { vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex },
+        { vaspDID: g.subA, privateKeyHex: subAKey.keys[0].privateKeyHex },
+      ]),
       incoming: {
         routeDeadline: '1h',
         routeGiveUpAfter: '1h',
@@ -299,6 +303,9 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await signIn(page, 'Victor Viewer', 'viewer');
     await page.goto(`${orch.apiUrl}/console#/transfer/incoming-${id}`);
     await page.waitForSelector('#no-decide');
+    // Which rule decided: none approves a sanctions hit, so the policy's approval was overridden.
+    expect(await page.textContent('#policy-decision')).toContain('SEND_TO_INBOX');
+    expect(await page.textContent('#policy-decision')).toContain('sanctions-hit');
     // The hits are compliance matters: the viewer sees that the transfer waits for review, not what matched.
     expect(await page.textContent('#hits')).toBe('shown to the compliance role only');
     expect(await page.locator('#decide').count()).toBe(0);
@@ -350,6 +357,47 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     ]);
     expect(saved.body.overrides[0].reviewedBy).toMatch(/^apikey:/);
     await shot(page, 'counterparties-saved-from-the-page');
+    await page.close();
+  });
+
+  it('an outgoing transfer the policy held shows the rule, and a compliance officer releases it from its page', async () => {
+    const policy = await api('PUT', `/v1/policies/${encodeURIComponent(g.subA)}`, {
+      currency: 'USD',
+      incoming: [{ order: 1, actionRule: 'APPROVE', ruleCheck: 'ALL', ruleValue: '' }],
+      outgoing: [{ order: 1, actionRule: 'SEND_TO_INBOX', ruleCheck: 'ASSET', ruleValue: 'ETH' }],
+      note: 'hold outgoing ETH for a person',
+    });
+    expect(policy.status).toBe(200);
+    const ivms = JSON.parse(readFileSync(resolve(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8'));
+    const id = randomUUID();
+    const sent = await fetch(`${orch.apiUrl}/v1/transfers`, {
+      method: 'POST',
+      headers: orch.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }),
+      body: JSON.stringify({
+        transactionAsset: 'ETH',
+        transactionAmount: '1000000000000000000',
+        originatorVASPdid: g.subA,
+        beneficiaryVASPdid: g.external,
+        transactionBlockchainInfo: { destination: evm() },
+        originator: ivms.originator,
+        beneficiary: ivms.beneficiary,
+      }),
+    });
+    expect(sent.status).toBe(202);
+    await eventually(async () => ((await api('GET', `/v1/transfers/${id}`)).body.status === 'HELD' ? true : undefined));
+    const page = await browser.newPage();
+    await signIn(page, 'Rita Reviewer', 'compliance');
+    await page.goto(`${orch.apiUrl}/console#/transfer/outgoing-${id}`);
+    await page.waitForSelector('#release-form');
+    expect(await page.textContent('#policy-decision')).toContain('ASSET ETH');
+    await shot(page, 'outgoing-held-by-policy');
+    await page.fill('#release-reason', 'known customer, checked by hand');
+    await page.click('#release');
+    const released = await eventually(async () => {
+      const s = (await api('GET', `/v1/transfers/${id}`)).body;
+      return s.transactionId ? s : undefined;
+    }, 30_000);
+    expect(released.review).toMatchObject({ decision: 'release', reason: 'known customer, checked by hand' });
     await page.close();
   });
 });
