@@ -313,7 +313,8 @@ async function confirm(run: Run): Promise<Outcome | undefined> {
 
 /**
  * 4. Screening, and the policy's decision on its result (the activity decrypts with the subsidiary's keys and returns
- * hits and the decision only). Histories from before policies carry no decision: a hit waits for a person, else accept.
+ * hits and the decision only). Histories from before policies carry no decision, and the built-in default (no policy
+ * configured) decides alike: a hit waits for a person, else accept.
  */
 async function screen(run: Run): Promise<{ decision: DecisionRequest } | { ended: Outcome }> {
   const { input, state, facts } = run;
@@ -341,7 +342,9 @@ async function screen(run: Run): Promise<{ decision: DecisionRequest } | { ended
       entries: screeningHitEntries(outcome),
     });
   }
-  if (policy) return applyPolicy(run, policy);
+  // Without a configured policy the built-in default decides as screening did before policies, with the same rows.
+  if (policy?.decision.policy) return applyPolicy(run, policy);
+  if (policy) run.state.policy = policy.decision;
   if (isScreeningHit(outcome)) return awaitReview(run);
   const decision = automaticApproval();
   await auditSystem(run, 'screening', 'incoming.approve', { reason: decision.reason, ...screeningCounts(outcome) });
