@@ -83,16 +83,16 @@ describe("sandbox rules engine: the network's /rules/* semantics (issue 20)", ()
   });
 
   it('delete removes the ids given, or none when one is not the VASP’s (400 naming it)', async () => {
-    const rules = (
+    const [r0, r1, r2] = (
       await set(group.subB, {
         incoming: [rule(1, 'APPROVE', 'ALL', ''), rule(2, 'REJECT', 'ALL', '')],
         outgoing: [rule(1, 'APPROVE', 'ALL', '')],
       })
-    ).body as Json[];
+    ).body as [Json, Json, Json];
     const unknown = randomUUID();
     const refused = await call(gateway, 'POST', '/rules/delete', {
       vaspDID: group.subB,
-      ids: [rules[0].id, unknown],
+      ids: [r0.id, unknown],
     });
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual({ message: `There are ids that were not found: ["${unknown}"]` });
@@ -100,9 +100,9 @@ describe("sandbox rules engine: the network's /rules/* semantics (issue 20)", ()
     const subARule = (await get(group.subA)).body[0].id as string;
     expect((await call(gateway, 'POST', '/rules/delete', { vaspDID: group.subB, ids: [subARule] })).status).toBe(400);
     expect((await get(group.subB)).body).toHaveLength(3);
-    const left = await call(gateway, 'POST', '/rules/delete', { vaspDID: group.subB, ids: [rules[0].id] });
+    const left = await call(gateway, 'POST', '/rules/delete', { vaspDID: group.subB, ids: [r0.id] });
     expect(left.status).toBe(200);
-    expect(left.body.map((r: Json) => r.id)).toEqual([rules[1].id, rules[2].id]);
+    expect(left.body.map((r: Json) => r.id)).toEqual([r1.id, r2.id]);
   });
 
   it('authenticated as the VASP: another VASP’s users can neither read nor change its rules', async () => {
