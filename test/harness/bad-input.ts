@@ -425,6 +425,16 @@ function badJson(s: Json, name: string): fc.Arbitrary<[string, unknown]> | undef
   return arbs.length ? fc.oneof(...arbs) : undefined;
 }
 
+/**
+ * The body with a valid object at the slot: an optional object the baseline leaves out is filled in, so that an extra
+ * property inside it is the only thing wrong.
+ */
+function withObjectAt(body: unknown, slot: Slot, samples: Samples): unknown {
+  let node = body as Record<string | number, unknown> | undefined;
+  for (const p of slot.path) node = node?.[p] as Record<string | number, unknown> | undefined;
+  return node === undefined ? setAt(body, slot.path, validValue(slot.schema, slot.name, samples, true)) : body;
+}
+
 /** Sets `value` at `path` (property names and array indexes) inside a copy of `root`; undefined deletes. */
 function setAt(root: unknown, path: (string | number)[], value: unknown): unknown {
   if (!path.length) return value;
@@ -611,7 +621,11 @@ export function caseArbitrary(route: Route, general: Samples, bodyLimit: number)
           3,
           bad.map(([k, v]) =>
             make(`body.${f}: ${k}`, k === 'extra property' ? '__extra' : slot.name, {
-              body: json(setAt(base.body, k === 'extra property' ? [...slot.path, '__extra'] : slot.path, v)),
+              body: json(
+                k === 'extra property'
+                  ? setAt(withObjectAt(base.body, slot, samples), [...slot.path, '__extra'], v)
+                  : setAt(base.body, slot.path, v),
+              ),
             }),
           ),
         );
