@@ -291,6 +291,47 @@ describe('policies API: versions, validation, roles, simulate, backtest, shadow 
     expect((await backtest({})).body.error.field).toBe('candidate');
   });
 
+  it("pushes the active version's network rules to the sandbox's rules engine, refusing or skipping ours only", async () => {
+    const push = (role: Role, body?: Json) => api(role, 'POST', policyPath(g.subB, '/push'), body ?? {});
+    expect((await push('operator')).status).toBe(403);
+    // The group's version 2 holds an ASSET rule (outgoing, order 1), which the network does not know.
+    const refused = await push('compliance');
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ field: 'skipUnsupported' });
+    expect(refused.body.error.rule).toContain('outgoing rule 1 (ASSET)');
+    const token = await sb.token(g.gatewayUser);
+    const atNetwork = async () =>
+      (await (
+        await fetch(`${sb.url}/rules/get?vaspDID=${encodeURIComponent(g.subB)}`, {
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).json()) as Json[];
+    expect(await atNetwork()).toEqual([]);
+    const pushed = await push('compliance', { skipUnsupported: true });
+    expect(pushed.status).toBe(200);
+    expect(pushed.body).toMatchObject({
+      policy: { vaspDid: g.gateway, version: 2 },
+      pushed: { incoming: 3, outgoing: 1 },
+      skipped: [{ direction: 'outgoing', order: 1, ruleCheck: 'ASSET' }],
+    });
+    const read = await atNetwork();
+    expect(read.map((r) => [r.direction, r.order, r.actionRule, r.ruleCheck, r.ruleValue])).toEqual([
+      ['incoming', 10, 'REJECT', 'REVIEWED_VASP_LIST', 'BLOCKED'],
+      ['incoming', 20, 'SEND_TO_INBOX', 'TRANSACTION_AMOUNT', '>=1000'],
+      ['incoming', 30, 'APPROVE', 'ALL', ''],
+      ['outgoing', 2, 'APPROVE', 'ALL', ''],
+    ]);
+    const { rows } = await orch.pool.query(
+      `select details from audit_log where subject = $1 and action = 'policy.push'`,
+      [g.subB],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].details).toMatchObject({
+      versionId: pushed.body.policy.versionId,
+      skipped: [{ ruleCheck: 'ASSET' }],
+    });
+  });
+
   it('shadow mode: a version run beside the active one, its recorded decisions compared', async () => {
     const active = (await api('viewer', 'GET', policyPath(g.gateway))).body.active as Json;
     const candidate = {

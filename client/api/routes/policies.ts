@@ -7,7 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import { inGroup, type GroupConfig } from '../../../lib/group';
-import { NotFoundError, ValidationError } from '../../../lib/errors';
+import { ConfigError, NotFoundError, ValidationError } from '../../../lib/errors';
+import type { NetworkClient } from '../../../network/client';
+import { pushPolicy } from '../../../policy/push';
 import { FreeText } from '../../../lib/text';
 import { REVIEW_VALUES, UNREVIEWED } from '../../../counterparties/types';
 import { MAX_RULE_VALUE_LENGTH, MAX_RULES_PER_DIRECTION } from '../../../policy/rules';
@@ -22,6 +24,8 @@ import { principalOf } from '../auth/plugin';
 export interface PolicyRouteDeps extends Partial<FactSources> {
   pool: Pool;
   group: GroupConfig;
+  /** The network client (outgoing transfers' context holds the API's), for pushing a policy to the rules engine. */
+  transfers?: { network: NetworkClient };
 }
 
 const DID_PATTERN = '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$';
@@ -205,6 +209,33 @@ const ShadowResult = Type.Object({
   ),
 });
 
+const PushBody = Type.Object(
+  {
+    skipUnsupported: Type.Optional(
+      Type.Boolean({ description: 'Push without the rules the network does not know (ASSET, CUSTOMER_JURISDICTION)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const PushResult = Type.Object({
+  policy: PolicyRef,
+  pushed: Type.Object({ incoming: Type.Integer(), outgoing: Type.Integer() }),
+  skipped: Type.Array(Type.Object({ direction: Direction, order: Type.Integer(), ruleCheck: Type.String() })),
+  rules: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      vaspDID: Type.String(),
+      direction: Type.Optional(Direction),
+      order: Type.Number(),
+      actionRule: Type.String(),
+      ruleCheck: Type.String(),
+      ruleValue: Type.String(),
+      source: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    }),
+    { description: "The VASP's rules as the network answered them" },
+  ),
+});
+
 const tags = ['policies'];
 const DAY = 86_400_000;
 
@@ -367,6 +398,38 @@ export function policyRoutes(app: FastifyInstance, routeDeps: PolicyRouteDeps): 
         to,
         direction: body.direction,
       });
+    },
+  );
+
+  app.post(
+    '/v1/policies/:vaspDID/push',
+    {
+      config: { roles: access.compliance },
+      schema: {
+        tags,
+        summary: "Push the VASP's active version to the network's rules engine (for VASPs the network decides for)",
+        description:
+          'Replaces both directions at the network. ASSET and CUSTOMER_JURISDICTION rules are ours only: 400 naming them, unless skipUnsupported. Audited.',
+        params: Params,
+        body: Type.Optional(PushBody),
+        response: { 200: PushResult },
+      },
+    },
+    async (request) => {
+      const vaspDid = vaspOf(request);
+      const network = deps.transfers?.network;
+      if (!network)
+        throw new ConfigError(
+          'NETWORK_CLIENT_ID',
+          'the API was started without a network client',
+          'Start it through client/main.ts',
+        );
+      const body = (request.body ?? {}) as Static<typeof PushBody>;
+      return pushPolicy(
+        { pool: deps.pool, network, gatewayDid: gateway(vaspDid) },
+        { vaspDid, skipUnsupported: body.skipUnsupported === true },
+        principalOf(request),
+      );
     },
   );
 
