@@ -14,6 +14,7 @@ import {
 import { loadTransferConfig, type TransferConfig } from '../outgoing/config';
 import { loadIncomingConfig, type IncomingConfig } from '../incoming/config';
 import { loadPolicyConfig, type PolicyConfig } from '../policy/config';
+import { loadPricingConfig, type PricingConfig } from '../pricing/config';
 import { loadWebhookConfig, type WebhookConfig } from '../webhooks/config';
 import type { NetworkBudgetConfig, NetworkConfig } from '../network/config';
 import type { GroupConfig } from '../lib/group';
@@ -70,6 +71,8 @@ export interface PlatformConfig {
   incoming: IncomingConfig;
   /** Decisions by policy, on or off (policy/config.ts). */
   policy: PolicyConfig;
+  /** Prices for thresholds and amount rules: the table, the operator's price API, their maximum age. */
+  pricing: PricingConfig;
   /** Signing secrets of the network's webhooks (webhooks/config.ts). */
   webhooks: WebhookConfig;
   /** How callers of the internal API authenticate: OIDC tokens and API keys (auth/config.ts). */
@@ -233,6 +236,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     transfers: loadTransferConfig(env),
     incoming: loadIncomingConfig(env),
     policy: loadPolicyConfig(env),
+    pricing: loadPricingConfig(env),
     webhooks: loadWebhookConfig(env),
     auth: loadOperatorAuthConfig(env),
     agent: loadAgentListenerConfig(env, apiPort, transport),
