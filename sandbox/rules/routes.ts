@@ -199,8 +199,15 @@ export function rulesRoutes(api: FastifyInstance, ctx: SandboxContext): void {
 
   api.post('/rules/delete', documented({ body: DeleteBody }), async (request) => {
     const body = objectOf(request.body) ?? {};
-    const refuse = (message: string) =>
+    // Ids not found: the documented 400 (RulesDeleteByIdsResponse), `message` alone. A request the engine cannot read
+    // also gets the engine's usual `err` beside it, so a client reading either shape finds the reason.
+    const notFound = (message: string) =>
       new RulesError(400, 'NotabeneRulesEngineIdsNotFoundError', message, { message });
+    const refuse = (message: string) =>
+      new RulesError(400, 'NotabeneRulesEngineError', message, {
+        message,
+        err: { name: 'NotabeneRulesEngineError', code: '400', message },
+      });
     const vaspDid = body.vaspDID;
     if (typeof vaspDid !== 'string' || !DID.test(vaspDid)) throw refuse('vaspDID: must be a DID');
     accessOf(request).require(vaspDid, 'manage');
@@ -213,7 +220,7 @@ export function rulesRoutes(api: FastifyInstance, ctx: SandboxContext): void {
       (tx) => deleteRules(tx, vaspDid, ids as string[]),
       `rules:${vaspDid}`,
     );
-    if (missing.length) throw refuse(`There are ids that were not found: ${JSON.stringify(missing)}`);
+    if (missing.length) throw notFound(`There are ids that were not found: ${JSON.stringify(missing)}`);
     return view(vaspDid);
   });
 }
