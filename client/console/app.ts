@@ -9,6 +9,7 @@ import { AddressBook } from './address-book';
 import { AuditLog } from './audit';
 import { Counterparties } from './counterparties';
 import { Keys } from './keys';
+import { Policies } from './policies';
 import { Queue } from './queue';
 import { SignIn } from './sign-in';
 import { TransferPage } from './transfer';
@@ -21,6 +22,7 @@ const PAGES = [
   ['address-book', 'Address book'],
   ['keys', 'Keys'],
   ['counterparties', 'Counterparties'],
+  ['policies', 'Policies'],
   ['audit', 'Audit log'],
 ];
 
@@ -76,9 +78,11 @@ function App() {
                   ? html`<${Keys} session=${session} config=${config} />`
                   : page === 'counterparties'
                     ? html`<${Counterparties} session=${session} config=${config} />`
-                    : page === 'audit'
-                      ? html`<${AuditLog} session=${session} />`
-                      : html`<${Queue} session=${session} />`
+                    : page === 'policies'
+                      ? html`<${Policies} session=${session} config=${config} />`
+                      : page === 'audit'
+                        ? html`<${AuditLog} session=${session} />`
+                        : html`<${Queue} session=${session} />`
       }
     </main>
   </div>`;

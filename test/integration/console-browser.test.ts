@@ -400,4 +400,30 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     expect(released.review).toMatchObject({ decision: 'release', reason: 'known customer, checked by hand' });
     await page.close();
   });
+
+  it('the policies page shows a policy saved through the API, and runs a backtest from the page', async () => {
+    // Last: the group's policy changes how later transfers of the group are decided.
+    const saved = await api('PUT', `/v1/policies/${encodeURIComponent(g.gateway)}`, {
+      currency: 'EUR',
+      incoming: [
+        { order: 10, actionRule: 'REJECT', ruleCheck: 'REVIEWED_VASP_LIST', ruleValue: 'BLOCKED' },
+        { order: 20, actionRule: 'APPROVE', ruleCheck: 'ALL', ruleValue: '' },
+      ],
+      outgoing: [{ order: 10, actionRule: 'APPROVE', ruleCheck: 'ALL', ruleValue: '' }],
+      note: 'saved through the API',
+    });
+    expect(saved.status).toBe(200);
+    const page = await browser.newPage();
+    await signIn(page, 'Rita Reviewer', 'compliance');
+    await page.goto(`${orch.apiUrl}/console#/policies`);
+    await page.locator('#policy-history', { hasText: 'saved through the API' }).waitFor();
+    expect(await page.locator('#rules-incoming li').count()).toBe(2);
+    expect(await page.textContent('#policy-active')).toContain(`version ${saved.body.version.version}`);
+    await page.click('#run-backtest');
+    await page.locator('#backtest', { hasText: '"' }).waitFor({ timeout: 30_000 });
+    expect(await page.textContent('#backtest')).toContain('"transfers"');
+    expect(await page.textContent('#backtest')).toContain('"changed"');
+    await shot(page, 'policies-backtest');
+    await page.close();
+  });
 });
