@@ -3,6 +3,7 @@
  * mirror of the result, and the report. The run's state lives in address_book_runs (address-book/store/runs.ts), so every
  * step resumes where the last stopped.
  */
+import { metrics } from '../lib/metrics/registry';
 import type { ReconcileMode, ReconcilePhase, ReconcileReport, ReconcileTrigger, RunSettings } from './types';
 import { withHeartbeat } from '../lib/heartbeat';
 import { buildRunMirror, forgetResult, keepResult, mirrorState } from './store/mirror';
@@ -217,5 +218,7 @@ export async function finishRun(
     }),
   );
   await dropStaging(pool, input.runId);
+  metrics.addressBookRuns.inc({ outcome: input.status });
+  metrics.addressBookRunSeconds.observe(report.durationMs / 1000);
   return report;
 }

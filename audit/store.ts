@@ -1,3 +1,4 @@
+import { metrics } from '../lib/metrics/registry';
 import type { Pool, PoolClient } from 'pg';
 import type { CursorKey } from '../lib/listing/cursor';
 import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
@@ -148,6 +149,15 @@ export async function appendAuditEntry(
   entry: AuditEntry,
   opts: AppendOptions = {},
 ): Promise<AuditChainRow> {
+  try {
+    return await appendToChain(tx, entry, opts);
+  } catch (e) {
+    metrics.auditAppendFailures.inc();
+    throw e;
+  }
+}
+
+async function appendToChain(tx: PoolClient, entry: AuditEntry, opts: AppendOptions): Promise<AuditChainRow> {
   const chain = chainOf(entry.action);
   // The principal decides the actor: a caller (or a workflow's input written before actors were stable ids) that
   // passed a display name cannot make a row read as someone else or as a system component.

@@ -27,6 +27,7 @@ import { ensureIncomingSweepSchedule } from './incoming-sweep-schedule';
 import { createTemporalClient } from './temporal';
 import { startAuditCheckpoints } from '../audit/checkpoints';
 import { loadCheckpointKeyring } from '../audit/checkpoint-signature';
+import { startApiMetrics } from './metrics';
 
 /**
  * The API process's work (client/main.ts): migrations, schedules, the internal API and the agent endpoints. `shared`
@@ -121,6 +122,8 @@ export async function startApi(
     requireForwardedHttps: config.transport.tlsTerminatedByProxy === true,
   });
   await app.listen({ host: config.host, port: config.apiPort });
+  const metrics = await startApiMetrics(config, pool);
+  if (metrics) log.info(`metrics at http://${config.observability.metricsHost}:${metrics.port}/metrics`);
   if (tlsAtProxy) {
     log.warn(
       { trustProxy: config.transport.trustProxy },
@@ -160,6 +163,7 @@ export async function startApi(
   return async () => {
     await agent?.close();
     await app.close();
+    await metrics?.close();
     await stopCheckpoints();
     if (!shared) await temporal.connection.close();
     await pool.end();

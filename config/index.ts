@@ -83,6 +83,43 @@ export interface PlatformConfig {
   transport: ApiTransportConfig;
   /** Signed checkpoints of the audit chains (audit/config.ts). */
   audit: AuditConfig;
+  /** Prometheus listeners and the OpenTelemetry export (docs/configuration.md, "Observability"). */
+  observability: ObservabilityConfig;
+}
+
+export interface ObservabilityConfig {
+  /** Where the metrics listeners bind (METRICS_HOST): loopback unless set. */
+  metricsHost: string;
+  /** The API's /metrics port (METRICS_PORT); unset when `off`. */
+  apiMetricsPort?: number;
+  /** Each worker's /metrics port (WORKER_METRICS_PORT); 0 takes a free port; unset when `off`. */
+  workerMetricsPort?: number;
+  /** The Temporal SDK's own metrics (TEMPORAL_SDK_METRICS_PORT), one per process: its runtime is installed once. */
+  temporalSdkMetricsPort?: number;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported over OTLP/HTTP when set, not made at all otherwise. */
+  otlpEndpoint?: string;
+}
+
+/** A metrics port: 0–65535 (0 = a free port) or `off`. */
+function metricsPort(env: Env, name: string, fallback: number): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'off') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new ConfigError(name, `"${raw}" is not a TCP port`, `Set ${name} to a whole number from 0 to 65535, or off`);
+  }
+  return n;
+}
+
+function loadObservabilityConfig(env: Env): ObservabilityConfig {
+  return {
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
+    apiMetricsPort: metricsPort(env, 'METRICS_PORT', 9464),
+    workerMetricsPort: metricsPort(env, 'WORKER_METRICS_PORT', 9465),
+    temporalSdkMetricsPort: metricsPort(env, 'TEMPORAL_SDK_METRICS_PORT', 9466),
+    otlpEndpoint: httpUrlSetting(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
+  };
 }
 
 const DID = /^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$/;
@@ -242,6 +279,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     agent: loadAgentListenerConfig(env, apiPort, transport),
     transport,
     audit: loadAuditConfig(env),
+    observability: loadObservabilityConfig(env),
   };
 }
 

@@ -14,6 +14,7 @@ import {
 } from '../lib/errors';
 import type { CallPriority, RateBudget } from './rate-budget';
 import { retryTransient, type TransientRetryPolicy } from './retry';
+import { metrics, routeLabel } from '../lib/metrics/registry';
 
 interface CachedToken {
   value: string;
@@ -96,6 +97,7 @@ export class NetworkClient {
   /** A 429: every process of the group waits out the network's block (Retry-After, else the network's 10 s). */
   private async noteRateLimited(response: Response): Promise<void> {
     if (response.status !== 429) return;
+    metrics.rateLimited.inc();
     await this.budget?.lockedOut(retryAfterMs(response, this.budget.config.lockoutMs, this.now()));
   }
 
@@ -170,12 +172,21 @@ export class NetworkClient {
    * (the same effect however often it arrives) is tried again on transient failures in a `retrying` view.
    */
   call<T>(what: string, request: () => Promise<T>, options: { idempotent?: boolean } = {}): Promise<T> {
+    const route = routeLabel(what);
     const once = () =>
       callPriority.run(this.priority, async () => {
+        const end = metrics.networkCallSeconds.startTimer({ route });
         try {
-          return await request();
+          const result = await request();
+          metrics.networkCalls.inc({ route, status: 'ok' });
+          return result;
         } catch (e) {
-          throw await toNetworkError(e, what, this.budget?.config.lockoutMs);
+          const error = await toNetworkError(e, what, this.budget?.config.lockoutMs);
+          const status = (error.details as { networkStatus?: number } | undefined)?.networkStatus;
+          metrics.networkCalls.inc({ route, status: status ? String(status) : 'error' });
+          throw error;
+        } finally {
+          end();
         }
       });
     return options.idempotent && this.transientRetry ? retryTransient(what, once, this.transientRetry) : once();

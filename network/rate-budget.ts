@@ -1,5 +1,6 @@
 import type { NetworkBudgetConfig } from './config';
 import { RateLimitedError } from '../lib/errors';
+import { metrics } from '../lib/metrics/registry';
 
 /**
  * Who waits at the reserve. `high`: answering incoming transfers and creating outgoing ones (and anything not marked
@@ -81,6 +82,7 @@ export class RateBudget {
       );
       if (floor > 0) waitMs = Math.min(waitMs, Math.max(1, promoteAt - this.now()));
       if (this.now() + waitMs > deadline) {
+        metrics.rateBudgetExhausted.inc({ priority });
         throw new RateLimitedError(
           `${what}: the group's network budget has no free call for ${Math.ceil(waitMs)} ms (${priority} priority${blockedMs > 0 ? ', the network blocked us after a 429' : ''})`,
           { retryAfterMs: Math.ceil(waitMs), priority },
@@ -92,6 +94,7 @@ export class RateBudget {
 
   /** The network answered 429: every process waits `blockMs` before its next call. */
   lockedOut(blockMs: number): Promise<void> {
+    metrics.rateBudgetLockouts.inc();
     return this.store.lockout(this.credential, blockMs);
   }
 }

@@ -493,7 +493,7 @@ async function main() {
     spawnProcess(
       workers === 1 ? 'worker' : `worker-${i}`,
       entryArgs('workers/main.ts'),
-      { ...common, ...network },
+      { ...common, ...network, ...workerMetricsPorts(i - 1 + (allInOne ? 1 : 0)) },
       logDir,
     );
   if (!allInOne) spawnProcess('api', entryArgs('client/main.ts'), { ...common, ...network }, logDir);
@@ -550,3 +550,12 @@ main().catch((e: unknown) => {
   else if ((e as Error).message !== 'stopped') process.stderr.write(`npm start: ${(e as Error).message}\n`);
   void shutdown(1);
 });
+
+/**
+ * The metrics ports of the n-th worker process on this machine (0 = the first): each its own pair after the defaults
+ * (9465 for /metrics, 9466 for the Temporal SDK's), unless WORKER_METRICS_PORT or TEMPORAL_SDK_METRICS_PORT is set.
+ */
+function workerMetricsPorts(n: number): Record<string, string> {
+  if (n === 0 || process.env.WORKER_METRICS_PORT || process.env.TEMPORAL_SDK_METRICS_PORT) return {};
+  return { WORKER_METRICS_PORT: String(9465 + 2 * n), TEMPORAL_SDK_METRICS_PORT: String(9466 + 2 * n) };
+}

@@ -36,10 +36,32 @@ export function incomingViewUpdate(state: IncomingStatus, facts: IncomingFacts):
         }
       : undefined,
     decision: state.decision,
+    ...incomingDecider(state),
     deadline: waiting ? facts.deadline : undefined,
     createdAt: facts.createdAt,
     version: state.history.length,
   };
+}
+
+/** Who decided an incoming transfer: the policy or screening (`system:*` actors) or a person; nothing before a decision. */
+function incomingDecider(state: IncomingStatus): Pick<TransferViewUpdate, 'decidedBy' | 'decisionAction'> {
+  if (!state.decision) return {};
+  return {
+    decidedBy: state.decision.actor.startsWith('system:') ? 'system' : 'person',
+    decisionAction: state.decision.decision,
+  };
+}
+
+/**
+ * Who decided an outgoing transfer: a person who released or refused it, else the policy unless it sent the
+ * transfer to a person (then nothing until that person decides). Transfers from before policies decided nothing.
+ */
+function outgoingDecider(state: TransferState): Pick<TransferViewUpdate, 'decidedBy' | 'decisionAction'> {
+  if (state.review) return { decidedBy: 'person', decisionAction: state.review.decision };
+  if (state.policy && state.policy.action !== 'SEND_TO_INBOX') {
+    return { decidedBy: 'system', decisionAction: state.policy.action };
+  }
+  return {};
 }
 
 export function outgoingViewUpdate(state: TransferState): TransferViewUpdate {
@@ -59,6 +81,7 @@ export function outgoingViewUpdate(state: TransferState): TransferViewUpdate {
     counterpartyDid: state.beneficiaryVaspDid,
     asset: state.asset,
     amount: state.amount,
+    ...outgoingDecider(state),
     createdAt: state.history[0]?.at ?? new Date().toISOString(),
     version: state.history.length,
   };

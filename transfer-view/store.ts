@@ -3,6 +3,10 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import type { CursorKey } from '../lib/listing/cursor';
 import type { TransferViewUpdate } from './types';
 import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
+import { metrics } from '../lib/metrics/registry';
+
+/** The network's statuses that answer a transfer (docs: the KPIs' response rate): the first one sets `answered_at`. */
+export const ANSWER_STATUSES = ['ACK', 'ACCEPTED', 'DECLINED', 'REJECTED', 'NOT_READY'];
 
 /** One transfer as the console lists it (db/migrations/orchestrator/0008_console.sql): metadata only. */
 export interface TransferViewRow {
@@ -23,6 +27,9 @@ export interface TransferViewRow {
   amount: string | null;
   hits: unknown;
   decision: unknown;
+  /** Who decided: `system` (the policy or screening, no person) or `person`; null until decided. */
+  decidedBy?: 'system' | 'person' | null;
+  decisionAction?: string | null;
   deadlineAt: string | null;
   createdAt: string;
   updatedAt: string;
@@ -33,6 +40,16 @@ export type TransferViewWrite = Omit<TransferViewRow, 'updatedAt' | 'deadlineAt'
   deadlineAt: Date | null;
   createdAt: Date;
 };
+
+interface WriteEffect {
+  prev_status: string | null;
+  prev_decided_by: string | null;
+  status: string;
+  decided_by: string | null;
+  decision_action: string | null;
+  newly_answered: boolean;
+  answer_seconds: number | null;
+}
 
 const COLUMNS = [
   'workflow_id',
@@ -52,6 +69,8 @@ const COLUMNS = [
   'amount',
   'hits',
   'decision',
+  'decided_by',
+  'decision_action',
   'deadline_at',
   'created_at',
   'version',
@@ -62,7 +81,7 @@ const COLUMNS = [
  * write never takes a transfer back; `created_at` stays what the first write said.
  */
 export async function writeTransferView(pool: Pool, row: TransferViewWrite): Promise<void> {
-  const values = [
+  const values: unknown[] = [
     row.workflowId,
     row.direction,
     row.id,
@@ -80,17 +99,56 @@ export async function writeTransferView(pool: Pool, row: TransferViewWrite): Pro
     row.amount,
     row.hits === null || row.hits === undefined ? null : JSON.stringify(row.hits),
     row.decision === null || row.decision === undefined ? null : JSON.stringify(row.decision),
+    row.decidedBy ?? null,
+    row.decisionAction ?? null,
     row.deadlineAt,
     row.createdAt,
     row.version,
   ];
   const updates = COLUMNS.filter((c) => c !== 'workflow_id' && c !== 'created_at').map((c) => `${c} = excluded.${c}`);
-  await pool.query(
-    `insert into transfer_view (${COLUMNS.join(', ')}) values (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})
-     on conflict (workflow_id) do update set ${updates.join(', ')}, updated_at = now()
-     where transfer_view.version <= excluded.version`,
+  values.push(ANSWER_STATUSES);
+  // `prev` is the row before this statement: what changed feeds the metrics, so a repeated write counts nothing.
+  const { rows } = await pool.query<WriteEffect>(
+    `with prev as (select status, decided_by, answered_at from transfer_view where workflow_id = $1)
+     insert into transfer_view (${COLUMNS.join(', ')}, answered_at)
+     values (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')},
+             case when $6::text = any($${values.length}::text[]) then now() end)
+     on conflict (workflow_id) do update set ${updates.join(', ')},
+       answered_at = coalesce(transfer_view.answered_at, excluded.answered_at), updated_at = now()
+     where transfer_view.version <= excluded.version
+     returning (select status from prev) as prev_status, (select decided_by from prev) as prev_decided_by, status,
+       decided_by, decision_action,
+       answered_at is not null and (select answered_at from prev) is null as newly_answered,
+       extract(epoch from answered_at - created_at)::float8 as answer_seconds`,
     values,
   );
+  if (rows[0]) countWrite(row, rows[0]);
+}
+
+/** The metrics of one effective write: the status entered, the decision taken without a person, the first answer. */
+function countWrite(row: TransferViewWrite, e: WriteEffect): void {
+  const subsidiary = row.subsidiaryDid ?? 'none';
+  if (e.prev_status !== e.status) {
+    metrics.transfers.inc({ direction: row.direction, subsidiary, status: e.status });
+  }
+  if (e.decided_by === 'system' && e.prev_decided_by !== 'system') {
+    metrics.automaticDecisions.inc({ direction: row.direction, action: e.decision_action ?? 'unknown' });
+  }
+  if (e.newly_answered && row.direction === 'outgoing' && e.answer_seconds !== null) {
+    metrics.counterpartyAnswerSeconds.observe({ subsidiary }, Math.max(0, e.answer_seconds));
+  }
+}
+
+/** The review queue as the metrics show it at a scrape: the partial index on needs_review keeps it cheap. */
+export async function reviewQueueSnapshot(
+  pool: Pool,
+): Promise<{ length: number; oldestAgeSeconds: number; overdue: number }> {
+  const { rows } = await pool.query<{ length: number; oldest: number | null; overdue: number }>(
+    `select count(*)::int as length, extract(epoch from now() - min(created_at))::float8 as oldest,
+       count(*) filter (where deadline_at < now())::int as overdue
+     from transfer_view where needs_review`,
+  );
+  return { length: rows[0]!.length, oldestAgeSeconds: rows[0]!.oldest ?? 0, overdue: rows[0]!.overdue };
 }
 
 /** A workflow's update (transfer-view/types.ts) as a row: the deadline becomes a time. */
@@ -113,6 +171,8 @@ export async function writeTransferViewUpdate(pool: Pool, u: TransferViewUpdate)
     amount: u.amount ?? null,
     hits: u.hits ?? null,
     decision: u.decision ?? null,
+    decidedBy: u.decidedBy ?? null,
+    decisionAction: u.decisionAction ?? null,
     deadlineAt: u.deadline ? new Date(Date.parse(u.deadline.from) + msToNumber(u.deadline.after)) : null,
     createdAt: new Date(u.createdAt),
     version: u.version,

@@ -22,6 +22,10 @@ export interface TransferViewUpdate {
   amount?: string;
   hits?: unknown;
   decision?: unknown;
+  /** Who decided the transfer: the policy or screening without a person (`system`), or a person; unset until decided. */
+  decidedBy?: 'system' | 'person';
+  /** What was decided (incoming: approve/decline; outgoing: the policy's action, or a person's release/refuse). */
+  decisionAction?: string;
   /** While a person is awaited: when the wait escalates (or, once escalated, gives up), as a start and a duration. */
   deadline?: { from: string; after: Duration };
   createdAt: string;

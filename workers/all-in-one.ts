@@ -13,9 +13,11 @@ import { loadCodecKeyring } from '../lib/temporal/codec-keys';
 import { connectTemporal } from '../lib/temporal/connect';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import { startWorker } from './worker-process';
+import { installTemporalRuntime } from './telemetry';
 
 runMain('all-in-one', async (log) => {
   const config = loadConfig();
+  installTemporalRuntime(config.observability, log);
   const connection = await connectTemporal(NativeConnection, config.temporal);
   // A Client on a NativeConnection: what eager start needs (the SDK hands the task to a worker on that connection).
   const temporal = new Client({

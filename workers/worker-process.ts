@@ -18,6 +18,8 @@ import { connectTemporal } from '../lib/temporal/connect';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import { workflowStatusOf } from '../lib/temporal/workflow-status';
 import { createWorker } from './worker';
+import { registry } from '../lib/metrics/registry';
+import { startMetricsListener } from '../lib/metrics/server';
 
 /**
  * The worker process's work (workers/main.ts): the activities' dependencies and one worker on the task queue.
@@ -84,9 +86,17 @@ export async function startWorker(
   });
   const running = worker.run();
   log.info(`worker polling task queue ${config.temporal.taskQueue} at ${config.temporal.address}`);
+  // The all-in-one process's API serves the one registry both share (METRICS_PORT); a worker alone serves its own.
+  const { metricsHost, workerMetricsPort } = config.observability;
+  const metrics =
+    shared || workerMetricsPort === undefined
+      ? undefined
+      : await startMetricsListener(registry, metricsHost, workerMetricsPort);
+  if (metrics) log.info(`worker metrics at http://${metricsHost}:${metrics.port}/metrics`);
   return async () => {
     worker.shutdown();
     await running;
+    await metrics?.close();
     if (!shared) await connection.close();
     await pool.end();
   };

@@ -1,3 +1,4 @@
+import { metrics } from '../../../lib/metrics/registry';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Client } from '@temporalio/client';
@@ -140,7 +141,10 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
         },
         CLAIM_STALE_AFTER_SECONDS,
       );
-      if (!claimed) return { received: true, duplicate: true };
+      if (!claimed) {
+        metrics.webhooks.inc({ outcome: 'duplicate' });
+        return { received: true, duplicate: true };
+      }
 
       let outcome: Outcome;
       try {
@@ -156,6 +160,7 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
       } catch (e) {
         // Let the network deliver again: forget the claim.
         await releaseWebhook(ctx.pool, webhookId);
+        metrics.webhooks.inc({ outcome: 'failed' });
         request.log.warn(
           { err: { message: (e as Error).message }, transactionId: tx.id },
           'webhook could not be delivered to its workflow',
@@ -163,6 +168,7 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
         throw new UpstreamUnavailableError('the webhook could not be passed on; deliver it again');
       }
       await recordWebhookOutcome(ctx.pool, webhookId, outcome);
+      metrics.webhooks.inc({ outcome });
       return { received: true, duplicate: false, outcome };
     };
 

@@ -1,0 +1,15 @@
+import { Runtime } from '@temporalio/worker';
+import type { ObservabilityConfig } from '../config';
+import type { Logger } from '../lib/logger';
+
+/**
+ * The Temporal SDK's own worker metrics (pollers, slots, task latencies) on TEMPORAL_SDK_METRICS_PORT. The SDK's
+ * runtime is installed once per process, before its first connection, so this runs first in a worker's entry point;
+ * its Prometheus listener is the runtime's, beside the process's own /metrics (WORKER_METRICS_PORT).
+ */
+export function installTemporalRuntime(config: ObservabilityConfig, log: Logger): void {
+  if (config.temporalSdkMetricsPort === undefined) return;
+  const bindAddress = `${config.metricsHost}:${config.temporalSdkMetricsPort}`;
+  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress } } } });
+  log.info(`Temporal SDK metrics at http://${bindAddress}/metrics`);
+}
