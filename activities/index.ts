@@ -8,7 +8,8 @@ import { decryptTransaction } from '../outgoing/personal-data';
 import type { DecideDeps } from '../policy/decide';
 import { createDecideDeps } from '../policy/sources';
 import type { PolicyConfig } from '../policy/config';
-import { fiatFromTable } from '../policy/prices';
+import { fiatOf } from '../policy/sources';
+import type { Pricing } from '../pricing';
 import { addressBookActivities } from './address-book';
 import { connectivityActivities } from './connectivity';
 import { counterpartyActivities } from './counterparties';
@@ -34,7 +35,7 @@ export interface ActivityDeps {
   /** Decisions by policy (config `policy`); off: screening alone decides, as before policies. */
   policy?: PolicyConfig;
   /** Prices for policies' amount rules (pricing/); without it an amount rule sends the transfer to a person. */
-  toFiat?: DecideDeps['toFiat'];
+  pricing?: Pricing;
 }
 
 /**
@@ -76,10 +77,6 @@ function decideDeps(deps: ActivityDeps): DecideDeps | undefined {
     network: deps.network,
     gatewayDid,
     directoryCacheMs: ctx.config.directoryCacheMs,
-    ...(deps.toFiat
-      ? { toFiat: deps.toFiat }
-      : deps.policy
-        ? { toFiat: async (q: Parameters<DecideDeps['toFiat']>[0]) => fiatFromTable(deps.policy!.prices, q) }
-        : {}),
+    ...(deps.pricing ? { toFiat: fiatOf(deps.pricing) } : {}),
   });
 }

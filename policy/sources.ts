@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import type { NetworkClient } from '../network/client';
 import { vaspProfile } from '../network/directory';
 import type { DecideDeps } from './decide';
+import { isPriced, type Pricing } from '../pricing';
 
 export interface DecideSources {
   pool: Pool;
@@ -43,5 +44,13 @@ export function createDecideDeps(sources: DecideSources): DecideDeps {
       return country;
     },
     toFiat: sources.toFiat ?? (async () => undefined),
+  };
+}
+
+/** Pricing's answer as a decision's fact: the value and where its price came from, or unknown (with no guess). */
+export function fiatOf(pricing: Pricing): DecideDeps['toFiat'] {
+  return async (query) => {
+    const priced = await pricing.toFiat(query);
+    return isPriced(priced) ? { value: priced.value, source: `${priced.source}, price at ${priced.at}` } : undefined;
   };
 }

@@ -1,3 +1,4 @@
+import { createPricing } from '../pricing';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -71,6 +72,7 @@ export async function startWorker(
       keystore,
       addressBook: config.addressBook,
       policy: config.policy,
+      pricing: createPricing(config.pricing),
       workflowStatus: workflowStatusOf(temporal),
       transfers: openTransferContext({
         pool,

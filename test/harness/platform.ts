@@ -1,3 +1,5 @@
+import { createPricing } from '../../pricing';
+import { loadPricingConfig } from '../../pricing/config';
 import type { PolicyConfig } from '../../policy/config';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
@@ -400,6 +402,8 @@ export async function startOrchestrator(
     keystore,
     transfers,
     ...(opts.policy ? { policy: opts.policy } : {}),
+    // The embedded price table (data/prices.json), as a worker without PRICE_* settings.
+    pricing: createPricing(loadPricingConfig({})),
     workflowStatus: workflowStatusOf(client),
   });
   const worker = await createWorker({

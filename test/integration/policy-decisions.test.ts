@@ -113,8 +113,6 @@ describe('decisions by policy: incoming and outgoing transfers', () => {
         screeningThreshold: 0.85,
       },
       transfers: { pollIntervalMs: 300, answerDeadlineMs: 60_000 },
-      // 1 ETH = 3,000 USD: amount rules compare in the policy's currency.
-      policy: { decisions: true, prices: { ETH: { decimals: 18, prices: { USD: 3000 } } } },
     });
     gwToken = await sb.token(g.gatewayUser);
     extToken = await sb.token(g.externalUser);
@@ -216,7 +214,8 @@ describe('decisions by policy: incoming and outgoing transfers', () => {
 
   it('an amount rule, in the policy currency, sends a large transfer to a person and lets a small one through', async () => {
     await setPolicy(g.subA, [rule(1, 'SEND_TO_INBOX', 'TRANSACTION_AMOUNT', '>=1000'), rule(2, 'APPROVE', 'ALL')]);
-    const large = await receive(['Jane', 'Doe'], '1000000000000000000'); // 1 ETH = 3,000 USD
+    // Priced by pricing/'s embedded table (data/prices.json): 1 ETH = 3,000 USD.
+    const large = await receive(['Jane', 'Doe'], '1000000000000000000');
     const held = await incoming(large, (s) => s.phase === 'awaiting-review');
     expect(held.policy).toMatchObject({ action: 'SEND_TO_INBOX', rule: { order: 1 } });
     expect(held.policy!.reason).toContain('3000.00 USD');
@@ -224,7 +223,10 @@ describe('decisions by policy: incoming and outgoing transfers', () => {
     const done = await incoming(small, (s) => s.phase === 'completed');
     expect(done).toMatchObject({ networkStatus: 'ACCEPTED', policy: { action: 'APPROVE', rule: { order: 2 } } });
     const row = (await auditOf(small)).find((e) => e.action === 'incoming.approve')!;
-    expect(row.details.facts).toMatchObject({ amountFiat: 300, priceSource: expect.stringContaining('POLICY_PRICES') });
+    expect(row.details.facts).toMatchObject({
+      amountFiat: 300,
+      priceSource: expect.stringContaining('data/prices.json'),
+    });
   });
 
   it('a sanctions hit stays with a person whatever the policy says', async () => {
