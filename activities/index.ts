@@ -10,6 +10,7 @@ import { createDecideDeps } from '../policy/sources';
 import type { PolicyConfig } from '../policy/config';
 import { fiatOf } from '../policy/sources';
 import type { Pricing } from '../pricing';
+import type { ReviewLookup } from '../counterparties/review-cache';
 import { addressBookActivities } from './address-book';
 import { connectivityActivities } from './connectivity';
 import { counterpartyActivities } from './counterparties';
@@ -34,6 +35,8 @@ export interface ActivityDeps {
   transfers?: TransferContext;
   /** Decisions by policy (config `policy`); off: screening alone decides, as before policies. */
   policy?: PolicyConfig;
+  /** The counterparties' reviews in memory (counterparties/review-cache.ts), started and stopped by the worker. */
+  reviews?: ReviewLookup;
   /** Prices for policies' amount rules (pricing/); without it an amount rule sends the transfer to a person. */
   pricing?: Pricing;
 }
@@ -78,5 +81,6 @@ function decideDeps(deps: ActivityDeps): DecideDeps | undefined {
     gatewayDid,
     directoryCacheMs: ctx.config.directoryCacheMs,
     ...(deps.pricing ? { toFiat: fiatOf(deps.pricing) } : {}),
+    ...(deps.reviews ? { reviews: deps.reviews } : {}),
   });
 }

@@ -11,6 +11,7 @@ import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { resolveDatabaseServer } from '../db/server';
 import { effectiveReviewFor } from '../counterparties/store';
+import { ReviewCache } from '../counterparties/review-cache';
 import { compiledPolicy, compiledVersion } from '../policy/compiled';
 import { decideTransfer, type DecideDeps } from '../policy/decide';
 import { evaluatePolicy } from '../policy/evaluate';
@@ -105,10 +106,22 @@ async function main(): Promise<void> {
       ]);
       return evaluatePolicy(await compiledVersion(pool, versions.active, 'incoming'), facts(i, review.reviewValue));
     });
+    // What a worker does: the reviews in memory (counterparties/review-cache.ts), the versions' identities.
+    const reviews = new ReviewCache(pool);
+    await reviews.start();
+    await measure('versions in force + reviews in memory + evaluation', async (i) => {
+      const versions = await policyRefsFor(pool, subsidiary, gateway);
+      const review = reviews.lookup(subsidiary, counterparty(i))!;
+      return evaluatePolicy(await compiledVersion(pool, versions.active, 'incoming'), facts(i, review));
+    });
+    await measure('reviews in memory + evaluation', (i) =>
+      evaluatePolicy(compiled, facts(i, reviews.lookup(subsidiary, counterparty(i))!)),
+    );
     // The whole decision as the workflows take it, its recording (an insert) included.
     const deps: DecideDeps = {
       pool,
       gatewayDid: gateway,
+      reviews,
       jurisdictionOf: async () => undefined,
       toFiat: async () => undefined,
     };
@@ -124,6 +137,7 @@ async function main(): Promise<void> {
         createdAt: new Date().toISOString(),
       }),
     );
+    await reviews.stop();
   } finally {
     await pool.end();
     await dropDatabase(server.serverUrl, name).catch(() => undefined);

@@ -284,3 +284,18 @@ export async function fillJurisdiction(db: Queryable, counterpartyDid: string, c
     country,
   ]);
 }
+
+/** Every review's value by scope and counterparty: what workers keep in memory (counterparties/review-cache.ts). */
+export async function allReviewValues(
+  db: Queryable,
+): Promise<{ scope: string; vaspDid: string; reviewValue: CounterpartyReview['reviewValue'] }[]> {
+  const { rows } = await db.query<{ scope: string; vasp_did: string; review_value: CounterpartyReview['reviewValue'] }>(
+    'select scope, vasp_did, review_value from counterparty_reviews',
+  );
+  return rows.map((r) => ({ scope: r.scope, vaspDid: r.vasp_did, reviewValue: r.review_value }));
+}
+
+/** The channel a change to the reviews is announced on (migration 0019's trigger). */
+export async function listenForReviewChanges(client: Pick<PoolClient, 'query'>): Promise<void> {
+  await client.query('listen counterparty_reviews');
+}

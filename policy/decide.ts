@@ -5,6 +5,7 @@
  */
 import type { Pool } from 'pg';
 import { effectiveReviewFor } from '../counterparties/store';
+import type { ReviewLookup } from '../counterparties/review-cache';
 import { compiledVersion } from './compiled';
 import { evaluatePolicy, type CompiledPolicy } from './evaluate';
 import { policyRefsFor, recordDecision } from './store';
@@ -14,6 +15,8 @@ export interface DecideDeps {
   pool: Pool;
   /** The group's policy is kept under the gateway's DID. */
   gatewayDid: string;
+  /** The reviews in memory (counterparties/review-cache.ts); without them, or when it cannot say, the database. */
+  reviews?: ReviewLookup;
   /** The counterparty VASP's incorporation country (the directory's, cached by the caller), if known. */
   jurisdictionOf(vaspDid: string): Promise<string | undefined>;
   /** The amount in `currency`, if a fresh price is known. */
@@ -67,7 +70,7 @@ async function gatherFacts(
   const counterparty = input.counterpartyDid;
   // The review always: a BLOCKED counterparty is never approved, whatever the rules check.
   const [review, jurisdiction, fiat] = await Promise.all([
-    counterparty ? effectiveReviewFor(deps.pool, input.vaspDid, counterparty) : undefined,
+    counterparty ? reviewOf(deps, input.vaspDid, counterparty) : undefined,
     counterparty && uses('JURISDICTION') ? deps.jurisdictionOf(counterparty) : undefined,
     uses('TRANSACTION_AMOUNT')
       ? deps.toFiat({ asset: input.asset, amount: input.amount, currency: policies[0]!.currency })
@@ -77,7 +80,7 @@ async function gatherFacts(
     direction: input.direction,
     vaspDid: input.vaspDid,
     counterpartyDid: counterparty,
-    counterpartyReview: review?.reviewValue ?? 'UNREVIEWED',
+    counterpartyReview: review ?? 'UNREVIEWED',
     counterpartyJurisdiction: jurisdiction,
     customerJurisdiction: screening.customerJurisdiction,
     asset: input.asset,
@@ -88,6 +91,13 @@ async function gatherFacts(
     sanctionsHit: screening.sanctionsHit,
     personalDataReadable: screening.personalDataReadable,
   };
+}
+
+async function reviewOf(deps: DecideDeps, subsidiaryDid: string, counterpartyDid: string) {
+  return (
+    deps.reviews?.lookup(subsidiaryDid, counterpartyDid) ??
+    (await effectiveReviewFor(deps.pool, subsidiaryDid, counterpartyDid)).reviewValue
+  );
 }
 
 /** Facts travel in workflow history and audit rows as JSON: unknown facts are left out rather than null. */

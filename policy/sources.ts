@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import type { NetworkClient } from '../network/client';
 import { vaspProfile } from '../network/directory';
 import type { DecideDeps } from './decide';
+import type { ReviewLookup } from '../counterparties/review-cache';
 import { isPriced, type Pricing } from '../pricing';
 
 export interface DecideSources {
@@ -15,6 +16,8 @@ export interface DecideSources {
   gatewayDid: string;
   /** Fiat for amount rules; without it, an amount rule sends the transfer to a person (the price is unknown). */
   toFiat?: DecideDeps['toFiat'];
+  /** The reviews in memory; without them every decision reads its counterparty's review from the database. */
+  reviews?: ReviewLookup;
   /** How long a directory answer is reused. */
   directoryCacheMs?: number;
 }
@@ -27,6 +30,7 @@ export function createDecideDeps(sources: DecideSources): DecideDeps {
   return {
     pool: sources.pool,
     gatewayDid: sources.gatewayDid,
+    ...(sources.reviews ? { reviews: sources.reviews } : {}),
     async jurisdictionOf(vaspDid) {
       const cached = jurisdictions.get(vaspDid);
       if (cached) return cached.country;

@@ -1,3 +1,4 @@
+import { ReviewCache } from '../counterparties/review-cache';
 import { createPricing } from '../pricing';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -54,6 +55,8 @@ export async function startWorker(
     budget: createRateBudget(networkBudgetStore(pool), config.networkBudget, config.network.clientId),
   });
   const connection = shared?.connection ?? (await connectTemporal(NativeConnection, config.temporal));
+  const reviews = new ReviewCache(pool, (e) => log.warn(`counterparty reviews in memory: ${e.message}`));
+  await reviews.start();
   // Activities ask Temporal one thing: whether a workflow still runs (the address book's abandoned run locks).
   const temporal = new Client({
     connection: connection as never,
@@ -73,6 +76,7 @@ export async function startWorker(
       addressBook: config.addressBook,
       policy: config.policy,
       pricing: createPricing(config.pricing),
+      reviews,
       workflowStatus: workflowStatusOf(temporal),
       transfers: openTransferContext({
         pool,
@@ -99,6 +103,7 @@ export async function startWorker(
     worker.shutdown();
     await running;
     await metrics?.close();
+    await reviews.stop();
     if (!shared) await connection.close();
     await pool.end();
   };

@@ -1,3 +1,4 @@
+import { ReviewCache } from '../../counterparties/review-cache';
 import { createPricing } from '../../pricing';
 import { loadPricingConfig } from '../../pricing/config';
 import type { PolicyConfig } from '../../policy/config';
@@ -394,6 +395,8 @@ export async function startOrchestrator(
     group,
     logger: quietLogger(),
   });
+  const reviews = new ReviewCache(pool);
+  await reviews.start();
   const activities = createActivities({
     pool,
     network: networkClient,
@@ -404,6 +407,7 @@ export async function startOrchestrator(
     ...(opts.policy ? { policy: opts.policy } : {}),
     // The embedded price table (data/prices.json), as a worker without PRICE_* settings.
     pricing: createPricing(loadPricingConfig({})),
+    reviews,
     workflowStatus: workflowStatusOf(client),
   });
   const worker = await createWorker({
@@ -418,6 +422,7 @@ export async function startOrchestrator(
   const stopWorker = async () => {
     worker.shutdown();
     await running;
+    await reviews.stop();
     await nativeConnection.close();
     await connection.close();
     if (!opts.pool) await pool.end();
