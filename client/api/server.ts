@@ -22,6 +22,7 @@ import { transferRoutes } from './routes/transfers';
 import { keyRoutes } from './routes/keys';
 import { incomingRoutes } from './routes/incoming';
 import { listRoutes } from './routes/lists';
+import { kpiRoutes } from './routes/kpis';
 import { consoleRoutes, type ConsoleSettings } from './routes/console';
 import type { IncomingConfig } from '../../incoming/config';
 import type { WebhookConfig } from '../../webhooks/config';
@@ -166,6 +167,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   keyRoutes(app, deps);
   addressBookRoutes(app, deps);
   listRoutes(app, deps);
+  kpiRoutes(app, deps);
   consoleRoutes(app, deps);
   apiKeyRoutes(app, deps);
   counterpartyRoutes(app, { ...deps, network: deps.transfers?.network });
