@@ -140,13 +140,13 @@ export function metricNames(): string[] {
 
 /**
  * A network call's description as a bounded label: the `what` of network/client.ts `call` (`GET /tf/simple/vasps/<did>`)
- * with DIDs and any path segment holding a digit replaced (`GET /tf/simple/vasps/:did`).
+ * with DIDs, numbers and id-like path segments (a digit in 6 characters or more) replaced (`GET /tf/simple/vasps/:did`).
  */
 export function routeLabel(what: string): string {
   const [method = '', path = ''] = what.replace(/did:[a-z0-9]+:[A-Za-z0-9._:%-]+/g, ':did').split(/\s+/);
   const template = path
     .split('/')
-    .map((s) => (s.startsWith(':') || !/\d/.test(s) ? s : ':id'))
+    .map((s) => (/^\d+$/.test(s) || (s.length >= 6 && /\d/.test(s)) ? ':id' : s))
     .join('/');
   return `${method} ${template}`.trim().slice(0, 80);
 }
