@@ -1,3 +1,4 @@
+import { createPricing } from '../pricing';
 import type { Client } from '@temporalio/client';
 import type { PlatformConfig } from '../config';
 import type { Logger } from '../lib/logger';
@@ -120,6 +121,7 @@ export async function startApi(
     rateLimits: config.transport.rateLimits,
     trustProxy: config.transport.trustProxy,
     requireForwardedHttps: config.transport.tlsTerminatedByProxy === true,
+    pricing: createPricing(config.pricing),
   });
   await app.listen({ host: config.host, port: config.apiPort });
   const metrics = await startApiMetrics(config, pool);

@@ -35,6 +35,8 @@ import { AuthFailureThrottle } from './auth/failure-throttle';
 import { apiKeyRoutes } from './routes/api-keys';
 import { counterpartyRoutes } from './routes/counterparties';
 import { policyRoutes } from './routes/policies';
+import type { Pricing } from '../../pricing';
+import { createDecideDeps, fiatOf } from '../../policy/sources';
 
 export interface ApiDeps {
   temporal: Client;
@@ -73,6 +75,8 @@ export interface ApiDeps {
    * `X-Forwarded-Proto: https`, /healthz excepted (client/api/forwarded-https.ts).
    */
   requireForwardedHttps?: boolean;
+  /** Prices for simulating and backtesting policies' amount rules (pricing/); absent: amounts are unknown there. */
+  pricing?: Pricing;
 }
 
 /** Every webhook receiver: public (signed by the network), so limited per client IP before anything else runs. */
@@ -171,7 +175,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   consoleRoutes(app, deps);
   apiKeyRoutes(app, deps);
   counterpartyRoutes(app, { ...deps, network: deps.transfers?.network });
-  policyRoutes(app, deps);
+  policyRoutes(app, { ...deps, ...policyFactSources(deps) });
   incomingRoutes(app, {
     temporal: deps.temporal,
     pool: deps.pool,
@@ -180,4 +184,16 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     subsidiaryDids: deps.group.subsidiaryDids,
   });
   return app;
+}
+
+/** What simulating and backtesting a policy learn facts from, as a worker's decision does: the directory, pricing. */
+function policyFactSources(deps: ApiDeps) {
+  const network = deps.transfers?.network;
+  const directory = network
+    ? createDecideDeps({ pool: deps.pool, network, gatewayDid: deps.group.gatewayDid ?? '' })
+    : undefined;
+  return {
+    ...(directory ? { jurisdictionOf: directory.jurisdictionOf } : {}),
+    ...(deps.pricing ? { toFiat: fiatOf(deps.pricing) } : {}),
+  };
 }

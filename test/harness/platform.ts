@@ -448,6 +448,7 @@ export async function startOrchestrator(
       auth: opts.auth,
       eagerStart: opts.eagerStart,
       rateLimits: opts.rateLimits ?? { webhooks: UNREACHED_LIMIT, authFailures: UNREACHED_LIMIT },
+      pricing: createPricing(loadPricingConfig({})),
     });
     apiUrl = await listen(api);
     agent = await buildAgentApi({

@@ -229,6 +229,23 @@ describe('decisions by policy: incoming and outgoing transfers', () => {
     });
   });
 
+  it('simulate prices an amount and reads the directory as a live decision does', async () => {
+    const r = await api('POST', `/v1/policies/${encodeURIComponent(g.subA)}/simulate`, {
+      facts: { direction: 'incoming', counterpartyDid: g.external, asset: 'ETH', amount: '2000000000000000000' },
+      candidate: {
+        currency: 'USD',
+        incoming: [
+          { order: 1, actionRule: 'REJECT', ruleCheck: 'JURISDICTION', ruleValue: 'FR' },
+          { order: 2, actionRule: 'SEND_TO_INBOX', ruleCheck: 'TRANSACTION_AMOUNT', ruleValue: '>=5000' },
+        ],
+        outgoing: [],
+      },
+    });
+    expect(r.status).toBe(200);
+    expect(JSON.stringify(r.body)).toContain('6000.00 USD');
+    expect(r.body).toMatchObject({ decision: { action: 'SEND_TO_INBOX', rule: { order: 2 } } });
+  });
+
   it('a sanctions hit stays with a person whatever the policy says', async () => {
     await setPolicy(g.subA, [rule(1, 'APPROVE', 'ALL')]);
     // On the sample list (data/sanctions): screening finds it.
