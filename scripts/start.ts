@@ -126,6 +126,9 @@ async function assertPortsFree(config: PlatformConfig): Promise<void> {
     ['SANDBOX_PORT', config.sandboxPort],
   ] as const)
     await assertFree(name, '127.0.0.1', port);
+  // The API's /metrics listener (0: a free port; off: none), on its own host.
+  const { metricsHost, apiMetricsPort } = config.observability;
+  if (apiMetricsPort) await assertFree('METRICS_PORT', metricsHost, apiMetricsPort, 'or set METRICS_PORT to 0 or off');
   if (clusterMode) {
     for (const [key, port] of Object.entries(loadClusterConfig().ports)) {
       await assertFree(

@@ -74,6 +74,11 @@ export async function prepareRun(
   writeFileSync(bundlePath, bundle.code);
 
   const p = keys.envPrefix;
+  // Every API and worker process a test starts serves /metrics on a free port: several run at once, beside whatever
+  // else this machine runs (the defaults 9464–9466 are one per machine).
+  process.env.METRICS_PORT ??= '0';
+  process.env.WORKER_METRICS_PORT ??= '0';
+  process.env.TEMPORAL_SDK_METRICS_PORT ??= 'off';
   process.env[`${p}TEMPORAL_ADDRESS`] = temporal.address;
   process.env[`${p}DATABASE_URL`] = url;
   process.env[`${p}WORKFLOW_BUNDLE`] = bundlePath;

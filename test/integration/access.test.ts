@@ -56,6 +56,23 @@ const POLICY: Record<string, Role[] | typeof PUBLIC> = {
   'GET /v1/incoming-transfers/:id': read,
   'POST /v1/transfers/:id/route': compliance,
   'POST /v1/transfers/:id/decision': compliance,
+  // Releasing or refusing an outgoing transfer the policy held (issue 20).
+  'POST /v1/transfers/:id/review': compliance,
+  'GET /v1/kpis': read,
+  'GET /v1/counterparties': read,
+  'GET /v1/counterparties/:vaspDID': read,
+  'PUT /v1/counterparties/:vaspDID': compliance,
+  'DELETE /v1/counterparties/:vaspDID': compliance,
+  'POST /v1/counterparties/sync': compliance,
+  'GET /v1/policies/:vaspDID': read,
+  'PUT /v1/policies/:vaspDID': compliance,
+  // Evaluates given facts only: nothing is stored or read but the policy.
+  'POST /v1/policies/:vaspDID/simulate': read,
+  // Reads the stored transfers' decisions and screening results.
+  'POST /v1/policies/:vaspDID/backtest': compliance,
+  'POST /v1/policies/:vaspDID/push': compliance,
+  'GET /v1/policies/:vaspDID/shadow': read,
+  'DELETE /v1/policies/:vaspDID/shadow': compliance,
   'GET /v1/vasps/:vaspDID/keys': read,
   'POST /v1/vasps/:vaspDID/keys/rotate': operate,
   'GET /v1/vasps/:vaspDID/keys/rotation': read,

@@ -209,6 +209,10 @@ describe('agent listener off loopback (AGENT_ALLOW_REMOTE=1)', () => {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
+        // /metrics on free ports: other processes of the run (and of this machine) hold the defaults.
+        METRICS_PORT: '0',
+        WORKER_METRICS_PORT: '0',
+        TEMPORAL_SDK_METRICS_PORT: 'off',
         PORT: String(apiPort),
         TLS_CERT_FILE: join(dir, 'cert.pem'),
         TLS_KEY_FILE: join(dir, 'key.pem'),

@@ -197,8 +197,9 @@ describe('policies API: versions, validation, roles, simulate, backtest, shadow 
     expect(big.decision.reason).toMatch(/rule 20/);
     const blocked = await simulate({ direction: 'incoming', asset: 'ETH', amount: '5', counterpartyReview: 'BLOCKED' });
     expect(blocked.decision).toMatchObject({ action: 'REJECT', rule: { order: 10 } });
-    // No price known and an amount rule: a person decides, and the answer says which fact was missing.
-    const unknownPrice = await simulate({ direction: 'incoming', asset: 'ETH', amount: '5' });
+    // No price known (an asset the price table does not list) and an amount rule: a person decides, and the answer
+    // says which fact was missing.
+    const unknownPrice = await simulate({ direction: 'incoming', asset: 'NOPRICE', amount: '5' });
     expect(unknownPrice.decision).toMatchObject({ action: 'SEND_TO_INBOX', rule: { order: 20 } });
     expect(unknownPrice.decision.unknownFact).toBeDefined();
     const small = await simulate({

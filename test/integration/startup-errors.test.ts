@@ -15,6 +15,10 @@ function run(entry: string, env: Record<string, string>): Promise<{ code: number
       env: {
         PATH: process.env.PATH!,
         HOME: process.env.HOME!,
+        // /metrics on free ports: other processes of the run (and of this machine) hold the defaults.
+        METRICS_PORT: '0',
+        WORKER_METRICS_PORT: '0',
+        TEMPORAL_SDK_METRICS_PORT: 'off',
         LOG_LEVEL: 'silent',
         DATA_DIR: mkdtempSync(join(tmpdir(), 'tro-')),
         ...env,

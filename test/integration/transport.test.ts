@@ -389,6 +389,10 @@ describe('transport: security headers, rate limits, HTTPS', () => {
         env: {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
+          // /metrics on free ports: other processes of the run (and of this machine) hold the defaults.
+          METRICS_PORT: '0',
+          WORKER_METRICS_PORT: '0',
+          TEMPORAL_SDK_METRICS_PORT: 'off',
           HOST: '0.0.0.0',
           PORT: String(port),
           TLS_TERMINATED_BY_PROXY: '1',
