@@ -124,7 +124,7 @@ export async function startApi(
     pricing: createPricing(config.pricing),
   });
   await app.listen({ host: config.host, port: config.apiPort });
-  const metrics = await startApiMetrics(config, pool);
+  const metrics = await startApiMetrics(config, pool, (m) => log.warn(m));
   if (metrics) log.info(`metrics at http://${config.observability.metricsHost}:${metrics.port}/metrics`);
   if (tlsAtProxy) {
     log.warn(

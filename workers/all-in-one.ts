@@ -17,7 +17,7 @@ import { installTemporalRuntime } from './telemetry';
 
 runMain('all-in-one', async (log) => {
   const config = loadConfig();
-  installTemporalRuntime(config.observability, log);
+  await installTemporalRuntime(config.observability, log);
   const connection = await connectTemporal(NativeConnection, config.temporal);
   // A Client on a NativeConnection: what eager start needs (the SDK hands the task to a worker on that connection).
   const temporal = new Client({

@@ -3,8 +3,8 @@ import { runMain } from '../config/run-main';
 import { startWorker } from './worker-process';
 import { installTemporalRuntime } from './telemetry';
 
-runMain('worker', (log) => {
+runMain('worker', async (log) => {
   const config = loadConfig();
-  installTemporalRuntime(config.observability, log);
+  await installTemporalRuntime(config.observability, log);
   return startWorker(config, log);
 });

@@ -21,7 +21,7 @@ import { createDataConverter } from '../lib/temporal/data-converter';
 import { workflowStatusOf } from '../lib/temporal/workflow-status';
 import { createWorker } from './worker';
 import { registry } from '../lib/metrics/registry';
-import { startMetricsListener } from '../lib/metrics/server';
+import { startMetricsListenerIfFree } from '../lib/metrics/server';
 
 /**
  * The worker process's work (workers/main.ts): the activities' dependencies and one worker on the task queue.
@@ -97,7 +97,7 @@ export async function startWorker(
   const metrics =
     shared || workerMetricsPort === undefined
       ? undefined
-      : await startMetricsListener(registry, metricsHost, workerMetricsPort);
+      : await startMetricsListenerIfFree(registry, metricsHost, workerMetricsPort, (m) => log.warn(m));
   if (metrics) log.info(`worker metrics at http://${metricsHost}:${metrics.port}/metrics`);
   return async () => {
     worker.shutdown();

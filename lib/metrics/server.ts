@@ -31,3 +31,31 @@ export async function startMetricsListener(registry: Registry, host: string, por
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * startMetricsListener, except that a port it cannot take (another process holds it) leaves the process running
+ * without /metrics, said in `warn`: metrics are for watching transfers, never a reason to stop processing them (a
+ * worker restarted by its supervisor must come back even when something squats on its metrics port).
+ */
+export async function startMetricsListenerIfFree(
+  registry: Registry,
+  host: string,
+  port: number,
+  warn: (message: string) => void,
+): Promise<MetricsListener | undefined> {
+  try {
+    return await startMetricsListener(registry, host, port);
+  } catch (e) {
+    warn(`/metrics is not served: ${host}:${port}: ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Whether a TCP port can be listened on now (for listeners this process does not open itself). */
+export function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, host, () => probe.close(() => resolve(true)));
+  });
+}

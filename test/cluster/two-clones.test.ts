@@ -83,6 +83,10 @@ async function makeClone(name: string, taken: number[]): Promise<Clone> {
     TEMPORAL_UI_PORT: String(ui),
     LOG_LEVEL: 'warn',
     WORKER_PROCESSES: '1',
+    // /metrics listeners: the defaults (9464-9466) are one per machine, so a second clone takes free ports.
+    METRICS_PORT: '0',
+    WORKER_METRICS_PORT: '0',
+    TEMPORAL_SDK_METRICS_PORT: 'off',
   });
   return { name, dir, env, api: `http://127.0.0.1:${api}`, temporal: `127.0.0.1:${temporal}`, output: '' };
 }
