@@ -59,3 +59,21 @@ export interface Classification {
   /** The price used for the own jurisdiction, or why there was none. */
   price: FiatAmount | { unknown: string };
 }
+
+/**
+ * What `POST /v1/transfers/validate` answers: the network's `TransactionFullValidationResult` (errors and warnings as
+ * strings, each naming its IVMS101 path) plus the structured issues, both sides' thresholds and the price used.
+ */
+export interface TransferValidationResult {
+  isValid: boolean;
+  type: TransferType;
+  beneficiaryAddressType: AddressType;
+  /** Where the address type came from: the group's own registry, the network's directory, or nowhere. */
+  addressSource: 'GROUP_REGISTRY' | 'DIRECTORY' | 'UNKNOWN';
+  beneficiaryVASPname?: string;
+  errors: string[];
+  warnings: string[];
+  details: { errors: ValidationIssue[]; warnings: ValidationIssue[] };
+  thresholds: Classification['thresholds'];
+  price: Classification['price'];
+}
