@@ -18,6 +18,7 @@ import { webhookPublicRoutes, webhookRoutes } from './webhooks';
 import { counterpartyRoutes } from './counterparties';
 import { rulesRoutes } from './rules/routes';
 import { reviewRoutes } from './reviews/routes';
+import { jurisdictionPublicRoutes, validationRoutes } from './jurisdictions/routes';
 import type { SandboxConfig } from './config';
 import type { SandboxContext } from './context';
 import { Faults, faultRoutes } from './faults';
@@ -96,6 +97,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
   await webhookPublicRoutes(app, ctx);
   await counterpartyRoutes(app, ctx);
   await nestedRoutingPublicRoutes(app, ctx);
+  jurisdictionPublicRoutes(app);
   if (testRoutes) rateLimitRoutes(app, limiter);
 
   // The network's API: bearer tokens for the API audience. Each part adds one line.
@@ -109,6 +111,7 @@ export async function buildSandbox(deps: SandboxDeps): Promise<FastifyInstance> 
     nestedRoutingRoutes(api, ctx);
     rulesRoutes(api, ctx);
     reviewRoutes(api, ctx);
+    validationRoutes(api, ctx);
   });
 
   // The personal-data service: bearer tokens for the PII audience. Each part adds one line.

@@ -12,6 +12,7 @@ import { OPERATOR_DID } from '../operator';
 import type { Row, TransactionCore } from './core';
 import { record } from './history';
 import { assetDecimals } from './assets';
+import { classify, present } from '../jurisdictions/classify';
 import { lookupAsset, parseCreateRequest, requestHash, type Transaction } from './model';
 import { checkCids, cidLeaves, hostedEncrypt, storeHosted } from './personal-data';
 import {
@@ -117,6 +118,18 @@ async function doCreate(
   }
   const known = beneficiary ? await core.vaspName(beneficiary) : undefined;
   if (known !== undefined) beneficiaryName ??= known;
+  // The type the network stores: the same classification as /tx/validate/full's (sandbox/jurisdictions).
+  const { type } = await classify(core.pool, {
+    originatorVASPdid: originator,
+    beneficiaryVASPdid: beneficiary,
+    asset: req.assetText,
+    amount: req.transactionAmount,
+    decimals: req.transactionAssetDecimals,
+    customAssetPrice: req.customAssetPrice,
+    destination,
+    present: present(req),
+    hasBeneficiaryProof: req.beneficiaryProof !== undefined,
+  });
 
   // Personal data: CIDs (or inline encrypted strings) from the caller, or plain IVMS101 the service encrypts (hosted).
   let pii: Record<string, unknown> | undefined;
@@ -138,7 +151,7 @@ async function doCreate(
   const tx: Transaction = {
     id: randomUUID(),
     status: 'NEW',
-    transactionType: 'TRAVELRULE',
+    transactionType: type,
     ...(req.transactionRef !== undefined && { transactionRef: req.transactionRef }),
     transactionAsset: req.assetText,
     transactionAmount: req.transactionAmount,

@@ -3,7 +3,7 @@
  *
  * | method | path | input | answer |
  * |---|---|---|---|
- * | POST | `/tx/create` | TransactionCreateRequest | Transaction (200); 400 NotabeneTransactionValidationError / NotabeneTransactionError; 403; 404; 409 while the same transactionRef is in flight |
+ * | POST | `/tx/create` | TransactionCreateRequest | Transaction (200), `transactionType` as /tx/validate/full classifies it; 400 NotabeneTransactionValidationError / NotabeneTransactionError; 403; 404; 409 while the same transactionRef is in flight |
  * | GET | `/tx/info?id=` | | Transaction; hosted mode adds the decrypted `ivms101` |
  * | POST | `/tx/update` | TransactionUpdateRequest `{id, …}` | Transaction |
  * | GET | `/tx/list?vaspDID=&page=&resultsPerPage=&status=&txDirection=&transactionRef=&transactionAsset=&sort=` | | `{transactions, paginateInfo}` |
@@ -90,6 +90,9 @@ const CreateBody = Type.Object({
   }),
   transactionRef: Optional(Type.String({ maxLength: 256 })),
   transactionAssetDecimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 255 })),
+  customAssetPrice: Optional(
+    Type.Object({ priceUSD: Type.Number({ minimum: 0 }), decimals: Type.Integer({ minimum: 0, maximum: 255 }) }),
+  ),
   beneficiaryVASPdid: Optional(Did),
   beneficiaryVASPname: Optional(Text),
   originatorDid: Optional(Did),

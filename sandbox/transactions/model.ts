@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { validateBeneficiary, validateOriginator } from '../../lib/ivms101';
 import { badRequest } from '../errors';
 import type { TransactionStatus } from './states';
+import type { CustomAssetPrice } from '../jurisdictions/table';
 
 export interface TransactionAction {
   /** `0x` + sha-256 over the action and the previous action's hash: the history is a hash chain. */
@@ -30,7 +31,8 @@ export interface BlockchainInfo {
 export interface Transaction {
   id: string;
   status: TransactionStatus;
-  transactionType: 'TRAVELRULE';
+  /** As the network classifies it at creation (sandbox/jurisdictions/classify.ts). */
+  transactionType: 'BELOW_THRESHOLD' | 'NON_CUSTODIAL' | 'TRAVELRULE' | 'UNKNOWN';
   transactionRef?: string;
   /** A string, as the spec and interface.md type it: the symbol, or the text of the asset object the request gave (assetText). */
   transactionAsset: string;
@@ -67,14 +69,15 @@ export interface Transaction {
 }
 
 const DID = /^did:[a-zA-Z0-9]*:.+$/;
-const AMOUNT = /^0*[1-9][0-9]*$/;
+export const AMOUNT = /^0*[1-9][0-9]*$/;
 const MAX_TEXT = 1024;
 
 export const validationError = (message: string) => badRequest('NotabeneTransactionValidationError', message);
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function text(
+export function text(
   body: Record<string, unknown>,
   field: string,
   opts: { pattern?: RegExp; rule?: string; max?: number } = {},
@@ -89,7 +92,7 @@ function text(
   return v;
 }
 
-const did = (body: Record<string, unknown>, field: string) =>
+export const did = (body: Record<string, unknown>, field: string) =>
   text(body, field, { pattern: DID, rule: 'must be a DID (did:<method>:<id>)' });
 
 /**
@@ -97,7 +100,7 @@ const did = (body: Record<string, unknown>, field: string) =>
  * `coingeckoId@network`. The text is what the Transaction answers as `transactionAsset` (a string in the spec and in
  * interface.md), what the index column holds and what `tx/list?transactionAsset=` matches.
  */
-function asset(v: unknown): { value: unknown; text: string } {
+export function asset(v: unknown): { value: unknown; text: string } {
   if (typeof v === 'string') {
     if (!v.trim() || v.length > 64)
       throw validationError('transactionAsset: must be an asset symbol of 1 to 64 characters');
@@ -132,7 +135,7 @@ function checkDepth(v: unknown, field: string): void {
 }
 
 /** A `pii` tree: an object whose leaves are all non-empty strings. */
-function piiTree(v: unknown, field: string): Record<string, unknown> | undefined {
+export function piiTree(v: unknown, field: string): Record<string, unknown> | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw validationError(`${field}: must be an object (PII_IVMS)`);
   checkDepth(v, field);
@@ -147,7 +150,7 @@ function piiTree(v: unknown, field: string): Record<string, unknown> | undefined
   return v;
 }
 
-function ivmsParty(
+export function ivmsParty(
   body: Record<string, unknown>,
   field: 'originator' | 'beneficiary',
 ): Record<string, unknown> | undefined {
@@ -158,7 +161,20 @@ function ivmsParty(
   return v as Record<string, unknown>;
 }
 
-const optionalObject = (body: Record<string, unknown>, field: string): unknown => {
+/** CustomAssetPrice `{priceUSD, decimals}`: both required, a finite price ≥ 0 and whole decimals from 0 to 255. */
+export function customAssetPriceOf(body: Record<string, unknown>): CustomAssetPrice | undefined {
+  const v = body.customAssetPrice;
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw validationError('customAssetPrice: must be an object {priceUSD, decimals}');
+  const { priceUSD, decimals } = v;
+  if (typeof priceUSD !== 'number' || !Number.isFinite(priceUSD) || priceUSD < 0)
+    throw validationError('customAssetPrice.priceUSD: must be a number ≥ 0');
+  if (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 255)
+    throw validationError('customAssetPrice.decimals: must be a whole number from 0 to 255');
+  return { priceUSD, decimals };
+}
+
+export const optionalObject = (body: Record<string, unknown>, field: string): unknown => {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw validationError(`${field}: must be an object`);
@@ -173,6 +189,8 @@ export interface CreateRequest {
   assetText: string;
   transactionAmount: string;
   transactionAssetDecimals?: number;
+  /** The caller's own price (CustomAssetPrice), for classifying an asset the network has no price for. */
+  customAssetPrice?: CustomAssetPrice;
   originatorVASPdid: string;
   beneficiaryVASPdid?: string;
   beneficiaryVASPname?: string;
@@ -247,6 +265,7 @@ export function parseCreateRequest(body: unknown): CreateRequest {
     assetText: a.text,
     transactionAmount: amount,
     transactionAssetDecimals: decimals as number | undefined,
+    customAssetPrice: customAssetPriceOf(body),
     originatorVASPdid: did(body, 'originatorVASPdid')!,
     beneficiaryVASPdid: did(body, 'beneficiaryVASPdid') || undefined,
     beneficiaryVASPname: text(body, 'beneficiaryVASPname'),

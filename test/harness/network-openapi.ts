@@ -61,6 +61,15 @@ export const EXCEPTIONS: SpecException[] = [
     replace: () => ({ type: 'string', format: 'date-time', nullable: true }),
   },
   {
+    at: '/components/schemas/TransactionValidateErrors',
+    why: "the spec puts the error names' enum beside `type: array`, where no array can equal a string; its description and `items: string` say each item is one of them",
+    replace: (schema) => ({
+      type: 'array',
+      items: { type: 'string', enum: schema.enum },
+      description: schema.description,
+    }),
+  },
+  {
     at: '/components/schemas/Settings/properties/statusToProcessBlockchain',
     why: "the spec's enum lists null (unset) but its type string lacks `nullable: true`, without which OpenAPI 3.0 refuses null",
     replace: (schema) => ({ ...schema, nullable: true }),

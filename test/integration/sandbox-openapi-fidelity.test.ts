@@ -447,6 +447,48 @@ describe("sandbox fidelity: the documented routes answer in the network's v1 Ope
     expect(missing.message).toContain(set[0].id);
   });
 
+  it('jurisdictions and validation (issue 21): list, validate (deprecated) and validate/full (200, 400, 401)', async () => {
+    const de = await send('GET /jurisdictions', 200, { query: { countryCode: 'DE' }, as: null });
+    expect(de[0]).toMatchObject({ countryCode: 'DE', currency: 'EUR' });
+    await send('GET /jurisdictions', 200, { query: { countryCode: 'BR', fallbackToFATF: 'true' } });
+    await send('GET /jurisdictions', 200);
+
+    const validate = {
+      transactionAsset: 'USDC',
+      destination: destination(),
+      transactionAmount: '5000000000',
+      originatorVASPdid: group.subA,
+      beneficiaryVASPdid: group.external,
+      originatorEqualsBeneficiary: false,
+    };
+    const result = await send('POST /tx/validate', 200, { body: validate });
+    expect(result).toMatchObject({ type: 'TRAVELRULE', isValid: false });
+    expect(result.errors).toContain('beneficiaryNameMissing');
+    const ghost = await send('POST /tx/validate', 400, {
+      body: { ...validate, originatorVASPdid: 'did:ethr:0xnobody' },
+    });
+    expect(ghost.err.name).toBe('TrustFrameworkVASPNotFoundError');
+    await send('POST /tx/validate', 401, { body: validate, as: null });
+
+    const body = {
+      transactionAsset: 'USDC',
+      transactionAmount: '20000000',
+      originatorVASPdid: group.subA,
+      beneficiaryVASPdid: group.external,
+      transactionBlockchainInfo: { destination: destination() },
+      validatePartyFields: 'ALL',
+    };
+    const full = await send('POST /tx/validate/full', 200, { body });
+    expect(full).toMatchObject({ type: 'BELOW_THRESHOLD', beneficiaryAddressType: 'HOSTED' });
+    expect(full.errors.length).toBeGreaterThan(0);
+    const bad = await send('POST /tx/validate/full', 400, {
+      body: { ...body, transactionAmount: '1.5' },
+      invalid: true,
+    });
+    expect(bad.err.name).toBe('NotabeneTransactionValidationError');
+    await send('POST /tx/validate/full', 401, { body, as: null });
+  });
+
   it('exercised every documented route the sandbox registers, and every status the spec documents for it', () => {
     const served = spec
       .operations()
