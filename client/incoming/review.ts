@@ -2,10 +2,11 @@
  * A person's side of an incoming transfer, for the API: its status, routing one nobody owns and deciding one held for
  * review, as queries and updates of its workflow (workflows/incoming-transfer.ts validates each update).
  */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { NotFoundError } from '../../lib/errors';
 import { auditActor, type Principal } from '../../lib/principal';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
+import { executePersonUpdate } from '../person-update';
 import {
   decideUpdate,
   incomingStatusQuery,
@@ -13,41 +14,23 @@ import {
   type IncomingStatus,
 } from '../../workflows/incoming-transfer.messages';
 
-/**
- * A validator's refusal into the API's errors: "field: rule" is bad input (400), anything else is the transfer not
- * being in the state the request needs (409).
- */
-function updateRefusal(e: WorkflowUpdateFailedError): Error {
-  const message = (e.cause as Error | undefined)?.message ?? e.message;
-  const m = /^(\w+): (.+)$/.exec(message);
-  return m ? new ValidationError(m[1]!, m[2]!) : new ConflictError(message);
-}
-
-async function update<A>(
+function update<A>(
   temporal: Client,
   id: string,
   def: typeof routeUpdate | typeof decideUpdate,
   arg: A,
 ): Promise<IncomingStatus> {
-  const handle = temporal.workflow.getHandle(workflowIds.incomingTransfer(id));
-  try {
-    return await handle.executeUpdate(def as never, { args: [arg] as never });
-  } catch (e) {
-    if (e instanceof WorkflowNotFoundError) {
+  return executePersonUpdate(
+    temporal.workflow.getHandle(workflowIds.incomingTransfer(id)),
+    def as never,
+    arg as never,
+    {
       // A finished workflow takes no update either: that is a transfer already decided (or closed), not an unknown one.
-      const closed = await handle.describe().then(
-        (d) => d.status.name,
-        () => undefined,
-      );
-      if (closed)
-        throw new ConflictError(
-          `transfer is no longer waiting for a person (its workflow is ${closed}): it was already decided or closed`,
-        );
-      throw new NotFoundError(`no incoming transfer ${id}`, { field: 'id' });
-    }
-    if (e instanceof WorkflowUpdateFailedError) throw updateRefusal(e);
-    throw e;
-  }
+      closed: (status) =>
+        `transfer is no longer waiting for a person (its workflow is ${status}): it was already decided or closed`,
+      notFound: `no incoming transfer ${id}`,
+    },
+  );
 }
 
 // The actor is the principal's stable id (the name is the principal's, for display).
