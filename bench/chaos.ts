@@ -308,7 +308,7 @@ async function main() {
   /**
    * A call to the internal API that outlasts its restarts: connection errors, 5xx and 429 are tried again for up to
    * `patienceMs` (the watch loop's reads give up sooner and look again in its next round, so one answer that stays a
-   * 5xx cannot hold the loop up for minutes).
+   * 5xx, or a read that times out against an API still restarting on a loaded machine, cannot hold up or end the run).
    */
   async function call(
     method: string,
@@ -335,7 +335,12 @@ async function main() {
         if (r.status < 500 && r.status !== 429) return { status: r.status, body: text ? JSON.parse(text) : undefined };
         if (Date.now() > deadline) return { status: r.status, body: text };
       } catch (e) {
-        if (Date.now() > deadline) throw e;
+        // A read that finds no answer in its patience is "not yet" (status 0): its caller looks again in its next
+        // round. A write that finds none is the run's failure.
+        if (Date.now() > deadline) {
+          if (method === 'GET') return { status: 0, body: { error: (e as Error).message } };
+          throw e;
+        }
       }
       await sleep(Math.min(5000, 250 * 2 ** Math.min(attempt, 5)));
     }
