@@ -4,7 +4,8 @@ import type { Pool } from 'pg';
  * Synthetic transfers for `npm run bench:console-api`: `rows` rows generated inside PostgreSQL (generate_series), with
  * the table's indexes dropped during the insert and rebuilt from their own definitions afterwards, which is several
  * times faster than maintaining them row by row. The distribution is a busy group's year: half each way, 10
- * subsidiaries, 200 counterparties, 8 assets, mostly final, about 0.1 % waiting for a person.
+ * subsidiaries, 200 counterparties, 8 assets, mostly final, about 0.1 % waiting for a person; decided (90 % without a
+ * person) and answered within an hour as the KPIs (GET /v1/kpis) read them.
  */
 export async function fillSyntheticTransfers(
   pool: Pool,
@@ -19,7 +20,8 @@ export async function fillSyntheticTransfers(
     await client.query(
       `
       insert into transfer_view (workflow_id, direction, id, transaction_id, reference, status, phase, final, needs_review, needs_routing,
-                                 escalated, subsidiary_did, counterparty_did, asset, amount, hits, deadline_at, created_at, version)
+                                 escalated, subsidiary_did, counterparty_did, asset, amount, hits, deadline_at, created_at, version,
+                                 decided_by, decision_action, answered_at)
       select case when incoming then 'incoming-' || txid else 'outgoing-' || ref end,
              case when incoming then 'incoming' else 'outgoing' end,
              case when incoming then txid else ref end,
@@ -36,7 +38,11 @@ export async function fillSyntheticTransfers(
              (1 + (n * 7919) % 100000000)::text,
              case when review then '{"nameHits":[{"list":"SDN","entNum":900001,"matchedName":"IVAN PETROV","score":0.93}],"addressHits":[]}'::jsonb end,
              case when review or routing then created + interval '4 hours' end,
-             created, 3
+             created, 3,
+             case when review or routing or r >= 0.97 then null when h3 % 10 = 0 then 'person' else 'system' end,
+             case when review or routing or r >= 0.97 then null when r < 0.85 then 'APPROVE' else 'REJECT' end,
+             case when review or (not routing and r < 0.95) or (not routing and r >= 0.97 and r < 0.99)
+                  then created + ((h2 % 3600) + 1) * interval '1 second' end
         from (
           select n, incoming, r, txid, ref, created, h1, h2, h3,
                  incoming and h1 % 1000 = 7 as review, incoming and h2 % 2000 = 11 as routing
@@ -53,7 +59,8 @@ export async function fillSyntheticTransfers(
       [rows],
     );
     for (const i of indexes) await client.query(i.indexdef);
-    await client.query('analyze transfer_view');
+    // As autovacuum leaves an insert-only table: statistics, and the visibility map the index-only scans rely on.
+    await client.query('vacuum (analyze) transfer_view');
   } finally {
     client.release();
   }

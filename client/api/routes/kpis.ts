@@ -9,6 +9,12 @@ import { computeKpis } from '../../../transfer-view/kpis-store';
 import { ValidationError } from '../../../lib/errors';
 import { access } from '../auth/roles';
 
+const DAY_MS = 86_400_000;
+/** A range longer than this is refused: the dashboard's series and the query's cost stay bounded. */
+const MAX_RANGE_DAYS = 400;
+/** Hourly series cover at most this many days (744 points). */
+const MAX_HOUR_RANGE_DAYS = 31;
+
 export const KPI_DEFINITIONS = `Counted over the transfers created in [from, to) (default: the last 30 days), of one group VASP
 (subsidiary) and one direction when given, from the transfer projection.
 - **Response rate** = transfers answered (the network's ACK, ACCEPTED, DECLINED, REJECTED or NOT_READY reached at least
@@ -19,7 +25,9 @@ export const KPI_DEFINITIONS = `Counted over the transfers created in [from, to)
   policy, screening or a person; transfers still waiting are in neither).
 - **Answer time**: median and 95th percentile of the time from a transfer's creation to its first answer, in seconds.
 - **By status**: transfers by their current status; **by type**: transfers by asset.
-- **Series**: the same counts and rates per UTC day. A rate over no transfers is null.`;
+- **Series**: the same counts and rates per UTC day, or per UTC hour with \`bucket=hour\` (a range of at most
+  ${MAX_HOUR_RANGE_DAYS} days), for each bucket that has transfers, oldest first: \`start\` is the bucket's first instant,
+  \`day\` its UTC date. A rate over no transfers is null.`;
 
 const Day = Type.String({
   maxLength: 40,
@@ -31,6 +39,9 @@ const KpiQuery = Type.Object(
     to: Type.Optional(Day),
     subsidiary: Type.Optional(Type.String({ pattern: '^did:[a-z0-9]+:[A-Za-z0-9._:%-]+$', maxLength: 200 })),
     direction: Type.Optional(Type.Union([Type.Literal('incoming'), Type.Literal('outgoing')])),
+    bucket: Type.Optional(
+      Type.Union([Type.Literal('day'), Type.Literal('hour')], { description: "The series' buckets (default: day)" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -58,12 +69,8 @@ const KpiResponse = Type.Object({
   answerSeconds: Type.Object({ median: Rate, p95: Rate }),
   byStatus: Type.Record(Type.String(), Type.Integer()),
   byType: Type.Record(Type.String(), Type.Integer()),
-  series: Type.Array(Type.Object({ day: Type.String(), ...Counts, ...Rates })),
+  series: Type.Array(Type.Object({ start: Type.String(), day: Type.String(), ...Counts, ...Rates })),
 });
-
-const DAY_MS = 86_400_000;
-/** A range longer than this is refused: the dashboard's series and the query's cost stay bounded. */
-const MAX_RANGE_DAYS = 400;
 
 function time(raw: string | undefined, field: string): Date | undefined {
   if (raw === undefined) return undefined;
@@ -93,7 +100,16 @@ export function kpiRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
       if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) {
         throw new ValidationError('querystring.from', `must be at most ${MAX_RANGE_DAYS} days before to`);
       }
-      const kpis = await computeKpis(deps.pool, { from, to, subsidiaryDid: q.subsidiary, direction: q.direction });
+      if (q.bucket === 'hour' && to.getTime() - from.getTime() > MAX_HOUR_RANGE_DAYS * DAY_MS) {
+        throw new ValidationError('querystring.bucket', `hour needs a range of at most ${MAX_HOUR_RANGE_DAYS} days`);
+      }
+      const kpis = await computeKpis(deps.pool, {
+        from,
+        to,
+        subsidiaryDid: q.subsidiary,
+        direction: q.direction,
+        bucket: q.bucket,
+      });
       return { from: from.toISOString(), to: to.toISOString(), ...kpis };
     },
   );
