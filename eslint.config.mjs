@@ -146,7 +146,7 @@ export default tseslint.config(
   ...layerRules,
   {
     // The console runs in the browser, bundled by esbuild with Preact and htm left to index.html's import map: it talks
-    // to the API over HTTP and imports nothing of the server.
+    // to the API over HTTP and imports nothing of the server. uPlot (the dashboard's charts) is bundled into it.
     files: ['client/console/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -154,9 +154,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!\\./|preact$|preact/hooks$|htm$)',
+              regex: '^(?!\\./|preact$|preact/hooks$|htm$|uplot$)',
               message:
-                "The console imports only its own modules and what index.html's import map names (preact, preact/hooks, htm).",
+                "The console imports only its own modules, what index.html's import map names (preact, preact/hooks, htm) and uPlot, bundled.",
             },
           ],
         },

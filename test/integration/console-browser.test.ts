@@ -184,6 +184,8 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     expect(await page.textContent('#who')).toContain('Maya Compliance');
     expect(await page.textContent('#role')).toBe('compliance');
     await shot(page, 'signed-in-at-the-provider');
+    // The first page is the KPI dashboard (console-dashboard-browser.test.ts); the queue is one link away.
+    await page.click('nav a[href="#/queue"]');
     const row = page.locator(`#queue tr[data-id="${id}"]`);
     await row.waitFor();
     expect(await row.locator('.hits').textContent()).toContain('PETROV, Ivan');
@@ -317,6 +319,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
   it('the queue shows a new transfer that needs review without a reload', async () => {
     const page = await browser.newPage();
     await signIn(page, 'Rita Reviewer', 'compliance');
+    await page.click('nav a[href="#/queue"]');
     await page.waitForSelector('#queue, #queue-empty');
     // A mark on the document: a reload would drop it.
     await page.evaluate('window.__sameDocument = true');

@@ -26,6 +26,11 @@ const FILES: Record<string, { path: string; type: string }> = {
   'vendor/preact.mjs': { path: require.resolve('preact'), type: 'text/javascript; charset=utf-8' },
   'vendor/hooks.mjs': { path: require.resolve('preact/hooks'), type: 'text/javascript; charset=utf-8' },
   'vendor/htm.mjs': { path: join(require.resolve('htm'), '..', 'htm.mjs'), type: 'text/javascript; charset=utf-8' },
+  // The dashboard's charts (uPlot, bundled into app.js) need its stylesheet for their legends and cursor.
+  'vendor/uplot.css': {
+    path: join(require.resolve('uplot'), '..', 'uPlot.min.css'),
+    type: 'text/css; charset=utf-8',
+  },
 };
 
 /** The packages the page loads on its own, through the import map in index.html. */

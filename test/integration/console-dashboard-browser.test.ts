@@ -1,0 +1,229 @@
+/**
+ * The console's first page, the KPI dashboard, in Chromium: after 12 scripted transfers (written through the
+ * projection's own store as the workflows' recordTransferView activity writes them, as test/integration/kpis.test.ts
+ * does), it shows the exact KPIs of the group and of one subsidiary, and draws their series with uPlot.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM_PATH } from '../../scripts/chromium';
+import { writeTransferViewUpdate } from '../../transfer-view/store';
+import type { TransferViewUpdate } from '../../transfer-view/types';
+import { createApiKey } from '../../client/api/auth/api-keys';
+import { systemPrincipal } from '../../lib/principal';
+import {
+  groupSeed,
+  startOrchestrator,
+  startSandbox,
+  type RunningOrchestrator,
+  type RunningSandbox,
+} from '../harness/platform';
+
+const ARTIFACTS = resolve(__dirname, '../../test-artifacts/console-dashboard');
+const DAY = 86_400_000;
+
+describe('the console dashboard in Chromium (issue 24)', () => {
+  const g = groupSeed();
+  let sb: RunningSandbox;
+  let orch: RunningOrchestrator;
+  let browser: BrowserContext;
+  let profile: string;
+  // A window of its own: nothing else in the shared database is created on these days.
+  const day1 = new Date(Date.UTC(2002, 0, 1) + Math.floor(Math.random() * 1500) * 2 * DAY);
+  const day2 = new Date(day1.getTime() + DAY);
+  const iso = (d: Date) => d.toISOString().slice(0, 10);
+
+  /** One transfer's successive projection entries, written in order. */
+  async function script(
+    n: number,
+    base: Partial<TransferViewUpdate> & { direction: 'incoming' | 'outgoing'; createdAt: string },
+    steps: Partial<TransferViewUpdate>[],
+  ) {
+    let version = 0;
+    for (const step of steps) {
+      version += 1;
+      await writeTransferViewUpdate(orch.pool, {
+        workflowId: `dash-${day1.getTime()}-${n}`,
+        id: `dash-${n}`,
+        status: 'RECEIVED',
+        final: false,
+        needsReview: false,
+        needsRouting: false,
+        escalated: false,
+        subsidiaryDid: g.subA,
+        asset: 'ETH',
+        version,
+        ...base,
+        ...step,
+      });
+    }
+  }
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    sb = await startSandbox(g.seed);
+    orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+    });
+    const out = (at: Date) => ({ direction: 'outgoing' as const, createdAt: at.toISOString() });
+    const cp = 'did:ethr:0x00000000000000000000000000000000000000c1';
+    const sys = { decidedBy: 'system' as const, decisionAction: 'APPROVE' };
+    const sent = { transactionId: 'tx', counterpartyDid: cp, status: 'SENT' };
+    // The 10 transfers of test/integration/kpis.test.ts, of the first subsidiary.
+    for (const n of [1, 2]) {
+      await script(n, out(day1), [
+        { status: 'PREPARED', ...sys },
+        { ...sent, ...sys },
+        { ...sent, ...sys, status: 'ACCEPTED', final: true },
+      ]);
+    }
+    await script(3, { ...out(day1), asset: 'BTC' }, [
+      { status: 'PREPARED', ...sys },
+      { ...sent, ...sys },
+      { ...sent, ...sys, status: 'DECLINED' },
+    ]);
+    await script(4, out(day1), [
+      { status: 'PREPARED', ...sys },
+      { transactionId: 'tx', status: 'SENT', ...sys },
+      { transactionId: 'tx', status: 'REJECTED', ...sys },
+    ]);
+    await script(5, out(day1), [
+      { status: 'PREPARED', ...sys },
+      { ...sent, ...sys },
+    ]);
+    await script(6, out(day2), [{ status: 'HELD', needsReview: true, counterpartyDid: cp }]);
+    await script(7, out(day2), [
+      { status: 'HELD', needsReview: true, counterpartyDid: cp },
+      { status: 'REFUSED', counterpartyDid: cp, decidedBy: 'person', decisionAction: 'refuse', final: true },
+    ]);
+    const person = { decidedBy: 'person' as const, decisionAction: 'release' };
+    await script(8, out(day2), [
+      { status: 'HELD', needsReview: true, counterpartyDid: cp },
+      { ...sent, ...person },
+      { ...sent, ...person, status: 'ACCEPTED' },
+    ]);
+    const inc = { direction: 'incoming' as const, createdAt: day2.toISOString() };
+    await script(9, inc, [
+      { transactionId: 'tx', counterpartyDid: cp, status: 'SENT' },
+      { transactionId: 'tx', counterpartyDid: cp, status: 'ACCEPTED', decidedBy: 'system', decisionAction: 'approve' },
+    ]);
+    await script(10, inc, [{ transactionId: 'tx', status: 'SENT', needsReview: true }]);
+    // Two of the second subsidiary: both incoming, accepted by the policy.
+    for (const n of [11, 12]) {
+      await script(n, { ...inc, subsidiaryDid: g.subB, asset: 'USDC' }, [
+        { transactionId: 'tx', counterpartyDid: cp, status: 'SENT' },
+        {
+          transactionId: 'tx',
+          counterpartyDid: cp,
+          status: 'ACCEPTED',
+          decidedBy: 'system',
+          decisionAction: 'approve',
+        },
+      ]);
+    }
+    profile = mkdtempSync(join(tmpdir(), 'tro-chromium-'));
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM_PATH,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      viewport: { width: 1400, height: 1000 },
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await orch?.close();
+    await sb?.close();
+  });
+
+  const tile = async (page: Page, id: string) =>
+    (await page.textContent(`#${id} .tile-value`))?.replace(/\s+/g, ' ').trim();
+  /** How many pixels of the chart's canvas are drawn on (uPlot draws its series and axes there). */
+  const inked = (page: Page, chart: string) =>
+    page.evaluate(`(() => {
+      const c = document.querySelector('#${chart} canvas');
+      if (!c || !c.width || !c.height) return 0;
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+      return n;
+    })()`) as Promise<number>;
+
+  it('a viewer opens the console on the dashboard and reads the exact KPIs, for the group and one subsidiary, with charts', async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    const key = (await createApiKey(orch.pool, { name: 'Dana Dashboard', role: 'viewer' }, systemPrincipal('test')))
+      .key;
+    await page.goto(`${orch.apiUrl}/console`);
+    // No identity provider here: the page asks for a token straight away.
+    await page.fill('#token', key);
+    await page.click('#token-sign-in');
+    // The first page is the dashboard.
+    await page.waitForSelector('#dashboard-title');
+    expect(await page.getAttribute('nav a[aria-current=page]', 'href')).toBe('#/dashboard');
+
+    // The whole group over the two days: all 12 transfers.
+    await page.fill('#kpi-filters input[name=from]', iso(day1));
+    await page.fill('#kpi-filters input[name=to]', iso(day2));
+    await page.click('#kpi-filters button[type=submit]');
+    await page.locator('#kpi-total .tile-value', { hasText: /^12$/ }).waitFor();
+    expect(await tile(page, 'kpi-responseRate')).toBe('80.0 %'); // 8 answered of 10 sent
+    expect(await tile(page, 'kpi-successRate')).toBe('50.0 %'); // 6 of 12
+    expect(await tile(page, 'kpi-identificationRate')).toBe('83.3 %'); // 10 of 12
+    expect(await tile(page, 'kpi-automationRate')).toBe('80.0 %'); // 8 of 10 decided
+    expect(await page.textContent('#kpi-by-type tr[data-key=USDC]')).toContain('2');
+
+    // One subsidiary: the 10 transfers of kpis.test.ts, exactly its KPIs.
+    await page.selectOption('#kpi-filters select[name=subsidiary]', g.subA);
+    await page.click('#kpi-filters button[type=submit]');
+    await page.locator('#kpi-total .tile-value', { hasText: /^10$/ }).waitFor();
+    expect(await tile(page, 'kpi-responseRate')).toBe('75.0 %');
+    expect(await tile(page, 'kpi-successRate')).toBe('40.0 %');
+    expect(await tile(page, 'kpi-identificationRate')).toBe('80.0 %');
+    expect(await tile(page, 'kpi-automationRate')).toBe('75.0 %');
+    expect(await page.textContent('#kpi-total')).toContain('8 sent, 6 answered, 4 accepted');
+    const statuses = await page
+      .locator('#kpi-by-status tbody tr')
+      .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-key'), Number(r.children[1]!.textContent)]));
+    expect(Object.fromEntries(statuses)).toEqual({
+      ACCEPTED: 4,
+      DECLINED: 1,
+      REJECTED: 1,
+      SENT: 2,
+      HELD: 1,
+      REFUSED: 1,
+    });
+
+    // The charts: one point per day, drawn on their canvases, with a legend naming each series.
+    for (const chart of ['chart-rates', 'chart-volume']) {
+      await page.locator(`#${chart} canvas`).waitFor();
+      expect(await page.getAttribute(`#${chart}`, 'data-points')).toBe('2');
+      expect(await inked(page, chart)).toBeGreaterThan(500);
+    }
+    expect(await page.textContent('#chart-rates .u-legend')).toContain('Automation rate');
+    expect(await page.textContent('#chart-volume .u-legend')).toContain('decided by a person');
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-one-subsidiary.png'), fullPage: true });
+
+    // Per hour: the same transfers, one point per hour that has some (all were created at midnight UTC).
+    await page.selectOption('#kpi-filters select[name=bucket]', 'hour');
+    await page.click('#kpi-filters button[type=submit]');
+    await page.locator('#chart-volume .u-title', { hasText: 'per hour' }).waitFor();
+    expect(await page.getAttribute('#chart-rates', 'data-points')).toBe('2');
+    expect(await tile(page, 'kpi-total')).toBe('10');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
