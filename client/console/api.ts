@@ -1,4 +1,5 @@
 // The session and the one way the console calls the internal API; the API checks every role again on every call.
+import type { ClassificationView } from './classification';
 
 export const SESSION_KEY = 'tro-console-session';
 
@@ -42,8 +43,9 @@ export async function api<T>(
   method: string,
   path: string,
   body?: unknown,
+  extraHeaders: Record<string, string> = {},
 ): Promise<T> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (session?.token) headers.authorization = `Bearer ${session.token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -134,6 +136,8 @@ export interface PolicyDecisionView {
 
 export interface TransferDetails {
   history: HistoryEntry[];
+  /** How the transfer was classified when it was started (outgoing; absent on older transfers). */
+  classification?: ClassificationView | null;
   policy?: PolicyDecisionView;
   review?: { decision: string; actor: string; principal?: Principal; at: string; reason?: string };
 }

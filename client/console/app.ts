@@ -8,8 +8,8 @@ import { api, loadSession, rolesText, SESSION_KEY, type ConsoleConfig, type Sess
 import { AddressBook } from './address-book';
 import { AuditLog } from './audit';
 import { Counterparties } from './counterparties';
-import { Dashboard } from './dashboard';
 import { Keys } from './keys';
+import { NewTransfer } from './new-transfer';
 import { Policies } from './policies';
 import { Queue } from './queue';
 import { SignIn } from './sign-in';
@@ -18,9 +18,9 @@ import { Transfers } from './transfers';
 import { errorText, html, Message } from './ui';
 
 const PAGES = [
-  ['dashboard', 'Dashboard'],
   ['queue', 'Review queue'],
   ['transfers', 'Transfers'],
+  ['new-transfer', 'New transfer'],
   ['address-book', 'Address book'],
   ['keys', 'Keys'],
   ['counterparties', 'Counterparties'],
@@ -29,9 +29,9 @@ const PAGES = [
 ];
 
 function useRoute() {
-  const [hash, setHash] = useState(location.hash || '#/dashboard');
+  const [hash, setHash] = useState(location.hash || '#/queue');
   useEffect(() => {
-    const on = () => setHash(location.hash || '#/dashboard');
+    const on = () => setHash(location.hash || '#/queue');
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);
@@ -74,19 +74,19 @@ function App() {
             ? html`<${TransferPage} key=${arg} session=${session} config=${config} workflowId=${arg} />`
             : page === 'transfers'
               ? html`<${Transfers} session=${session} />`
-              : page === 'address-book'
-                ? html`<${AddressBook} session=${session} config=${config} />`
-                : page === 'keys'
-                  ? html`<${Keys} session=${session} config=${config} />`
-                  : page === 'counterparties'
-                    ? html`<${Counterparties} session=${session} config=${config} />`
-                    : page === 'policies'
-                      ? html`<${Policies} session=${session} config=${config} />`
-                      : page === 'audit'
-                        ? html`<${AuditLog} session=${session} />`
-                        : page === 'queue'
-                          ? html`<${Queue} session=${session} />`
-                          : html`<${Dashboard} session=${session} config=${config} />`
+              : page === 'new-transfer'
+                ? html`<${NewTransfer} session=${session} config=${config} />`
+                : page === 'address-book'
+                  ? html`<${AddressBook} session=${session} config=${config} />`
+                  : page === 'keys'
+                    ? html`<${Keys} session=${session} config=${config} />`
+                    : page === 'counterparties'
+                      ? html`<${Counterparties} session=${session} config=${config} />`
+                      : page === 'policies'
+                        ? html`<${Policies} session=${session} config=${config} />`
+                        : page === 'audit'
+                          ? html`<${AuditLog} session=${session} />`
+                          : html`<${Queue} session=${session} />`
       }
     </main>
   </div>`;

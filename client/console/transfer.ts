@@ -10,6 +10,7 @@ import {
   type TransferDetails,
   type TransferRow,
 } from './api';
+import { ClassificationPanel } from './classification';
 import { errorText, hitsText, html, Message, QUEUE_REFRESH_MS, StatusBadge, valueOf, when, who } from './ui';
 
 function Timeline({ view, details }: { view: TransferRow; details: TransferDetails | null }) {
@@ -325,6 +326,7 @@ export function TransferPage({
           ${!view.decision && decisions.length === 0 ? html`<p class="muted">No decision by a person.</p>` : ''}
         </div>
         <${PolicyPanel} details=${details} />
+        ${view.direction === 'outgoing' ? html`<${ClassificationPanel} view=${details?.classification} title="Classification (stored with the transfer)" />` : ''}
         ${
           view.direction === 'outgoing' && view.status === 'HELD' && canDecide(session)
             ? html`<${ReleaseForm}
