@@ -8,6 +8,7 @@ import { api, loadSession, rolesText, SESSION_KEY, type ConsoleConfig, type Sess
 import { AddressBook } from './address-book';
 import { AuditLog } from './audit';
 import { Counterparties } from './counterparties';
+import { Dashboard } from './dashboard';
 import { Keys } from './keys';
 import { NewTransfer } from './new-transfer';
 import { Policies } from './policies';
@@ -18,6 +19,7 @@ import { Transfers } from './transfers';
 import { errorText, html, Message } from './ui';
 
 const PAGES = [
+  ['dashboard', 'Dashboard'],
   ['queue', 'Review queue'],
   ['transfers', 'Transfers'],
   ['new-transfer', 'New transfer'],
@@ -29,9 +31,9 @@ const PAGES = [
 ];
 
 function useRoute() {
-  const [hash, setHash] = useState(location.hash || '#/queue');
+  const [hash, setHash] = useState(location.hash || '#/dashboard');
   useEffect(() => {
-    const on = () => setHash(location.hash || '#/queue');
+    const on = () => setHash(location.hash || '#/dashboard');
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);
@@ -86,7 +88,9 @@ function App() {
                         ? html`<${Policies} session=${session} config=${config} />`
                         : page === 'audit'
                           ? html`<${AuditLog} session=${session} />`
-                          : html`<${Queue} session=${session} />`
+                          : page === 'queue'
+                            ? html`<${Queue} session=${session} />`
+                            : html`<${Dashboard} session=${session} config=${config} />`
       }
     </main>
   </div>`;
