@@ -29,16 +29,18 @@ import { createTemporalClient } from './temporal';
 import { startAuditCheckpoints } from '../audit/checkpoints';
 import { loadCheckpointKeyring } from '../audit/checkpoint-signature';
 import { startApiMetrics } from './metrics';
+import { startTracing, type Tracing } from '../lib/tracing';
 
 /**
  * The API process's work (client/main.ts): migrations, schedules, the internal API and the agent endpoints. `shared`
  * is the all-in-one process's Client on its worker's NativeConnection (workers/all-in-one.ts): the API then asks for eager
- * workflow starts, and leaves the connection to its owner. Without it the API connects by itself.
+ * workflow starts, and leaves the connection (and the process's tracing) to its owner. Without it the API connects by
+ * itself, and traces when OTEL_EXPORTER_OTLP_ENDPOINT is set.
  */
 export async function startApi(
   config: PlatformConfig,
   log: Logger,
-  shared?: { temporal: Client },
+  shared?: { temporal: Client; tracing?: Tracing },
 ): Promise<() => Promise<void>> {
   // Before anything else: an API off loopback without TLS (its own, or a proxy's in front) does not start at all.
   const https = apiHttpsOptions(config.host, config.transport);
@@ -53,6 +55,10 @@ export async function startApi(
   assertKeysConfigured(config);
   assertRetentionOutlastsTransfers(config.retention, config.transfers.answerDeadlineMs);
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
+  const tracing = shared
+    ? shared.tracing
+    : startTracing({ otlpEndpoint: config.observability.otlpEndpoint, process: 'api' });
+  if (tracing && !shared) log.info(`traces exported over OTLP/HTTP to ${config.observability.otlpEndpoint}`);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
   await assertReachable(databaseUrl);
   await migrate(databaseUrl, 'orchestrator');
@@ -70,7 +76,7 @@ export async function startApi(
     agentKeys: config.agentKeys,
     log,
   });
-  const temporal = shared?.temporal ?? (await createTemporalClient(config, keyring));
+  const temporal = shared?.temporal ?? (await createTemporalClient(config, keyring, tracing));
   log.info({ schedules: await ensureKeyRotationSchedules(temporal, config) }, 'key-rotation schedules ensured');
   log.info({ schedules: await ensureAddressBookSchedules(temporal, config) }, 'address-book schedules ensured');
   log.info({ schedule: await ensureRetentionSchedule(temporal, config) }, 'retention schedule ensured');
@@ -122,6 +128,7 @@ export async function startApi(
     trustProxy: config.transport.trustProxy,
     requireForwardedHttps: config.transport.tlsTerminatedByProxy === true,
     pricing: createPricing(config.pricing),
+    tracing: tracing !== undefined,
   });
   await app.listen({ host: config.host, port: config.apiPort });
   const metrics = await startApiMetrics(config, pool, (m) => log.warn(m));
@@ -169,5 +176,6 @@ export async function startApi(
     await stopCheckpoints();
     if (!shared) await temporal.connection.close();
     await pool.end();
+    if (!shared) await tracing?.shutdown();
   };
 }

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import ky, { HTTPError, type KyInstance, type Options } from 'ky';
 import type { NetworkConfig } from './config';
 import {
@@ -26,6 +27,9 @@ const TOKEN_MARGIN_MS = 5 * 60_000;
 
 /** The network's block after a 429 when its answer names none (every endpoint for 10 s). */
 export const DEFAULT_LOCKOUT_MS = 10_000;
+
+/** Spans of the calls to the network (lib/tracing); the no-op tracer while the process does not trace. */
+const tracer = () => trace.getTracer('travel-rule-orchestrator/network');
 
 /** The priority of the `call` a request is made in; the request hooks read it. */
 const callPriority = new AsyncLocalStorage<CallPriority>();
@@ -146,7 +150,26 @@ export class NetworkClient {
     return inflight;
   }
 
-  private async fetchToken(audience: string): Promise<string> {
+  private fetchToken(audience: string): Promise<string> {
+    return tracer().startActiveSpan(
+      'network POST /oauth/token',
+      { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', 'url.template': '/oauth/token' } },
+      (span) =>
+        this.requestToken(audience).then(
+          (token) => {
+            span.end();
+            return token;
+          },
+          (e: unknown) => {
+            span.setStatus({ code: SpanStatusCode.ERROR });
+            span.end();
+            throw e;
+          },
+        ),
+    );
+  }
+
+  private async requestToken(audience: string): Promise<string> {
     try {
       const body = await ky
         .post(`${this.config.authUrl}/oauth/token`, {
@@ -173,22 +196,34 @@ export class NetworkClient {
    */
   call<T>(what: string, request: () => Promise<T>, options: { idempotent?: boolean } = {}): Promise<T> {
     const route = routeLabel(what);
+    const [method = '', template = ''] = route.split(' ');
+    // A span per try, named by the route template (never the URL: its ids and query may be a customer's).
+    const spanOptions = {
+      kind: SpanKind.CLIENT,
+      attributes: { 'http.request.method': method, 'url.template': template, 'network.priority': this.priority },
+    };
     const once = () =>
-      callPriority.run(this.priority, async () => {
-        const end = metrics.networkCallSeconds.startTimer({ route });
-        try {
-          const result = await request();
-          metrics.networkCalls.inc({ route, status: 'ok' });
-          return result;
-        } catch (e) {
-          const error = await toNetworkError(e, what, this.budget?.config.lockoutMs);
-          const status = (error.details as { networkStatus?: number } | undefined)?.networkStatus;
-          metrics.networkCalls.inc({ route, status: status ? String(status) : 'error' });
-          throw error;
-        } finally {
-          end();
-        }
-      });
+      callPriority.run(this.priority, () =>
+        tracer().startActiveSpan(`network ${route}`, spanOptions, async (span) => {
+          const end = metrics.networkCallSeconds.startTimer({ route });
+          try {
+            const result = await request();
+            metrics.networkCalls.inc({ route, status: 'ok' });
+            return result;
+          } catch (e) {
+            const error = await toNetworkError(e, what, this.budget?.config.lockoutMs);
+            const status = (error.details as { networkStatus?: number } | undefined)?.networkStatus;
+            metrics.networkCalls.inc({ route, status: status ? String(status) : 'error' });
+            if (status) span.setAttribute('http.response.status_code', status);
+            span.setAttribute('error.type', error.name);
+            span.setStatus({ code: SpanStatusCode.ERROR });
+            throw error;
+          } finally {
+            end();
+            span.end();
+          }
+        }),
+      );
     return options.idempotent && this.transientRetry ? retryTransient(what, once, this.transientRetry) : once();
   }
 }

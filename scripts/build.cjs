@@ -46,6 +46,8 @@ consoleScript
   .then(() =>
     bundleWorkflowCode({
       workflowsPath: join(dist, 'workflows'),
+      // Tracing's workflow interceptors (workflows/tracing-interceptors.ts): a worker cannot add them to a bundle.
+      workflowInterceptorModules: [join(dist, 'workflows', 'tracing-interceptors.js')],
       failureConverterPath: join(dist, 'lib', 'temporal', 'failure-converter.js'),
       logger: quiet,
     }),

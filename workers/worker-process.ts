@@ -22,16 +22,18 @@ import { workflowStatusOf } from '../lib/temporal/workflow-status';
 import { createWorker } from './worker';
 import { registry } from '../lib/metrics/registry';
 import { startMetricsListenerIfFree } from '../lib/metrics/server';
+import { startTracing, type Tracing } from '../lib/tracing';
 
 /**
  * The worker process's work (workers/main.ts): the activities' dependencies and one worker on the task queue.
  * `connection` is the all-in-one process's NativeConnection (workers/all-in-one.ts), shared with its Client and closed
- * by it; without it the worker connects by itself.
+ * by it, with the process's tracing; without it the worker connects by itself, and traces when
+ * OTEL_EXPORTER_OTLP_ENDPOINT is set.
  */
 export async function startWorker(
   config: PlatformConfig,
   log: Logger,
-  shared?: { connection: NativeConnection },
+  shared?: { connection: NativeConnection; tracing?: Tracing },
 ): Promise<() => Promise<void>> {
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
   if (!config.network) {
@@ -41,6 +43,10 @@ export async function startWorker(
       'Set CLIENT_ID, CLIENT_SECRET, AUTH_URL and BASE_URL, or run `npm start`, which points the worker at the sandbox',
     );
   }
+  const tracing = shared
+    ? shared.tracing
+    : startTracing({ otlpEndpoint: config.observability.otlpEndpoint, process: 'worker' });
+  if (tracing && !shared) log.info(`traces exported over OTLP/HTTP to ${config.observability.otlpEndpoint}`);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
   await assertReachable(databaseUrl);
   await migrate(databaseUrl, 'orchestrator');
@@ -62,12 +68,14 @@ export async function startWorker(
     connection: connection as never,
     namespace: config.temporal.namespace,
     dataConverter: createDataConverter(keyring),
+    ...(tracing && { interceptors: tracing.clientInterceptors }),
   });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     keyring,
+    tracing,
     activities: createActivities({
       pool,
       network,
@@ -106,5 +114,6 @@ export async function startWorker(
     await reviews.stop();
     if (!shared) await connection.close();
     await pool.end();
+    if (!shared) await tracing?.shutdown();
   };
 }

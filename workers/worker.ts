@@ -4,6 +4,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { CodecKeyring } from '../lib/temporal/codec';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import type { Activities } from '../activities';
+import { droppedWorkflowSpans, type Tracing } from '../lib/tracing';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -13,10 +14,14 @@ export interface WorkerDeps {
   keyring: CodecKeyring;
   /** A prebuilt workflow bundle (tests build one per run); else `npm run build`'s, else the worker bundles workflows/. */
   workflowBundlePath?: string;
+  /** The process's tracing (lib/tracing): activity interceptors and the sink of the workflows' spans; absent: off. */
+  tracing?: Tracing;
   options?: Partial<WorkerOptions>;
 }
 
 export const workflowsPath = require.resolve('../workflows');
+/** Bundled with the workflows wherever they are bundled (scripts/build.cjs, test/harness/global-setup.ts, here). */
+export const workflowInterceptorModules = [require.resolve('../workflows/tracing-interceptors')];
 
 /** `npm run build` writes the bundle beside the compiled code (dist/workflow-bundle.js); from source there is none. */
 const builtBundle = join(__dirname, '..', 'workflow-bundle.js');
@@ -31,14 +36,22 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    ...workflowCode(deps.workflowBundlePath),
+    ...workflowCode(deps.workflowBundlePath, deps.tracing),
     activities: deps.activities,
     dataConverter: createDataConverter(deps.keyring, { refuseUnencrypted: true }),
+    sinks: deps.tracing?.sinks ?? droppedWorkflowSpans,
     ...deps.options,
   });
 }
 
-function workflowCode(bundlePath: string | undefined): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+function workflowCode(
+  bundlePath: string | undefined,
+  tracing: Tracing | undefined,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'interceptors'> {
   const codePath = bundlePath ?? (existsSync(builtBundle) ? builtBundle : undefined);
-  return codePath ? { workflowBundle: { codePath } } : { workflowsPath };
+  const activity = tracing?.workerInterceptors.activity ?? [];
+  // A prebuilt bundle holds the workflow interceptor modules already; bundling here adds them.
+  return codePath
+    ? { workflowBundle: { codePath }, interceptors: { activity } }
+    : { workflowsPath, interceptors: { activity, workflowModules: workflowInterceptorModules } };
 }

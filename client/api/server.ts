@@ -37,6 +37,7 @@ import { counterpartyRoutes } from './routes/counterparties';
 import { policyRoutes } from './routes/policies';
 import type { Pricing } from '../../pricing';
 import { createDecideDeps, fiatOf } from '../../policy/sources';
+import { traceRequests } from './tracing';
 
 export interface ApiDeps {
   temporal: Client;
@@ -77,6 +78,8 @@ export interface ApiDeps {
   requireForwardedHttps?: boolean;
   /** Prices for simulating and backtesting policies' amount rules (pricing/); absent: amounts are unknown there. */
   pricing?: Pricing;
+  /** A span per request (client/api/tracing.ts), when the process traces (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  tracing?: boolean;
 }
 
 /** Every webhook receiver: public (signed by the network), so limited per client IP before anything else runs. */
@@ -98,6 +101,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     ...(deps.trustProxy ? { trustProxy: deps.trustProxy } : {}),
   }) as unknown as FastifyInstance;
   app.setErrorHandler(errorHandler);
+  // Before any route, so that every handler runs in its request's span.
+  if (deps.tracing) traceRequests(app);
   // Security headers on every answer, errors and 404s included. The console's page sets a policy of its own on top
   // (client/api/routes/console.ts: its import map's hash, the identity provider's origin).
   await app.register(helmet, {

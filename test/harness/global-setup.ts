@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowInterceptorModules } from '../../workers/worker';
 import { ensureTemporalCli } from '../../scripts/temporal-cli';
 import { ALL_SEARCH_ATTRIBUTES } from '../../lib/temporal/search-attributes';
 import { ensureDatabase } from '../../db/database-url';
@@ -54,6 +55,7 @@ export async function prepareRun(
     })(),
     bundleWorkflowCode({
       workflowsPath: require.resolve('../../workflows'),
+      workflowInterceptorModules,
       failureConverterPath: require.resolve('../../lib/temporal/failure-converter'),
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => setupLog(m), log() {} } as never,
     }),

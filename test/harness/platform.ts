@@ -24,6 +24,7 @@ import { networkBudgetStore } from '../../network/budget-store';
 import { openKeystore, type Keystore } from '../../keys';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { parseCodecKeys } from '../../lib/temporal/codec-keys';
+import type { Tracing } from '../../lib/tracing';
 import { createDataConverter } from '../../lib/temporal/data-converter';
 import type { SandboxConfig } from '../../sandbox/config';
 import { buildSandbox, operatorIssuerUrl } from '../../sandbox/server';
@@ -345,6 +346,11 @@ export interface OrchestratorOptions {
    * credentials on purpose (test/integration/transport.test.ts sets small ones).
    */
   rateLimits?: ApiTransportConfig['rateLimits'];
+  /**
+   * The process's tracing (lib/tracing startTracing, as OTEL_EXPORTER_OTLP_ENDPOINT starts it): the Client's and the
+   * worker's interceptors, the workflows' span sink and the API's request spans. The caller shuts it down.
+   */
+  tracing?: Tracing;
 }
 
 const UNREACHED_LIMIT = { max: 1_000_000, windowMs: 60_000 };
@@ -373,6 +379,7 @@ export async function startOrchestrator(
   const client = new Client({
     connection: opts.eagerStart ? (nativeConnection as never) : connection,
     dataConverter: createDataConverter(env.keyring),
+    ...(opts.tracing && { interceptors: opts.tracing.clientInterceptors }),
   });
   const networkClient =
     opts.networkClient ??
@@ -417,6 +424,7 @@ export async function startOrchestrator(
     keyring: env.keyring,
     activities,
     workflowBundlePath: env.workflowBundle,
+    tracing: opts.tracing,
   });
   const running = worker.run();
   const stopWorker = async () => {
@@ -449,6 +457,7 @@ export async function startOrchestrator(
       eagerStart: opts.eagerStart,
       rateLimits: opts.rateLimits ?? { webhooks: UNREACHED_LIMIT, authFailures: UNREACHED_LIMIT },
       pricing: createPricing(loadPricingConfig({})),
+      tracing: opts.tracing !== undefined,
     });
     apiUrl = await listen(api);
     agent = await buildAgentApi({

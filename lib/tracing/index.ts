@@ -1,0 +1,139 @@
+import { context, propagation, trace, type Context } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { Resource } from '@opentelemetry/resources';
+import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { ClientInterceptors } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/worker';
+import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
+
+/**
+ * OpenTelemetry tracing of one process (OTEL_EXPORTER_OTLP_ENDPOINT, read by config/index.ts): the API's requests
+ * (client/api/tracing.ts), the Temporal Client's starts and signals, the workflows (workflows/tracing-interceptors.ts,
+ * their spans leave the sandbox through the `exporter` sink), the activities and the calls to the network
+ * (network/client.ts) share one trace, exported over OTLP/HTTP (JSON) in batches. Without an endpoint nothing is
+ * started: no provider, no exporter; the API's global tracer stays the no-op one.
+ *
+ * No personal data in spans: span names are route templates, workflow and activity types; attributes pass an
+ * allowlist (ALLOWED_ATTRIBUTES) before export, whatever an instrumentation set (the workflow sink copies the whole
+ * WorkflowInfo, memo and search attributes included, onto every workflow span: they are dropped here).
+ */
+export interface Tracing {
+  /** Interceptors of every Temporal Client of the process: StartWorkflow/SignalWorkflow spans, the trace in headers. */
+  clientInterceptors: ClientInterceptors;
+  /** The worker's activity interceptors (RunActivity spans, children of the workflow's StartActivity). */
+  workerInterceptors: Pick<WorkerInterceptors, 'activity'>;
+  /** The worker's `exporter` sink: the workflows' spans, through the same allowlist and exporter. */
+  sinks: InjectedSinks<OpenTelemetrySinks>;
+  /** Exports what is pending. */
+  flush(): Promise<void>;
+  /** Exports what is pending, stops the exporter and leaves the process's tracing as it was before (no-op). */
+  shutdown(): Promise<void>;
+}
+
+export interface TracingOptions {
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces go to `<endpoint>/v1/traces`; unset, tracing is off. */
+  otlpEndpoint?: string;
+  /** `api`, `worker` or `all-in-one`: the resource's service.name is travel-rule-orchestrator-<process>. */
+  process: string;
+}
+
+/**
+ * Attribute keys a span may carry out of the process: identifiers of workflows and activities (transfer ids are ours,
+ * not personal), route templates, methods, statuses, error types. Anything else is removed before export.
+ */
+export const ALLOWED_ATTRIBUTES: ReadonlySet<string> = new Set([
+  // Temporal's interceptors
+  'temporalWorkflowId',
+  'temporalActivityId',
+  'temporalUpdateId',
+  'run_id',
+  // The WorkflowInfo the workflow sink adds: only its identifiers
+  'workflowId',
+  'workflowType',
+  'runId',
+  'taskQueue',
+  'namespace',
+  'attempt',
+  // HTTP, server side (client/api/tracing.ts) and client side (network/client.ts)
+  'http.request.method',
+  'http.route',
+  'http.response.status_code',
+  'url.template',
+  'server.address',
+  'error.type',
+  'network.priority',
+]);
+
+/** Removes every attribute outside ALLOWED_ATTRIBUTES from a span as it ends, then hands it on. */
+export class AllowlistSpanProcessor implements SpanProcessor {
+  constructor(private readonly next: SpanProcessor) {}
+
+  onStart(span: Span, parent: Context): void {
+    this.next.onStart(span, parent);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    const attributes = span.attributes as Record<string, unknown>;
+    for (const key of Object.keys(attributes)) if (!ALLOWED_ATTRIBUTES.has(key)) delete attributes[key];
+    for (const event of span.events) {
+      // An exception's message and stack are the project's typed errors (no personal data by rule); nothing else.
+      const a = event.attributes as Record<string, unknown> | undefined;
+      if (!a) continue;
+      for (const key of Object.keys(a)) if (!key.startsWith('exception.')) delete a[key];
+    }
+    this.next.onEnd(span);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.next.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.next.shutdown();
+  }
+}
+
+/** Starts tracing for this process when an endpoint is set; undefined (and nothing started) otherwise. */
+export function startTracing(options: TracingOptions): Tracing | undefined {
+  if (!options.otlpEndpoint) return undefined;
+  const resource = new Resource({ 'service.name': `travel-rule-orchestrator-${options.process}` });
+  const exporter = new OTLPTraceExporter({ url: `${options.otlpEndpoint.replace(/\/+$/, '')}/v1/traces` });
+  const processor = new AllowlistSpanProcessor(new BatchSpanProcessor(exporter));
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  // The global provider, the AsyncLocalStorage context manager and the W3C trace-context propagator.
+  provider.register();
+  return {
+    clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+    workerInterceptors: {
+      activity: [
+        (ctx) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+        }),
+      ],
+    },
+    sinks: { exporter: makeWorkflowExporter(processor, resource) },
+    flush: () => provider.forceFlush(),
+    shutdown: async () => {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    },
+  };
+}
+
+/**
+ * The worker's `exporter` sink without tracing: a workflow started by a traced Client (an API with tracing on beside a
+ * worker without) makes spans the worker drops, instead of calls to an unregistered sink it would log at every task.
+ */
+export const droppedWorkflowSpans: InjectedSinks<OpenTelemetrySinks> = {
+  exporter: { export: { fn: () => undefined } },
+};
