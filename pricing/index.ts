@@ -16,6 +16,8 @@ export interface Pricing {
   toFiat(query: PriceQuery): Promise<PriceResult>;
   /** The asset's decimals from the table, or undefined when the table does not know the asset. */
   decimals(asset: string): number | undefined;
+  /** The symbols the table knows (upper case): the console reads their decimals and prices. */
+  assets(): string[];
 }
 
 export interface PricingDeps {
@@ -86,6 +88,7 @@ export function createPricing(config: PricingConfig, deps: PricingDeps = {}): Pr
 
   return {
     decimals: (asset) => table.assets[asset.toUpperCase()]?.decimals,
+    assets: () => Object.keys(table.assets),
 
     async toFiat({ asset, amount, currency, customAssetPrice }) {
       if (!AMOUNT.test(amount)) return { unknown: 'the amount is not 1 to 78 digits of base units' };

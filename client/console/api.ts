@@ -79,6 +79,8 @@ export interface ConsoleConfig {
   subsidiaryDids: string[];
   temporalUiUrl: string;
   namespace: string;
+  /** Per asset symbol: its decimals, and the USD price of one unit when one is known. */
+  assets?: Record<string, { decimals: number; priceUSD: number | null }>;
 }
 
 export interface ScreeningHits {

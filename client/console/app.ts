@@ -75,7 +75,7 @@ function App() {
           : page === 'transfer'
             ? html`<${TransferPage} key=${arg} session=${session} config=${config} workflowId=${arg} />`
             : page === 'transfers'
-              ? html`<${Transfers} session=${session} />`
+              ? html`<${Transfers} session=${session} config=${config} />`
               : page === 'new-transfer'
                 ? html`<${NewTransfer} session=${session} config=${config} />`
                 : page === 'address-book'
@@ -89,7 +89,7 @@ function App() {
                         : page === 'audit'
                           ? html`<${AuditLog} session=${session} />`
                           : page === 'queue'
-                            ? html`<${Queue} session=${session} />`
+                            ? html`<${Queue} session=${session} config=${config} />`
                             : html`<${Dashboard} session=${session} config=${config} />`
       }
     </main>

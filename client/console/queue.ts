@@ -1,9 +1,9 @@
 // The review queue: transfers waiting for a person, oldest first, refreshed without a reload.
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, type Page, type Session, type TransferRow } from './api';
-import { ago, errorText, hitsText, html, Message, QUEUE_REFRESH_MS, short, when } from './ui';
+import { api, type ConsoleConfig, type Page, type Session, type TransferRow } from './api';
+import { ago, Amount, errorText, hitsText, html, Message, QUEUE_REFRESH_MS, short, when } from './ui';
 
-export function Queue({ session }: { session: Session }) {
+export function Queue({ session, config }: { session: Session; config?: ConsoleConfig }) {
   const [rows, setRows] = useState<TransferRow[] | null>(null);
   const [error, setError] = useState('');
   const [refreshedAt, setRefreshedAt] = useState<Date | null>(null);
@@ -63,7 +63,7 @@ export function Queue({ session }: { session: Session }) {
                       </td>
                       <td class="mono" title=${r.counterpartyDid}>${short(r.counterpartyDid)}</td>
                       <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td>
-                      <td>${r.amount ?? '—'} ${r.asset ?? ''}</td>
+                      <td><${Amount} amount=${r.amount} asset=${r.asset} config=${config} /></td>
                       <td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
                     </tr>`,
                 )}

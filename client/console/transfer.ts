@@ -11,7 +11,7 @@ import {
   type TransferRow,
 } from './api';
 import { ClassificationPanel } from './classification';
-import { errorText, hitsText, html, Message, QUEUE_REFRESH_MS, StatusBadge, valueOf, when, who } from './ui';
+import { Amount, errorText, hitsText, html, Message, QUEUE_REFRESH_MS, StatusBadge, valueOf, when, who } from './ui';
 
 function Timeline({ view, details }: { view: TransferRow; details: TransferDetails | null }) {
   if (!details) return html`<p class="muted">The workflow's history is not available.</p>`;
@@ -306,7 +306,7 @@ export function TransferPage({
             <dt>Counterparty</dt>
             <dd class="mono">${view.counterpartyDid ?? '—'}</dd>
             <dt>Amount</dt>
-            <dd>${view.amount ?? '—'} ${view.asset ?? ''}</dd>
+            <dd id="amount"><${Amount} amount=${view.amount} asset=${view.asset} config=${config} /></dd>
             <dt>Transaction id</dt>
             <dd class="mono">${view.transactionId ?? '—'}</dd>
             <dt>Reference</dt>

@@ -1,7 +1,7 @@
 // Every transfer, by any filter of GET /v1/transfers, more rows by cursor.
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Page, type Session, type TransferRow } from './api';
-import { errorText, html, Message, short, StatusBadge, valueOf, when } from './ui';
+import { api, type ConsoleConfig, type Page, type Session, type TransferRow } from './api';
+import { Amount, errorText, html, Message, short, StatusBadge, valueOf, when } from './ui';
 
 const FILTERS = [
   'direction',
@@ -15,7 +15,7 @@ const FILTERS = [
   'q',
 ];
 
-export function Transfers({ session }: { session: Session }) {
+export function Transfers({ session, config }: { session: Session; config?: ConsoleConfig }) {
   const [filters, setFilters] = useState<Record<string, string>>({});
   const [rows, setRows] = useState<TransferRow[] | null>(null);
   const [next, setNext] = useState<string | null | undefined>(null);
@@ -90,7 +90,7 @@ export function Transfers({ session }: { session: Session }) {
           <tbody>
             ${rows.map(
               (r) =>
-                html`<tr class="clickable">
+                html`<tr class="clickable" data-workflow=${r.workflowId}>
                   <td>${when(r.createdAt)}</td>
                   <td>${r.direction}</td>
                   <td>
@@ -99,7 +99,7 @@ export function Transfers({ session }: { session: Session }) {
                   </td>
                   <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td>
                   <td class="mono" title=${r.counterpartyDid || ''}>${short(r.counterpartyDid)}</td>
-                  <td>${r.amount ?? '—'} ${r.asset ?? ''}</td>
+                  <td><${Amount} amount=${r.amount} asset=${r.asset} config=${config} /></td>
                   <td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
                 </tr>`,
             )}

@@ -1,7 +1,7 @@
 // The small pieces every page uses: the template tag, messages, badges and how dates, DIDs and hits read.
 import { h, type ComponentChildren } from 'preact';
 import htm from 'htm';
-import { ApiError, type ScreeningHits } from './api';
+import { ApiError, type ConsoleConfig, type ScreeningHits } from './api';
 
 export const html = htm.bind(h);
 export const QUEUE_REFRESH_MS = 3000;
@@ -59,4 +59,83 @@ export function errorText(e: unknown) {
     return e.message;
   }
   return `The console could not reach the API: ${(e as Error).message}`;
+}
+
+/** Base units as a decimal in the asset's units: 2500000000000000000 with 18 decimals is 2.5. */
+export function unitsOf(amount: string, decimals: number): string {
+  if (!/^\d+$/.test(amount) || decimals === 0) return amount;
+  const digits = amount.replace(/^0+(?=\d)/, '').padStart(decimals + 1, '0');
+  const whole = digits.slice(0, -decimals);
+  const fraction = digits.slice(-decimals).replace(/0+$/, '');
+  return `${Number(whole).toLocaleString('en')}${fraction ? `.${fraction}` : ''}`;
+}
+
+/**
+ * An amount as its reader thinks of it: in the asset's units (`2.5 ETH`), with its value in USD where a price is known;
+ * base units as they are when the asset's decimals are not known.
+ */
+export function Amount({
+  amount,
+  asset,
+  config,
+}: {
+  amount: string | number | null | undefined;
+  asset: string | null | undefined;
+  config: ConsoleConfig | null | undefined;
+}) {
+  if (amount === null || amount === undefined) return html`<span>—</span>`;
+  const raw = String(amount);
+  const known = asset ? config?.assets?.[asset.toUpperCase()] : undefined;
+  if (!known) return html`<span class="amount" title=${`${raw} base units`}>${raw} ${asset ?? ''}</span>`;
+  const units = unitsOf(raw, known.decimals);
+  const usd = known.priceUSD === null ? undefined : (Number(raw) / 10 ** known.decimals) * known.priceUSD;
+  const text = `${units} ${asset}`;
+  const fiat = usd === undefined ? '' : `≈ ${usd.toLocaleString('en', { maximumFractionDigits: 2 })} USD`;
+  return html`<span class="amount" title=${`${raw} base units`}>${text} <span class="muted fiat">${fiat}</span></span>`;
+}
+
+/** A field name as a label: `vaspDid` reads "VASP DID", `review_value` "review value". */
+export function labelOf(key: string): string {
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[_-]+/g, ' ')
+    .toLowerCase()
+    .split(' ')
+    .map((w) => (['did', 'vasp', 'id', 'ivms101', 'pii', 'url', 'api', 'csv'].includes(w) ? w.toUpperCase() : w));
+  const text = words.join(' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function fieldEntries(value: unknown, prefix = ''): [string, unknown][] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [[prefix, value]];
+  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => {
+    const label = prefix ? `${prefix} › ${labelOf(k)}` : labelOf(k);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) && prefix.split(' › ').length < 3
+      ? fieldEntries(v, label)
+      : [[label, v] as [string, unknown]];
+  });
+}
+
+function fieldValue(v: unknown) {
+  if (v === null || v === undefined || v === '') return '—';
+  if (typeof v === 'string' && /^did:[a-z0-9]+:/.test(v)) return html`<span class="mono" title=${v}>${short(v)}</span>`;
+  if (Array.isArray(v))
+    return v.every((x) => x === null || typeof x !== 'object') ? v.join(', ') || '—' : JSON.stringify(v);
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+/** An object's fields as labelled values (nested ones as "parent › child"), instead of its raw JSON. */
+export function Fields({ value }: { value: unknown }) {
+  if (value === null || value === undefined) return html`<span class="muted">—</span>`;
+  if (typeof value !== 'object' || Array.isArray(value)) return html`<span>${fieldValue(value)}</span>`;
+  const entries = fieldEntries(value);
+  if (entries.length === 0) return html`<span class="muted">—</span>`;
+  return html`<dl class="fields">
+    ${entries.map(
+      ([k, v]) =>
+        html`<dt>${k}</dt>
+          <dd>${fieldValue(v)}</dd>`,
+    )}
+  </dl>`;
 }

@@ -14,6 +14,7 @@ import { createApiKey } from '../../client/api/auth/api-keys';
 import { systemPrincipal } from '../../lib/principal';
 import {
   groupSeed,
+  randomDid,
   startOrchestrator,
   startSandbox,
   type RunningOrchestrator,
@@ -224,6 +225,78 @@ describe('the console dashboard in Chromium (issue 24)', () => {
     expect(await page.getAttribute('#chart-rates', 'data-points')).toBe('2');
     expect(await tile(page, 'kpi-total')).toBe('10');
     expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("the console speaks its readers' language: amounts in the asset's units with their USD value, audit details as labelled fields", async () => {
+    // A transfer of 2.5 ETH waiting for a review (so in the queue too), and a counterparty reviewed through the API.
+    const txId = `dash-amount-${day1.getTime()}`;
+    await script(
+      13,
+      { direction: 'incoming', createdAt: day2.toISOString(), id: txId, workflowId: `incoming-${txId}` },
+      [{ transactionId: txId, status: 'ACK', needsReview: true, amount: '2500000000000000000' }],
+    );
+    const reviewed = randomDid();
+    const put = await fetch(`${orch.apiUrl}/v1/counterparties/${encodeURIComponent(reviewed)}`, {
+      method: 'PUT',
+      headers: orch.headers('compliance', { 'content-type': 'application/json' }),
+      body: JSON.stringify({ reviewValue: 'BLOCKED', note: 'shell company', jurisdiction: 'DE' }),
+    });
+    expect(put.status).toBe(200);
+    const config = (await (
+      await fetch(`${orch.apiUrl}/console/config.json`, { headers: orch.headers('viewer') })
+    ).json()) as {
+      assets: Record<string, { decimals: number; priceUSD: number | null }>;
+    };
+    expect(config.assets.ETH!.decimals).toBe(18);
+    const usd = (2.5 * config.assets.ETH!.priceUSD!).toLocaleString('en', { maximumFractionDigits: 2 });
+
+    const page = await browser.newPage();
+    const key = (await createApiKey(orch.pool, { name: 'Lena Reader', role: 'compliance' }, systemPrincipal('test')))
+      .key;
+    await page.goto(`${orch.apiUrl}/console`);
+    await page.fill('#token', key);
+    await page.click('#token-sign-in');
+    await page.waitForSelector('#dashboard-title');
+
+    // The transfer list.
+    await page.goto(`${orch.apiUrl}/console#/transfers`);
+    await page.fill('form.filters input[name=q]', txId);
+    await page.click('form.filters button[type=submit]');
+    const row = page.locator(`#transfers tr[data-workflow="incoming-${txId}"]`);
+    await row.waitFor();
+    expect((await row.locator('.amount').textContent())?.replace(/\s+/g, ' ')).toBe(`2.5 ETH ≈ ${usd} USD`);
+    expect(await row.locator('.amount').getAttribute('title')).toBe('2500000000000000000 base units');
+    // The review queue.
+    await page.goto(`${orch.apiUrl}/console#/queue`);
+    const queued = page.locator(`#queue tr[data-id="${txId}"]`);
+    await queued.waitFor();
+    expect(await queued.locator('.amount').textContent()).toContain('2.5 ETH');
+    // The transfer's page.
+    await page.goto(`${orch.apiUrl}/console#/transfer/incoming-${txId}`);
+    await page
+      .locator('#amount', { hasText: '2.5 ETH' })
+      .waitFor()
+      .catch(async (e: Error) => {
+        await page.screenshot({ path: join(ARTIFACTS, 'transfer-page-failed.png'), fullPage: true });
+        throw new Error(`${e.message}\n${await page.textContent('main')}`);
+      });
+    expect(await page.textContent('#amount')).toContain(`${usd} USD`);
+    await page.screenshot({ path: join(ARTIFACTS, 'transfer-amount-in-units.png'), fullPage: true });
+
+    // The audit log: the review's details as labelled fields, not JSON.
+    await page.goto(`${orch.apiUrl}/console#/audit`);
+    await page.fill('form.filters input[name=subject]', reviewed);
+    await page.click('form.filters button[type=submit]');
+    const details = page.locator('#audit td.details dl.fields').first();
+    await details.waitFor();
+    const labels = await details.locator('dt').allTextContents();
+    const values = await details.locator('dd').allTextContents();
+    const fields = Object.fromEntries(labels.map((l, i) => [l, values[i]]));
+    expect(Object.values(fields)).toContain('BLOCKED');
+    expect(Object.values(fields)).toContain('shell company');
+    expect(await page.textContent('#audit td.details')).not.toContain('{"');
+    await page.screenshot({ path: join(ARTIFACTS, 'audit-labelled-fields.png'), fullPage: true });
     await page.close();
   });
 });

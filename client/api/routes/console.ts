@@ -11,6 +11,7 @@ import { Type } from 'typebox';
 import type { GroupConfig } from '../../../config';
 import { access } from '../auth/roles';
 import type { OperatorAuthConfig } from '../../../auth/config';
+import { isPriced, type Pricing } from '../../../pricing';
 
 export interface ConsoleSettings {
   /** Where the Temporal UI is, for the link to a transfer's workflow. */
@@ -62,7 +63,7 @@ export async function bundleConsoleScript(entry: string, options: { sourcemap?: 
 
 export function consoleRoutes(
   app: FastifyInstance,
-  deps: { group: GroupConfig; console?: ConsoleSettings; auth?: OperatorAuthConfig },
+  deps: { group: GroupConfig; console?: ConsoleSettings; auth?: OperatorAuthConfig; pricing?: Pricing },
 ) {
   const cache = new Map<string, Buffer>();
   const file = (name: string) => {
@@ -141,6 +142,11 @@ export function consoleRoutes(
             subsidiaryDids: Type.Array(Type.String()),
             temporalUiUrl: Type.String(),
             namespace: Type.String(),
+            // How amounts read: per asset its decimals, and the USD price of one unit when pricing knows one.
+            assets: Type.Record(
+              Type.String(),
+              Type.Object({ decimals: Type.Integer(), priceUSD: Type.Union([Type.Number(), Type.Null()]) }),
+            ),
           }),
         },
       },
@@ -148,7 +154,23 @@ export function consoleRoutes(
     async () => {
       const group = deps.group;
       const settings = deps.console ?? { temporalUiUrl: 'http://localhost:8233', namespace: 'default' };
-      return { gatewayDid: group.gatewayDid ?? null, subsidiaryDids: group.subsidiaryDids, ...settings };
+      const pricing = deps.pricing;
+      const assets = pricing
+        ? Object.fromEntries(
+            await Promise.all(
+              pricing.assets().map(async (symbol) => {
+                const decimals = pricing.decimals(symbol)!;
+                const one = await pricing.toFiat({
+                  asset: symbol,
+                  amount: `1${'0'.repeat(decimals)}`,
+                  currency: 'USD',
+                });
+                return [symbol, { decimals, priceUSD: isPriced(one) ? one.value : null }] as const;
+              }),
+            ),
+          )
+        : {};
+      return { gatewayDid: group.gatewayDid ?? null, subsidiaryDids: group.subsidiaryDids, ...settings, assets };
     },
   );
 }
