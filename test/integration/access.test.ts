@@ -43,6 +43,7 @@ const POLICY: Record<string, Role[] | typeof PUBLIC> = {
   'GET /console/vendor/preact.mjs': PUBLIC,
   'GET /console/vendor/hooks.mjs': PUBLIC,
   'GET /console/vendor/htm.mjs': PUBLIC,
+  'GET /console/vendor/uplot.css': PUBLIC,
   'GET /console/config.json': read,
   'GET /console/sign-in.json': PUBLIC,
   'GET /v1/me': read,
