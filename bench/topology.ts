@@ -37,6 +37,9 @@ import clusterGlobalSetup, {
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';
 import { testEnv } from '../test/harness/platform';
+import { startTracing } from '../lib/tracing';
+import { registry } from '../lib/metrics/registry';
+import { startMetricsListener, type MetricsListener } from '../lib/metrics/server';
 
 export interface BenchOptions {
   cluster: boolean;
@@ -110,6 +113,55 @@ export async function setupBenchTemporal(opts: BenchOptions): Promise<BenchTempo
   };
 }
 
+/** A TCP port free on loopback now. */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((r) => probe.close(() => r()));
+  return port;
+}
+
+/**
+ * An OTLP/HTTP collector standing in for the operator's: a child process (its CPU is not the orchestrator's) that
+ * answers every export 200 and counts the spans it received.
+ */
+export async function spawnCollectorSink(): Promise<{ url: string; spans(): Promise<number>; close(): Promise<void> }> {
+  const port = await freePort();
+  const code = `
+    let spans = 0;
+    require('node:http').createServer((req, res) => {
+      if (req.method === 'GET') return res.end(String(spans));
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        try { spans += (body.match(/"spanId"/g) || []).length; } catch {}
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    }).listen(${port}, '127.0.0.1');`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (
+    let i = 0;
+    !(await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  ) {
+    if (i > 100) throw new Error('the collector sink did not start');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    spans: async () => Number(await (await fetch(url)).text()),
+    close: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
 /** `npm run sandbox` as a child process on a free port, seeded with the bench's group. */
 export async function spawnSandbox(seed: Seed): Promise<{
   pid?: number;
@@ -176,7 +228,19 @@ export interface ApiWithWorkers {
   /** The webhooks' secrets the API checks (a bench adds an endpoint's secret once it has registered it). */
   webhooks: WebhookConfig;
   workerPids: (number | undefined)[];
+  /** The /metrics of the API and of each worker (and its Temporal SDK's), when `observability.metrics` is on. */
+  metricsUrls?: string[];
   close(): Promise<void>;
+}
+
+/**
+ * Metrics and tracing of the run's processes, as an operator turns them on: every /metrics listener
+ * (METRICS_PORT, WORKER_METRICS_PORT, TEMPORAL_SDK_METRICS_PORT) or none (`off`), and OTEL_EXPORTER_OTLP_ENDPOINT.
+ * Absent: the workers inherit the environment, and the API in this process neither serves metrics nor traces.
+ */
+export interface BenchObservability {
+  metrics: boolean;
+  otlpEndpoint?: string;
 }
 
 /** The internal API in this process and `workers` × `npm run worker` as child processes on one task queue and database. */
@@ -190,6 +254,7 @@ export async function apiWithWorkerProcesses(opts: {
   workers: number;
   /** The keystore's master key: the same for every start on one database (the agent's keys are stored under it). */
   masterKey: string;
+  observability?: BenchObservability;
 }): Promise<ApiWithWorkers> {
   const env = testEnv();
   const taskQueue = `bench-${randomUUID()}`;
@@ -197,8 +262,28 @@ export async function apiWithWorkerProcesses(opts: {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-transfers-'));
   // BENCH_WORKER_NODE_ARGS: extra node flags for the workers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const { network, group, transfers: settings } = opts;
-  const workers: ChildProcess[] = Array.from({ length: opts.workers }, () =>
+  const { network, group, transfers: settings, observability } = opts;
+  const metricsUrls: string[] = [];
+  const observabilityEnv = async (): Promise<Record<string, string>> => {
+    if (!observability) return {};
+    if (!observability.metrics) {
+      return {
+        WORKER_METRICS_PORT: 'off',
+        TEMPORAL_SDK_METRICS_PORT: 'off',
+        OTEL_EXPORTER_OTLP_ENDPOINT: observability.otlpEndpoint ?? '',
+      };
+    }
+    const [own, sdk] = [await freePort(), await freePort()];
+    metricsUrls.push(`http://127.0.0.1:${own}/metrics`, `http://127.0.0.1:${sdk}/metrics`);
+    return {
+      WORKER_METRICS_PORT: String(own),
+      TEMPORAL_SDK_METRICS_PORT: String(sdk),
+      OTEL_EXPORTER_OTLP_ENDPOINT: observability.otlpEndpoint ?? '',
+    };
+  };
+  const workerEnvs = [];
+  for (let i = 0; i < opts.workers; i++) workerEnvs.push(await observabilityEnv());
+  const workers: ChildProcess[] = workerEnvs.map((extraEnv) =>
     spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
       env: {
         ...process.env,
@@ -227,6 +312,7 @@ export async function apiWithWorkerProcesses(opts: {
         // As the sandbox's quota is off (spawnSandbox), so is the group's budget: the benchmarks measure the orchestrator,
         // and the network's real quota (20 calls/s) would cap the incoming flow at about 5 transfers/s.
         NETWORK_RATE_LIMIT: process.env.NETWORK_RATE_LIMIT ?? 'off',
+        ...extraEnv,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     }),
@@ -242,8 +328,19 @@ export async function apiWithWorkerProcesses(opts: {
     group,
     logger: pino({ level: 'silent' }),
   });
+  // The API in this process: traced as client/api-process.ts traces it, its /metrics as client/metrics.ts serves it.
+  const tracing = startTracing({ otlpEndpoint: observability?.otlpEndpoint, process: 'api' });
+  let apiMetrics: MetricsListener | undefined;
+  if (observability?.metrics) {
+    apiMetrics = await startMetricsListener(registry, '127.0.0.1', 0);
+    metricsUrls.push(`http://127.0.0.1:${apiMetrics.port}/metrics`);
+  }
   const connection = await Connection.connect({ address: env.temporalAddress });
-  const client = new Client({ connection, dataConverter: createDataConverter(env.keyring) });
+  const client = new Client({
+    connection,
+    dataConverter: createDataConverter(env.keyring),
+    ...(tracing && { interceptors: tracing.clientInterceptors }),
+  });
   const webhooks: WebhookConfig = { notification: { ...opts.webhooks?.notification }, address: {} };
   const api = await buildApi({
     temporal: client,
@@ -262,6 +359,7 @@ export async function apiWithWorkerProcesses(opts: {
       webhooks: { max: 10_000_000, windowMs: 60_000 },
       authFailures: { max: 10_000_000, windowMs: 60_000 },
     },
+    tracing: tracing !== undefined,
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const keys = {} as Record<Role, string>;
@@ -279,8 +377,11 @@ export async function apiWithWorkerProcesses(opts: {
     transfers,
     webhooks,
     workerPids: workers.map((w) => w.pid),
+    metricsUrls,
     close: async () => {
       await api.close();
+      await apiMetrics?.close();
+      await tracing?.shutdown();
       for (const w of workers) w.kill('SIGTERM');
       await Promise.all(workers.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
       await connection.close();

@@ -25,6 +25,14 @@
  * BENCH_FLOOR_RATE per second, default 20). Every run checks that each transfer
  * ended ACCEPTED exactly once (lost: no callback within BENCH_LOST_AFTER_MS, default 120 s; duplicated: a second
  * callback, or a second transaction at the network under the same transactionRef), and prints each process's CPU.
+ *
+ * Observability's cost (issue 24, path `observability`, on by default): the Temporal path again, one worker process,
+ * with metrics and tracing off (every /metrics listener `off`, no OTEL_EXPORTER_OTLP_ENDPOINT) and on (every
+ * listener on, scraped every BENCH_SCRAPE_MS, default 5000, as Prometheus would; traces of the API and the worker
+ * exported to a collector sink in a process of its own), rounds alternating off, on, off, …, off
+ * (BENCH_OBSERVABILITY_PAIRS on-rounds, default 2) of BENCH_OBSERVABILITY_TRANSFERS each (default BENCH_TRANSFERS).
+ * Each on-round is compared with the mean of the off-rounds beside it, so drift in the machine's load weighs on both
+ * sides; the ratio is the median of those. Target: CPU per transfer at most 3 % above the same run's without them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -47,7 +55,9 @@ import {
   cpuSnapshot,
   setupBenchTemporal,
   spawnSandbox,
+  spawnCollectorSink,
   type ApiWithWorkers,
+  type BenchObservability,
   type BenchTemporal,
 } from './topology';
 
@@ -98,6 +108,12 @@ const SMALL = {
 const LOST_AFTER_MS = Number(process.env.BENCH_LOST_AFTER_MS ?? 120_000);
 /** The empty-workflow floor's rate, printed after the paths (BENCH_FLOOR=off: none). */
 const FLOOR_RATE = Number(process.env.BENCH_FLOOR_RATE ?? 20);
+const OBSERVABILITY_PAIRS = Number(process.env.BENCH_OBSERVABILITY_PAIRS ?? 2);
+const OBSERVABILITY_TRANSFERS = Number(process.env.BENCH_OBSERVABILITY_TRANSFERS ?? N);
+const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_MS ?? 5000);
+/** What the on-rounds turn on (BENCH_OBSERVABILITY_PARTS): metrics, tracing or both (default). */
+const OBSERVABILITY_PARTS = (process.env.BENCH_OBSERVABILITY_PARTS ?? 'metrics,tracing').split(',');
+const OBSERVABILITY_TARGET = 1.03;
 
 async function main() {
   const options = benchOptions();
@@ -166,7 +182,7 @@ async function measure(temporal: BenchTemporal) {
   const webhooks = { notification: { [group.subA]: SECRET } };
   const masterKey = randomBytes(32).toString('base64');
   // The workers run in their own processes (`npm run worker`), as deployed, unless BENCH_WORKER=inline.
-  const startOrch = async (workers: number): Promise<ApiWithWorkers> =>
+  const startOrch = async (workers: number, observability?: BenchObservability): Promise<ApiWithWorkers> =>
     process.env.BENCH_WORKER === 'inline'
       ? {
           ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
@@ -186,6 +202,7 @@ async function measure(temporal: BenchTemporal) {
           webhooks,
           workers,
           masterKey,
+          observability,
         });
   let orch = await startOrch(options.workerCounts[0]!);
 
@@ -321,7 +338,7 @@ async function measure(temporal: BenchTemporal) {
   );
   log(`load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   const results = [];
-  const paths = (process.env.BENCH_PATHS ?? 'temporal,direct').split(',');
+  const paths = (process.env.BENCH_PATHS ?? 'temporal,observability,direct').split(',');
   for (const [i, workers] of options.workerCounts.entries()) {
     if (i > 0) {
       await orch.close();
@@ -333,6 +350,49 @@ async function measure(temporal: BenchTemporal) {
       results.push(
         await run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi),
       );
+  }
+  const observabilityRounds: { mode: 'off' | 'on'; worker: number; total: number }[] = [];
+  let spansExported = 0;
+  if (paths.includes('observability') && process.env.BENCH_WORKER !== 'inline') {
+    const sink = await spawnCollectorSink();
+    const modes = ['off' as const, ...Array.from({ length: OBSERVABILITY_PAIRS }, () => ['on', 'off'] as const).flat()];
+    for (const [round, mode] of modes.entries()) {
+      await orch.close();
+      const on = (part: string) => mode === 'on' && OBSERVABILITY_PARTS.includes(part);
+      orch = await startOrch(1, { metrics: on('metrics'), ...(on('tracing') && { otlpEndpoint: sink.url }) });
+      const urls = orch.metricsUrls ?? [];
+      const scrape = () =>
+        Promise.all(
+          urls.map((u) =>
+            fetch(u).then(
+              (r) => r.text(),
+              () => '',
+            ),
+          ),
+        );
+      const scraper = mode === 'on' ? setInterval(() => void scrape(), SCRAPE_MS) : undefined;
+      try {
+        await run(`warm-up (observability ${mode})`, Math.min(50, OBSERVABILITY_TRANSFERS), viaApi);
+        const r = await run(
+          `${OBSERVABILITY_PARTS.join(' and ')} ${mode}, round ${round + 1}, 1 worker process`,
+          OBSERVABILITY_TRANSFERS,
+          viaApi,
+        );
+        results.push(r);
+        const worker = r.cpu['worker 1'] ?? NaN;
+        const total = Object.values(r.cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
+        observabilityRounds.push({ mode, worker, total });
+        log(
+          `  observability round ${round + 1} (${mode}): worker ${worker.toFixed(2)} ms/transfer, all processes ${total.toFixed(2)} ms/transfer${urls.length ? `, ${urls.length} /metrics scraped every ${SCRAPE_MS} ms` : ''}`,
+        );
+      } finally {
+        if (scraper) clearInterval(scraper);
+      }
+    }
+    await orch.close();
+    spansExported = await sink.spans();
+    await sink.close();
+    orch = await startOrch(options.workerCounts[0]!);
   }
   if (paths.includes('all-in-one')) {
     // What workers/all-in-one.ts runs: the API and a worker in this process on one NativeConnection, eager starts.
@@ -377,6 +437,27 @@ async function measure(temporal: BenchTemporal) {
       ? `CHECK FAILED: ${bad.map((r) => `${r.label}: ${r.failures} failed, ${r.lost} lost, ${r.duplicated} duplicated`).join('; ')}`
       : 'check: 0 failed, 0 lost, 0 duplicated in every run',
   );
+  if (observabilityRounds.length > 1) {
+    const mean = (mode: string, key: 'worker' | 'total') => {
+      const xs = observabilityRounds.filter((r) => r.mode === mode).map((r) => r[key]);
+      return xs.reduce((s, x) => s + x, 0) / xs.length;
+    };
+    const ratios = (key: 'worker' | 'total') =>
+      Array.from(
+        { length: OBSERVABILITY_PAIRS },
+        (_, i) =>
+          observabilityRounds[2 * i + 1]![key] /
+          ((observabilityRounds[2 * i]![key] + observabilityRounds[2 * i + 2]![key]) / 2),
+      );
+    for (const key of ['worker', 'total'] as const) {
+      const rs = ratios(key);
+      const ratio = quantile(rs, 0.5);
+      log(
+        `${OBSERVABILITY_PARTS.join(' and ')}, CPU per transfer of ${key === 'worker' ? 'the worker process' : 'all processes'}: off ${mean('off', key).toFixed(2)} ms, on ${mean('on', key).toFixed(2)} ms (means); each on-round / its neighbours' mean ${rs.map((r) => r.toFixed(3)).join(', ')}; median ratio ${ratio.toFixed(3)}× (target ≤ ${OBSERVABILITY_TARGET}×: ${ratio <= OBSERVABILITY_TARGET ? 'met' : 'NOT met'})`,
+      );
+    }
+    log(`spans the collector sink received: ${spansExported}`);
+  }
   log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   // The empty workflow's cost on the same server in the same run: what the orchestration's share is compared with.
   if (process.env.BENCH_FLOOR !== 'off' && !options.cluster) {
