@@ -128,6 +128,7 @@ export async function startApi(
     trustProxy: config.transport.trustProxy,
     requireForwardedHttps: config.transport.tlsTerminatedByProxy === true,
     pricing: createPricing(config.pricing),
+    jurisdictions: config.jurisdictions,
     tracing: tracing !== undefined,
   });
   await app.listen({ host: config.host, port: config.apiPort });

@@ -116,6 +116,23 @@ function presentFields(ivms101: unknown): string[] {
 }
 
 function isPresent(path: string, keys: string[]): boolean {
+  return keys.some((key) => pathCovers(path, key));
+}
+
+/** Whether a leaf's key (`beneficiary.beneficiaryPersons[0].naturalPerson.name.nameIdentifier[0]…`) lies under a rule's path. */
+export function pathCovers(path: string, key: string): boolean {
   const alternatives = [path, path.replace('.naturalPerson.', '.legalPerson.')];
-  return keys.some((key) => alternatives.some((p) => key === p || key.startsWith(`${p}.`) || key.startsWith(`${p}[`)));
+  return alternatives.some((p) => key === p || key.startsWith(`${p}.`) || key.startsWith(`${p}[`));
+}
+
+/** The fields `rules` require (above their threshold, or below it) that the personal data lacks. */
+export function missingFields(rules: JurisdictionRules, aboveThreshold: boolean, ivms101: unknown): string[] {
+  const present = presentFields(ivms101);
+  const required = aboveThreshold ? rules.fieldsAboveThreshold : rules.fieldsBelowThreshold;
+  return required.filter((path) => !isPresent(path, present));
+}
+
+/** The fields `rules` require at `value` (in their currency). */
+export function requiredFields(rules: JurisdictionRules, value: number): string[] {
+  return value >= rules.threshold ? rules.fieldsAboveThreshold : rules.fieldsBelowThreshold;
 }

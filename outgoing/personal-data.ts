@@ -11,6 +11,21 @@ import type { NetworkTransaction } from '../network/transactions';
 import { activeKey, type TransferContext } from './context';
 import type { TransferPlan } from './plan';
 import type { OutgoingRequest } from './request';
+import { leavesToSend, type StoredClassification } from './validate';
+
+/**
+ * The personal data a transfer sends: all of it, unless its stored classification (BELOW_THRESHOLD, NON_CUSTODIAL)
+ * names the only fields the rules require at its amount. Transfers without a classification send all of it.
+ */
+export function recordToSend(
+  request: OutgoingRequest,
+  classification: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const record = { originator: request.body.originator, beneficiary: request.body.beneficiary };
+  const c = classification as StoredClassification | undefined;
+  if (!c || !Array.isArray(c.personalData)) return record;
+  return unflattenIvms101(leavesToSend(flattenIvms101(record), c));
+}
 
 /** Encrypts every value of `record` ({originator, beneficiary}) from `sender` to the recipients, flattened. */
 export function encryptRecord(
@@ -64,11 +79,7 @@ export async function storePii(
     toDid: plan.beneficiaryVaspDid ?? plan.originatorVaspDid,
     mode: plan.mode,
     recipients: [sender.did, ...plan.recipients],
-    entries: encryptRecord(
-      { originator: request.body.originator, beneficiary: request.body.beneficiary },
-      sender,
-      plan.recipients,
-    ),
+    entries: encryptRecord(recordToSend(request, row.classification), sender, plan.recipients),
   });
   const tree = await storeEncrypted(ctx, pending.fromDid, pending.toDid, pending.entries);
   return ctx.store.setPii(id, { tree, mode: pending.mode, recipients: pending.recipients });

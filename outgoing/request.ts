@@ -46,41 +46,74 @@ const Ivms101Party = (what: string) =>
     },
   );
 
-export const OutgoingTransferBody = Type.Object(
+/** The network's `CustomAssetPrice`: the caller's price of one whole unit in USD, and the asset's decimals. */
+export const CustomAssetPriceSchema = Type.Object(
   {
-    transactionRef: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' })),
-    transactionAsset: TransactionAsset,
-    transactionAmount: Type.String({
-      pattern: '^0*[1-9][0-9]*$',
-      maxLength: NETWORK_AMOUNT_DIGITS,
-      description: `amount in base units (integer string, not zero, at most ${NETWORK_AMOUNT_DIGITS} digits)`,
-    }),
-    transactionAssetDecimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 36 })),
-    originatorVASPdid: Did,
-    beneficiaryVASPdid: Type.Optional(Did),
-    beneficiaryVASPname: Type.Optional(NetworkText()),
-    originatorDid: Type.Optional(Did),
-    beneficiaryDid: Type.Optional(Did),
-    originatorRef: Type.Optional(NetworkText()),
-    beneficiaryRef: Type.Optional(NetworkText()),
-    transactionBlockchainInfo: Type.Object(
-      {
-        txHash: Type.Optional(NetworkText()),
-        origin: Type.Optional(NetworkText()),
-        destination: NetworkText({ minLength: 1 }),
-      },
-      { additionalProperties: false },
-    ),
-    originator: Ivms101Party('Originator {originatorPersons, accountNumber?}'),
-    beneficiary: Ivms101Party('Beneficiary {beneficiaryPersons, accountNumber?}'),
-    notificationEmail: Type.Optional(NetworkText()),
-    skipBeneficiaryDataValidation: Type.Optional(Type.Boolean()),
-    travelRuleBehavior: Type.Optional(Type.Boolean()),
-    blockchainTransactionTimestamp: Type.Optional(NetworkText()),
+    priceUSD: Type.Number({ minimum: 0, description: 'price of one whole unit in USD (finite, not negative)' }),
+    decimals: Type.Integer({ minimum: 0, maximum: 36 }),
   },
   { additionalProperties: false },
 );
+
+const transferProperties = {
+  transactionRef: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' })),
+  transactionAsset: TransactionAsset,
+  transactionAmount: Type.String({
+    pattern: '^0*[1-9][0-9]*$',
+    maxLength: NETWORK_AMOUNT_DIGITS,
+    description: `amount in base units (integer string, not zero, at most ${NETWORK_AMOUNT_DIGITS} digits)`,
+  }),
+  transactionAssetDecimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 36 })),
+  originatorVASPdid: Did,
+  beneficiaryVASPdid: Type.Optional(Did),
+  beneficiaryVASPname: Type.Optional(NetworkText()),
+  originatorDid: Type.Optional(Did),
+  beneficiaryDid: Type.Optional(Did),
+  originatorRef: Type.Optional(NetworkText()),
+  beneficiaryRef: Type.Optional(NetworkText()),
+  transactionBlockchainInfo: Type.Object(
+    {
+      txHash: Type.Optional(NetworkText()),
+      origin: Type.Optional(NetworkText()),
+      destination: NetworkText({ minLength: 1 }),
+    },
+    { additionalProperties: false },
+  ),
+  originator: Ivms101Party('Originator {originatorPersons, accountNumber?}'),
+  beneficiary: Ivms101Party('Beneficiary {beneficiaryPersons, accountNumber?}'),
+  notificationEmail: Type.Optional(NetworkText()),
+  skipBeneficiaryDataValidation: Type.Optional(Type.Boolean()),
+  travelRuleBehavior: Type.Optional(Type.Boolean()),
+  blockchainTransactionTimestamp: Type.Optional(NetworkText()),
+  customAssetPrice: Type.Optional(CustomAssetPriceSchema),
+  beneficiaryProof: Type.Optional(
+    Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          "The network's OwnershipProof of a self-hosted beneficiary wallet (sent to the network as given); with no VASP owning the address it makes the transfer NON_CUSTODIAL",
+      },
+    ),
+  ),
+};
+
+export const OutgoingTransferBody = Type.Object(transferProperties, { additionalProperties: false });
 export type OutgoingTransferBody = Static<typeof OutgoingTransferBody>;
+
+/**
+ * `POST /v1/transfers/validate`'s body: the same as `POST /v1/transfers`, with the personal data optional and partial
+ * (the withdrawal screen asks while the customer types).
+ */
+export const ValidateTransferBody = Type.Object(
+  {
+    ...transferProperties,
+    originator: Type.Optional(Ivms101Party('Originator {originatorPersons, accountNumber?}, possibly partial')),
+    beneficiary: Type.Optional(Ivms101Party('Beneficiary {beneficiaryPersons, accountNumber?}, possibly partial')),
+  },
+  { additionalProperties: false },
+);
+export type ValidateTransferBody = Static<typeof ValidateTransferBody>;
 
 /** The request as stored: the body plus how it came in. */
 export interface OutgoingRequest {

@@ -41,6 +41,8 @@ export interface TransferRow {
   originatorVaspDid: string;
   pii?: StoredPii;
   transactionId?: string;
+  /** How the transfer was classified when requested (outgoing/validate.ts StoredClassification; 0021). */
+  classification?: Record<string, unknown>;
 }
 
 interface Row {
@@ -56,6 +58,7 @@ interface Row {
   pii_mode: string | null;
   pii_recipients: string[] | null;
   transaction_id: string | null;
+  classification: Record<string, unknown> | null;
 }
 
 export class TransferStore<R extends SealableRequest = SealableRequest> {
@@ -72,11 +75,14 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
    * record of who made it, nor a record of a request that was not stored. The entry is appended only with the row: a
    * repeat appends nothing (the row it finds was committed with its entry). When the entry cannot be written nothing is
    * stored, and the AuditUnavailableError (503, worth retrying) says so.
+   *
+   * `classification` (no personal data) is stored with a new row; a repeat keeps the first one.
    */
   async put(
     id: string,
     request: R,
     audit?: { entry: AuditEntry; idempotencyKey?: string },
+    classification?: object,
   ): Promise<{ created: boolean }> {
     const dataKey = randomBytes(32);
     let sealed: Buffer;
@@ -91,9 +97,18 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
       Boolean(
         (
           await db.query(
-            `insert into outgoing_transfers (id, source, originator_vasp_did, wrapping_key_id, wrapped_data_key, sealed_request)
-       values ($1, $2, $3, $4, $5, $6) on conflict (id) do nothing`,
-            [id, request.source, request.body.originatorVASPdid, this.wrapper.keyId, Buffer.from(wrapped), sealed],
+            `insert into outgoing_transfers (id, source, originator_vasp_did, wrapping_key_id, wrapped_data_key, sealed_request,
+         classification)
+       values ($1, $2, $3, $4, $5, $6, $7) on conflict (id) do nothing`,
+            [
+              id,
+              request.source,
+              request.body.originatorVASPdid,
+              this.wrapper.keyId,
+              Buffer.from(wrapped),
+              sealed,
+              classification ? JSON.stringify(classification) : null,
+            ],
           )
         ).rowCount,
       );
@@ -174,6 +189,15 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
     return toTransfer(await this.row(id));
   }
 
+  /** The classification stored with the transfer (null: none, or no such transfer); one column, nothing unsealed. */
+  async classification(id: string): Promise<Record<string, unknown> | null> {
+    const { rows } = await this.pool.query<{ classification: Record<string, unknown> | null }>(
+      'select classification from outgoing_transfers where id = $1',
+      [id],
+    );
+    return rows[0]?.classification ?? null;
+  }
+
   /**
    * Keeps the encrypted values before they are sent, once: a second call answers the first call's values, so every
    * attempt sends the same bytes.
@@ -223,5 +247,6 @@ function toTransfer(row: Row): TransferRow {
     originatorVaspDid: row.originator_vasp_did,
     pii: row.pii ? { tree: row.pii, mode: row.pii_mode ?? '', recipients: row.pii_recipients ?? [] } : undefined,
     transactionId: row.transaction_id ?? undefined,
+    ...(row.classification ? { classification: row.classification } : {}),
   };
 }

@@ -14,7 +14,7 @@ import { writeTransferViewUpdate } from '../transfer-view/store';
 import type { TransferViewUpdate } from '../transfer-view/types';
 import { outgoingViewAfterSend } from '../transfer-view/status';
 import type { TransferContext } from './context';
-import { storePii } from './personal-data';
+import { recordToSend, storePii } from './personal-data';
 import { planTransfer, type TransferPlan } from './plan';
 import { validateOutgoingBody, type OutgoingRequest } from './request';
 
@@ -66,11 +66,13 @@ export async function createTransaction(
   request: OutgoingRequest,
   plan: TransferPlan,
   pii: StoredPii | undefined,
+  classification?: Record<string, unknown>,
 ): Promise<NetworkTransaction> {
-  const { originator, beneficiary, transactionRef: _ref, ...rest } = request.body;
+  const { originator: _o, beneficiary: _b, transactionRef: _ref, ...rest } = request.body;
   const json: Record<string, unknown> = { ...rest, transactionRef: id };
   if (plan.beneficiaryVaspDid) json.beneficiaryVASPdid = plan.beneficiaryVaspDid;
-  if (plan.mode === 'hosted') Object.assign(json, { originator, beneficiary });
+  // Hosted: the plain data the rules require (recordToSend), which the network encrypts.
+  if (plan.mode === 'hosted') Object.assign(json, recordToSend(request, classification));
   else json.pii = pii!.tree;
   const tx = await txCreate(ctx.network, json);
   await ctx.store.setTransactionId(id, tx.id);
@@ -127,7 +129,7 @@ export async function sendTransfer(
     plan = await planTransfer(ctx, request);
   }
   const pii = await storePii(ctx, id, request, plan, transfer);
-  return { plan, tx: await createTransaction(ctx, id, request, plan, pii) };
+  return { plan, tx: await createTransaction(ctx, id, request, plan, pii, transfer.classification) };
 }
 
 /** What the send step tells the workflow: the plan it followed, the transaction, and the list entry it wrote (if any). */

@@ -36,6 +36,7 @@ import { apiKeyRoutes } from './routes/api-keys';
 import { counterpartyRoutes } from './routes/counterparties';
 import { policyRoutes } from './routes/policies';
 import type { Pricing } from '../../pricing';
+import type { JurisdictionConfig } from '../../jurisdictions/config';
 import { createDecideDeps, fiatOf } from '../../policy/sources';
 import { traceRequests } from './tracing';
 
@@ -76,8 +77,13 @@ export interface ApiDeps {
    * `X-Forwarded-Proto: https`, /healthz excepted (client/api/forwarded-https.ts).
    */
   requireForwardedHttps?: boolean;
-  /** Prices for simulating and backtesting policies' amount rules (pricing/); absent: amounts are unknown there. */
+  /**
+   * Prices for thresholds (POST /v1/transfers and /validate; absent: the embedded table) and for simulating and
+   * backtesting policies' amount rules (absent: amounts are unknown there).
+   */
   pricing?: Pricing;
+  /** Each subsidiary's jurisdiction (SUBSIDIARY_JURISDICTIONS); absent: FATF's rules apply to every subsidiary. */
+  jurisdictions?: JurisdictionConfig;
   /** A span per request (client/api/tracing.ts), when the process traces (OTEL_EXPORTER_OTLP_ENDPOINT). */
   tracing?: boolean;
 }

@@ -63,6 +63,7 @@ export async function startOutgoingTransfer(
   request: OutgoingRequest,
   plan?: TransferPlan,
   requestedBy?: Principal,
+  classification?: object,
 ): Promise<{
   handle: WorkflowHandle<typeof outgoingTransfer>;
   started: boolean;
@@ -93,6 +94,7 @@ export async function startOutgoingTransfer(
         },
         idempotencyKey: `outgoing.requested:${id}`,
       },
+      classification,
     );
   } catch (e) {
     if (e instanceof AuditUnavailableError)

@@ -1,6 +1,7 @@
 import { ReviewCache } from '../../counterparties/review-cache';
 import { createPricing } from '../../pricing';
-import { loadPricingConfig } from '../../pricing/config';
+import { loadPricingConfig, type PricingConfig } from '../../pricing/config';
+import type { JurisdictionConfig } from '../../jurisdictions/config';
 import type { PolicyConfig } from '../../policy/config';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
@@ -351,6 +352,10 @@ export interface OrchestratorOptions {
    * worker's interceptors, the workflows' span sink and the API's request spans. The caller shuts it down.
    */
   tracing?: Tracing;
+  /** Pricing's settings (PRICE_*) for the API and the worker; default: the embedded table, no maximum age. */
+  pricing?: PricingConfig;
+  /** Each subsidiary's jurisdiction (SUBSIDIARY_JURISDICTIONS); default: none, FATF's rules. */
+  jurisdictions?: JurisdictionConfig;
 }
 
 const UNREACHED_LIMIT = { max: 1_000_000, windowMs: 60_000 };
@@ -413,7 +418,7 @@ export async function startOrchestrator(
     transfers,
     ...(opts.policy ? { policy: opts.policy } : {}),
     // The embedded price table (data/prices.json), as a worker without PRICE_* settings.
-    pricing: createPricing(loadPricingConfig({})),
+    pricing: createPricing(opts.pricing ?? loadPricingConfig({})),
     reviews,
     workflowStatus: workflowStatusOf(client),
   });
@@ -456,7 +461,8 @@ export async function startOrchestrator(
       auth: opts.auth,
       eagerStart: opts.eagerStart,
       rateLimits: opts.rateLimits ?? { webhooks: UNREACHED_LIMIT, authFailures: UNREACHED_LIMIT },
-      pricing: createPricing(loadPricingConfig({})),
+      pricing: createPricing(opts.pricing ?? loadPricingConfig({})),
+      jurisdictions: opts.jurisdictions,
       tracing: opts.tracing !== undefined,
     });
     apiUrl = await listen(api);

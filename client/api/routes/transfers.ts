@@ -3,7 +3,11 @@ import { Type, type Static } from 'typebox';
 import { FreeText } from '../../../lib/text';
 import { reviewOutgoing } from '../../transfers/review-outgoing';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
-import { OutgoingTransferBody } from '../../../outgoing/request';
+import { OutgoingTransferBody, ValidateTransferBody } from '../../../outgoing/request';
+import { classifyOutgoing, validateTransfer, type ValidateDeps } from '../../../outgoing/validate';
+import { createPricing, type Pricing } from '../../../pricing';
+import { loadPricingConfig } from '../../../pricing/config';
+import type { JurisdictionConfig } from '../../../jurisdictions/config';
 import {
   needTransfers,
   startOutgoingTransfer,
@@ -42,6 +46,12 @@ export const TransferStateSchema = Type.Object({
     Type.Unknown({ description: "The outgoing policy's decision: action, policy version, rule matched, reason" }),
   ),
   review: Type.Optional(Type.Unknown({ description: "A person's decision on a transfer the policy held" })),
+  classification: Type.Optional(
+    Type.Unknown({
+      description:
+        'How the transfer was classified when requested (the answer of POST /v1/transfers/validate plus `personalData`: `all` or the IVMS101 paths sent); null for transfers from before and those the agent started',
+    }),
+  ),
   history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.String() })),
 });
 
@@ -53,8 +63,85 @@ const ReviewBody = Type.Object(
   { additionalProperties: false },
 );
 
+const Issue = Type.Object({ code: Type.String(), message: Type.String(), field: Type.Optional(Type.String()) });
+const Threshold = Type.Object({
+  jurisdiction: Type.String({ description: 'the country code whose rules apply, EU or FATF' }),
+  currency: Type.String(),
+  threshold: Type.Number(),
+  amount: Type.Optional(Type.Number({ description: "the transfer's value in `currency`; absent when unpriced" })),
+  source: Type.String(),
+  confidence: Type.String({ description: 'primary, notabene or secondary' }),
+});
+export const TransferValidationResultSchema = Type.Object({
+  isValid: Type.Boolean(),
+  type: Type.Union([
+    Type.Literal('BELOW_THRESHOLD'),
+    Type.Literal('NON_CUSTODIAL'),
+    Type.Literal('TRAVELRULE'),
+    Type.Literal('UNKNOWN'),
+  ]),
+  beneficiaryAddressType: Type.Union([Type.Literal('HOSTED'), Type.Literal('UNHOSTED'), Type.Literal('UNKNOWN')]),
+  addressSource: Type.Union([Type.Literal('GROUP_REGISTRY'), Type.Literal('DIRECTORY'), Type.Literal('UNKNOWN')]),
+  beneficiaryVASPname: Type.Optional(Type.String()),
+  errors: Type.Array(Type.String(), { description: 'what the own jurisdiction requires and is missing: `CODE: path`' }),
+  warnings: Type.Array(Type.String(), { description: "what the counterparty's jurisdiction requires and is missing" }),
+  details: Type.Object({ errors: Type.Array(Issue), warnings: Type.Array(Issue) }),
+  thresholds: Type.Object({ own: Threshold, counterparty: Threshold }),
+  price: Type.Union([
+    Type.Object({
+      value: Type.Number(),
+      currency: Type.String(),
+      price: Type.Number(),
+      priceCurrency: Type.String(),
+      source: Type.String(),
+      at: Type.String(),
+    }),
+    Type.Object({ unknown: Type.String({ description: 'why the amount could not be priced' }) }),
+  ]),
+});
+
+export interface TransferRouteDeps extends OutgoingStartDeps {
+  /** Prices for thresholds (pricing/); absent: the embedded table. */
+  pricing?: Pricing;
+  /** Each subsidiary's jurisdiction (SUBSIDIARY_JURISDICTIONS); absent: FATF's rules for all. */
+  jurisdictions?: JurisdictionConfig;
+}
+
 /** The internal API of outgoing transfers. */
-export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
+export function transferRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
+  let pricing = deps.pricing;
+  const validateDeps = (): ValidateDeps => ({
+    ctx: needTransfers(deps),
+    pricing: (pricing ??= createPricing(loadPricingConfig({}))),
+    jurisdictions: deps.jurisdictions ?? { subsidiaryCountries: {} },
+  });
+  const withClassification = async <T extends object>(id: string, state: T) => ({
+    ...state,
+    classification: await needTransfers(deps).store.classification(id),
+  });
+
+  app.post(
+    '/v1/transfers/validate',
+    {
+      config: { roles: access.operate },
+      schema: {
+        tags: ['transfers'],
+        summary: 'Classify an outgoing transfer before sending it (the withdrawal screen asks first)',
+        description:
+          "The body of POST /v1/transfers, with `originator` and `beneficiary` optional and partial. Answers the network's " +
+          '`TransactionFullValidationResult` (`isValid`, `type`, `beneficiaryAddressType`, `addressSource`, ' +
+          "`beneficiaryVASPname`, `errors`, `warnings`) plus structured `details`, both sides' `thresholds` and the " +
+          '`price` used (or why none: an unpriceable amount is UNKNOWN, never below the threshold). Errors name the IVMS101 ' +
+          "paths the sending subsidiary's jurisdiction requires (SUBSIDIARY_JURISDICTIONS, else FATF), warnings what the " +
+          "counterparty's requires (its directory incorporationCountry, else FATF). Nothing is stored or sent. Bad input " +
+          '(an amount that is not 1 to 78 digits, an asset the price table does not know without customAssetPrice, a ' +
+          'country code outside ISO 3166-1, a negative customAssetPrice) answers 400 naming the field.',
+        body: ValidateTransferBody,
+        response: { 200: TransferValidationResultSchema },
+      },
+    },
+    async (request) => validateTransfer(validateDeps(), request.body as ValidateTransferBody),
+  );
   app.post(
     '/v1/transfers',
     {
@@ -89,16 +176,19 @@ export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
       const ctx = needTransfers(deps);
       const hybrid = ['1', 'true'].includes((request.query as { hybrid?: string }).hybrid ?? '');
       const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'api', hybrid });
+      // Classified by both sides' rules; a Travel Rule transfer missing what its own jurisdiction requires is refused.
+      const classification = await classifyOutgoing(validateDeps(), body);
       const { initial } = await startOutgoingTransfer(
         deps,
         key,
         { body, source: 'api', hybrid },
         plan,
         principalOf(request),
+        classification,
       );
       // A new workflow has not run its first task yet: answer with the state it starts in rather than wait for it.
-      if (initial) return reply.code(202).send(initial);
-      return reply.code(200).send(await transferState(deps, key));
+      if (initial) return reply.code(202).send(await withClassification(key, initial));
+      return reply.code(200).send(await withClassification(key, await transferState(deps, key)));
     },
   );
 
@@ -113,7 +203,11 @@ export function transferRoutes(app: FastifyInstance, deps: OutgoingStartDeps) {
         response: { 200: TransferStateSchema },
       },
     },
-    async (request) => transferState(deps, (request.params as { id: string }).id),
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const state = await transferState(deps, id);
+      return deps.transfers ? withClassification(id, state) : state;
+    },
   );
 
   app.post(
