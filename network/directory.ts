@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { NetworkClient } from './client';
 
 export interface ViewerSummary {
@@ -58,4 +59,35 @@ export async function addressOwner(
       .json<{ owner_vasp_did?: unknown }>(),
   );
   return typeof owner.owner_vasp_did === 'string' && owner.owner_vasp_did ? owner.owner_vasp_did : undefined;
+}
+
+/**
+ * VASPs' names as the directory gives them, for people to read (the console shows them with the DID on hover). Each
+ * DID is asked once per `ttlMs` (a name it does not have too); a directory that cannot answer leaves it unnamed until
+ * the next ask.
+ */
+export function vaspNames(
+  network: NetworkClient,
+  opts: { ttlMs?: number; max?: number } = {},
+): (dids: string[]) => Promise<Record<string, string | null>> {
+  const cache = new LRUCache<string, { name: string | null }>({
+    max: opts.max ?? 10_000,
+    ttl: opts.ttlMs ?? 3_600_000,
+  });
+  const nameOf = async (did: string): Promise<string | null> => {
+    const hit = cache.get(did);
+    if (hit) return hit.name;
+    try {
+      const profile = await vaspProfile(network, did);
+      const name = typeof profile.name === 'string' && profile.name.trim() ? profile.name.trim() : null;
+      cache.set(did, { name });
+      return name;
+    } catch (e) {
+      // Not in the directory: no name, remembered; unreachable or refused: asked again next time.
+      if ((e as { retryable?: boolean }).retryable === false || (e as Error).name === 'NotFoundError')
+        cache.set(did, { name: null });
+      return null;
+    }
+  };
+  return async (dids) => Object.fromEntries(await Promise.all(dids.map(async (d) => [d, await nameOf(d)] as const)));
 }

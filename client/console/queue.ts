@@ -1,7 +1,7 @@
 // The review queue: transfers waiting for a person, oldest first, refreshed without a reload.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, type ConsoleConfig, type Page, type Session, type TransferRow } from './api';
-import { ago, Amount, errorText, hitsText, html, Message, QUEUE_REFRESH_MS, short, when } from './ui';
+import { ago, Amount, VaspName, errorText, hitsText, html, Message, QUEUE_REFRESH_MS, when } from './ui';
 
 export function Queue({ session, config }: { session: Session; config?: ConsoleConfig }) {
   const [rows, setRows] = useState<TransferRow[] | null>(null);
@@ -61,8 +61,8 @@ export function Queue({ session, config }: { session: Session; config?: ConsoleC
                         <span class="muted">${ago(r.deadlineAt)}</span>
                         ${r.escalated ? html`<span class="badge bad">escalated</span>` : ''}
                       </td>
-                      <td class="mono" title=${r.counterpartyDid}>${short(r.counterpartyDid)}</td>
-                      <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td>
+                      <td class="counterparty"><${VaspName} did=${r.counterpartyDid} session=${session} /></td>
+                      <td><${VaspName} did=${r.subsidiaryDid} session=${session} /></td>
                       <td><${Amount} amount=${r.amount} asset=${r.asset} config=${config} /></td>
                       <td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
                     </tr>`,

@@ -11,7 +11,19 @@ import {
   type TransferRow,
 } from './api';
 import { ClassificationPanel } from './classification';
-import { Amount, errorText, hitsText, html, Message, QUEUE_REFRESH_MS, StatusBadge, valueOf, when, who } from './ui';
+import {
+  Amount,
+  errorText,
+  VaspName,
+  hitsText,
+  html,
+  Message,
+  QUEUE_REFRESH_MS,
+  StatusBadge,
+  valueOf,
+  when,
+  who,
+} from './ui';
 
 function Timeline({ view, details }: { view: TransferRow; details: TransferDetails | null }) {
   if (!details) return html`<p class="muted">The workflow's history is not available.</p>`;
@@ -302,9 +314,9 @@ export function TransferPage({
             <dt>Deadline</dt>
             <dd>${when(view.deadlineAt)}</dd>
             <dt>Subsidiary</dt>
-            <dd class="mono">${view.subsidiaryDid ?? '—'}</dd>
+            <dd id="subsidiary"><${VaspName} did=${view.subsidiaryDid} session=${session} /></dd>
             <dt>Counterparty</dt>
-            <dd class="mono">${view.counterpartyDid ?? '—'}</dd>
+            <dd id="counterparty"><${VaspName} did=${view.counterpartyDid} session=${session} /></dd>
             <dt>Amount</dt>
             <dd id="amount"><${Amount} amount=${view.amount} asset=${view.asset} config=${config} /></dd>
             <dt>Transaction id</dt>

@@ -1,7 +1,7 @@
 // Every transfer, by any filter of GET /v1/transfers, more rows by cursor.
 import { useEffect, useState } from 'preact/hooks';
 import { api, type ConsoleConfig, type Page, type Session, type TransferRow } from './api';
-import { Amount, errorText, html, Message, short, StatusBadge, valueOf, when } from './ui';
+import { Amount, errorText, VaspName, html, Message, StatusBadge, valueOf, when } from './ui';
 
 const FILTERS = [
   'direction',
@@ -97,8 +97,8 @@ export function Transfers({ session, config }: { session: Session; config?: Cons
                     <${StatusBadge} status=${r.status} />
                     ${r.needsReview || r.needsRouting ? html`<span class="badge warn">waiting</span>` : ''}
                   </td>
-                  <td class="mono" title=${r.subsidiaryDid || ''}>${short(r.subsidiaryDid)}</td>
-                  <td class="mono" title=${r.counterpartyDid || ''}>${short(r.counterpartyDid)}</td>
+                  <td><${VaspName} did=${r.subsidiaryDid} session=${session} /></td>
+                  <td class="counterparty"><${VaspName} did=${r.counterpartyDid} session=${session} /></td>
                   <td><${Amount} amount=${r.amount} asset=${r.asset} config=${config} /></td>
                   <td><a href=${`#/transfer/${encodeURIComponent(r.workflowId)}`}>${r.id}</a></td>
                 </tr>`,

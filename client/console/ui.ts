@@ -1,7 +1,8 @@
 // The small pieces every page uses: the template tag, messages, badges and how dates, DIDs and hits read.
 import { h, type ComponentChildren } from 'preact';
 import htm from 'htm';
-import { ApiError, type ConsoleConfig, type ScreeningHits } from './api';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, type ConsoleConfig, type ScreeningHits, type Session } from './api';
 
 export const html = htm.bind(h);
 export const QUEUE_REFRESH_MS = 3000;
@@ -138,4 +139,56 @@ export function Fields({ value }: { value: unknown }) {
           <dd>${fieldValue(v)}</dd>`,
     )}
   </dl>`;
+}
+
+// VASPs' directory names (GET /console/vasp-names.json), asked once per page load for each DID, in batches: every
+// VaspName shown in the same moment joins one request.
+const vaspNames = new Map<string, string | null>();
+const asked = new Set<string>();
+const nameListeners = new Set<() => void>();
+let batch: string[] | null = null;
+
+function askName(session: Session, did: string): void {
+  if (asked.has(did)) return;
+  asked.add(did);
+  if (!batch) {
+    batch = [];
+    setTimeout(() => {
+      const dids = batch!;
+      batch = null;
+      for (let i = 0; i < dids.length; i += 100) {
+        const chunk = dids.slice(i, i + 100);
+        api<{ names: Record<string, string | null> }>(
+          session,
+          'GET',
+          `/console/vasp-names.json?did=${encodeURIComponent(chunk.join(','))}`,
+        ).then(
+          (r) => {
+            for (const [d, n] of Object.entries(r.names)) vaspNames.set(d, n);
+            for (const l of nameListeners) l();
+          },
+          () => undefined,
+        );
+      }
+    }, 0);
+  }
+  batch.push(did);
+}
+
+/** A VASP by its directory name, the DID on hover (and shortened in its place while no name is known). */
+export function VaspName({ did, session }: { did: string | null | undefined; session: Session }) {
+  const [, setSeen] = useState(0);
+  useEffect(() => {
+    const listener = () => setSeen((n) => n + 1);
+    nameListeners.add(listener);
+    if (did) askName(session, did);
+    return () => {
+      nameListeners.delete(listener);
+    };
+  }, [did]);
+  if (!did) return html`<span>—</span>`;
+  const name = vaspNames.get(did);
+  return name
+    ? html`<span class="vasp" title=${did} data-did=${did}>${name}</span>`
+    : html`<span class="vasp mono" title=${did} data-did=${did}>${short(did)}</span>`;
 }

@@ -234,7 +234,15 @@ describe('the console dashboard in Chromium (issue 24)', () => {
     await script(
       13,
       { direction: 'incoming', createdAt: day2.toISOString(), id: txId, workflowId: `incoming-${txId}` },
-      [{ transactionId: txId, status: 'ACK', needsReview: true, amount: '2500000000000000000' }],
+      [
+        {
+          transactionId: txId,
+          status: 'ACK',
+          needsReview: true,
+          amount: '2500000000000000000',
+          counterpartyDid: g.external,
+        },
+      ],
     );
     const reviewed = randomDid();
     const put = await fetch(`${orch.apiUrl}/v1/counterparties/${encodeURIComponent(reviewed)}`, {
@@ -267,11 +275,16 @@ describe('the console dashboard in Chromium (issue 24)', () => {
     await row.waitFor();
     expect((await row.locator('.amount').textContent())?.replace(/\s+/g, ' ')).toBe(`2.5 ETH ≈ ${usd} USD`);
     expect(await row.locator('.amount').getAttribute('title')).toBe('2500000000000000000 base units');
+    // VASPs by their directory names, the DID on hover.
+    const counterparty = row.locator('.counterparty .vasp', { hasText: 'External VASP' });
+    await counterparty.waitFor();
+    expect(await counterparty.getAttribute('title')).toBe(g.external);
     // The review queue.
     await page.goto(`${orch.apiUrl}/console#/queue`);
     const queued = page.locator(`#queue tr[data-id="${txId}"]`);
     await queued.waitFor();
     expect(await queued.locator('.amount').textContent()).toContain('2.5 ETH');
+    await queued.locator('.counterparty .vasp', { hasText: 'External VASP' }).waitFor();
     // The transfer's page.
     await page.goto(`${orch.apiUrl}/console#/transfer/incoming-${txId}`);
     await page
@@ -282,6 +295,9 @@ describe('the console dashboard in Chromium (issue 24)', () => {
         throw new Error(`${e.message}\n${await page.textContent('main')}`);
       });
     expect(await page.textContent('#amount')).toContain(`${usd} USD`);
+    await page.locator('#subsidiary .vasp', { hasText: 'Subsidiary A' }).waitFor();
+    expect(await page.getAttribute('#subsidiary .vasp', 'title')).toBe(g.subA);
+    await page.locator('#counterparty .vasp', { hasText: 'External VASP' }).waitFor();
     await page.screenshot({ path: join(ARTIFACTS, 'transfer-amount-in-units.png'), fullPage: true });
 
     // The audit log: the review's details as labelled fields, not JSON.

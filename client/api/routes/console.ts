@@ -12,6 +12,9 @@ import type { GroupConfig } from '../../../config';
 import { access } from '../auth/roles';
 import type { OperatorAuthConfig } from '../../../auth/config';
 import { isPriced, type Pricing } from '../../../pricing';
+import type { NetworkClient } from '../../../network/client';
+import { vaspNames } from '../../../network/directory';
+import { ValidationError } from '../../../lib/errors';
 
 export interface ConsoleSettings {
   /** Where the Temporal UI is, for the link to a transfer's workflow. */
@@ -63,7 +66,13 @@ export async function bundleConsoleScript(entry: string, options: { sourcemap?: 
 
 export function consoleRoutes(
   app: FastifyInstance,
-  deps: { group: GroupConfig; console?: ConsoleSettings; auth?: OperatorAuthConfig; pricing?: Pricing },
+  deps: {
+    group: GroupConfig;
+    console?: ConsoleSettings;
+    auth?: OperatorAuthConfig;
+    pricing?: Pricing;
+    transfers?: { network?: NetworkClient };
+  },
 ) {
   const cache = new Map<string, Buffer>();
   const file = (name: string) => {
@@ -127,6 +136,33 @@ export function consoleRoutes(
           ? { issuer: oidc.issuer, clientId: oidc.consoleClientId, audience: oidc.audience }
           : null,
       };
+    },
+  );
+
+  // VASPs by their directory names, for the pages that show DIDs (the DID stays on hover); up to 100 at a time.
+  const network = deps.transfers?.network;
+  const names = network ? vaspNames(network) : undefined;
+  app.get(
+    '/console/vasp-names.json',
+    {
+      config: { roles: access.read },
+      schema: {
+        hide: true,
+        querystring: Type.Object(
+          { did: Type.String({ maxLength: 20_000, description: 'DIDs, separated by commas' }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ names: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()])) }),
+        },
+      },
+    },
+    async (request) => {
+      const dids = [...new Set((request.query as { did: string }).did.split(',').filter(Boolean))];
+      if (dids.length > 100) throw new ValidationError('querystring.did', 'names at most 100 DIDs');
+      const bad = dids.find((d) => !/^did:[a-z0-9]+:[A-Za-z0-9._:%-]{1,200}$/.test(d));
+      if (bad !== undefined) throw new ValidationError('querystring.did', 'must be DIDs (did:method:id)');
+      return { names: names ? await names(dids) : Object.fromEntries(dids.map((d) => [d, null])) };
     },
   );
 
