@@ -14,6 +14,7 @@ import { ClassificationPanel } from './classification';
 import {
   Amount,
   errorText,
+  Fields,
   VaspName,
   hitsText,
   html,
@@ -36,15 +37,7 @@ function Timeline({ view, details }: { view: TransferRow; details: TransferDetai
       (e) =>
         html`<li>
           <strong>${e.what}</strong> <span class="muted">${when(e.at)}</span>
-          ${
-            e.detail
-              ? html`<div class="muted">
-                  ${Object.entries(e.detail)
-                    .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`)
-                    .join(' · ')}
-                </div>`
-              : ''
-          }
+          ${e.detail ? html`<div class="muted"><${Fields} value=${e.detail} /></div>` : ''}
         </li>`,
     )}
   </ol>`;
