@@ -43,6 +43,8 @@ export interface ClassificationView {
   details?: { errors?: ValidationIssue[]; warnings?: ValidationIssue[] };
   thresholds?: { own?: AppliedThreshold; counterparty?: AppliedThreshold };
   price?: PriceUsed;
+  /** Stored with a transfer: `all`, or the IVMS101 paths whose data was sent (below the threshold, only the required). */
+  personalData?: 'all' | string[];
 }
 
 const TYPE_TEXT: Record<string, string> = {
@@ -119,6 +121,13 @@ function Issues({
   </div>`;
 }
 
+const personalDataText = (p: 'all' | string[]) =>
+  p === 'all'
+    ? 'Personal data sent: all of it, as given.'
+    : p.length
+      ? `Personal data sent: only what the rules require (${p.join(', ')}).`
+      : 'Personal data sent: none.';
+
 const addressText = (v: ClassificationView) =>
   `Beneficiary address: ${v.beneficiaryAddressType}${v.addressSource ? ` (from ${v.addressSource})` : ''}${v.beneficiaryVASPname ? ` · ${v.beneficiaryVASPname}` : ''}`;
 
@@ -164,5 +173,6 @@ export function ClassificationPanel({ view, title }: { view: ClassificationView 
       </tbody>
     </table>
     <${PriceLine} price=${view.price} />
+    ${view.personalData === undefined ? '' : html`<p id="classification-personal-data">${personalDataText(view.personalData)}</p>`}
   </div>`;
 }
