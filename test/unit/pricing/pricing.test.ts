@@ -121,23 +121,26 @@ describe('the price API', () => {
   it('prices from the API, caches it, and reports an error, a stale price and a timeout as unknown', async () => {
     const fresh = new Date(now() - 60_000).toISOString();
     answer = { status: 200, body: { priceUSD: 2000, at: fresh } };
-    const pricing = createPricing(loadPricingConfig({ PRICE_API_URL: url, PRICE_API_TIMEOUT: '200ms' }), {
-      table,
-      now,
-    });
+    // A generous timeout where the answer is meant to arrive (a loaded machine answers slowly); a short one, against
+    // an answer held far longer, where the timeout is the point.
+    const pricing = createPricing(loadPricingConfig({ PRICE_API_URL: url, PRICE_API_TIMEOUT: '10s' }), { table, now });
     calls = 0;
     const r = await pricing.toFiat({ asset: 'ETH', amount: '5' + '0'.repeat(17), currency: 'USD' });
     expect(isPriced(r) && r).toMatchObject({ value: 1000, price: 2000, at: fresh, source: `price API ${url}` });
     await pricing.toFiat({ asset: 'ETH', amount: '1', currency: 'USD' });
     expect(calls).toBe(1);
 
-    const other = createPricing(loadPricingConfig({ PRICE_API_URL: url, PRICE_API_TIMEOUT: '200ms' }), { table, now });
+    const other = createPricing(loadPricingConfig({ PRICE_API_URL: url, PRICE_API_TIMEOUT: '10s' }), { table, now });
     answer = { status: 200, body: { priceUSD: 2000, at: '2026-11-27T00:00:00Z' } };
     expect(value(await other.toFiat({ asset: 'ETH', amount: '1', currency: 'USD' }))).toMatch(/older than/);
     answer = { status: 503, body: {} };
     expect(value(await other.toFiat({ asset: 'USDC', amount: '1', currency: 'USD' }))).toMatch(/answered 503/);
-    answer = { status: 200, body: { priceUSD: 1, at: fresh }, delayMs: 500 };
-    expect(value(await other.toFiat({ asset: 'USDC', amount: '1', currency: 'USD' }))).toMatch(/within 200 ms/);
+    const impatient = createPricing(loadPricingConfig({ PRICE_API_URL: url, PRICE_API_TIMEOUT: '200ms' }), {
+      table,
+      now,
+    });
+    answer = { status: 200, body: { priceUSD: 1, at: fresh }, delayMs: 3000 };
+    expect(value(await impatient.toFiat({ asset: 'USDC', amount: '1', currency: 'USD' }))).toMatch(/within 200 ms/);
   });
 
   it('reports an unreachable API as unknown', async () => {
