@@ -21,7 +21,7 @@ import {
 import type { JurisdictionConfig } from '../jurisdictions/config';
 import { isCountryCode } from '../lib/countries';
 import { NotFoundError, ValidationError } from '../lib/errors';
-import { flattenIvms101, type FlatEntry } from '../lib/ivms101';
+import { flattenIvms101, IVMS101_RULES, validateBeneficiary, validateOriginator, type FlatEntry } from '../lib/ivms101';
 import { addressOwner, vaspProfile } from '../network/directory';
 import type { Pricing } from '../pricing';
 import { cached, type TransferContext } from './context';
@@ -50,6 +50,19 @@ const COUNTRY_LEAF = /\.(country|countryOfResidence|countryOfIssue|countryOfRegi
 
 /** Bad input the classification cannot work with: each a ValidationError naming the field. */
 export function assertClassifiable(body: ValidateTransferBody, pricing: Pricing): void {
+  // The personal data may be partial (a missing field is what the answer reports), never malformed; a party given
+  // has its persons.
+  for (const [party, check] of [
+    ['originator', validateOriginator],
+    ['beneficiary', validateBeneficiary],
+  ] as const) {
+    if (body[party] === undefined) continue;
+    const persons = `${party}.${party}Persons`;
+    const issue = check(body[party], party).find(
+      (i) => !(i.rule === IVMS101_RULES.required || i.rule === IVMS101_RULES.c1) || i.field === persons,
+    );
+    if (issue) throw new ValidationError(issue.field, issue.rule);
+  }
   if (body.transactionAmount.length > MAX_AMOUNT_DIGITS)
     throw new ValidationError(
       'transactionAmount',
