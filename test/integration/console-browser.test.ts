@@ -404,6 +404,93 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.close();
   });
 
+  it('the new-transfer page classifies the transfer as the operator types: type, missing fields, thresholds, price', async () => {
+    const validations: string[] = [];
+    const page = await browser.newPage();
+    page.on('request', (r) => {
+      if (r.url().endsWith('/v1/transfers/validate')) validations.push(r.postData() ?? '');
+    });
+    await signIn(page, 'Olga Operator', 'operator');
+    await page.goto(`${orch.apiUrl}/console#/new-transfer`);
+    await page.waitForSelector('#new-transfer-form');
+    expect(await page.textContent('#classification-pending')).toContain('transactionAmount');
+    await page.selectOption('#nt-originatorVASPdid', g.subA);
+    await page.fill('#nt-beneficiaryVASPdid', g.external);
+    await page.fill('#nt-destination', evm());
+    // Typed key by key, as a person would: the page asks once the typing rests, with the form's values.
+    await page.type('#nt-transactionAmount', '2000000000000000000');
+    await page.locator('#classification-type[data-type="TRAVELRULE"]').waitFor();
+    expect(validations.length).toBeGreaterThan(0);
+    expect(JSON.parse(validations.at(-1)!)).toMatchObject({
+      originatorVASPdid: g.subA,
+      transactionAsset: 'ETH',
+      transactionAmount: '2000000000000000000',
+    });
+    // 2 ETH at the embedded 3,000 USD: above FATF's 1,000 USD (the subsidiary has no jurisdiction configured).
+    const own = page.locator('#classification-thresholds tr[data-side="own"]');
+    expect(await own.locator('.jurisdiction').textContent()).toBe('FATF');
+    expect(await own.locator('.amount').textContent()).toContain('6,000');
+    expect(await own.locator('.threshold').textContent()).toContain('1,000 USD');
+    expect(await own.locator('.source').textContent()).toBeTruthy();
+    expect(await page.locator('#classification-thresholds tr[data-side="counterparty"] .confidence').count()).toBe(1);
+    expect(await page.textContent('#classification-price')).toContain('USD');
+    expect(await page.textContent('#classification-errors')).toContain(
+      'originator.originatorPersons[0].naturalPerson.name',
+    );
+    await shot(page, 'new-transfer-classified');
+
+    // The originator's name typed in: the next answer no longer asks for it.
+    await page.fill('#nt-originatorLastName', 'Lovelace');
+    await page.fill('#nt-originatorFirstName', 'Ada');
+    await page.waitForFunction(
+      () =>
+        !document
+          .querySelector('#classification-errors')
+          ?.textContent?.includes('originator.originatorPersons[0].naturalPerson.name'),
+    );
+    // A small amount: below the threshold.
+    await page.fill('#nt-transactionAmount', '1000');
+    await page.locator('#classification-type[data-type="BELOW_THRESHOLD"]').waitFor();
+    // Sent from the page: the transfer's page shows the classification stored with it.
+    await page.fill('#nt-originatorTown', 'London');
+    await page.fill('#nt-originatorCountry', 'GB');
+    await page.fill('#nt-beneficiaryLastName', 'Hopper');
+    await page.fill('#nt-beneficiaryFirstName', 'Grace');
+    await page.locator('#classification-type[data-type="BELOW_THRESHOLD"]').waitFor();
+    await page.click('#nt-send');
+    await page.waitForFunction(
+      () => location.hash.startsWith('#/transfer/') || document.querySelector('#new-transfer-form .message'),
+    );
+    expect(
+      await page.evaluate(() => document.querySelector('#new-transfer-form .message')?.textContent ?? null),
+    ).toBeNull();
+    const workflowId = decodeURIComponent(page.url().split('#/transfer/')[1]!);
+    // The list row is written as the workflow starts: reload until the page finds it.
+    await eventually(async () => {
+      await page.reload();
+      // The page shows the facts and the stored details together, or its error.
+      await page.waitForSelector('#facts, main .message.error', { timeout: 10_000 }).catch(() => undefined);
+      return (await page.locator('#classification').count()) ? true : undefined;
+    }, 30_000);
+    expect(await page.getAttribute('#classification-type', 'data-type')).toBe('BELOW_THRESHOLD');
+    expect(await page.textContent('#classification-thresholds tr[data-side="own"] .jurisdiction')).toBe('FATF');
+    expect(await page.textContent('#classification-price')).toContain('USD');
+    const stored = (await api('GET', `/v1/transfers/${workflowId.replace(/^outgoing-/, '')}`)).body;
+    expect(stored.classification).toMatchObject({ type: 'BELOW_THRESHOLD' });
+    await shot(page, 'transfer-stored-classification');
+
+    // An asset the price table does not know: the API's refusal, naming the field, instead of a classification.
+    await page.goto(`${orch.apiUrl}/console#/new-transfer`);
+    await page.fill('#nt-beneficiaryVASPdid', g.external);
+    await page.fill('#nt-destination', evm());
+    await page.fill('#nt-transactionAmount', '1000');
+    await page.fill('#nt-transactionAsset', 'NOPE');
+    await page.locator('#classification-error', { hasText: 'transactionAsset' }).waitFor();
+    expect(await page.locator('#classification').count()).toBe(0);
+    await shot(page, 'new-transfer-unknown-asset');
+    await page.close();
+  });
+
   it('the policies page shows a policy saved through the API, and runs a backtest from the page', async () => {
     // Last: the group's policy changes how later transfers of the group are decided.
     const saved = await api('PUT', `/v1/policies/${encodeURIComponent(g.gateway)}`, {
