@@ -189,6 +189,12 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
     return toTransfer(await this.row(id));
   }
 
+  /** Whether a transfer is stored under `id`. */
+  async exists(id: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('select 1 from outgoing_transfers where id = $1', [id]);
+    return (rowCount ?? 0) > 0;
+  }
+
   /** The classification stored with the transfer (null: none, or no such transfer); one column, nothing unsealed. */
   async classification(id: string): Promise<Record<string, unknown> | null> {
     const { rows } = await this.pool.query<{ classification: Record<string, unknown> | null }>(

@@ -56,6 +56,7 @@ describe('POST /v1/transfers/validate and the classification of POST /v1/transfe
   let orch: RunningOrchestrator;
   let prices: Server;
   const now = () => new Date().toISOString();
+  let usdcPriceUSD = 1;
 
   beforeAll(async () => {
     // The operator's price API: ETH and USDC priced now, BTC last seen two days ago (stale under PRICE_MAX_AGE 1h).
@@ -65,7 +66,7 @@ describe('POST /v1/transfers/validate and the classification of POST /v1/transfe
         asset === 'ETH'
           ? { priceUSD: 3000, at: now() }
           : asset === 'USDC'
-            ? { priceUSD: 1, at: now() }
+            ? { priceUSD: usdcPriceUSD, at: now() }
             : asset === 'BTC'
               ? { priceUSD: 90000, at: new Date(Date.now() - 2 * 86_400_000).toISOString() }
               : undefined;
@@ -257,6 +258,22 @@ describe('POST /v1/transfers/validate and the classification of POST /v1/transfe
     expect(partial.json.error.message).toContain('beneficiary.accountNumber');
     const none = await fetch(`${orch.apiUrl}/v1/transfers/${partial.key}`, { headers: orch.headers('viewer') });
     expect(none.status).toBe(404);
+  });
+
+  it('a repeat of a stored request answers the transfer, not a new classification, after the price moved', async () => {
+    const payload = body({ transactionAmount: usdc(2000), ...namesOnly });
+    const first = await start(payload);
+    expect(first.status).toBe(202);
+    expect(first.json.classification).toMatchObject({ type: 'BELOW_THRESHOLD' });
+    usdcPriceUSD = 2; // now 4,000 USD: a Travel Rule transfer, and these names alone would be refused
+    try {
+      expect((await start(payload)).status).toBe(400);
+      const repeat = await start(payload, first.key);
+      expect(repeat.status).toBe(200);
+      expect(repeat.json.classification).toMatchObject({ type: 'BELOW_THRESHOLD', price: { value: 2000 } });
+    } finally {
+      usdcPriceUSD = 1;
+    }
   });
 
   it('POST /v1/transfers stores the classification, and a BELOW_THRESHOLD transfer sends only the names', async () => {

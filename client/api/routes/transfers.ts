@@ -177,7 +177,9 @@ export function transferRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
       const hybrid = ['1', 'true'].includes((request.query as { hybrid?: string }).hybrid ?? '');
       const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'api', hybrid });
       // Classified by both sides' rules; a Travel Rule transfer missing what its own jurisdiction requires is refused.
-      const classification = await classifyOutgoing(validateDeps(), body);
+      // A repeat of a stored request is not classified again (a price that moved since must not turn the transfer
+      // already requested into a 400); startOutgoingTransfer answers it, or refuses a different request under the key.
+      const classification = (await ctx.store.exists(key)) ? undefined : await classifyOutgoing(validateDeps(), body);
       const { initial } = await startOutgoingTransfer(
         deps,
         key,
