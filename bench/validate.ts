@@ -21,6 +21,7 @@ import { NetworkClient } from '../network/client';
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';
 import { groupSeed, startOrchestrator, startSandbox } from '../test/harness/platform';
+import { spawnSandbox } from './topology';
 import { quantile } from './stats';
 
 const RATE = Number(process.env.BENCH_RATE ?? 50);
@@ -64,7 +65,9 @@ async function main() {
   });
   await new Promise<void>((r) => prices.listen(0, '127.0.0.1', r));
   const group = groupSeed();
-  const sandbox = await startSandbox(group.seed);
+  // The network in a process of its own, as a remote one would be (BENCH_SANDBOX=inline: in the bench's process).
+  const sandbox =
+    process.env.BENCH_SANDBOX === 'inline' ? await startSandbox(group.seed) : await spawnSandbox(group.seed);
   const key = createDidKeyRecord();
   const orch = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
     group: { gatewayDid: group.gateway, subsidiaryDids: [group.subA, group.subB] },
