@@ -57,14 +57,20 @@ export function transferBody(f: Form): Record<string, unknown> {
     originatorVASPdid: trimmed(f, 'originatorVASPdid'),
     ...(trimmed(f, 'beneficiaryVASPdid') && { beneficiaryVASPdid: trimmed(f, 'beneficiaryVASPdid') }),
     transactionBlockchainInfo: { destination: trimmed(f, 'destination') },
-    originator: {
-      originatorPersons: originatorName ? [person(originatorName, trimmed(f, 'originatorFirstName'), address)] : [],
-      ...(trimmed(f, 'originatorAccount') && { accountNumber: [trimmed(f, 'originatorAccount')] }),
-    },
-    beneficiary: {
-      beneficiaryPersons: beneficiaryName ? [person(beneficiaryName, trimmed(f, 'beneficiaryFirstName'))] : [],
-      ...(trimmed(f, 'beneficiaryAccount') && { accountNumber: [trimmed(f, 'beneficiaryAccount')] }),
-    },
+    // A party goes only once it has a person: the API takes partial personal data, but a party without persons is
+    // malformed IVMS101 (an account number typed before the name shows that refusal until the name is there).
+    ...((originatorName || trimmed(f, 'originatorAccount')) && {
+      originator: {
+        originatorPersons: originatorName ? [person(originatorName, trimmed(f, 'originatorFirstName'), address)] : [],
+        ...(trimmed(f, 'originatorAccount') && { accountNumber: [trimmed(f, 'originatorAccount')] }),
+      },
+    }),
+    ...((beneficiaryName || trimmed(f, 'beneficiaryAccount')) && {
+      beneficiary: {
+        beneficiaryPersons: beneficiaryName ? [person(beneficiaryName, trimmed(f, 'beneficiaryFirstName'))] : [],
+        ...(trimmed(f, 'beneficiaryAccount') && { accountNumber: [trimmed(f, 'beneficiaryAccount')] }),
+      },
+    }),
   };
 }
 
