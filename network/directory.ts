@@ -51,7 +51,7 @@ export async function addressOwner(
   network: NetworkClient,
   q: { address: string; vaspDid: string; asset: string },
 ): Promise<string | undefined> {
-  const owner = await network.call('GET /v1/addresses/address-ownerships', () =>
+  const owner = await network.call('GET /v1/addresses/address-ownerships/:id', () =>
     network.api
       .get(`v1/addresses/address-ownerships/${encodeURIComponent(q.address)}`, {
         searchParams: { vasp_did: q.vaspDid, asset: q.asset },
