@@ -175,6 +175,8 @@ describe('npm start: the printed credentials and console work end to end', () =>
     await page.click('#sign-in');
     await page.waitForSelector('#who');
     expect(await page.textContent('#role')).toBe('compliance');
+    // The first page is the KPI dashboard; the queue is one link away.
+    await page.click('nav a[href="#/queue"]');
     const row = page.locator(`#queue tr[data-id="${held}"]`);
     await row.waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(ARTIFACTS, '01-queue.png'), fullPage: true });
