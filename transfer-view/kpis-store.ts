@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import { withReadOnlyTransaction } from '../db/transaction';
 import { ANSWER_STATUSES } from './store';
 
 /** Which transfers the KPIs count: created in [from, to), optionally of one group VASP and one direction. */
@@ -77,7 +78,7 @@ export async function computeKpis(pool: Pool, f: KpiFilter): Promise<Kpis> {
   }
   const w = `where ${where.join(' and ')}`;
   const [groups, answers] = await Promise.all([
-    inTransaction(pool, (client) =>
+    withReadOnlyTransaction(pool, (client) =>
       // The planner cannot tell how few groups a range makes (it assumes one per row) and would sort the whole range
       // to group it; with room for its hash table it groups as it scans.
       client.query("set local work_mem = '64MB'").then(() =>
@@ -144,21 +145,6 @@ export async function computeKpis(pool: Pool, f: KpiFilter): Promise<Kpis> {
         return { start, day: start.slice(0, 10), ...c, ...ratesOf(c) };
       }),
   };
-}
-
-async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin read only');
-    const result = await work(client);
-    await client.query('commit');
-    return result;
-  } catch (e) {
-    await client.query('rollback').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
 }
 
 /** The statuses that count as an answer (the response rate's numerator), as the projection records them. */
