@@ -138,12 +138,10 @@ interface IdentifiedAddress {
 async function identifyAddress(ctx: TransferContext, body: ValidateTransferBody): Promise<IdentifiedAddress> {
   const destination = body.transactionBlockchainInfo.destination;
   const named = body.beneficiaryVASPdid;
-  if (ctx.group.subsidiaryDids.length > 0) {
-    const inGroup = await findRegistryOwner(ctx.pool, destination, ctx.group.subsidiaryDids);
-    if (inGroup) return { type: 'HOSTED', source: 'GROUP_REGISTRY', beneficiaryVaspDid: named ?? inGroup };
-  }
   const asset = assetLabel(body.transactionAsset);
-  const owner = await cached(ctx, `owner|${body.originatorVASPdid}|${asset}|${destination}`, async () => {
+  // The three lookups run side by side (the withdrawal screen waits for the answer); the address book's and the
+  // directory's answers are cached, and a registry hit discards them.
+  const ownerLookup = cached(ctx, `owner|${body.originatorVASPdid}|${asset}|${destination}`, async () => {
     try {
       return await addressOwner(ctx.network, { address: destination, vaspDid: body.originatorVASPdid, asset });
     } catch (e) {
@@ -151,10 +149,17 @@ async function identifyAddress(ctx: TransferContext, body: ValidateTransferBody)
       throw e;
     }
   });
+  const namedLookup = named ? directoryEntry(ctx, named) : Promise.resolve(undefined);
+  ownerLookup.catch(() => undefined);
+  namedLookup.catch(() => undefined);
+  if (ctx.group.subsidiaryDids.length > 0) {
+    const inGroup = await findRegistryOwner(ctx.pool, destination, ctx.group.subsidiaryDids);
+    if (inGroup) return { type: 'HOSTED', source: 'GROUP_REGISTRY', beneficiaryVaspDid: named ?? inGroup };
+  }
+  const owner = await ownerLookup;
   if (owner) return { type: 'HOSTED', source: 'DIRECTORY', beneficiaryVaspDid: named ?? owner };
   if (named) {
-    if (!(await directoryEntry(ctx, named)))
-      throw new ValidationError('beneficiaryVASPdid', 'is not a VASP in the network directory');
+    if (!(await namedLookup)) throw new ValidationError('beneficiaryVASPdid', 'is not a VASP in the network directory');
     return { type: 'HOSTED', source: 'DIRECTORY', beneficiaryVaspDid: named };
   }
   return { type: body.beneficiaryProof ? 'UNHOSTED' : 'UNKNOWN', source: 'UNKNOWN' };
