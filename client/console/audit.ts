@@ -1,7 +1,7 @@
 // The audit log: filters, more rows by cursor, and the CSV export.
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type ErrorBody, type Page, type Session } from './api';
-import { errorText, Fields, html, Message, short, valueOf, when, who } from './ui';
+import { errorText, Fields, html, Message, valueOf, VaspName, when, who } from './ui';
 
 interface AuditRow {
   at: string;
@@ -98,7 +98,7 @@ export function AuditLog({ session }: { session: Session }) {
                   <td>${who(r.actor, r.actorName)}</td>
                   <td>${r.action}</td>
                   <td class="mono" title=${r.subject}>
-                    ${r.subject.startsWith('did:') ? short(r.subject) : r.subject}
+                    ${r.subject.startsWith('did:') ? html`<${VaspName} did=${r.subject} session=${session} />` : r.subject}
                   </td>
                   <td class="details"><${Fields} value=${r.details} /></td>
                   <td class="mono" title=${`hash ${r.hash}\nprevious ${r.prevHash}`}>

@@ -2,7 +2,7 @@
 // or one subsidiary (compliance role).
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, canDecide, type ConsoleConfig, type Page, type Session } from './api';
-import { errorText, html, Message, short, valueOf, when } from './ui';
+import { errorText, html, Message, useVaspLabels, valueOf, VaspName, when } from './ui';
 
 interface Review {
   vaspDid: string;
@@ -21,6 +21,7 @@ const NO_FILTERS: Filters = { reviewValue: '', dueBefore: '', jurisdiction: '', 
 const EMPTY_FORM = { vaspDid: '', reviewValue: 'TRUSTED', note: '', dueAt: '', subsidiaryDid: '' };
 
 export function Counterparties({ session, config }: { session: Session; config: ConsoleConfig }) {
+  const label = useVaspLabels(session, config.subsidiaryDids);
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const [rows, setRows] = useState<Review[]>([]);
   const [next, setNext] = useState<string | null>(null);
@@ -98,7 +99,7 @@ export function Counterparties({ session, config }: { session: Session; config: 
       <label
         >Applies to<select name="subsidiaryDid" value=${filters.subsidiaryDid} onChange=${setFilter('subsidiaryDid')}>
           <option value="">every row</option>
-          ${config.subsidiaryDids.map((d) => html`<option value=${d}>${short(d)}</option>`)}
+          ${config.subsidiaryDids.map((d) => html`<option value=${d} title=${d}>${label(d)}</option>`)}
         </select></label
       >
     </form>
@@ -119,8 +120,8 @@ export function Counterparties({ session, config }: { session: Session; config: 
         ${rows.map(
           (r) =>
             html`<tr data-vasp=${r.vaspDid} data-scope=${r.subsidiaryDid ?? 'group'}>
-              <td class="mono" title=${r.vaspDid}>${short(r.vaspDid)}</td>
-              <td class="mono">${r.subsidiaryDid ? short(r.subsidiaryDid) : 'group'}</td>
+              <td><${VaspName} did=${r.vaspDid} session=${session} /></td>
+              <td>${r.subsidiaryDid ? html`<${VaspName} did=${r.subsidiaryDid} session=${session} />` : 'group'}</td>
               <td>
                 <span class="badge ${r.reviewValue === 'TRUSTED' ? 'ok' : r.reviewValue === 'BLOCKED' ? 'bad' : ''}"
                   >${r.reviewValue}</span
@@ -154,7 +155,7 @@ export function Counterparties({ session, config }: { session: Session; config: 
             <label
               >For<select name="subsidiaryDid" value=${form.subsidiaryDid} onChange=${setField('subsidiaryDid')}>
                 <option value="">the group</option>
-                ${config.subsidiaryDids.map((d) => html`<option value=${d}>${short(d)}</option>`)}
+                ${config.subsidiaryDids.map((d) => html`<option value=${d} title=${d}>${label(d)}</option>`)}
               </select></label
             >
             <label>Due again<input type="date" name="dueAt" value=${form.dueAt} onInput=${setField('dueAt')} /></label>

@@ -3,7 +3,7 @@
 import uPlot from 'uplot';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, type ConsoleConfig, type Session } from './api';
-import { errorText, html, Message, short, valueOf } from './ui';
+import { errorText, html, Message, useVaspLabels, valueOf } from './ui';
 
 interface KpiCounts {
   total: number;
@@ -120,6 +120,7 @@ export function Dashboard({ session, config }: { session: Session; config: Conso
   }, []);
   const set = (name: string) => (e: Event) => setForm({ ...form, [name]: valueOf(e) });
   const vasps = [config.gatewayDid, ...config.subsidiaryDids].filter((d): d is string => !!d);
+  const label = useVaspLabels(session, vasps);
   // The charts' data change only with the answer: each chart is drawn again then, not at every keystroke.
   const [rateData, volumeData] = useMemo((): [uPlot.AlignedData, uPlot.AlignedData] => {
     const series = kpis?.series ?? [];
@@ -168,7 +169,7 @@ export function Dashboard({ session, config }: { session: Session; config: Conso
       <label
         >Subsidiary<select name="subsidiary" value=${form.subsidiary} onChange=${set('subsidiary')}>
           <option value="">the whole group</option>
-          ${vasps.map((d) => html`<option value=${d} title=${d}>${d === config.gatewayDid ? `gateway ${short(d)}` : short(d)}</option>`)}
+          ${vasps.map((d) => html`<option value=${d} title=${d}>${d === config.gatewayDid ? `gateway ${label(d)}` : label(d)}</option>`)}
         </select></label
       >
       <label

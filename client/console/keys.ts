@@ -1,7 +1,7 @@
 // Each VASP's active key and last rotation, and rotating a key after a confirmation with a reason.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, canOperate, type ConsoleConfig, type Page, type Session } from './api';
-import { errorText, html, Message, short, valueOf, when } from './ui';
+import { errorText, html, Message, short, valueOf, VaspName, when } from './ui';
 
 interface Key {
   did: string;
@@ -75,7 +75,7 @@ export function Keys({ session, config }: { session: Session; config: ConsoleCon
         ${vasps.map((did) => {
           const s = state[did] || {};
           return html`<tr>
-            <td class="mono">${did}${did === config.gatewayDid ? ' (gateway)' : ''}</td>
+            <td><${VaspName} did=${did} session=${session} />${did === config.gatewayDid ? ' (gateway)' : ''}</td>
             <td class="mono">
               ${s.error ? s.error : s.active ? html`${short(s.active.did)} <span class="muted">since ${when(s.active.activatedAt)}</span>` : 'none'}
             </td>

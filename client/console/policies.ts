@@ -3,7 +3,7 @@
 // through PUT /v1/policies/:vaspDID, which keeps each version and audits it.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, canDecide, type ConsoleConfig, type Session } from './api';
-import { errorText, html, Message, valueOf, when } from './ui';
+import { errorText, html, Message, useVaspLabels, valueOf, when } from './ui';
 
 type Direction = 'incoming' | 'outgoing';
 interface Rule {
@@ -49,6 +49,7 @@ const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString
 
 export function Policies({ session, config }: { session: Session; config: ConsoleConfig }) {
   const vasps = [...(config.gatewayDid ? [config.gatewayDid] : []), ...config.subsidiaryDids];
+  const label = useVaspLabels(session, vasps);
   const [vasp, setVasp] = useState(vasps[0] ?? '');
   const [state, setState] = useState<PolicyState | null>(null);
   const [currency, setCurrency] = useState('USD');
@@ -180,7 +181,7 @@ export function Policies({ session, config }: { session: Session; config: Consol
     <label
       >VASP
       <select value=${vasp} onChange=${(e: Event) => setVasp(valueOf(e))}>
-        ${vasps.map((d) => html`<option value=${d}>${d}${d === config.gatewayDid ? ' (group)' : ''}</option>`)}
+        ${vasps.map((d) => html`<option value=${d} title=${d}>${label(d)}${d === config.gatewayDid ? ' (group)' : ''}</option>`)}
       </select></label
     >
     <${Message} kind=${message.kind}>${message.text}<//>

@@ -175,6 +175,24 @@ function askName(session: Session, did: string): void {
   batch.push(did);
 }
 
+/**
+ * VASPs' directory names where only text fits (a select's options): the name, else the DID shortened, re-rendering the
+ * caller when names arrive.
+ */
+export function useVaspLabels(session: Session, dids: readonly string[]): (did: string) => string {
+  const [, setSeen] = useState(0);
+  const key = dids.join(',');
+  useEffect(() => {
+    const listener = () => setSeen((n) => n + 1);
+    nameListeners.add(listener);
+    for (const did of dids) askName(session, did);
+    return () => {
+      nameListeners.delete(listener);
+    };
+  }, [key]);
+  return (did) => vaspNames.get(did) ?? short(did);
+}
+
 /** A VASP by its directory name, the DID on hover (and shortened in its place while no name is known). */
 export function VaspName({ did, session }: { did: string | null | undefined; session: Session }) {
   const [, setSeen] = useState(0);

@@ -354,6 +354,13 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.fill('#review-form textarea[name=note]', 'reviewed on the page');
     await page.click('#review-form button[type=submit]');
     await page.locator(`#counterparties tr[data-vasp="${byPage}"]`).waitFor();
+    // VASPs by their directory names, the DID on hover; in the form's options too.
+    const scope = page.locator(`#counterparties tr[data-vasp="${byPage}"] .vasp[data-did="${g.subA}"]`);
+    await scope.filter({ hasText: 'Subsidiary A' }).waitFor();
+    expect(await scope.getAttribute('title')).toBe(g.subA);
+    await page
+      .locator(`#review-form select[name=subsidiaryDid] option[value="${g.subA}"]`, { hasText: 'Subsidiary A' })
+      .waitFor({ state: 'attached' });
     const saved = await api('GET', `/v1/counterparties/${encodeURIComponent(byPage)}`);
     expect(saved.body.overrides).toMatchObject([
       { subsidiaryDid: g.subA, reviewValue: 'TRUSTED', note: 'reviewed on the page' },
@@ -508,6 +515,9 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.goto(`${orch.apiUrl}/console#/policies`);
     await page.locator('#policy-history', { hasText: 'saved through the API' }).waitFor();
     expect(await page.locator('#rules-incoming li').count()).toBe(2);
+    await page
+      .locator(`section[aria-labelledby=policies-title] select option[value="${g.subA}"]`, { hasText: 'Subsidiary A' })
+      .waitFor({ state: 'attached' });
     expect(await page.textContent('#policy-active')).toContain(`version ${saved.body.version.version}`);
     await page.click('#run-backtest');
     await page.locator('#backtest', { hasText: '"' }).waitFor({ timeout: 30_000 });
