@@ -1,5 +1,4 @@
 import type { Pool } from 'pg';
-import { withReadOnlyTransaction } from '../db/transaction';
 import { ANSWER_STATUSES } from './store';
 
 /** Which transfers the KPIs count: created in [from, to), optionally of one group VASP and one direction. */
@@ -38,7 +37,8 @@ export interface KpiRates {
 
 export interface Kpis extends KpiRates {
   counts: KpiCounts;
-  answerSeconds: { median: number | null; p95: number | null };
+  /** `estimated`: from the answer-time histograms (more than EXACT_PERCENTILES_UP_TO answered), else exact. */
+  answerSeconds: { median: number | null; p95: number | null; estimated: boolean };
   byStatus: Record<string, number>;
   byType: Record<string, number>;
   /**
@@ -59,49 +59,62 @@ export function ratesOf(c: KpiCounts): KpiRates {
   };
 }
 
+/** Above this many answered transfers in the range, the answer time's percentiles are estimated from histograms. */
+export const EXACT_PERCENTILES_UP_TO = 5000;
+
+const DAY_MS = 86_400_000;
+const FOLD_LOCK = 'transfer_kpi_changes fold';
+
 /**
- * The compliance KPIs over the transfer projection (definitions: README, "Compliance KPIs", and GET /v1/kpis), in two
- * index-only scans of the range over migration 0020's covering indexes, run side by side: one counts the transfers per
- * (bucket, status, asset), a few thousand groups at most, which this function adds up into the totals, the statuses,
- * the assets and the series; the other takes the answer times' percentiles over the answered transfers only.
+ * Adds the changes the triggers on transfer_view appended (migration 0022) into transfer_kpis, in one transaction, by
+ * one caller at a time (the others skip: what is not folded yet is read from the changes table as well).
  */
-export async function computeKpis(pool: Pool, f: KpiFilter): Promise<Kpis> {
-  const params: unknown[] = [f.from, f.to];
-  const where = ['created_at >= $1', 'created_at < $2'];
-  if (f.subsidiaryDid) {
-    params.push(f.subsidiaryDid);
-    where.push(`subsidiary_did = $${params.length}`);
+export async function foldKpiChanges(pool: Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const { rows } = await client.query<{ locked: boolean }>(
+      'select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked',
+      [FOLD_LOCK],
+    );
+    if (rows[0]?.locked) {
+      const sums = 'total, sent, answered, accepted, identified, decided, automated'.split(', ');
+      await client.query(
+        `with moved as (delete from transfer_kpi_changes returning *)
+         insert into transfer_kpis
+         select kind, bucket, subsidiary_did, direction, key, ${sums.map((c) => `sum(${c})`).join(', ')}
+           from moved group by 1, 2, 3, 4, 5
+         on conflict (kind, bucket, subsidiary_did, direction, key) do update set
+           ${sums.map((c) => `${c} = transfer_kpis.${c} + excluded.${c}`).join(', ')}`,
+      );
+    }
+    await client.query('commit');
+  } catch (e) {
+    await client.query('rollback').catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
   }
-  if (f.direction) {
-    params.push(f.direction);
-    where.push(`direction = $${params.length}`);
-  }
-  const w = `where ${where.join(' and ')}`;
-  const [groups, answers] = await Promise.all([
-    withReadOnlyTransaction(pool, (client) =>
-      // The planner cannot tell how few groups a range makes (it assumes one per row) and would sort the whole range
-      // to group it; with room for its hash table it groups as it scans.
-      client.query("set local work_mem = '64MB'").then(() =>
-        client.query<Omit<KpiCounts, 'accepted'> & { start: Date; status: string; asset: string | null }>(
-          `select date_trunc('${f.bucket === 'hour' ? 'hour' : 'day'}', created_at at time zone 'UTC') at time zone 'UTC' as start,
-             status, asset,
-             count(*)::int as total,
-             count(transaction_id)::int as sent,
-             count(answered_at)::int as answered,
-             count(counterparty_did)::int as identified,
-             count(decided_by)::int as decided,
-             count(*) filter (where decided_by = 'system')::int as automated
-           from transfer_view ${w} group by 1, 2, 3`,
-          params,
-        ),
-      ),
-    ),
-    pool.query<{ p: (number | null)[] | null }>(
-      `select percentile_cont(array[0.5, 0.95]::float8[]) within group (order by extract(epoch from answered_at - created_at)::float8) as p
-       from transfer_view ${w} and answered_at is not null`,
-      params,
-    ),
-  ]);
+}
+
+interface KeyRow extends KpiCounts {
+  kind: number;
+  start: Date;
+  key: string | null;
+}
+
+/**
+ * The compliance KPIs over the transfer projection (definitions: README, "Compliance KPIs", and GET /v1/kpis). The
+ * range's whole UTC days are read from the counts migration 0022's triggers keep (transfer_kpis and the changes not
+ * folded into it yet); its partial days at either end are counted from transfer_view's rows over migration 0020's
+ * covering index, with the same keys, in the same statement, so the counts are exact for any range. The answer time's
+ * percentiles are exact (over the answered rows) up to EXACT_PERCENTILES_UP_TO answered transfers, and estimated from
+ * the per-day answer-time histograms above.
+ */
+export async function computeKpis(pool: Pool, f: KpiFilter & { exactPercentilesUpTo?: number }): Promise<Kpis> {
+  await foldKpiChanges(pool);
+  const seriesKind = f.bucket === 'hour' ? 3 : 1;
+  const groups = await keyedCounts(pool, f, [1, 2, ...(seriesKind === 3 ? [3] : [])]);
   const zero = (): KpiCounts => ({
     total: 0,
     sent: 0,
@@ -115,27 +128,32 @@ export async function computeKpis(pool: Pool, f: KpiFilter): Promise<Kpis> {
   const byStatus: Record<string, number> = {};
   const byType: Record<string, number> = {};
   const buckets = new Map<number, KpiCounts>();
-  for (const g of groups.rows) {
-    const at = g.start.getTime();
-    const bucket = buckets.get(at) ?? zero();
-    buckets.set(at, bucket);
-    for (const c of [counts, bucket]) {
-      c.total += g.total;
-      c.sent += g.sent;
-      c.answered += g.answered;
-      c.accepted += g.status === 'ACCEPTED' ? g.total : 0;
-      c.identified += g.identified;
-      c.decided += g.decided;
-      c.automated += g.automated;
+  const add = (c: KpiCounts, g: KpiCounts) => {
+    for (const k of Object.keys(c) as (keyof KpiCounts)[]) c[k] += g[k];
+  };
+  for (const g of groups) {
+    if (g.total === 0) continue;
+    if (g.kind === 1) {
+      add(counts, g);
+      byStatus[g.key!] = (byStatus[g.key!] ?? 0) + g.total;
     }
-    byStatus[g.status] = (byStatus[g.status] ?? 0) + g.total;
-    byType[g.asset ?? 'unknown'] = (byType[g.asset ?? 'unknown'] ?? 0) + g.total;
+    if (g.kind === 2) byType[g.key ?? 'unknown'] = (byType[g.key ?? 'unknown'] ?? 0) + g.total;
+    if (g.kind === seriesKind) {
+      const at = g.start.getTime();
+      const bucket = buckets.get(at) ?? zero();
+      buckets.set(at, bucket);
+      add(bucket, g);
+    }
   }
-  const [median = null, p95 = null] = answers.rows[0]?.p ?? [];
+  for (const [at, c] of buckets) if (c.total === 0) buckets.delete(at);
+  const estimated = counts.answered > (f.exactPercentilesUpTo ?? EXACT_PERCENTILES_UP_TO);
+  const [median = null, p95 = null] = estimated
+    ? estimatePercentiles(await keyedCounts(pool, f, [4]), [0.5, 0.95])
+    : await exactPercentiles(pool, f);
   return {
     ...ratesOf(counts),
     counts,
-    answerSeconds: { median, p95 },
+    answerSeconds: { median, p95, estimated },
     byStatus,
     byType,
     series: [...buckets.entries()]
@@ -145,6 +163,89 @@ export async function computeKpis(pool: Pool, f: KpiFilter): Promise<Kpis> {
         return { start, day: start.slice(0, 10), ...c, ...ratesOf(c) };
       }),
   };
+}
+
+/** The filter's conditions on subsidiary and direction, numbered after `params`. */
+function filterSql(f: KpiFilter, params: unknown[]): string {
+  let sql = '';
+  if (f.subsidiaryDid) {
+    params.push(f.subsidiaryDid);
+    sql += ` and subsidiary_did = $${params.length}`;
+  }
+  if (f.direction) {
+    params.push(f.direction);
+    sql += ` and direction = $${params.length}`;
+  }
+  return sql;
+}
+
+/** Counts per (kind, bucket, key) of migration 0022 over the range: whole days from the rollup, the rest from rows. */
+async function keyedCounts(pool: Pool, f: KpiFilter, kinds: number[]): Promise<KeyRow[]> {
+  const firstDay = Math.ceil(f.from.getTime() / DAY_MS) * DAY_MS;
+  const lastDay = Math.floor(f.to.getTime() / DAY_MS) * DAY_MS;
+  // [days0, days1): the whole days, read from the rollup; the rest of [from, to) from transfer_view.
+  const [days0, days1] = firstDay < lastDay ? [new Date(firstDay), new Date(lastDay)] : [f.to, f.to];
+  const params: unknown[] = [kinds, days0, days1, f.from, f.to];
+  const filters = filterSql(f, params);
+  const sums = 'total, sent, answered, accepted, identified, decided, automated'.split(', ');
+  const rollup = (table: string) =>
+    `select kind, bucket, key, ${sums.join(', ')} from ${table}
+      where kind = any($1::smallint[]) and bucket >= $2 and bucket < $3${filters}`;
+  const { rows } = await pool.query<KeyRow>(
+    `select kind, bucket as start, key, ${sums.map((c) => `sum(${c})::int as ${c}`).join(', ')}
+       from (${rollup('transfer_kpis')}
+             union all ${rollup('transfer_kpi_changes')}
+             union all
+             select k.kind, k.bucket, k.key, 1, k.sent, k.answered, k.accepted, k.identified, k.decided, k.automated
+               from transfer_view t,
+                    lateral transfer_kpi_keys(t.created_at, t.status, t.asset, t.transaction_id, t.counterparty_did,
+                                              t.decided_by, t.answered_at) k
+              where ((t.created_at >= $4 and t.created_at < $2) or (t.created_at >= $3 and t.created_at < $5))${filters.replace(/ and /g, ' and t.')}
+                and k.kind = any($1::smallint[])) c
+      group by 1, 2, 3`,
+    params,
+  );
+  return rows;
+}
+
+/** percentile_cont over the answered transfers of the range. */
+async function exactPercentiles(pool: Pool, f: KpiFilter): Promise<(number | null)[]> {
+  const params: unknown[] = [f.from, f.to];
+  const filters = filterSql(f, params);
+  const { rows } = await pool.query<{ p: (number | null)[] | null }>(
+    `select percentile_cont(array[0.5, 0.95]::float8[]) within group (order by extract(epoch from answered_at - created_at)::float8) as p
+       from transfer_view where created_at >= $1 and created_at < $2${filters} and answered_at is not null`,
+    params,
+  );
+  return rows[0]?.p ?? [];
+}
+
+/** Bucket i of transfer_kpi_answer_bucket (migration 0022): [0, 1) s for 0, [2^((i-1)/4), 2^(i/4)) s above. */
+const bucketBounds = (i: number): [number, number] => (i === 0 ? [0, 1] : [2 ** ((i - 1) / 4), 2 ** (i / 4)]);
+
+/**
+ * percentile_cont's answer estimated from the answer-time histogram (kind 4 rows): the rank's position within its
+ * bucket, interpolated geometrically between the bucket's bounds (linearly in bucket 0).
+ */
+export function estimatePercentiles(rows: Pick<KeyRow, 'key' | 'total'>[], ps: number[]): (number | null)[] {
+  const byBucket = new Map<number, number>();
+  for (const r of rows) byBucket.set(Number(r.key), (byBucket.get(Number(r.key)) ?? 0) + r.total);
+  const hist = [...byBucket.entries()].filter(([, n]) => n > 0).sort(([a], [b]) => a - b);
+  const n = hist.reduce((s, [, c]) => s + c, 0);
+  return ps.map((p) => {
+    if (n === 0) return null;
+    const rank = p * (n - 1);
+    let before = 0;
+    for (const [i, c] of hist) {
+      if (rank < before + c) {
+        const within = (rank - before + 0.5) / c;
+        const [lo, hi] = bucketBounds(i);
+        return i === 0 ? lo + (hi - lo) * within : lo * (hi / lo) ** within;
+      }
+      before += c;
+    }
+    return bucketBounds(hist[hist.length - 1]![0])[1];
+  });
 }
 
 /** The statuses that count as an answer (the response rate's numerator), as the projection records them. */

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
-import { computeKpis } from '../../../transfer-view/kpis-store';
+import { computeKpis, EXACT_PERCENTILES_UP_TO } from '../../../transfer-view/kpis-store';
 import { ValidationError } from '../../../lib/errors';
 import { access } from '../auth/roles';
 
@@ -24,6 +24,9 @@ export const KPI_DEFINITIONS = `Counted over the transfers created in [from, to)
 - **Automation rate** = transfers decided without a person (the policy or screening) ÷ transfers decided (by the
   policy, screening or a person; transfers still waiting are in neither).
 - **Answer time**: median and 95th percentile of the time from a transfer's creation to its first answer, in seconds.
+  Exact up to ${EXACT_PERCENTILES_UP_TO.toLocaleString('en')} answered transfers in the range; above, estimated from
+  per-day histograms of the answer times (buckets a quarter power of two wide, about 19 %, interpolated within the
+  bucket), and \`answerSeconds.estimated\` is true.
 - **By status**: transfers by their current status; **by type**: transfers by asset.
 - **Series**: the same counts and rates per UTC day, or per UTC hour with \`bucket=hour\` (a range of at most
   ${MAX_HOUR_RANGE_DAYS} days), for each bucket that has transfers, oldest first: \`start\` is the bucket's first instant,
@@ -66,7 +69,7 @@ const KpiResponse = Type.Object({
   to: Type.String(),
   ...Rates,
   counts: Type.Object(Counts),
-  answerSeconds: Type.Object({ median: Rate, p95: Rate }),
+  answerSeconds: Type.Object({ median: Rate, p95: Rate, estimated: Type.Boolean() }),
   byStatus: Type.Record(Type.String(), Type.Integer()),
   byType: Type.Record(Type.String(), Type.Integer()),
   series: Type.Array(Type.Object({ start: Type.String(), day: Type.String(), ...Counts, ...Rates })),
