@@ -16,6 +16,7 @@ import {
   text,
   validationError,
 } from '../transactions/model';
+import { ownershipProof } from '../transactions/proofs';
 import type { CustomAssetPrice } from './table';
 
 const amountOf = (body: Record<string, unknown>) =>
@@ -78,7 +79,7 @@ export function parseValidateRequest(body: unknown): ValidateRequest {
     beneficiaryName: text(body, 'beneficiaryName') || undefined,
     beneficiaryAccountNumber: text(body, 'beneficiaryAccountNumber') || undefined,
     hasBeneficiaryAddress: address !== undefined && Object.keys(address as object).length > 0,
-    hasBeneficiaryProof: optionalObject(body, 'beneficiaryProof') !== undefined,
+    hasBeneficiaryProof: ownershipProof(body, 'beneficiaryProof') !== undefined,
     travelRuleBehavior: bool(body, 'travelRuleBehavior'),
   };
 }
@@ -131,7 +132,7 @@ export function parseValidateFullRequest(body: unknown): ValidateFullRequest {
   text(body, 'encrypted', { max: 4 * 1024 * 1024 });
   for (const f of ['originatorDid', 'beneficiaryDid']) did(body, f);
   for (const f of ['skipBeneficiaryDataValidation', 'onBehalfOfMyself']) bool(body, f);
-  optionalObject(body, 'originatorProof');
+  ownershipProof(body, 'originatorProof');
   return {
     assetText: a.text,
     transactionAmount: amountOf(body),
@@ -144,7 +145,7 @@ export function parseValidateFullRequest(body: unknown): ValidateFullRequest {
     originator: ivmsParty(body, 'originator'),
     beneficiary: ivmsParty(body, 'beneficiary'),
     pii: piiTree(body.pii, 'pii'),
-    hasBeneficiaryProof: optionalObject(body, 'beneficiaryProof') !== undefined,
+    hasBeneficiaryProof: ownershipProof(body, 'beneficiaryProof') !== undefined,
     travelRuleBehavior: bool(body, 'travelRuleBehavior'),
     validatePartyFields: party,
   };

@@ -19,6 +19,7 @@ import type { SandboxContext } from '../context';
 import { vaspExists } from '../directory/store';
 import { badRequest, notAdmin } from '../errors';
 import { Did, documented } from '../openapi';
+import { OwnershipProofSchema } from '../transactions/proofs';
 import { classify, issueText, present } from './classify';
 import { parseJurisdictionQuery, parseValidateFullRequest, parseValidateRequest } from './requests';
 import { rulesOf, rulesTable, type Rules } from './table';
@@ -52,7 +53,7 @@ const ValidateBody = Type.Object({
   beneficiaryName: Optional(Text),
   beneficiaryAccountNumber: Optional(Text),
   beneficiaryAddress: Optional(Obj),
-  beneficiaryProof: Optional(Obj),
+  beneficiaryProof: Optional(OwnershipProofSchema),
   travelRuleBehavior: Optional(Type.Boolean()),
   network: Optional(Text),
 });
@@ -80,8 +81,8 @@ const ValidateFullBody = Type.Object({
   notificationEmail: Optional(Text),
   skipBeneficiaryDataValidation: Optional(Type.Boolean()),
   travelRuleBehavior: Optional(Type.Boolean()),
-  originatorProof: Optional(Obj),
-  beneficiaryProof: Optional(Obj),
+  originatorProof: Optional(OwnershipProofSchema),
+  beneficiaryProof: Optional(OwnershipProofSchema),
   network: Optional(Text),
   validatePartyFields: Optional(
     Type.Union([Type.Literal('BENEFICIARY'), Type.Literal('ORIGINATOR'), Type.Literal('ALL')]),

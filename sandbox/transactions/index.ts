@@ -16,6 +16,7 @@ import type { SandboxContext } from '../context';
 import { accessOf } from '../auth/guard';
 import { ACTIONS } from './states';
 import { HostedKeys } from '../pii-store/hosted';
+import { OwnershipProofSchema } from './proofs';
 import { actorOf, TransactionService } from './service';
 
 export {
@@ -28,6 +29,7 @@ export {
   type HostedCrypto,
 } from './service';
 export type { Transaction, TransactionAction } from './model';
+export type { OwnershipProof, ProofType } from './proofs';
 export {
   TRANSITIONS,
   STATUSES,
@@ -73,7 +75,6 @@ const Party = Type.Object(
   {},
   { additionalProperties: true, description: 'IVMS101 originator or beneficiary (hosted mode)' },
 );
-const Proof = Type.Object({}, { additionalProperties: true });
 /** An optional field: the network treats null as absent. */
 const Optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 const Protocol = Type.Union([Type.Literal('TRLight'), Type.Literal('TRP'), Type.Literal('OpenVASP')]);
@@ -105,8 +106,8 @@ const CreateBody = Type.Object({
   encrypted: Optional(Type.String({ maxLength: 4 * 1024 * 1024 })),
   protocol: Optional(Protocol),
   notificationEmail: Optional(Text),
-  originatorProof: Optional(Proof),
-  beneficiaryProof: Optional(Proof),
+  originatorProof: Optional(OwnershipProofSchema),
+  beneficiaryProof: Optional(OwnershipProofSchema),
   blockchainTransactionTimestamp: Optional(Text),
 });
 
@@ -127,8 +128,8 @@ const UpdateBody = Type.Object({
   protocol: Optional(Text),
   blockchainTransactionTimestamp: Optional(Text),
   encrypted: Optional(Type.String({ maxLength: 4 * 1024 * 1024 })),
-  beneficiaryProof: Optional(Proof),
-  originatorProof: Optional(Proof),
+  beneficiaryProof: Optional(OwnershipProofSchema),
+  originatorProof: Optional(OwnershipProofSchema),
   beneficiary: Optional(Party),
   originator: Optional(Party),
   pii: Optional(PiiTree),

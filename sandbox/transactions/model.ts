@@ -7,6 +7,7 @@ import { validateBeneficiary, validateOriginator } from '../../lib/ivms101';
 import { badRequest } from '../errors';
 import type { TransactionStatus } from './states';
 import type { CustomAssetPrice } from '../jurisdictions/table';
+import { ownershipProof, type OwnershipProof } from './proofs';
 
 export interface TransactionAction {
   /** `0x` + sha-256 over the action and the previous action's hash: the history is a hash chain. */
@@ -54,8 +55,8 @@ export interface Transaction {
   transactionBlockchainInfo: BlockchainInfo;
   protocol?: string;
   notificationEmail?: string;
-  originatorProof?: unknown;
-  beneficiaryProof?: unknown;
+  originatorProof?: OwnershipProof;
+  beneficiaryProof?: OwnershipProof;
   blockchainTransactionTimestamp?: string;
   /** PII_IVMS: the IVMS101 tree with CIDs (or inline encrypted strings) as leaves. */
   pii?: Record<string, unknown>;
@@ -205,8 +206,8 @@ export interface CreateRequest {
   encrypted?: string;
   protocol?: string;
   notificationEmail?: string;
-  originatorProof?: unknown;
-  beneficiaryProof?: unknown;
+  originatorProof?: OwnershipProof;
+  beneficiaryProof?: OwnershipProof;
   blockchainTransactionTimestamp?: string;
 }
 
@@ -282,8 +283,8 @@ export function parseCreateRequest(body: unknown): CreateRequest {
       text(body, 'encrypted', { max: 4 * 1024 * 1024 }) ?? text(body, 'ivms101Encrypted', { max: 4 * 1024 * 1024 }),
     protocol,
     notificationEmail: text(body, 'notificationEmail'),
-    originatorProof: optionalObject(body, 'originatorProof'),
-    beneficiaryProof: optionalObject(body, 'beneficiaryProof'),
+    originatorProof: ownershipProof(body, 'originatorProof'),
+    beneficiaryProof: ownershipProof(body, 'beneficiaryProof'),
     blockchainTransactionTimestamp: text(body, 'blockchainTransactionTimestamp'),
   };
 }
@@ -342,7 +343,7 @@ export function parseUpdateRequest(body: unknown): UpdateRequest {
         break;
       case 'beneficiaryProof':
       case 'originatorProof':
-        fields[name] = optionalObject(body, name);
+        fields[name] = ownershipProof(body, name);
         break;
       case 'originator':
       case 'beneficiary':

@@ -78,7 +78,7 @@ describe('sandbox: unchecked input answers 400 naming the field', () => {
       raw: body('{"a":"x"}').replace(/}$/, `,"originatorProof":${nested}}`),
     });
     expect(proof.status).toBe(400);
-    expect(proof.body.err.message).toMatch(/^originatorProof: /);
+    expect(proof.body.err.message).toMatch(/^originatorProof\.type: /);
 
     const tx = await call('POST', '/tx/create', undefined, { raw: body('{"a":"x"}') });
     expect(tx.status).toBe(200);

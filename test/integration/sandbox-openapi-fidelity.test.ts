@@ -186,6 +186,7 @@ describe("sandbox fidelity: the documented routes answer in the network's v1 Ope
       blockchainTransactionTimestamp: new Date().toISOString(),
     });
     expect(sent.status).toBe('SENT');
+    expect(sent.originatorProof).toEqual({ type: 'eip-191', proof: '0xproof' });
     const caip19 = 'eip155:1/erc20:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
     const byCaip = await create({ transactionAsset: { caip19 }, transactionAssetDecimals: 6 });
     expect(byCaip.transactionAsset).toBe(caip19);
@@ -208,6 +209,12 @@ describe("sandbox fidelity: the documented routes answer in the network's v1 Ope
     await send('POST /tx/update', 200, {
       body: { id: sent.id, txHash: `0x${randomBytes(32).toString('hex')}`, originatorRef: 'cust-1b' },
     });
+    // Ownership proofs (issue 22): the spec's OwnershipProof on update, and a type the sandbox cannot parse refused.
+    const proof = { type: 'microtransfer', proof: `0x${randomBytes(32).toString('hex')}` };
+    expect(
+      (await send('POST /tx/update', 200, { body: { id: sent.id, beneficiaryProof: proof } })).beneficiaryProof,
+    ).toEqual(proof);
+    await send('POST /tx/update', 400, { body: { id: sent.id, beneficiaryProof: { type: 'unknown', proof: 'x' } } });
     await send('POST /tx/update', 400, { body: { txHash: '0xabc' }, invalid: true });
     await send('POST /tx/update', 401, { body: { id: sent.id, txHash: '0xdef' }, as: null });
 
