@@ -6,6 +6,7 @@ const esmOnly = [
   'jose',
   '@noble',
   '@scure',
+  'micro-packed',
   'multiformats',
   'did-jwt',
   'uint8arrays',
