@@ -53,6 +53,7 @@ const capabilities = [
   'policy',
   'pricing',
   'jurisdictions',
+  'wallet-proofs',
 ];
 const layers = {
   lib: { only: [], why: 'lib/ holds what several capabilities share and imports nothing above it' },

@@ -20,6 +20,7 @@ import { keyRotationActivities } from './key-rotation';
 import { transferActivities } from './outgoing-transfers';
 import { retentionActivities } from './retention';
 import { transferViewActivities } from './transfer-view';
+import { walletProofActivities } from './wallet-proofs';
 
 export interface ActivityDeps {
   pool: Pool;
@@ -56,6 +57,7 @@ export function createActivities(deps: ActivityDeps) {
     ...counterpartyActivities(deps),
     ...transferViewActivities(deps),
     ...incomingSweepActivities(deps),
+    ...walletProofActivities(deps),
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,

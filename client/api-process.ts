@@ -129,6 +129,7 @@ export async function startApi(
     requireForwardedHttps: config.transport.tlsTerminatedByProxy === true,
     pricing: createPricing(config.pricing),
     jurisdictions: config.jurisdictions,
+    walletProofs: config.walletProofs,
     tracing: tracing !== undefined,
   });
   await app.listen({ host: config.host, port: config.apiPort });

@@ -15,6 +15,7 @@ import { loadTransferConfig, type TransferConfig } from '../outgoing/config';
 import { loadIncomingConfig, type IncomingConfig } from '../incoming/config';
 import { loadPolicyConfig, type PolicyConfig } from '../policy/config';
 import { loadPricingConfig, type PricingConfig } from '../pricing/config';
+import { loadWalletProofConfig, type WalletProofConfig } from '../wallet-proofs/config';
 import { loadJurisdictionConfig, type JurisdictionConfig } from '../jurisdictions/config';
 import { loadWebhookConfig, type WebhookConfig } from '../webhooks/config';
 import type { NetworkBudgetConfig, NetworkConfig } from '../network/config';
@@ -74,6 +75,8 @@ export interface PlatformConfig {
   policy: PolicyConfig;
   /** Prices for thresholds and amount rules: the table, the operator's price API, their maximum age. */
   pricing: PricingConfig;
+  /** Ownership proofs of self-hosted wallets: reuse, deadlines, deposit addresses (wallet-proofs/config.ts). */
+  walletProofs: WalletProofConfig;
   /** Each subsidiary's country, whose Travel Rule thresholds apply to its transfers (jurisdictions/config.ts). */
   jurisdictions: JurisdictionConfig;
   /** Signing secrets of the network's webhooks (webhooks/config.ts). */
@@ -277,6 +280,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     incoming: loadIncomingConfig(env),
     policy: loadPolicyConfig(env),
     pricing: loadPricingConfig(env),
+    walletProofs: loadWalletProofConfig(env),
     jurisdictions: loadJurisdictionConfig(env),
     webhooks: loadWebhookConfig(env),
     auth: loadOperatorAuthConfig(env),

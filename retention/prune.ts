@@ -11,6 +11,7 @@ import type { Logger } from '../lib/logger';
 import type { Heartbeat } from '../lib/heartbeat';
 import { recordAuditEntry } from '../audit/store';
 import { deleteWebhookIdsBefore, eraseTransferRequestsBefore, retentionCutoffs } from './store';
+import { foldKpiChanges } from '../transfer-view/kpis-store';
 
 export interface PruneInput {
   webhookDays: number;
@@ -92,6 +93,9 @@ export async function pruneExpiredRecords(
   const transferRequestsErased = await inBatches(run, 'transferRequestsErased', batchRows, () =>
     eraseTransferRequestsBefore(deps.pool, cut.transfer, batchRows, by),
   );
+  // The KPIs' counts the transfer projection's triggers appended since (migration 0022), folded into the rollup so they
+  // stay few when nobody reads the dashboard for a while.
+  await foldKpiChanges(deps.pool);
   const result: PruneResult = {
     webhooksDeleted,
     transferRequestsErased,

@@ -7,3 +7,4 @@ export { incomingTransfer } from './incoming-transfer';
 export { retentionSweep } from './retention';
 export { incomingSweep } from './incoming-sweep';
 export { counterpartyReviewSync } from './counterparty-review-sync';
+export { walletProof } from './wallet-proof';

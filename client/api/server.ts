@@ -39,6 +39,8 @@ import type { Pricing } from '../../pricing';
 import type { JurisdictionConfig } from '../../jurisdictions/config';
 import { createDecideDeps, fiatOf } from '../../policy/sources';
 import { traceRequests } from './tracing';
+import { walletProofRoutes } from './routes/wallet-proofs';
+import { loadWalletProofConfig, type WalletProofConfig } from '../../wallet-proofs/config';
 
 export interface ApiDeps {
   temporal: Client;
@@ -86,6 +88,8 @@ export interface ApiDeps {
   jurisdictions?: JurisdictionConfig;
   /** A span per request (client/api/tracing.ts), when the process traces (OTEL_EXPORTER_OTLP_ENDPOINT). */
   tracing?: boolean;
+  /** Wallet ownership proofs' settings (WALLET_PROOF_*); absent: the defaults, and no small-deposit test. */
+  walletProofs?: WalletProofConfig;
 }
 
 /** Every webhook receiver: public (signed by the network), so limited per client IP before anything else runs. */
@@ -194,6 +198,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     webhooks: deps.webhooks,
     subsidiaryDids: deps.group.subsidiaryDids,
   });
+  walletProofRoutes(app, { ...deps, config: deps.walletProofs ?? loadWalletProofConfig({}) });
   return app;
 }
 

@@ -24,7 +24,8 @@ export interface Kpis extends KpiRates {
   from: string;
   to: string;
   counts: KpiCounts;
-  answerSeconds: { median: number | null; p95: number | null };
+  /** `estimated`: from histograms (many answered transfers in the range), else exact. */
+  answerSeconds: { median: number | null; p95: number | null; estimated?: boolean };
   byStatus: Record<string, number>;
   byType: Record<string, number>;
   series: ({ start: string; day: string } & KpiCounts & KpiRates)[];
@@ -194,7 +195,7 @@ export function Dashboard({ session, config }: { session: Session; config: Conso
       kpis &&
       html`<div class="tiles" id="kpi-tiles" data-from=${kpis.from} data-to=${kpis.to}>
           ${RATES.map((r) => tile(`kpi-${r.key}`, r.label, percent(kpis[r.key]), `${r.of}`))}
-          ${tile('kpi-answer-median', 'Median answer time', duration(kpis.answerSeconds.median), `p95 ${duration(kpis.answerSeconds.p95)}`)}
+          ${tile('kpi-answer-median', 'Median answer time', `${kpis.answerSeconds.estimated ? '≈ ' : ''}${duration(kpis.answerSeconds.median)}`, `p95 ${kpis.answerSeconds.estimated ? '≈ ' : ''}${duration(kpis.answerSeconds.p95)}`)}
           ${tile('kpi-total', 'Transfers', String(kpis.counts.total), `${kpis.counts.sent} sent, ${kpis.counts.answered} answered, ${kpis.counts.accepted} accepted`)}
         </div>
         ${

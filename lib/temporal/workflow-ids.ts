@@ -20,6 +20,8 @@ export const workflowIds = {
   /** The nightly schedule of a subsidiary, and the id its runs start under (plus the scheduled time). */
   addressBookSchedule: (vaspDid: string) => `address-book-schedule-${vaspDid}`,
   scheduledAddressBookReconcile: (vaspDid: string) => `address-book-nightly-${vaspDid}`,
+  /** One workflow per wallet ownership proof (wallet-proofs/). */
+  walletProof: (proofId: string) => `wallet-proof-${proofId}`,
   /** The one data-retention schedule, and the id its runs start under (plus the scheduled time). */
   retentionSchedule: 'retention-schedule',
   scheduledRetentionSweep: 'retention-nightly',

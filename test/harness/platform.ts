@@ -1,3 +1,4 @@
+import { loadWalletProofConfig, type WalletProofConfig } from '../../wallet-proofs/config';
 import { ReviewCache } from '../../counterparties/review-cache';
 import { createPricing } from '../../pricing';
 import { loadPricingConfig, type PricingConfig } from '../../pricing/config';
@@ -356,6 +357,8 @@ export interface OrchestratorOptions {
   pricing?: PricingConfig;
   /** Each subsidiary's jurisdiction (SUBSIDIARY_JURISDICTIONS); default: none, FATF's rules. */
   jurisdictions?: JurisdictionConfig;
+  /** Wallet proofs' settings (WALLET_PROOF_*) over the defaults. */
+  walletProofs?: Partial<WalletProofConfig>;
 }
 
 const UNREACHED_LIMIT = { max: 1_000_000, windowMs: 60_000 };
@@ -464,6 +467,7 @@ export async function startOrchestrator(
       pricing: createPricing(opts.pricing ?? loadPricingConfig({})),
       jurisdictions: opts.jurisdictions,
       tracing: opts.tracing !== undefined,
+      walletProofs: { ...loadWalletProofConfig({}), ...opts.walletProofs },
     });
     apiUrl = await listen(api);
     agent = await buildAgentApi({

@@ -1,0 +1,47 @@
+/**
+ * The API's side of a wallet proof's workflow: a signature, an observed deposit or a review, each an update its
+ * workflow validates (workflows/wallet-proof.ts); the answer is the proof as stored once the update is done.
+ */
+import type { Client } from '@temporalio/client';
+import type { Pool } from 'pg';
+import { auditActor, type Principal } from '../../lib/principal';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
+import { proofOrNotFound } from '../../wallet-proofs/proofs';
+import type { WalletProof } from '../../wallet-proofs/types';
+import {
+  depositObservedUpdate,
+  reviewProofUpdate,
+  submitSignatureUpdate,
+  type DepositObserved,
+} from '../../workflows/wallet-proof.messages';
+import { executePersonUpdate } from '../person-update';
+
+interface Deps {
+  temporal: Client;
+  pool: Pool;
+}
+
+async function update<A>(deps: Deps, id: string, def: unknown, arg: A): Promise<WalletProof> {
+  await proofOrNotFound(deps.pool, id);
+  await executePersonUpdate(temporalHandle(deps, id), def as never, arg as never, {
+    closed: (status) => `proof ${id} is no longer pending (its workflow is ${status})`,
+    notFound: `no wallet proof ${id}`,
+  });
+  return proofOrNotFound(deps.pool, id);
+}
+
+const temporalHandle = (deps: Deps, id: string) => deps.temporal.workflow.getHandle(workflowIds.walletProof(id));
+
+export const submitSignature = (deps: Deps, id: string, signature: string) =>
+  update(deps, id, submitSignatureUpdate, { signature });
+
+export const depositObserved = (deps: Deps, id: string, deposit: DepositObserved) =>
+  update(deps, id, depositObservedUpdate, deposit);
+
+/** A compliance officer's decision, in the principal's name. */
+export const reviewProof = (
+  deps: Deps,
+  id: string,
+  input: { decision: 'approve' | 'reject'; reason: string },
+  principal: Principal,
+) => update(deps, id, reviewProofUpdate, { ...input, actor: auditActor(principal), principal });

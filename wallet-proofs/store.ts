@@ -1,0 +1,211 @@
+/**
+ * Wallet ownership proofs' SQL: one row per proof of (customer ref, asset, address), its challenge, its evidence and
+ * its status. Status changes only leave PENDING (a finished proof is never rewritten), which makes every write of the
+ * workflow's activities idempotent.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { exactTimestamp } from '../db/listing';
+import type { ProofEvidence, ProofMethod, ProofStatus, WalletProof } from './types';
+
+/** A pool, or a client (in a transaction when the caller needs one). */
+export type Queryable = Pool | PoolClient;
+
+const COLUMNS = `id, customer_ref, asset, address, vasp_did, method, scheme, status, reason, nonce,
+  ${exactTimestamp('challenge_expires_at')} as challenge_expires_at, deposit_address, deposit_amount, evidence,
+  created_by, ${exactTimestamp('created_at')} as created_at, ${exactTimestamp('updated_at')} as updated_at,
+  ${exactTimestamp('verified_at')} as verified_at, ${exactTimestamp('expires_at')} as expires_at`;
+
+interface Row {
+  id: string;
+  customer_ref: string;
+  asset: string;
+  address: string;
+  vasp_did: string;
+  method: ProofMethod;
+  scheme: WalletProof['scheme'];
+  status: ProofStatus;
+  reason: string | null;
+  nonce: string;
+  challenge_expires_at: string;
+  deposit_address: string | null;
+  deposit_amount: string | null;
+  evidence: ProofEvidence;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  verified_at: string | null;
+  expires_at: string | null;
+}
+
+const toProof = (r: Row): WalletProof => ({
+  id: r.id,
+  customerRef: r.customer_ref,
+  asset: r.asset,
+  address: r.address,
+  vaspDid: r.vasp_did,
+  method: r.method,
+  scheme: r.scheme,
+  status: r.status,
+  reason: r.reason,
+  nonce: r.nonce,
+  challengeExpiresAt: r.challenge_expires_at,
+  depositAddress: r.deposit_address,
+  depositAmount: r.deposit_amount,
+  evidence: r.evidence,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  verifiedAt: r.verified_at,
+  expiresAt: r.expires_at,
+});
+
+export type NewProof = Pick<
+  WalletProof,
+  | 'id'
+  | 'customerRef'
+  | 'asset'
+  | 'address'
+  | 'vaspDid'
+  | 'method'
+  | 'scheme'
+  | 'nonce'
+  | 'challengeExpiresAt'
+  | 'depositAddress'
+  | 'depositAmount'
+  | 'createdBy'
+>;
+
+/** The unique constraints an insert can meet: the nonce, and an open deposit test's (address, amount). */
+export type InsertConflict = 'nonce' | 'deposit';
+
+export async function insertProof(db: Queryable, p: NewProof): Promise<WalletProof | InsertConflict> {
+  // A savepoint, so a conflict leaves the caller's transaction usable (the caller retries with another amount).
+  const inTx = !('totalCount' in db);
+  if (inTx) await db.query('savepoint wallet_proof_insert');
+  try {
+    const { rows } = await db.query<Row>(
+      `insert into wallet_proofs (id, customer_ref, asset, address, vasp_did, method, scheme, status, nonce,
+         challenge_expires_at, deposit_address, deposit_amount, created_by)
+       values ($1, $2, $3, $4, $5, $6, $7, 'PENDING', $8, $9, $10, $11, $12)
+       returning ${COLUMNS}`,
+      [
+        p.id,
+        p.customerRef,
+        p.asset,
+        p.address,
+        p.vaspDid,
+        p.method,
+        p.scheme,
+        p.nonce,
+        p.challengeExpiresAt,
+        p.depositAddress,
+        p.depositAmount,
+        p.createdBy,
+      ],
+    );
+    if (inTx) await db.query('release savepoint wallet_proof_insert');
+    return toProof(rows[0]!);
+  } catch (e) {
+    const err = e as { code?: string; constraint?: string };
+    if (err.code !== '23505') throw e;
+    if (inTx) await db.query('rollback to savepoint wallet_proof_insert');
+    return err.constraint === 'wallet_proofs_open_deposit' ? 'deposit' : 'nonce';
+  }
+}
+
+export async function getProof(db: Queryable, id: string): Promise<WalletProof | undefined> {
+  const { rows } = await db.query<Row>(`select ${COLUMNS} from wallet_proofs where id = $1`, [id]);
+  return rows[0] && toProof(rows[0]);
+}
+
+/** The newest VERIFIED proof of the (customer, asset, address) still valid at `now`, if any. */
+export async function reusableProof(
+  db: Queryable,
+  subject: { customerRef: string; asset: string; address: string },
+  now: Date,
+): Promise<WalletProof | undefined> {
+  const { rows } = await db.query<Row>(
+    `select ${COLUMNS} from wallet_proofs
+      where customer_ref = $1 and asset = $2 and address = $3 and status = 'VERIFIED' and expires_at > $4
+      order by verified_at desc limit 1`,
+    [subject.customerRef, subject.asset, subject.address, now.toISOString()],
+  );
+  return rows[0] && toProof(rows[0]);
+}
+
+export interface ProofFilter {
+  status?: ProofStatus;
+  customerRef?: string;
+  address?: string;
+}
+
+/** Proofs matching every filter given, newest first. */
+export async function listProofs(db: Queryable, filter: ProofFilter, limit: number): Promise<WalletProof[]> {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  for (const [column, value] of [
+    ['status', filter.status],
+    ['customer_ref', filter.customerRef],
+    ['address', filter.address],
+  ] as const) {
+    if (value === undefined) continue;
+    args.push(value);
+    where.push(`${column} = $${args.length}`);
+  }
+  args.push(limit);
+  const { rows } = await db.query<Row>(
+    `select ${COLUMNS} from wallet_proofs ${where.length ? `where ${where.join(' and ')}` : ''}
+      order by created_at desc, id desc limit $${args.length}`,
+    args,
+  );
+  return rows.map(toProof);
+}
+
+/**
+ * Moves a PENDING proof to `status`; undefined when it is not PENDING (already moved: a retried write, or a race the
+ * first writer won), so the caller audits only a change it made.
+ */
+export async function finishProof(
+  tx: PoolClient,
+  change: {
+    id: string;
+    status: Exclude<ProofStatus, 'PENDING'>;
+    reason: string | null;
+    evidence?: ProofEvidence;
+    validDays?: number;
+  },
+): Promise<WalletProof | undefined> {
+  const verified = change.status === 'VERIFIED';
+  const { rows } = await tx.query<Row>(
+    `update wallet_proofs set status = $2, reason = $3, evidence = coalesce($4::jsonb, evidence),
+        updated_at = clock_timestamp(),
+        verified_at = case when $5 then clock_timestamp() end,
+        expires_at = case when $5 then clock_timestamp() + make_interval(days => $6::int) end
+      where id = $1 and status = 'PENDING'
+      returning ${COLUMNS}`,
+    [
+      change.id,
+      change.status,
+      change.reason,
+      change.evidence ? JSON.stringify(change.evidence) : null,
+      verified,
+      change.validDays ?? 0,
+    ],
+  );
+  return rows[0] && toProof(rows[0]);
+}
+
+/** Records why an observed deposit did not verify a still-PENDING proof (it keeps waiting for the right one). */
+export async function notePending(
+  tx: PoolClient,
+  id: string,
+  reason: string,
+  evidence: ProofEvidence,
+): Promise<WalletProof | undefined> {
+  const { rows } = await tx.query<Row>(
+    `update wallet_proofs set reason = $2, evidence = $3::jsonb, updated_at = clock_timestamp()
+      where id = $1 and status = 'PENDING' returning ${COLUMNS}`,
+    [id, reason, JSON.stringify(evidence)],
+  );
+  return rows[0] && toProof(rows[0]);
+}
