@@ -57,7 +57,11 @@ export async function startApi(
   const keyring = loadCodecKeyring(config.codecKeys, config.dataDir);
   const tracing = shared
     ? shared.tracing
-    : startTracing({ otlpEndpoint: config.observability.otlpEndpoint, process: 'api' });
+    : startTracing({
+        otlpEndpoint: config.observability.otlpEndpoint,
+        sampler: config.observability.tracesSampler,
+        process: 'api',
+      });
   if (tracing && !shared) log.info(`traces exported over OTLP/HTTP to ${config.observability.otlpEndpoint}`);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
   await assertReachable(databaseUrl);

@@ -1,5 +1,6 @@
 import { loadAuditConfig, type AuditConfig } from '../audit/config';
 import { ConfigError } from '../lib/errors';
+import { TRACES_SAMPLERS, type TracesSampler } from '../lib/tracing/sampler-setting';
 import { loadAddressBookConfig, type AddressBookConfig } from '../address-book/config';
 import { loadRetentionConfig, type RetentionConfig } from '../retention/config';
 import { loadApiTransportConfig, type ApiTransportConfig } from '../lib/api-transport';
@@ -104,6 +105,30 @@ export interface ObservabilityConfig {
   temporalSdkMetricsPort?: number;
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported over OTLP/HTTP when set, not made at all otherwise. */
   otlpEndpoint?: string;
+  /** OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG: which traces are recorded (lib/tracing). */
+  tracesSampler: TracesSampler;
+}
+
+function tracesSampler(env: Env): TracesSampler {
+  const raw = env.OTEL_TRACES_SAMPLER || 'parentbased_always_on';
+  const name = TRACES_SAMPLERS.find((s) => s === raw);
+  if (!name) {
+    throw new ConfigError(
+      'OTEL_TRACES_SAMPLER',
+      `"${raw}" is not a sampler`,
+      `Set it to one of ${TRACES_SAMPLERS.join(', ')}`,
+    );
+  }
+  const arg = env.OTEL_TRACES_SAMPLER_ARG;
+  const ratio = arg === undefined || arg === '' ? 1 : Number(arg);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+    throw new ConfigError(
+      'OTEL_TRACES_SAMPLER_ARG',
+      `"${arg}" is not a ratio`,
+      'Set it to a number from 0 to 1 (0.1: one trace in ten)',
+    );
+  }
+  return { name, ratio };
 }
 
 /** A metrics port: 0–65535 (0 = a free port) or `off`. */
@@ -125,6 +150,7 @@ function loadObservabilityConfig(env: Env): ObservabilityConfig {
     workerMetricsPort: metricsPort(env, 'WORKER_METRICS_PORT', 9465),
     temporalSdkMetricsPort: metricsPort(env, 'TEMPORAL_SDK_METRICS_PORT', 9466),
     otlpEndpoint: httpUrlSetting(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
+    tracesSampler: tracesSampler(env),
   };
 }
 

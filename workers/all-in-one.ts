@@ -19,7 +19,11 @@ import { startTracing } from '../lib/tracing';
 runMain('all-in-one', async (log) => {
   const config = loadConfig();
   await installTemporalRuntime(config.observability, log);
-  const tracing = startTracing({ otlpEndpoint: config.observability.otlpEndpoint, process: 'all-in-one' });
+  const tracing = startTracing({
+    otlpEndpoint: config.observability.otlpEndpoint,
+    sampler: config.observability.tracesSampler,
+    process: 'all-in-one',
+  });
   if (tracing) log.info(`traces exported over OTLP/HTTP to ${config.observability.otlpEndpoint}`);
   const connection = await connectTemporal(NativeConnection, config.temporal);
   // A Client on a NativeConnection: what eager start needs (the SDK hands the task to a worker on that connection).

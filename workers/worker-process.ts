@@ -45,7 +45,11 @@ export async function startWorker(
   }
   const tracing = shared
     ? shared.tracing
-    : startTracing({ otlpEndpoint: config.observability.otlpEndpoint, process: 'worker' });
+    : startTracing({
+        otlpEndpoint: config.observability.otlpEndpoint,
+        sampler: config.observability.tracesSampler,
+        process: 'worker',
+      });
   if (tracing && !shared) log.info(`traces exported over OTLP/HTTP to ${config.observability.otlpEndpoint}`);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;
   await assertReachable(databaseUrl);

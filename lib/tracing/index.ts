@@ -1,7 +1,17 @@
 import { context, propagation, trace, type Context } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type ReadableSpan,
+  type Sampler,
+  type Span,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { ClientInterceptors } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
@@ -12,6 +22,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
+import type { TracesSampler } from './sampler-setting';
 
 /**
  * OpenTelemetry tracing of one process (OTEL_EXPORTER_OTLP_ENDPOINT, read by config/index.ts): the API's requests
@@ -42,6 +53,25 @@ export interface TracingOptions {
   otlpEndpoint?: string;
   /** `api`, `worker` or `all-in-one`: the resource's service.name is travel-rule-orchestrator-<process>. */
   process: string;
+  /** OTEL_TRACES_SAMPLER(_ARG); default parentbased_always_on: every trace this process starts is recorded. */
+  sampler?: TracesSampler;
+}
+
+/**
+ * The OpenTelemetry sampler of a setting. A trace not sampled records nothing: its spans are non-recording, the
+ * workflows it starts make no span (workflows/tracing-interceptors.ts reads the sampled flag), nothing is exported.
+ */
+export function samplerOf(setting: TracesSampler): Sampler {
+  const [parentBased, root] = setting.name.startsWith('parentbased_')
+    ? [true, setting.name.slice('parentbased_'.length)]
+    : [false, setting.name];
+  const sampler =
+    root === 'always_off'
+      ? new AlwaysOffSampler()
+      : root === 'traceidratio'
+        ? new TraceIdRatioBasedSampler(setting.ratio)
+        : new AlwaysOnSampler();
+  return parentBased ? new ParentBasedSampler({ root: sampler }) : sampler;
 }
 
 /**
@@ -106,7 +136,11 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
   const resource = new Resource({ 'service.name': `travel-rule-orchestrator-${options.process}` });
   const exporter = new OTLPTraceExporter({ url: `${options.otlpEndpoint.replace(/\/+$/, '')}/v1/traces` });
   const processor = new AllowlistSpanProcessor(new BatchSpanProcessor(exporter));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  const provider = new NodeTracerProvider({
+    resource,
+    spanProcessors: [processor],
+    sampler: samplerOf(options.sampler ?? { name: 'parentbased_always_on', ratio: 1 }),
+  });
   // The global provider, the AsyncLocalStorage context manager and the W3C trace-context propagator.
   provider.register();
   return {
