@@ -102,6 +102,7 @@ async function record(): Promise<void> {
     transfers: { pollIntervalMs: 500, answerDeadlineMs: 60_000 },
     incoming,
     addressBook: addressBookTestSettings({ chunkRows: 20, chunksPerExecution: 2 }),
+    walletProofs: { depositAddresses: { ethereum: `0x${'d0'.repeat(20)}` } },
   };
   const orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), options);
   let closed = false;
@@ -375,6 +376,46 @@ async function record(): Promise<void> {
         args: [{ trigger: 'api', vaspDids: [g.gateway, ...subsidiaryDids] }],
       });
       await save(client, 'counterparty-review-sync', 'counterparty-review-sync-replay', secrets);
+    }
+
+    // Wallet proofs: a screenshot a compliance officer approves; a small deposit, first of a wrong amount (noted, still
+    // pending), then of the test's amount from the wallet.
+    if (want('wallet-proof-screenshot-approved', 'wallet-proof-deposit-verified')) {
+      const start = async (method: string) => {
+        const r = await api('POST', '/v1/wallet-proofs', {
+          customerRef: `replay-${method.toLowerCase()}`,
+          asset: 'ETH',
+          address: `0x${'a1'.repeat(20)}`,
+          method,
+          vaspDid: g.subA,
+        });
+        if (r.status !== 201) throw new Error(`wallet proof: ${r.status} ${JSON.stringify(r.body)}`);
+        return r.body;
+      };
+      const shot = await start('SCREENSHOT');
+      const approved = await api(
+        'POST',
+        `/v1/wallet-proofs/${shot.id}/review`,
+        { decision: 'approve', reason: 'replay fixture' },
+        'compliance',
+      );
+      if (approved.status !== 200) throw new Error(`review: ${approved.status} ${JSON.stringify(approved.body)}`);
+      await client.workflow.getHandle(workflowIds.walletProof(shot.id)).result();
+      await save(client, 'wallet-proof-screenshot-approved', workflowIds.walletProof(shot.id), secrets);
+
+      const test = await start('SMALL_DEPOSIT');
+      const deposit = test.instructions.deposit as { amount: string };
+      const seen = (amount: string) =>
+        api('POST', `/v1/wallet-proofs/${test.id}/deposit-observed`, {
+          txHash: `0x${'cd'.repeat(32)}`,
+          from: `0x${'a1'.repeat(20)}`,
+          amount,
+        });
+      await seen((BigInt(deposit.amount) + 1n).toString());
+      const verified = await seen(deposit.amount);
+      if (verified.body.status !== 'VERIFIED') throw new Error(`deposit: ${JSON.stringify(verified.body)}`);
+      await client.workflow.getHandle(workflowIds.walletProof(test.id)).result();
+      await save(client, 'wallet-proof-deposit-verified', workflowIds.walletProof(test.id), secrets);
     }
 
     // Policies: subsidiary A's own policy holds its outgoing transfers for a person and tells the network NOT_READY
