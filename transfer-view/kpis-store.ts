@@ -185,23 +185,28 @@ async function keyedCounts(pool: Pool, f: KpiFilter, kinds: number[]): Promise<K
   const lastDay = Math.floor(f.to.getTime() / DAY_MS) * DAY_MS;
   // [days0, days1): the whole days, read from the rollup; the rest of [from, to) from transfer_view.
   const [days0, days1] = firstDay < lastDay ? [new Date(firstDay), new Date(lastDay)] : [f.to, f.to];
-  const params: unknown[] = [kinds, days0, days1, f.from, f.to];
+  const params: unknown[] = [kinds, days0, days1];
   const filters = filterSql(f, params);
   const sums = 'total, sent, answered, accepted, identified, decided, automated'.split(', ');
   const rollup = (table: string) =>
     `select kind, bucket, key, ${sums.join(', ')} from ${table}
       where kind = any($1::smallint[]) and bucket >= $2 and bucket < $3${filters}`;
+  // Only when the range has a partial day: planning this part costs more than running the rest.
+  let edges = '';
+  if (f.from.getTime() < days0.getTime() || days1.getTime() < f.to.getTime()) {
+    params.push(f.from, f.to);
+    const [from, to] = [`$${params.length - 1}`, `$${params.length}`];
+    edges = `union all
+      select k.kind, k.bucket, k.key, 1, k.sent, k.answered, k.accepted, k.identified, k.decided, k.automated
+        from transfer_view t,
+             lateral transfer_kpi_keys(t.created_at, t.status, t.asset, t.transaction_id, t.counterparty_did,
+                                       t.decided_by, t.answered_at) k
+       where ((t.created_at >= ${from} and t.created_at < $2) or (t.created_at >= $3 and t.created_at < ${to}))
+             ${filters.replace(/ and /g, ' and t.')} and k.kind = any($1::smallint[])`;
+  }
   const { rows } = await pool.query<KeyRow>(
     `select kind, bucket as start, key, ${sums.map((c) => `sum(${c})::int as ${c}`).join(', ')}
-       from (${rollup('transfer_kpis')}
-             union all ${rollup('transfer_kpi_changes')}
-             union all
-             select k.kind, k.bucket, k.key, 1, k.sent, k.answered, k.accepted, k.identified, k.decided, k.automated
-               from transfer_view t,
-                    lateral transfer_kpi_keys(t.created_at, t.status, t.asset, t.transaction_id, t.counterparty_did,
-                                              t.decided_by, t.answered_at) k
-              where ((t.created_at >= $4 and t.created_at < $2) or (t.created_at >= $3 and t.created_at < $5))${filters.replace(/ and /g, ' and t.')}
-                and k.kind = any($1::smallint[])) c
+       from (${rollup('transfer_kpis')} union all ${rollup('transfer_kpi_changes')} ${edges}) c
       group by 1, 2, 3`,
     params,
   );

@@ -64,7 +64,7 @@ export async function fillSyntheticTransfers(
     await client.query('vacuum (analyze) transfer_view');
     // The insert's trigger appended the KPIs' counts per key (migration 0022): folded as the first reader would.
     await foldKpiChanges(pool);
-    await client.query('vacuum (analyze) transfer_kpis');
+    await client.query('vacuum (analyze) transfer_kpis, transfer_kpi_changes');
   } finally {
     client.release();
   }
