@@ -67,6 +67,13 @@ const POLICY: Record<string, Role[] | typeof PUBLIC> = {
   'PUT /v1/counterparties/:vaspDID': compliance,
   'DELETE /v1/counterparties/:vaspDID': compliance,
   'POST /v1/counterparties/sync': compliance,
+  // Ownership proofs of self-hosted wallets (issue 22): operators start them and report what custody saw.
+  'POST /v1/wallet-proofs': operate,
+  'GET /v1/wallet-proofs': read,
+  'GET /v1/wallet-proofs/:id': read,
+  'POST /v1/wallet-proofs/:id/signature': operate,
+  'POST /v1/wallet-proofs/:id/deposit-observed': operate,
+  'POST /v1/wallet-proofs/:id/review': compliance,
   'GET /v1/policies/:vaspDID': read,
   'PUT /v1/policies/:vaspDID': compliance,
   // Evaluates given facts only: nothing is stored or read but the policy.

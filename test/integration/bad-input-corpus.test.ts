@@ -780,6 +780,8 @@ describe('bad-input corpus: every route of the API and the sandbox refuses inval
       '/sandbox/counterparties/{vaspDID}/behaviours': { vaspDID: g.external },
       '/sandbox/counterparties/{vaspDID}/received/{txId}': { vaspDID: g.external },
       '/tf/vasps/update': { did: g.subA },
+      // A transaction hash (32 bytes hex) the generic samples do not produce: the cases then reach from and amount.
+      '/v1/wallet-proofs/{id}/deposit-observed': { txHash: `0x${'ab'.repeat(32)}` },
       // A generous limit: a case the handler took by mistake would not throttle the cases after it.
       '/sandbox/rate-limit': { limit: 1_000_000, windowSeconds: 300, lockoutSeconds: 10 },
     },
