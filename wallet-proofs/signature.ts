@@ -5,6 +5,7 @@
 import { ValidationError } from '../lib/errors';
 import { assertAddressForAsset, chainOfAssetOrThrow, schemesFor } from './addresses';
 import { challengeFor, normalizedFields, type ChallengeFields, type SignatureScheme } from './challenge';
+import { verifyBip137, verifyBip322 } from './signature/bitcoin';
 import { eip191Digest, eip712Digest, verifyEthereumSignature } from './signature/ethereum';
 
 export type SignatureCheck = { valid: true } | { valid: false; reason: string };
@@ -33,7 +34,9 @@ export function verifyOwnershipSignature(
       return verifyEthereumSignature(eip191Digest((challenge as { message: string }).message), signature, f.address);
     case 'EIP712':
       return verifyEthereumSignature(eip712Digest((challenge as { typedData: never }).typedData), signature, f.address);
-    default:
-      return { valid: false, reason: `${scheme} verification is not available yet` };
+    case 'BIP137':
+      return verifyBip137(f.address, (challenge as { message: string }).message, signature);
+    case 'BIP322':
+      return verifyBip322(f.address, (challenge as { message: string }).message, signature);
   }
 }
