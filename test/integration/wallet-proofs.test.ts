@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { base64 } from '@scure/base';
+import { p2wpkh, RawWitness } from '@scure/btc-signer';
+import { bip322Transactions } from '../../wallet-proofs/signature/bitcoin';
 import {
   groupSeed,
   startOrchestrator,
@@ -30,6 +33,19 @@ function ethereumWallet() {
     return `0x${bytesToHex(sig.toBytes('compact'))}${(27 + sig.recovery!).toString(16)}`;
   };
   return { address, personalSign };
+}
+
+/** A native segwit (P2WPKH) Bitcoin wallet made in the test, signing BIP-322 "simple" with @scure/btc-signer's signer. */
+function bitcoinWallet() {
+  const secretKey = secp256k1.utils.randomSecretKey();
+  const payment = p2wpkh(secp256k1.getPublicKey(secretKey, true));
+  const signBip322 = (message: string) => {
+    const { toSign } = bip322Transactions(payment.script, message);
+    toSign.signIdx(secretKey, 0);
+    toSign.finalizeIdx(0);
+    return base64.encode(RawWitness.encode(toSign.getInput(0).finalScriptWitness!));
+  };
+  return { address: payment.address!, signBip322 };
 }
 
 describe('wallet proofs API: signatures, small deposits, reviews, reuse, bad input (issue 22)', () => {
@@ -115,6 +131,25 @@ describe('wallet proofs API: signatures, small deposits, reviews, reuse, bad inp
     expect(listed.body.data.map((p: Json) => p.id)).toEqual([created.body.id]);
     const read = await api('viewer', 'GET', `/v1/wallet-proofs/${created.body.id}`);
     expect(read.body.status).toBe('VERIFIED');
+  });
+
+  it('a valid BIP-322 signature from a segwit wallet verifies it; the same signature for another address is REJECTED', async () => {
+    const wallet = bitcoinWallet();
+    const created = await create({ asset: 'BTC', address: wallet.address, scheme: 'BIP322' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ status: 'PENDING', method: 'SIGNATURE', scheme: 'BIP322' });
+    const signature = wallet.signBip322(created.body.instructions.challenge.message);
+    const signed = await api('operator', 'POST', `/v1/wallet-proofs/${created.body.id}/signature`, { signature });
+    expect(signed.status).toBe(200);
+    expect(signed.body).toMatchObject({ id: created.body.id, status: 'VERIFIED', reason: null });
+
+    const other = await create({ asset: 'BTC', address: bitcoinWallet().address, scheme: 'BIP322' });
+    const forged = await api('operator', 'POST', `/v1/wallet-proofs/${other.body.id}/signature`, {
+      signature: wallet.signBip322(other.body.instructions.challenge.message),
+    });
+    expect(forged.status).toBe(200);
+    expect(forged.body.status).toBe('REJECTED');
+    expect(forged.body.reason).toEqual(expect.any(String));
   });
 
   it("the same wallet's signature over another address's challenge is REJECTED with the reason", async () => {
