@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isAppError, ValidationError } from '../../lib/errors';
+import { isAppError, RateLimitedError, ValidationError } from '../../lib/errors';
 import { issueToValidationError, UNKNOWN_FIELD_RULE } from '../../lib/validation';
 
 /** Fields that once named who acts: the API now takes that from the credentials, and says so. */
@@ -26,6 +26,13 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   if (isAppError(error)) {
     if (error.httpStatus >= 500)
       request.log.warn({ err: { type: error.name, message: error.message } }, 'request failed');
+    // A passing failure (the network unreachable or busy, the group's budget for its quota spent) tells the caller
+    // when to repeat the request: the quota's own delay, else a second.
+    if (error.httpStatus === 503 && error.retryable)
+      reply.header(
+        'retry-after',
+        String(error instanceof RateLimitedError ? Math.max(1, Math.ceil(error.retryAfterMs / 1000)) : 1),
+      );
     return reply.code(error.httpStatus).send(error.toJSON());
   }
   if (error.statusCode && error.statusCode < 500) {

@@ -369,6 +369,8 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     try {
       const api = await post(payload, key);
       expect(api.status).toBe(503);
+      // A passing failure says when to repeat the request.
+      expect(api.headers.get('retry-after')).toBe('1');
       expect(await api.json()).toEqual({
         error: {
           type: 'AuditUnavailableError',
