@@ -82,7 +82,13 @@ if (command === 'start') {
   if (rest.length === 0 && chaosScale !== '0') {
     for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => undefined);
     const tests = spawnSync(process.execPath, jestArgs, { cwd: root, stdio: 'inherit' });
-    if (tests.status !== 0) process.exit(tests.status ?? 1);
+    if (tests.status !== 0) {
+      // Said out loud: jest killed by a signal after its summary printed nothing else of why the command failed.
+      console.error(
+        `npm test: jest ended with ${tests.signal ? `signal ${tests.signal}` : `exit code ${tests.status}`}`,
+      );
+      process.exit(tests.status ?? 1);
+    }
     console.error(`npm test: chaos run at scale ${chaosScale} (TEST_CHAOS_SCALE; 0 skips it)…`);
     run([tsx, join(root, 'bench', 'chaos.ts'), `--scale=${chaosScale}`]);
   } else {
