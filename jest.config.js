@@ -31,6 +31,7 @@ const common = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  setupFilesAfterEnv: ['<rootDir>/test/harness/exit-code-guard.ts'],
 };
 
 /** @type {import('jest').Config} */
