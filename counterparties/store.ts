@@ -3,13 +3,11 @@
  * GROUP_SCOPE for the group's review; and what each of the group's VASPs should publish at the network
  * (counterparty_review_pushes), with whether it got there.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
+import type { Queryable } from '../db/pool';
 import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
 import type { CursorKey } from '../lib/listing/cursor';
 import { effectiveReview, type CounterpartyReview, type EffectiveReview, type ReviewValue } from './types';
-
-/** A pool, or a client (in a transaction when the caller needs one). */
-export type Queryable = Pool | PoolClient;
 
 /** The scope of the group's review: not a DID, so it never collides with a subsidiary's. */
 export const GROUP_SCOPE = '*';

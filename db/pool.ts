@@ -1,4 +1,7 @@
-import { Pool, type PoolConfig } from 'pg';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
+
+/** A pool, or one of its clients (in a transaction when the caller needs one): what a store's reads take. */
+export type Queryable = Pool | PoolClient;
 
 /** The two schemas in the database. The orchestrator and the sandbox each own one and never read the other's. */
 export type SchemaOwner = 'orchestrator' | 'sandbox';
