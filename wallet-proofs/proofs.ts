@@ -75,6 +75,8 @@ export async function startProof(
         (k) => earlier[k] === checked[k],
       );
       if (!same) throw new ConflictError('Idempotency-Key names another proof request', { field: 'Idempotency-Key' });
+      // A pending proof whose start did not get as far as its workflow (the process died between the two) gets it now.
+      if (earlier.status === 'PENDING') await startWorkflow(deps, earlier);
       return { proof: earlier, instructions: instructionsOf(earlier), existing: true };
     }
   }
@@ -198,14 +200,20 @@ function checkRequest(deps: ProofDeps, r: ProofRequest) {
   return {
     customerRef: r.customerRef,
     asset: r.asset,
-    // One spelling per address, so reuse finds a proof whatever case the caller wrote (EIP-55 for Ethereum).
-    address: chain === 'ethereum' ? toChecksumAddress(r.address) : r.address,
+    address: storedSpelling(r.address),
     vaspDid: r.vaspDid,
     method,
     scheme,
     nonce: r.nonce?.replace(/^0x/, '').toLowerCase(),
   };
 }
+
+/**
+ * The one spelling proofs are stored under, so reuse and the list's filter find a proof whatever case the caller wrote:
+ * EIP-55 for an Ethereum address, as given otherwise.
+ */
+export const storedSpelling = (address: string) =>
+  /^0x[0-9a-fA-F]{40}$/.test(address) ? toChecksumAddress(address) : address;
 
 function depositAddress(deps: ProofDeps, asset: string): string {
   return deps.config.depositAddresses[chainOfAssetOrThrow('asset', asset)]!;

@@ -3,12 +3,11 @@
  * its status. Status changes only leave PENDING (a finished proof is never rewritten), which makes every write of the
  * workflow's activities idempotent.
  */
-import type { Pool, PoolClient } from 'pg';
-import { exactTimestamp } from '../db/listing';
+import type { PoolClient } from 'pg';
+import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
+import type { Queryable } from '../db/pool';
+import type { CursorKey } from '../lib/listing/cursor';
 import type { ProofEvidence, ProofMethod, ProofStatus, WalletProof } from './types';
-
-/** A pool, or a client (in a transaction when the caller needs one). */
-export type Queryable = Pool | PoolClient;
 
 const COLUMNS = `id, customer_ref, asset, address, vasp_did, method, scheme, status, reason, nonce,
   ${exactTimestamp('challenge_expires_at')} as challenge_expires_at, deposit_address, deposit_amount, evidence,
@@ -78,12 +77,11 @@ export type NewProof = Pick<
 /** The unique constraints an insert can meet: the nonce, and an open deposit test's (address, amount). */
 export type InsertConflict = 'nonce' | 'deposit';
 
-export async function insertProof(db: Queryable, p: NewProof): Promise<WalletProof | InsertConflict> {
-  // A savepoint, so a conflict leaves the caller's transaction usable (the caller retries with another amount).
-  const inTx = !('totalCount' in db);
-  if (inTx) await db.query('savepoint wallet_proof_insert');
+/** Inserts in the caller's transaction, behind a savepoint: a conflict leaves it usable (to retry another amount). */
+export async function insertProof(tx: PoolClient, p: NewProof): Promise<WalletProof | InsertConflict> {
+  await tx.query('savepoint wallet_proof_insert');
   try {
-    const { rows } = await db.query<Row>(
+    const { rows } = await tx.query<Row>(
       `insert into wallet_proofs (id, customer_ref, asset, address, vasp_did, method, scheme, status, nonce,
          challenge_expires_at, deposit_address, deposit_amount, created_by)
        values ($1, $2, $3, $4, $5, $6, $7, 'PENDING', $8, $9, $10, $11, $12)
@@ -103,12 +101,12 @@ export async function insertProof(db: Queryable, p: NewProof): Promise<WalletPro
         p.createdBy,
       ],
     );
-    if (inTx) await db.query('release savepoint wallet_proof_insert');
+    await tx.query('release savepoint wallet_proof_insert');
     return toProof(rows[0]!);
   } catch (e) {
     const err = e as { code?: string; constraint?: string };
     if (err.code !== '23505') throw e;
-    if (inTx) await db.query('rollback to savepoint wallet_proof_insert');
+    await tx.query('rollback to savepoint wallet_proof_insert');
     return err.constraint === 'wallet_proofs_open_deposit' ? 'deposit' : 'nonce';
   }
 }
@@ -139,8 +137,12 @@ export interface ProofFilter {
   address?: string;
 }
 
-/** Proofs matching every filter given, newest first. */
-export async function listProofs(db: Queryable, filter: ProofFilter, limit: number): Promise<WalletProof[]> {
+/** One page of the proofs matching every filter given, by creation time (keyset pagination, db/listing.ts). */
+export async function listProofs(
+  db: Queryable,
+  filter: ProofFilter,
+  page: { limit: number; order: ListOrder; cursor?: CursorKey },
+): Promise<Page<WalletProof>> {
   const where: string[] = [];
   const args: unknown[] = [];
   for (const [column, value] of [
@@ -152,13 +154,15 @@ export async function listProofs(db: Queryable, filter: ProofFilter, limit: numb
     args.push(value);
     where.push(`${column} = $${args.length}`);
   }
-  args.push(limit);
+  const ks = keyset(args, 'created_at', 'id', page.order, page.cursor);
+  if (ks.where) where.push(ks.where);
+  args.push(page.limit + 1);
   const { rows } = await db.query<Row>(
     `select ${COLUMNS} from wallet_proofs ${where.length ? `where ${where.join(' and ')}` : ''}
-      order by created_at desc, id desc limit $${args.length}`,
+      ${ks.orderBy} limit $${args.length}`,
     args,
   );
-  return rows.map(toProof);
+  return pageOf(rows, page.limit, (r) => ({ at: r.created_at, id: r.id }), toProof);
 }
 
 /**

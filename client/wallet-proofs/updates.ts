@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { auditActor, type Principal } from '../../lib/principal';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
+import { assertAddressForAsset } from '../../wallet-proofs/addresses';
 import { proofOrNotFound } from '../../wallet-proofs/proofs';
 import type { WalletProof } from '../../wallet-proofs/types';
 import {
@@ -22,7 +23,6 @@ interface Deps {
 }
 
 async function update<A>(deps: Deps, id: string, def: unknown, arg: A): Promise<WalletProof> {
-  await proofOrNotFound(deps.pool, id);
   await executePersonUpdate(temporalHandle(deps, id), def as never, arg as never, {
     closed: (status) => `proof ${id} is no longer pending (its workflow is ${status})`,
     notFound: `no wallet proof ${id}`,
@@ -35,8 +35,12 @@ const temporalHandle = (deps: Deps, id: string) => deps.temporal.workflow.getHan
 export const submitSignature = (deps: Deps, id: string, signature: string) =>
   update(deps, id, submitSignatureUpdate, { signature });
 
-export const depositObserved = (deps: Deps, id: string, deposit: DepositObserved) =>
-  update(deps, id, depositObservedUpdate, deposit);
+/** A deposit the custody system saw; its sender must be an address of the proof's chain (400 naming `from`). */
+export async function depositObserved(deps: Deps, id: string, deposit: DepositObserved): Promise<WalletProof> {
+  const proof = await proofOrNotFound(deps.pool, id);
+  assertAddressForAsset('from', proof.asset, deposit.from);
+  return update(deps, id, depositObservedUpdate, deposit);
+}
 
 /** A compliance officer's decision, in the principal's name. */
 export const reviewProof = (

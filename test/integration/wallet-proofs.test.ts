@@ -13,6 +13,7 @@ import {
   type RunningSandbox,
 } from '../harness/platform';
 import type { Role } from '../../lib/principal';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -150,6 +151,67 @@ describe('wallet proofs API: signatures, small deposits, reviews, reuse, bad inp
     expect(forged.status).toBe(200);
     expect(forged.body.status).toBe('REJECTED');
     expect(forged.body.reason).toEqual(expect.any(String));
+  });
+
+  it('a repeat under the same Idempotency-Key starts the workflow a pending proof lost', async () => {
+    const wallet = ethereumWallet();
+    const key = `wp-repeat-${randomBytes(6).toString('hex')}`;
+    const body = {
+      customerRef: customer(),
+      asset: 'ETH',
+      address: wallet.address,
+      method: 'SIGNATURE',
+      vaspDid: g.subA,
+    };
+    const post = () =>
+      fetch(`${orch.apiUrl}/v1/wallet-proofs`, {
+        method: 'POST',
+        headers: orch.headers('operator', { 'content-type': 'application/json', 'idempotency-key': key }),
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Json }));
+    const first = await post();
+    expect(first.status).toBe(201);
+    expect(first.body.id).toBe(key);
+    // The row stands, its workflow is gone (as when the process dies between the two): nothing takes the signature.
+    await orch.client.workflow.getHandle(workflowIds.walletProof(key)).terminate('test: the start was lost');
+    const message = first.body.instructions.challenge.message;
+    const lost = await api('operator', 'POST', `/v1/wallet-proofs/${key}/signature`, {
+      signature: wallet.personalSign(message),
+    });
+    expect(lost.status).toBe(409);
+
+    const repeat = await post();
+    expect(repeat.status).toBe(200);
+    expect(repeat.body).toMatchObject({ id: key, status: 'PENDING' });
+    const signed = await api('operator', 'POST', `/v1/wallet-proofs/${key}/signature`, {
+      signature: wallet.personalSign(message),
+    });
+    expect(signed.status).toBe(200);
+    expect(signed.body.status).toBe('VERIFIED');
+  });
+
+  it('the list pages by cursor, and its address filter finds an Ethereum address in any case', async () => {
+    const customerRef = customer();
+    const wallets = [ethereumWallet(), ethereumWallet(), ethereumWallet()];
+    for (const w of wallets) expect((await create({ customerRef, address: w.address })).status).toBe(201);
+    const first = await api('viewer', 'GET', `/v1/wallet-proofs?customerRef=${customerRef}&limit=2`);
+    expect(first.status).toBe(200);
+    expect(first.body.data).toHaveLength(2);
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    const second = await api(
+      'viewer',
+      'GET',
+      `/v1/wallet-proofs?customerRef=${customerRef}&limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`,
+    );
+    expect(second.body.data).toHaveLength(1);
+    expect(second.body.nextCursor).toBeNull();
+    const seen = [...first.body.data, ...second.body.data].map((p: Json) => p.address.toLowerCase()).sort();
+    expect(seen).toEqual(wallets.map((w) => w.address.toLowerCase()).sort());
+
+    const upper = `0x${wallets[0]!.address.slice(2).toUpperCase()}`;
+    const byAddress = await api('viewer', 'GET', `/v1/wallet-proofs?address=${upper}`);
+    expect(byAddress.body.data.map((p: Json) => p.customerRef)).toEqual([customerRef]);
+    expect((await api('viewer', 'GET', '/v1/wallet-proofs?status=DONE')).status).toBe(400);
   });
 
   it("the same wallet's signature over another address's challenge is REJECTED with the reason", async () => {

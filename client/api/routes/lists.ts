@@ -30,7 +30,8 @@ const Timestamp = Type.String({
   maxLength: 40,
   description: 'An ISO 8601 date or date-time, e.g. 2026-11-24 or 2026-11-24T10:00:00Z',
 });
-const Paging = {
+/** The query parameters of every paged list: rows per page, the cursor of the next page, the order. */
+export const Paging = {
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: 'rows per page, 1 to 200 (default 50)' })),
   cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'nextCursor of the previous page, unchanged' })),
   order: Type.Optional(
@@ -39,7 +40,7 @@ const Paging = {
     }),
   ),
 };
-const PageOf = <T extends ReturnType<typeof Type.Object>>(row: T) =>
+export const PageOf = <T extends ReturnType<typeof Type.Object>>(row: T) =>
   Type.Object({
     data: Type.Array(row),
     nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'null on the last page' }),

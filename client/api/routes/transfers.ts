@@ -14,11 +14,9 @@ import {
   transferState,
   type OutgoingStartDeps,
 } from '../../transfers/start-outgoing';
-import { ValidationError } from '../../../lib/errors';
 import { access } from '../auth/roles';
 import { principalOf } from '../auth/plugin';
-
-const KEY = /^[A-Za-z0-9._:-]{1,128}$/;
+import { IDEMPOTENCY_KEY, idempotencyKeyOf } from '../idempotency-key';
 
 const ErrorInfo = Type.Object({
   type: Type.String(),
@@ -165,14 +163,7 @@ export function transferRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
       },
     },
     async (request: FastifyRequest, reply) => {
-      const key = request.headers['idempotency-key'];
-      if (typeof key !== 'string' || key === '')
-        throw new ValidationError(
-          'Idempotency-Key',
-          'is required: a header naming this transfer, so a repeat returns it',
-        );
-      if (!KEY.test(key))
-        throw new ValidationError('Idempotency-Key', 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -');
+      const key = idempotencyKeyOf(request, 'a header naming this transfer, so a repeat returns it')!;
       const ctx = needTransfers(deps);
       const hybrid = ['1', 'true'].includes((request.query as { hybrid?: string }).hybrid ?? '');
       const { body, plan } = await checkOutgoingRequest(ctx, request.body, { source: 'api', hybrid });
@@ -201,7 +192,7 @@ export function transferRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
       schema: {
         tags: ['transfers'],
         summary: 'Status of an outgoing transfer and its history',
-        params: Type.Object({ id: Type.String({ pattern: KEY.source }) }),
+        params: Type.Object({ id: Type.String({ pattern: IDEMPOTENCY_KEY.source }) }),
         response: { 200: TransferStateSchema },
       },
     },
@@ -221,7 +212,7 @@ export function transferRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
         summary: 'Release or refuse an outgoing transfer the policy held for a person (status HELD; audited)',
         description:
           'Release sends the transfer; refuse ends it REFUSED. Recorded under the authenticated caller in the history and the audit log. 409 when the transfer is not held.',
-        params: Type.Object({ id: Type.String({ pattern: KEY.source }) }),
+        params: Type.Object({ id: Type.String({ pattern: IDEMPOTENCY_KEY.source }) }),
         body: ReviewBody,
         response: { 200: TransferStateSchema },
       },

@@ -8,18 +8,19 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import type { GroupConfig } from '../../../config';
-import { ValidationError } from '../../../lib/errors';
 import { FreeText } from '../../../lib/text';
 import type { Pricing } from '../../../pricing';
-import { assertAddressForAsset } from '../../../wallet-proofs/addresses';
 import { SIGNATURE_SCHEMES } from '../../../wallet-proofs/challenge';
 import type { WalletProofConfig } from '../../../wallet-proofs/config';
-import { instructionsOf, proofOrNotFound, startProof } from '../../../wallet-proofs/proofs';
+import { instructionsOf, proofOrNotFound, startProof, storedSpelling } from '../../../wallet-proofs/proofs';
 import { listProofs } from '../../../wallet-proofs/store';
 import { PROOF_METHODS, PROOF_STATUSES, type ProofStatus, type WalletProof } from '../../../wallet-proofs/types';
 import { depositObserved, reviewProof, submitSignature } from '../../wallet-proofs/updates';
 import { principalOf } from '../auth/plugin';
 import { access } from '../auth/roles';
+import { IDEMPOTENCY_KEY, idempotencyKeyOf } from '../idempotency-key';
+import { PageOf, paging, Paging } from './lists';
+import { encodeCursor } from '../../../lib/listing/cursor';
 
 export interface WalletProofRouteDeps {
   pool: Pool;
@@ -30,8 +31,7 @@ export interface WalletProofRouteDeps {
   pricing?: Pricing;
 }
 
-const KEY = /^[A-Za-z0-9._:-]{1,128}$/;
-const Id = Type.Object({ id: Type.String({ pattern: KEY.source }) });
+const Id = Type.Object({ id: Type.String({ pattern: IDEMPOTENCY_KEY.source }) });
 const Nullable = Type.Union([Type.String(), Type.Null()]);
 
 const Proof = Type.Object({
@@ -98,10 +98,10 @@ const ReviewBody = Type.Object(
 );
 const ListQuery = Type.Object(
   {
-    status: Type.Optional(Type.String({ maxLength: 10, description: PROOF_STATUSES.join(', ') })),
-    customerRef: Type.Optional(Type.String({ maxLength: 128 })),
-    address: Type.Optional(Type.String({ maxLength: 128 })),
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: 'rows, 1 to 200 (default 50)' })),
+    status: Type.Optional(Type.Union(PROOF_STATUSES.map((s) => Type.Literal(s)))),
+    customerRef: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:@/-]{1,128}$' })),
+    address: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9]{1,128}$' })),
+    ...Paging,
   },
   { additionalProperties: false },
 );
@@ -131,14 +131,11 @@ export function walletProofRoutes(app: FastifyInstance, deps: WalletProofRouteDe
       },
     },
     async (request, reply) => {
-      const key = request.headers['idempotency-key'];
-      if (key !== undefined && (typeof key !== 'string' || !KEY.test(key)))
-        throw new ValidationError('Idempotency-Key', 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -');
       const started = await startProof(
         deps,
         request.body as Static<typeof CreateBody>,
         principalOf(request),
-        key as string | undefined,
+        idempotencyKeyOf(request),
       );
       const body = { ...withInstructions(started.proof), ...(started.existing ? { reused: true } : {}) };
       return reply.code(started.existing ? 200 : 201).send(body);
@@ -151,27 +148,23 @@ export function walletProofRoutes(app: FastifyInstance, deps: WalletProofRouteDe
       config: { roles: access.read },
       schema: {
         tags: ['wallet proofs'],
-        summary: 'Wallet proofs, newest first, filtered by status, customer reference and address',
+        summary: 'Wallet proofs by creation time (newest first by default), filtered by status, customer and address',
         querystring: ListQuery,
-        response: { 200: Type.Object({ data: Type.Array(Proof) }) },
+        response: { 200: PageOf(Proof) },
       },
     },
     async (request) => {
       const q = request.query as Static<typeof ListQuery>;
-      if (q.status !== undefined && !(PROOF_STATUSES as readonly string[]).includes(q.status))
-        throw new ValidationError('querystring.status', `must be one of ${PROOF_STATUSES.join(', ')}`);
-      const limit = q.limit === undefined ? 50 : Number(q.limit);
-      if (limit < 1 || limit > 200) throw new ValidationError('querystring.limit', 'must be 1 to 200');
-      const rows = await listProofs(
+      const found = await listProofs(
         deps.pool,
         {
-          ...(q.status ? { status: q.status as ProofStatus } : {}),
-          ...(q.customerRef ? { customerRef: q.customerRef } : {}),
-          ...(q.address ? { address: q.address } : {}),
+          status: q.status as ProofStatus | undefined,
+          customerRef: q.customerRef,
+          address: q.address && storedSpelling(q.address),
         },
-        limit,
+        paging(q),
       );
-      return { data: rows.map(withInstructions) };
+      return { data: found.rows.map(withInstructions), nextCursor: found.next ? encodeCursor(found.next) : null };
     },
   );
 
@@ -223,10 +216,7 @@ export function walletProofRoutes(app: FastifyInstance, deps: WalletProofRouteDe
     },
     async (request) => {
       const { id } = request.params as Static<typeof Id>;
-      const body = request.body as Static<typeof DepositBody>;
-      const proof = await proofOrNotFound(deps.pool, id);
-      assertAddressForAsset('from', proof.asset, body.from);
-      return withInstructions(await depositObserved(deps, id, body));
+      return withInstructions(await depositObserved(deps, id, request.body as Static<typeof DepositBody>));
     },
   );
 
