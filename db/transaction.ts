@@ -5,24 +5,14 @@ import type { Pool, PoolClient } from 'pg';
  * With `lockKey`, the transaction first takes a transaction-scoped advisory lock on it, so changes to the same subject
  * (a VASP's keys, say) never interleave while other subjects go on in parallel.
  */
-export function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>, lockKey?: string): Promise<T> {
-  return inTransaction(pool, 'begin', work, lockKey);
-}
-
-/** Runs `work` in one read-only transaction (reads that need `set local` settings), as withTransaction does. */
-export function withReadOnlyTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  return inTransaction(pool, 'begin read only', work);
-}
-
-async function inTransaction<T>(
+export async function withTransaction<T>(
   pool: Pool,
-  begin: 'begin' | 'begin read only',
   work: (client: PoolClient) => Promise<T>,
   lockKey?: string,
 ): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query(begin);
+    await client.query('begin');
     if (lockKey !== undefined) await client.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKey]);
     const result = await work(client);
     await client.query('commit');

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { withTransaction } from '../db/transaction';
 import { ANSWER_STATUSES } from './store';
 
 /** Which transfers the KPIs count: created in [from, to), optionally of one group VASP and one direction. */
@@ -63,6 +64,8 @@ export function ratesOf(c: KpiCounts): KpiRates {
 export const EXACT_PERCENTILES_UP_TO = 5000;
 
 const DAY_MS = 86_400_000;
+/** The counts of a transfer_kpis row (migration 0022), in its column order. */
+const SUMS: (keyof KpiCounts)[] = ['total', 'sent', 'answered', 'accepted', 'identified', 'decided', 'automated'];
 const FOLD_LOCK = 'transfer_kpi_changes fold';
 
 /**
@@ -70,31 +73,21 @@ const FOLD_LOCK = 'transfer_kpi_changes fold';
  * one caller at a time (the others skip: what is not folded yet is read from the changes table as well).
  */
 export async function foldKpiChanges(pool: Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const { rows } = await client.query<{ locked: boolean }>(
+  await withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ locked: boolean }>(
       'select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked',
       [FOLD_LOCK],
     );
-    if (rows[0]?.locked) {
-      const sums = 'total, sent, answered, accepted, identified, decided, automated'.split(', ');
-      await client.query(
-        `with moved as (delete from transfer_kpi_changes returning *)
-         insert into transfer_kpis
-         select kind, bucket, subsidiary_did, direction, key, ${sums.map((c) => `sum(${c})`).join(', ')}
-           from moved group by 1, 2, 3, 4, 5
-         on conflict (kind, bucket, subsidiary_did, direction, key) do update set
-           ${sums.map((c) => `${c} = transfer_kpis.${c} + excluded.${c}`).join(', ')}`,
-      );
-    }
-    await client.query('commit');
-  } catch (e) {
-    await client.query('rollback').catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
+    if (!rows[0]?.locked) return;
+    await tx.query(
+      `with moved as (delete from transfer_kpi_changes returning *)
+       insert into transfer_kpis
+       select kind, bucket, subsidiary_did, direction, key, ${SUMS.map((c) => `sum(${c})`).join(', ')}
+         from moved group by 1, 2, 3, 4, 5
+       on conflict (kind, bucket, subsidiary_did, direction, key) do update set
+         ${SUMS.map((c) => `${c} = transfer_kpis.${c} + excluded.${c}`).join(', ')}`,
+    );
+  });
 }
 
 interface KeyRow extends KpiCounts {
@@ -165,16 +158,16 @@ export async function computeKpis(pool: Pool, f: KpiFilter & { exactPercentilesU
   };
 }
 
-/** The filter's conditions on subsidiary and direction, numbered after `params`. */
-function filterSql(f: KpiFilter, params: unknown[]): string {
+/** The filter's conditions on subsidiary and direction (columns of `alias` when given), numbered after `params`. */
+function filterSql(f: KpiFilter, params: unknown[], alias = ''): string {
   let sql = '';
   if (f.subsidiaryDid) {
     params.push(f.subsidiaryDid);
-    sql += ` and subsidiary_did = $${params.length}`;
+    sql += ` and ${alias}subsidiary_did = $${params.length}`;
   }
   if (f.direction) {
     params.push(f.direction);
-    sql += ` and direction = $${params.length}`;
+    sql += ` and ${alias}direction = $${params.length}`;
   }
   return sql;
 }
@@ -187,25 +180,25 @@ async function keyedCounts(pool: Pool, f: KpiFilter, kinds: number[]): Promise<K
   const [days0, days1] = firstDay < lastDay ? [new Date(firstDay), new Date(lastDay)] : [f.to, f.to];
   const params: unknown[] = [kinds, days0, days1];
   const filters = filterSql(f, params);
-  const sums = 'total, sent, answered, accepted, identified, decided, automated'.split(', ');
   const rollup = (table: string) =>
-    `select kind, bucket, key, ${sums.join(', ')} from ${table}
+    `select kind, bucket, key, ${SUMS.join(', ')} from ${table}
       where kind = any($1::smallint[]) and bucket >= $2 and bucket < $3${filters}`;
   // Only when the range has a partial day: planning this part costs more than running the rest.
   let edges = '';
   if (f.from.getTime() < days0.getTime() || days1.getTime() < f.to.getTime()) {
     params.push(f.from, f.to);
     const [from, to] = [`$${params.length - 1}`, `$${params.length}`];
+    const rowFilters = filterSql(f, params, 't.');
     edges = `union all
       select k.kind, k.bucket, k.key, 1, k.sent, k.answered, k.accepted, k.identified, k.decided, k.automated
         from transfer_view t,
              lateral transfer_kpi_keys(t.created_at, t.status, t.asset, t.transaction_id, t.counterparty_did,
                                        t.decided_by, t.answered_at) k
        where ((t.created_at >= ${from} and t.created_at < $2) or (t.created_at >= $3 and t.created_at < ${to}))
-             ${filters.replace(/ and /g, ' and t.')} and k.kind = any($1::smallint[])`;
+             ${rowFilters} and k.kind = any($1::smallint[])`;
   }
   const { rows } = await pool.query<KeyRow>(
-    `select kind, bucket as start, key, ${sums.map((c) => `sum(${c})::int as ${c}`).join(', ')}
+    `select kind, bucket as start, key, ${SUMS.map((c) => `sum(${c})::int as ${c}`).join(', ')}
        from (${rollup('transfer_kpis')} union all ${rollup('transfer_kpi_changes')} ${edges}) c
       group by 1, 2, 3`,
     params,
