@@ -145,10 +145,6 @@ function parseCommon(input: unknown, field: string) {
   return { did, publicKey, entry };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export {
   didFromEd25519PublicKey,
   ed25519PublicKeyFromDid,
@@ -158,3 +154,4 @@ export {
   x25519SecretFromSeed,
   type ParsedDidKey,
 } from './did-key-identifier';
+import { isObject } from '../is-object';

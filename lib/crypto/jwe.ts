@@ -16,6 +16,7 @@ import { base64urlToBytes, bytesToBase64url } from './encoding';
 import type { Keyring } from './keyring';
 import { remoteDidKey, type LocalDidKey, type RemoteDidKey } from './prepared-keys';
 import { generateEphemeralX25519, x25519, x25519PublicKeyObject } from './x25519';
+import { isObject } from '../is-object';
 
 export const JWE_TYP = 'application/didcomm-encrypted+json';
 export const JWE_ENC = 'XC20P';
@@ -211,8 +212,4 @@ function checkEntry(entry: JweRecipient): JweRecipient {
 
 function malformed(what: string): CryptoError {
   return new CryptoError(`Cannot decrypt: malformed JWE (${what})`);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

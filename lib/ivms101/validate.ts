@@ -17,6 +17,7 @@ import {
   type Ivms101 as Ivms101T,
   type Originator as OriginatorT,
 } from './schema';
+import { isObject } from '../is-object';
 
 export interface Ivms101Issue {
   field: string;
@@ -230,8 +231,4 @@ function dedupe(issues: Ivms101Issue[]): Ivms101Issue[] {
     seen.add(key);
     return true;
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -32,6 +32,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { NetworkError, badRequest } from '../errors';
 import { documented } from '../openapi';
+import { isObject } from '../../lib/is-object';
 
 export interface FaultConfig {
   errors?: { share: number; status?: number; routes?: Record<string, number> };
@@ -113,7 +114,6 @@ const FaultBody = Type.Object(
   },
   closed,
 );
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function share(v: unknown, field: string): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1)

@@ -3,13 +3,13 @@
  * (TransactionValidateFullRequest) and the query of `GET /jurisdictions`. A refusal is 400
  * `NotabeneTransactionValidationError` whose message names the field, as tx/create's.
  */
+import { isObject } from '../../lib/is-object';
 import { badRequest } from '../errors';
 import {
   AMOUNT,
   asset,
   customAssetPriceOf,
   did,
-  isObject,
   ivmsParty,
   optionalObject,
   piiTree,

@@ -8,6 +8,7 @@ import { badRequest } from '../errors';
 import type { TransactionStatus } from './states';
 import type { CustomAssetPrice } from '../jurisdictions/table';
 import { ownershipProof, type OwnershipProof } from './proofs';
+import { isObject } from '../../lib/is-object';
 
 export interface TransactionAction {
   /** `0x` + sha-256 over the action and the previous action's hash: the history is a hash chain. */
@@ -74,9 +75,6 @@ export const AMOUNT = /^0*[1-9][0-9]*$/;
 const MAX_TEXT = 1024;
 
 export const validationError = (message: string) => badRequest('NotabeneTransactionValidationError', message);
-
-export const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function text(
   body: Record<string, unknown>,

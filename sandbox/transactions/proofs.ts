@@ -13,10 +13,10 @@
  */
 import { Type } from 'typebox';
 import { badRequest } from '../errors';
+import { isObject } from '../../lib/is-object';
 
-// Own copies of model.ts's two helpers: model.ts imports this file.
+// model.ts's helper, made here too: model.ts imports this file.
 const validationError = (message: string) => badRequest('NotabeneTransactionValidationError', message);
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const SIGNATURE_PROOF_TYPES = ['eip-191', 'eip-712', 'bip-137', 'bip-322'] as const;
 export const PROOF_TYPES = [...SIGNATURE_PROOF_TYPES, 'microtransfer', 'screenshot', 'self-declaration'] as const;
