@@ -24,6 +24,8 @@ export class ReviewCache implements ReviewLookup {
   private stopped = false;
   private loading?: Promise<void>;
   private again = false;
+  /** The pending reconnect or reload: cleared by stop, so nothing touches the database after it. */
+  private retry?: NodeJS.Timeout;
 
   constructor(
     private readonly pool: Pool,
@@ -38,6 +40,7 @@ export class ReviewCache implements ReviewLookup {
   async stop(): Promise<void> {
     this.stopped = true;
     this.live = false;
+    clearTimeout(this.retry);
     const listener = this.listener;
     this.listener = undefined;
     await listener?.end().catch(() => undefined);
@@ -71,8 +74,13 @@ export class ReviewCache implements ReviewLookup {
     this.listener = undefined;
     if (e) this.onError(e);
     void client?.end().catch(() => undefined);
+    this.later(() => void this.connect().catch((err: Error) => this.lost(undefined, err)));
+  }
+
+  private later(work: () => void): void {
     if (this.stopped) return;
-    setTimeout(() => void this.connect().catch((err: Error) => this.lost(undefined, err)), RECONNECT_MS).unref();
+    clearTimeout(this.retry);
+    this.retry = setTimeout(work, RECONNECT_MS).unref();
   }
 
   /** One load at a time; a notification during a load loads once more after it. */
@@ -93,7 +101,7 @@ export class ReviewCache implements ReviewLookup {
         // Unsure what the table holds: ask the database until a load succeeds.
         this.live = false;
         this.onError(e as Error);
-        if (!this.stopped) setTimeout(() => void this.reload(), RECONNECT_MS).unref();
+        this.later(() => void this.reload());
       } finally {
         this.loading = undefined;
       }

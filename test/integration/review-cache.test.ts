@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 import { createPool } from '../../db/pool';
 import { deleteReview, putReview } from '../../counterparties/store';
@@ -62,5 +63,29 @@ describe('the reviews a worker keeps in memory', () => {
     expect(stopped.lookup(randomDid(), randomDid())).toBe('UNREVIEWED');
     await stopped.stop();
     expect(stopped.lookup(randomDid(), randomDid())).toBeUndefined();
+  });
+
+  it('makes no connection after stop, though a reconnection was pending when it stopped', async () => {
+    // A "database" that hangs up on every connection and counts them.
+    let connections = 0;
+    const server = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const unreachable = createPool(url.toString(), 'orchestrator');
+    try {
+      const lost = new ReviewCache(unreachable);
+      await lost.start(); // fails, and schedules a reconnection in a second
+      await eventually(async () => (connections === 1 ? true : undefined), 5000, 10);
+      await lost.stop();
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(connections).toBe(1);
+    } finally {
+      await unreachable.end();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
