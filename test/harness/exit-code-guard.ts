@@ -1,7 +1,8 @@
 /**
- * jest runs the suites in its own process (in band on 2 cores), so a test that leaves `process.exitCode` set (a CLI
- * run in process, a library's failure path) makes that process end 1 after every suite passed, with nothing printed.
- * The file that left it fails here instead, by name.
+ * jest runs the suites in its own process (in band on 2 cores), so a test that leaves `process.exitCode` set makes that
+ * process end 1 after every suite passed, with nothing printed: a CLI run in process, or jest itself when a file's
+ * leftover work (a timer that outlived its test) requires a module after the file ended. The file whose end finds it
+ * set fails here instead, by name: that file, or a leftover of the one before it (jest prints which file required).
  */
 afterAll(() => {
   const code = process.exitCode;
