@@ -8,5 +8,7 @@ afterAll(() => {
   const code = process.exitCode;
   if (code === undefined || code === 0) return;
   process.exitCode = 0;
-  throw new Error(`this test file left process.exitCode = ${code}, which would fail the whole jest run`);
+  throw new Error(
+    `process.exitCode was ${code} when this file ended (set by it, or by work the file before it left running): the whole jest run would fail`,
+  );
 });
