@@ -11,6 +11,7 @@ import {
   type RunningSandbox,
 } from '../harness/platform';
 import type { Role } from '../../lib/principal';
+import { roleCall } from '../harness/http';
 import type { ReviewSyncReport } from '../../counterparties/types';
 import { unpushed } from '../../counterparties/store';
 import { COUNTERPARTY_REVIEW_SYNC_SCHEDULE, ensureCounterpartyReviewSchedule } from '../../client/counterparties/sync';
@@ -28,15 +29,7 @@ describe('counterparties API: reviews, overrides, filters, roles, audit, the net
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
 
-  const api = async (role: Role, method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${orch.apiUrl}${path}`, {
-      method,
-      headers: orch.headers(role, body === undefined ? {} : { 'content-type': 'application/json' }),
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await r.text();
-    return { status: r.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
+  const api = (role: Role, method: string, path: string, body?: unknown) => roleCall(orch, role, method, path, body);
   const path = (did: string, rest = '') => `/v1/counterparties/${encodeURIComponent(did)}${rest}`;
   const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
 

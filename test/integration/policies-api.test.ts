@@ -13,6 +13,7 @@ import {
 } from '../harness/platform';
 import { createDidKeyRecord } from '../../lib/crypto';
 import type { Role } from '../../lib/principal';
+import { roleCall } from '../harness/http';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -37,15 +38,7 @@ describe('policies API: versions, validation, roles, simulate, backtest, shadow 
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
 
-  const api = async (role: Role, method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${orch.apiUrl}${path}`, {
-      method,
-      headers: orch.headers(role, body === undefined ? {} : { 'content-type': 'application/json' }),
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await r.text();
-    return { status: r.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
+  const api = (role: Role, method: string, path: string, body?: unknown) => roleCall(orch, role, method, path, body);
   const policyPath = (did: string, rest = '') => `/v1/policies/${encodeURIComponent(did)}${rest}`;
   const history = async (did: string) =>
     ((await api('viewer', 'GET', policyPath(did))).body.history as Json[]).map((v) => v.id);

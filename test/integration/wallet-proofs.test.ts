@@ -13,6 +13,7 @@ import {
   type RunningSandbox,
 } from '../harness/platform';
 import type { Role } from '../../lib/principal';
+import { roleCall } from '../harness/http';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
@@ -55,15 +56,7 @@ describe('wallet proofs API: signatures, small deposits, reviews, reuse, bad inp
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
 
-  const api = async (role: Role, method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${orch.apiUrl}${path}`, {
-      method,
-      headers: orch.headers(role, body === undefined ? {} : { 'content-type': 'application/json' }),
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await r.text();
-    return { status: r.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
+  const api = (role: Role, method: string, path: string, body?: unknown) => roleCall(orch, role, method, path, body);
   const customer = () => `cust-${randomBytes(6).toString('hex')}`;
   const create = (over: Json = {}) =>
     api('operator', 'POST', '/v1/wallet-proofs', {
