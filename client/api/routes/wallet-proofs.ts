@@ -3,16 +3,17 @@
  * saw, compliance reviews screenshots and declarations, every role reads. Each proof runs as a workflow
  * (workflows/wallet-proof.ts); the store is what is read.
  */
-import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
-import type { GroupConfig } from '../../../config';
 import { FreeText } from '../../../lib/text';
-import type { Pricing } from '../../../pricing';
 import { SIGNATURE_SCHEMES } from '../../../wallet-proofs/challenge';
-import type { WalletProofConfig } from '../../../wallet-proofs/config';
-import { instructionsOf, proofOrNotFound, startProof, storedSpelling } from '../../../wallet-proofs/proofs';
+import {
+  instructionsOf,
+  proofOrNotFound,
+  startProof,
+  storedSpelling,
+  type ProofDeps,
+} from '../../../wallet-proofs/proofs';
 import { listProofs } from '../../../wallet-proofs/store';
 import { PROOF_METHODS, PROOF_STATUSES, type ProofStatus, type WalletProof } from '../../../wallet-proofs/types';
 import { depositObserved, reviewProof, submitSignature } from '../../wallet-proofs/updates';
@@ -22,14 +23,7 @@ import { IDEMPOTENCY_KEY, idempotencyKeyOf } from '../idempotency-key';
 import { PageOf, paging, Paging } from './lists';
 import { encodeCursor } from '../../../lib/listing/cursor';
 
-export interface WalletProofRouteDeps {
-  pool: Pool;
-  temporal: Client;
-  taskQueue: string;
-  group: GroupConfig;
-  config: WalletProofConfig;
-  pricing?: Pricing;
-}
+export type WalletProofRouteDeps = ProofDeps;
 
 const Id = Type.Object({ id: Type.String({ pattern: IDEMPOTENCY_KEY.source }) });
 const Nullable = Type.Union([Type.String(), Type.Null()]);

@@ -2,7 +2,6 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { base64 } from '@scure/base';
 import { Address, OutScript, p2tr, p2wpkh, RawWitness } from '@scure/btc-signer';
-import { ValidationError } from '../../../lib/errors';
 import { challengeFor, type ChallengeFields } from '../../../wallet-proofs/challenge';
 import { verifyOwnershipSignature } from '../../../wallet-proofs/signature';
 import {
@@ -11,16 +10,7 @@ import {
   bitcoinMessageDigest,
   verifyBip322,
 } from '../../../wallet-proofs/signature/bitcoin';
-
-function thrown(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a ValidationError');
-}
+import { thrownValidationError as thrown } from '../../harness/thrown';
 
 const fieldsFor = (address: string): ChallengeFields => ({
   nonce: bytesToHex(randomBytes(32)),

@@ -1,6 +1,5 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
-import { ValidationError } from '../../../lib/errors';
 import { challengeFor, type ChallengeFields, type Eip712TypedData } from '../../../wallet-proofs/challenge';
 import { verifyOwnershipSignature } from '../../../wallet-proofs/signature';
 import {
@@ -11,6 +10,7 @@ import {
   recoverEthereumAddress,
 } from '../../../wallet-proofs/signature/ethereum';
 import { toChecksumAddress } from '../../../wallet-proofs/addresses';
+import { thrownValidationError as thrown } from '../../harness/thrown';
 
 function wallet() {
   const secretKey = secp256k1.utils.randomSecretKey();
@@ -42,16 +42,6 @@ const signEip191 = (fields: ChallengeFields, secretKey: Uint8Array) =>
   sign(eip191Digest((challengeFor('EIP191', fields) as { message: string }).message), secretKey);
 const signEip712 = (fields: ChallengeFields, secretKey: Uint8Array) =>
   sign(eip712Digest((challengeFor('EIP712', fields) as { typedData: Eip712TypedData }).typedData), secretKey);
-
-function thrown(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a ValidationError');
-}
 
 describe.each([
   ['EIP191', signEip191],
