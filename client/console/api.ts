@@ -142,4 +142,36 @@ export interface TransferDetails {
   classification?: ClassificationView | null;
   policy?: PolicyDecisionView;
   review?: { decision: string; actor: string; principal?: Principal; at: string; reason?: string };
+  /** The beneficiary's address, where the transfer's answer carries it (the wallet proofs are looked up by it). */
+  transactionBlockchainInfo?: { destination?: string } | null;
+}
+
+/** A wallet ownership proof (GET /v1/wallet-proofs, wallet-proofs/types.ts WalletProof). */
+export interface WalletProofView {
+  id: string;
+  customerRef: string;
+  asset: string;
+  address: string;
+  vaspDid: string;
+  method: string;
+  scheme: string | null;
+  status: string;
+  reason: string | null;
+  challengeExpiresAt: string;
+  depositAddress: string | null;
+  /** Base units. */
+  depositAmount: string | null;
+  /** The signature, the deposit seen ({txHash, from, amount}) or the review ({reviewedBy, decision}); {} while none. */
+  evidence: {
+    signature?: string;
+    txHash?: string;
+    from?: string;
+    amount?: string;
+    reviewedBy?: string;
+    decision?: string;
+  };
+  createdBy: string;
+  createdAt: string;
+  verifiedAt: string | null;
+  expiresAt: string | null;
 }

@@ -12,6 +12,8 @@ import { Dashboard } from './dashboard';
 import { Keys } from './keys';
 import { NewTransfer } from './new-transfer';
 import { Policies } from './policies';
+import { ProofPage } from './proof';
+import { WalletProofs } from './proofs';
 import { Queue } from './queue';
 import { SignIn } from './sign-in';
 import { TransferPage } from './transfer';
@@ -26,6 +28,7 @@ const PAGES = [
   ['address-book', 'Address book'],
   ['keys', 'Keys'],
   ['counterparties', 'Counterparties'],
+  ['wallet-proofs', 'Wallet proofs'],
   ['policies', 'Policies'],
   ['audit', 'Audit log'],
 ];
@@ -88,9 +91,13 @@ function App() {
                         ? html`<${Policies} session=${session} config=${config} />`
                         : page === 'audit'
                           ? html`<${AuditLog} session=${session} />`
-                          : page === 'queue'
-                            ? html`<${Queue} session=${session} config=${config} />`
-                            : html`<${Dashboard} session=${session} config=${config} />`
+                          : page === 'wallet-proofs'
+                            ? html`<${WalletProofs} session=${session} />`
+                            : page === 'wallet-proof'
+                              ? html`<${ProofPage} key=${arg} session=${session} config=${config} id=${arg} />`
+                              : page === 'queue'
+                                ? html`<${Queue} session=${session} config=${config} />`
+                                : html`<${Dashboard} session=${session} config=${config} />`
       }
     </main>
   </div>`;

@@ -32,7 +32,7 @@ export function Message({ kind = 'error', children }: { kind?: string; children?
 }
 
 export function StatusBadge({ status }: { status: string }) {
-  const kind = ['ACCEPTED'].includes(status)
+  const kind = ['ACCEPTED', 'VERIFIED'].includes(status)
     ? 'ok'
     : ['DECLINED', 'REJECTED', 'FAILED', 'CANCELLED', 'EXPIRED'].includes(status)
       ? 'bad'

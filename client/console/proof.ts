@@ -1,0 +1,247 @@
+// One wallet ownership proof: its facts and evidence as labelled fields, a compliance officer's review of a screenshot
+// or declaration, and the newest proof of a transfer's beneficiary address on the transfer's page.
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, ApiError, canDecide, type ConsoleConfig, type Page, type Session, type WalletProofView } from './api';
+import { ago, Amount, errorText, html, Message, StatusBadge, valueOf, VaspName, when } from './ui';
+
+/** The methods a person decides; the others are verified by the orchestrator. */
+const REVIEWED = ['SCREENSHOT', 'SELF_DECLARATION'];
+
+export const METHOD_TEXT: Record<string, string> = {
+  SIGNATURE: 'signed message',
+  SMALL_DEPOSIT: 'small deposit',
+  SCREENSHOT: 'screenshot',
+  SELF_DECLARATION: 'self-declaration',
+};
+
+export const methodText = (method: string) => METHOD_TEXT[method] ?? method;
+
+/** A wallet address or signature shortened to fit a cell: its start and end, the whole on hover. */
+export function Shortened({ value, id }: { value: string | null | undefined; id?: string }) {
+  if (!value) return html`<span>—</span>`;
+  const text = value.length > 20 ? `${value.slice(0, 10)}…${value.slice(-6)}` : value;
+  return html`<span class="mono" id=${id} title=${value} data-full=${value}>${text}</span>`;
+}
+
+export const proofLink = (id: string) => `#/wallet-proof/${encodeURIComponent(id)}`;
+
+/**
+ * Approve or reject a pending screenshot or self-declaration, after a confirmation with the reason the API records.
+ * Shown to the roles that may decide; the API checks the role again, and its 403 says so here.
+ */
+export function ReviewActions({
+  session,
+  proof,
+  onDone,
+}: {
+  session: Session;
+  proof: WalletProofView;
+  onDone: (updated: WalletProofView | null, text: string) => void;
+}) {
+  const [deciding, setDeciding] = useState<'approve' | 'reject' | null>(null);
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  if (proof.status !== 'PENDING' || !REVIEWED.includes(proof.method) || !canDecide(session)) return null;
+  const confirm = async (e: Event) => {
+    e.preventDefault();
+    if (!reason.trim()) return setError('A reason is required: it is recorded with the decision.');
+    setBusy(true);
+    try {
+      const updated = await api<WalletProofView>(
+        session,
+        'POST',
+        `/v1/wallet-proofs/${encodeURIComponent(proof.id)}/review`,
+        { decision: deciding, reason: reason.trim() },
+      );
+      setDeciding(null);
+      setReason('');
+      setError('');
+      onDone(updated, `Proof ${updated.status === 'VERIFIED' ? 'approved' : 'rejected'}: now ${updated.status}.`);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 403)
+        setError(`Only the compliance role may approve or reject a proof; your key's role may not (${err.message}).`);
+      else if (err instanceof ApiError && err.status === 409) {
+        setDeciding(null);
+        onDone(null, `This proof can no longer be reviewed: ${err.message}. The list now shows its current state.`);
+      } else setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (!deciding)
+    return html`<span class="review-actions">
+      <button type="button" class="approve" onClick=${() => setDeciding('approve')}>Approve</button>
+      <button type="button" class="reject" onClick=${() => setDeciding('reject')}>Reject</button>
+    </span>`;
+  return html`<form class="panel review-confirm" onSubmit=${confirm} role="dialog" aria-label="Confirm the decision">
+    <p>
+      <strong>${deciding === 'approve' ? 'Approve' : 'Reject'}</strong> the ${methodText(proof.method)} of
+      <${Shortened} value=${proof.address} /> for <code>${proof.customerRef}</code>?
+      ${deciding === 'approve' ? ' The wallet counts as the customer’s and the proof is reused until it expires.' : ''}
+    </p>
+    <label>Reason<input class="review-reason" value=${reason} onInput=${(e: Event) => setReason(valueOf(e))} /></label>
+    <${Message}>${error}<//>
+    <div class="row" style="margin-top:.6rem">
+      <button class=${deciding === 'approve' ? 'primary confirm' : 'danger confirm'} type="submit" disabled=${busy}>
+        Yes, ${deciding}</button
+      ><button type="button" onClick=${() => setDeciding(null)}>Cancel</button>
+    </div>
+  </form>`;
+}
+
+/** What proves ownership, field by field: never the raw JSON. */
+function Evidence({ proof, config }: { proof: WalletProofView; config: ConsoleConfig }) {
+  const e = proof.evidence ?? {};
+  if (e.signature)
+    return html`<dl class="facts" id="evidence">
+      <dt>Signature</dt>
+      <dd><${Shortened} value=${e.signature} id="evidence-signature" /></dd>
+    </dl>`;
+  if (e.txHash)
+    return html`<dl class="facts" id="evidence">
+      <dt>Deposit transaction</dt>
+      <dd><${Shortened} value=${e.txHash} /></dd>
+      <dt>From</dt>
+      <dd><${Shortened} value=${e.from} /></dd>
+      <dt>Amount</dt>
+      <dd><${Amount} amount=${e.amount} asset=${proof.asset} config=${config} /></dd>
+    </dl>`;
+  if (e.reviewedBy)
+    return html`<dl class="facts" id="evidence">
+      <dt>Reviewer</dt>
+      <dd id="evidence-reviewer">${e.reviewedBy}</dd>
+      <dt>Decision</dt>
+      <dd id="evidence-decision">
+        ${e.decision === 'approve' ? 'approved' : e.decision === 'reject' ? 'rejected' : e.decision}
+      </dd>
+    </dl>`;
+  return html`<p class="muted" id="evidence">None yet.</p>`;
+}
+
+export function ProofPage({ session, config, id }: { session: Session; config: ConsoleConfig; id: string }) {
+  const [proof, setProof] = useState<WalletProofView | null>(null);
+  const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
+  const load = useCallback(async () => {
+    try {
+      setProof(await api<WalletProofView>(session, 'GET', `/v1/wallet-proofs/${encodeURIComponent(id)}`));
+      setError('');
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }, [session, id]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  if (error) return html`<${Message}>${error}<//>`;
+  if (!proof) return html`<p>Loading…</p>`;
+  const pending = proof.status === 'PENDING';
+  return html`<section aria-labelledby="proof-title">
+    <h2 id="proof-title">Wallet proof <code>${proof.id}</code> <${StatusBadge} status=${proof.status} /></h2>
+    <p><a href="#/wallet-proofs">All wallet proofs</a></p>
+    <${Message} kind="success">${notice}<//>
+    <div class="columns">
+      <div class="panel">
+        <dl class="facts" id="proof-facts">
+          <dt>Status</dt>
+          <dd id="proof-status">${proof.status}</dd>
+          <dt>Method</dt>
+          <dd id="proof-method">${methodText(proof.method)}</dd>
+          <dt>Scheme</dt>
+          <dd id="proof-scheme">${proof.scheme ?? '—'}</dd>
+          <dt>Asset</dt>
+          <dd>${proof.asset}</dd>
+          <dt>Address</dt>
+          <dd class="mono" id="proof-address">${proof.address}</dd>
+          <dt>Customer reference</dt>
+          <dd><code>${proof.customerRef}</code></dd>
+          <dt>Asked by</dt>
+          <dd><${VaspName} did=${proof.vaspDid} session=${session} /></dd>
+          <dt>Reason</dt>
+          <dd id="proof-reason">${proof.reason ?? '—'}</dd>
+          <dt>Deadline</dt>
+          <dd>
+            ${when(proof.challengeExpiresAt)}
+            ${pending ? html`<span class="muted">${ago(proof.challengeExpiresAt)}</span>` : ''}
+          </dd>
+          ${
+            proof.depositAmount
+              ? html`<dt>Deposit asked</dt>
+                  <dd>
+                    <${Amount} amount=${proof.depositAmount} asset=${proof.asset} config=${config} /> to
+                    <${Shortened} value=${proof.depositAddress} />
+                  </dd>`
+              : ''
+          }
+          <dt>Created</dt>
+          <dd>${when(proof.createdAt)} <span class="muted">by ${proof.createdBy}</span></dd>
+          <dt>Verified</dt>
+          <dd>${when(proof.verifiedAt)}</dd>
+          <dt>Reused until</dt>
+          <dd>${when(proof.expiresAt)}</dd>
+        </dl>
+      </div>
+      <div class="panel">
+        <h3>Evidence</h3>
+        <${Evidence} proof=${proof} config=${config} />
+        <${ReviewActions}
+          session=${session}
+          proof=${proof}
+          onDone=${(updated: WalletProofView | null, text: string) => {
+            setNotice(text);
+            if (updated) setProof(updated);
+            else void load();
+          }}
+        />
+      </div>
+    </div>
+  </section>`;
+}
+
+/**
+ * On a transfer's page: the newest proof of the beneficiary's address, and whether the transfer waits for one
+ * (status AWAITING_PROOF). The address comes from the transfer's answer; proofs are read by address.
+ */
+export function TransferProof({
+  session,
+  status,
+  address,
+}: {
+  session: Session;
+  status: string;
+  address: string | null | undefined;
+}) {
+  const [proof, setProof] = useState<WalletProofView | null | undefined>(undefined);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    if (!address) return;
+    api<Page<WalletProofView>>(session, 'GET', `/v1/wallet-proofs?address=${encodeURIComponent(address)}&limit=1`).then(
+      (page) => setProof(page.data[0] ?? null),
+      (e: unknown) => setError(errorText(e)),
+    );
+  }, [session, address]);
+  const waits = status === 'AWAITING_PROOF';
+  if (!waits && !proof && !error) return '';
+  return html`<div class="panel" id="ownership-proof">
+    <h3>Ownership proof</h3>
+    ${waits ? html`<p id="awaiting-proof"><span class="badge warn">waiting</span> This transfer waits for a verified ownership proof of the beneficiary’s wallet; it is sent once the proof is verified.</p>` : ''}
+    <${Message}>${error}<//>
+    ${
+      proof
+        ? html`<dl class="facts">
+            <dt>Status</dt>
+            <dd id="ownership-proof-status"><${StatusBadge} status=${proof.status} /></dd>
+            <dt>Method</dt>
+            <dd>${methodText(proof.method)}${proof.scheme ? ` (${proof.scheme})` : ''}</dd>
+            <dt>Verified</dt>
+            <dd>${when(proof.verifiedAt)}</dd>
+            <dt>Proof</dt>
+            <dd><a id="ownership-proof-link" href=${proofLink(proof.id)}>${proof.id}</a></dd>
+          </dl>`
+        : waits && address && proof === null
+          ? html`<p class="muted">No proof of this address yet.</p>`
+          : ''
+    }
+  </div>`;
+}
