@@ -2,7 +2,7 @@
 // or declaration, and the newest proof of a transfer's beneficiary address on the transfer's page.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError, canDecide, type ConsoleConfig, type Page, type Session, type WalletProofView } from './api';
-import { ago, Amount, errorText, html, Message, StatusBadge, valueOf, VaspName, when } from './ui';
+import { Amount, errorText, html, Message, StatusBadge, valueOf, VaspName, when } from './ui';
 
 /** The methods a person decides; the others are verified by the orchestrator. */
 const REVIEWED = ['SCREENSHOT', 'SELF_DECLARATION'];
@@ -21,6 +21,16 @@ export function Shortened({ value, id }: { value: string | null | undefined; id?
   if (!value) return html`<span>—</span>`;
   const text = value.length > 20 ? `${value.slice(0, 10)}…${value.slice(-6)}` : value;
   return html`<span class="mono" id=${id} title=${value} data-full=${value}>${text}</span>`;
+}
+
+/** How long until a pending proof's deadline, in the unit that reads best (a review may wait two weeks). */
+export function timeLeft(iso: string): string {
+  const ms = Date.parse(iso) - Date.now();
+  if (ms <= 0) return 'deadline passed';
+  const h = ms / 3_600_000;
+  if (h >= 48) return `${Math.floor(h / 24)} d left`;
+  if (h >= 1) return `${Math.floor(h)} h ${Math.floor((h % 1) * 60)} min left`;
+  return `${Math.ceil(ms / 60_000)} min left`;
 }
 
 export const proofLink = (id: string) => `#/wallet-proof/${encodeURIComponent(id)}`;
@@ -163,7 +173,7 @@ export function ProofPage({ session, config, id }: { session: Session; config: C
           <dt>Deadline</dt>
           <dd>
             ${when(proof.challengeExpiresAt)}
-            ${pending ? html`<span class="muted">${ago(proof.challengeExpiresAt)}</span>` : ''}
+            ${pending ? html`<span class="muted">${timeLeft(proof.challengeExpiresAt)}</span>` : ''}
           </dd>
           ${
             proof.depositAmount

@@ -2,8 +2,8 @@
 // status, a customer or an address on request, more rows by cursor. A pending screenshot or declaration is reviewed in its row.
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page, type Session, type WalletProofView } from './api';
-import { methodText, proofLink, ReviewActions, Shortened } from './proof';
-import { ago, errorText, html, Message, StatusBadge, valueOf, when } from './ui';
+import { methodText, proofLink, ReviewActions, Shortened, timeLeft } from './proof';
+import { errorText, html, Message, StatusBadge, valueOf, when } from './ui';
 
 const STATUSES = ['PENDING', 'VERIFIED', 'REJECTED', 'EXPIRED'];
 
@@ -101,7 +101,7 @@ export function WalletProofs({ session }: { session: Session }) {
                   <td class="reason">${p.reason ?? '—'}</td>
                   <td>
                     ${when(p.challengeExpiresAt)}
-                    ${p.status === 'PENDING' ? html`<span class="muted">${ago(p.challengeExpiresAt)}</span>` : ''}
+                    ${p.status === 'PENDING' ? html`<span class="muted time-left">${timeLeft(p.challengeExpiresAt)}</span>` : ''}
                   </td>
                   <td>${when(p.createdAt)}</td>
                   <td>

@@ -138,6 +138,9 @@ describe('the console shows wallet ownership proofs, in Chromium (issue 22)', ()
     expect(await address.getAttribute('title')).toBe(declaration.address);
     expect((await address.textContent())!.length).toBeLessThan(declaration.address.length);
     expect(await row.locator('.status').textContent()).toBe('PENDING');
+    // The review's deadline (escalation, then WALLET_PROOF_REVIEW_EXPIRY's 14 days) as the time left, in days.
+    const days = Math.floor((Date.parse(declaration.challengeExpiresAt) - Date.now()) / 86_400_000);
+    expect(await row.locator('.time-left').textContent()).toBe(`${days} d left`);
 
     // Approve, confirmed with a reason: the row shows the result, and the API agrees.
     await row.locator('button.approve').click();
