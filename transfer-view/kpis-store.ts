@@ -79,13 +79,22 @@ export async function foldKpiChanges(pool: Pool): Promise<void> {
       [FOLD_LOCK],
     );
     if (!rows[0]?.locked) return;
+    // The kind 4 changes (a row per answer-time bucket) go into the kind 5 rows' arrays (migration 0025).
     await tx.query(
-      `with moved as (delete from transfer_kpi_changes returning *)
+      `with moved as (delete from transfer_kpi_changes returning *),
+       counts as (
+         insert into transfer_kpis (kind, bucket, subsidiary_did, direction, key, ${SUMS.join(', ')})
+         select kind, bucket, subsidiary_did, direction, key, ${SUMS.map((c) => `sum(${c})`).join(', ')}
+           from moved where kind <> 4 group by 1, 2, 3, 4, 5
+         on conflict (kind, bucket, subsidiary_did, direction, key) do update set
+           ${SUMS.map((c) => `${c} = transfer_kpis.${c} + excluded.${c}`).join(', ')})
        insert into transfer_kpis
-       select kind, bucket, subsidiary_did, direction, key, ${SUMS.map((c) => `sum(${c})`).join(', ')}
-         from moved group by 1, 2, 3, 4, 5
+       select 5, bucket, subsidiary_did, direction, '', ${SUMS.map((c) => `sum(${c})`).join(', ')},
+              transfer_kpi_histogram(array_agg(key::int), array_agg(total))
+         from moved where kind = 4 group by bucket, subsidiary_did, direction
        on conflict (kind, bucket, subsidiary_did, direction, key) do update set
-         ${SUMS.map((c) => `${c} = transfer_kpis.${c} + excluded.${c}`).join(', ')}`,
+         ${SUMS.map((c) => `${c} = transfer_kpis.${c} + excluded.${c}`).join(', ')},
+         answer_counts = transfer_kpi_histogram_add(transfer_kpis.answer_counts, excluded.answer_counts)`,
     );
   });
 }
@@ -141,7 +150,7 @@ export async function computeKpis(pool: Pool, f: KpiFilter & { exactPercentilesU
   for (const [at, c] of buckets) if (c.total === 0) buckets.delete(at);
   const estimated = counts.answered > (f.exactPercentilesUpTo ?? EXACT_PERCENTILES_UP_TO);
   const [median = null, p95 = null] = estimated
-    ? estimatePercentiles(await keyedCounts(pool, f, [4]), [0.5, 0.95])
+    ? estimatePercentiles(await answerHistogram(pool, f), [0.5, 0.95])
     : await exactPercentiles(pool, f);
   return {
     ...ratesOf(counts),
@@ -172,38 +181,71 @@ function filterSql(f: KpiFilter, params: unknown[], alias = ''): string {
   return sql;
 }
 
-/** Counts per (kind, bucket, key) of migration 0022 over the range: whole days from the rollup, the rest from rows. */
-async function keyedCounts(pool: Pool, f: KpiFilter, kinds: number[]): Promise<KeyRow[]> {
+/**
+ * The range's whole UTC days, [days0, days1), read from the rollup; the SQL of the rest of [from, to) counted from
+ * transfer_view's rows with migration 0022's keys of `kinds` ($1), or '' when the range has no partial day (planning
+ * that part costs more than running the rest). Appends its parameters to `params`, whose $1 is the kinds.
+ */
+function rangeSql(f: KpiFilter, params: unknown[]): { days: string; edges: string } {
   const firstDay = Math.ceil(f.from.getTime() / DAY_MS) * DAY_MS;
   const lastDay = Math.floor(f.to.getTime() / DAY_MS) * DAY_MS;
-  // [days0, days1): the whole days, read from the rollup; the rest of [from, to) from transfer_view.
   const [days0, days1] = firstDay < lastDay ? [new Date(firstDay), new Date(lastDay)] : [f.to, f.to];
-  const params: unknown[] = [kinds, days0, days1];
-  const filters = filterSql(f, params);
-  const rollup = (table: string) =>
-    `select kind, bucket, key, ${SUMS.join(', ')} from ${table}
-      where kind = any($1::smallint[]) and bucket >= $2 and bucket < $3${filters}`;
-  // Only when the range has a partial day: planning this part costs more than running the rest.
-  let edges = '';
-  if (f.from.getTime() < days0.getTime() || days1.getTime() < f.to.getTime()) {
-    params.push(f.from, f.to);
-    const [from, to] = [`$${params.length - 1}`, `$${params.length}`];
-    const rowFilters = filterSql(f, params, 't.');
-    edges = `union all
-      select k.kind, k.bucket, k.key, 1, k.sent, k.answered, k.accepted, k.identified, k.decided, k.automated
+  params.push(days0, days1);
+  const [d0, d1] = [`$${params.length - 1}`, `$${params.length}`];
+  const days = `bucket >= ${d0} and bucket < ${d1}${filterSql(f, params)}`;
+  if (f.from.getTime() >= days0.getTime() && days1.getTime() >= f.to.getTime()) return { days, edges: '' };
+  params.push(f.from, f.to);
+  const [from, to] = [`$${params.length - 1}`, `$${params.length}`];
+  const rowFilters = filterSql(f, params, 't.');
+  const edges = `select k.kind, k.bucket, k.key, 1 as total, k.sent, k.answered, k.accepted, k.identified, k.decided,
+                        k.automated
         from transfer_view t,
              lateral transfer_kpi_keys(t.created_at, t.status, t.asset, t.transaction_id, t.counterparty_did,
                                        t.decided_by, t.answered_at) k
-       where ((t.created_at >= ${from} and t.created_at < $2) or (t.created_at >= $3 and t.created_at < ${to}))
+       where ((t.created_at >= ${from} and t.created_at < ${d0}) or (t.created_at >= ${d1} and t.created_at < ${to}))
              ${rowFilters} and k.kind = any($1::smallint[])`;
-  }
+  return { days, edges };
+}
+
+/** Counts per (kind, bucket, key) of migration 0022 over the range: whole days from the rollup, the rest from rows. */
+async function keyedCounts(pool: Pool, f: KpiFilter, kinds: number[]): Promise<KeyRow[]> {
+  const params: unknown[] = [kinds];
+  const { days, edges } = rangeSql(f, params);
+  const rollup = (table: string) =>
+    `select kind, bucket, key, ${SUMS.join(', ')} from ${table} where kind = any($1::smallint[]) and ${days}`;
   const { rows } = await pool.query<KeyRow>(
     `select kind, bucket as start, key, ${SUMS.map((c) => `sum(${c})::int as ${c}`).join(', ')}
-       from (${rollup('transfer_kpis')} union all ${rollup('transfer_kpi_changes')} ${edges}) c
+       from (${rollup('transfer_kpis')} union all ${rollup('transfer_kpi_changes')}
+             ${edges && `union all ${edges}`}) c
       group by 1, 2, 3`,
     params,
   );
   return rows;
+}
+
+/**
+ * The range's answer-time histogram: answered transfers per bucket of transfer_kpi_answer_bucket (`key`), from the
+ * rollup's kind 5 arrays (migration 0025), added up here (cheaper than unnesting them in SQL), and the kind 4 rows of
+ * the changes not folded into them yet and of the partial days' transfers.
+ */
+async function answerHistogram(pool: Pool, f: KpiFilter): Promise<{ key: string; total: number }[]> {
+  const params: unknown[] = [[4]];
+  const { days, edges } = rangeSql(f, params);
+  const { rows } = await pool.query<{ counts: number[] | null; key: string | null; total: number | null }>(
+    `select answer_counts as counts, null as key, null::int as total from transfer_kpis where kind = 5 and ${days}
+     union all
+     select null, key, sum(total)::int from (
+       select key, total from transfer_kpi_changes where kind = any($1::smallint[]) and ${days}
+       ${edges && `union all select key, total from (${edges}) e`}) c
+      group by 2`,
+    params,
+  );
+  const byBucket: number[] = [];
+  for (const r of rows) {
+    if (r.counts) r.counts.forEach((n, i) => (byBucket[i] = (byBucket[i] ?? 0) + n));
+    else byBucket[Number(r.key)] = (byBucket[Number(r.key)] ?? 0) + r.total!;
+  }
+  return byBucket.flatMap((total, i) => (total ? [{ key: String(i), total }] : []));
 }
 
 /** percentile_cont over the answered transfers of the range. */
