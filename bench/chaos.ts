@@ -9,17 +9,20 @@
  * SANDBOX_FAULTS=1, the API and one worker; each its own process), then per round runs at once:
  * outgoing transfers (the simulated counterparty accepts, declines, answers late, or stays silent until the short
  * answer deadline), incoming transfers through the three routing paths (a share from a sanctioned name, held for
- * review and decided here), one subsidiary's address-book reconciliation and one key rotation. Meanwhile, at seeded
+ * review and decided here), one subsidiary's address-book reconciliation, one key rotation and wallet ownership proofs
+ * (bench/chaos/proofs.ts: signed, deposited, declared, or left to be rejected or to expire). Meanwhile, at seeded
  * random moments: the worker SIGKILLed 5 times (restarted at once or after a pause longer than the activity
  * timeouts), the Temporal server, the API and the sandbox SIGKILLed and restarted. Round 2 adds network
  * faults in the sandbox (sandbox/faults). Then it waits for quiescence and checks, from the sandbox's tables and the
  * orchestrator's: outcomes, 0 created twice at the network per transactionRef, 0 missing, every incoming decided
  * once, the network's address book equal to the registry, the rotation done with the old key still decrypting, every
- * outgoing transfer's personal data read by its counterparty. Last, the secrets scan (bench/chaos/secrets.ts).
+ * outgoing transfer's personal data read by its counterparty, every wallet proof final as expected with one status
+ * change and one workflow run. Last, the secrets scan (bench/chaos/secrets.ts).
  *
  * Options: `--seed=<n>` (printed; replays the fault schedule and the work mix), `--scale=<x>` (counts × x; 1 = 200
- * outgoing, 200 incoming, 100,000 addresses), `--rounds=1,2`, `--cluster` (the Temporal server on PostgreSQL, see
- * bench/chaos/temporal.ts), `--keep` (keep the data dir and the databases, the Temporal server's included).
+ * outgoing, 200 incoming, 100,000 addresses, 100 wallet proofs to verify and 5 each to reject and to expire),
+ * `--rounds=1,2`, `--cluster` (the Temporal server on PostgreSQL, see bench/chaos/temporal.ts), `--keep` (keep the
+ * data dir and the databases, the Temporal server's included).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -39,6 +42,7 @@ import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
 import { loadOrCreateDemoGroup, type DemoVasp } from '../scripts/demo-group';
 import { demoKeys, prepareDemoNetwork } from '../scripts/demo-network';
 import { freePort, httpOk, Proc, sleep, tsxArgs } from './chaos/processes';
+import { checkProofs, driveProof, planProofs, walletKeyNeedles, type PlannedProof } from './chaos/proofs';
 import { secretsScan, type ScanResult } from './chaos/secrets';
 import { chaosTemporal } from './chaos/temporal';
 
@@ -60,6 +64,15 @@ if (!Number.isInteger(SEED) || !(SCALE > 0 && SCALE <= 1))
 const N_OUT = Math.max(8, Math.round(200 * SCALE));
 const N_IN = Math.max(9, Math.round(200 * SCALE));
 const N_ADDR = Math.max(1000, Math.round(100_000 * SCALE));
+/** Wallet proofs per round meant to be verified, and of each kind meant to end otherwise (REJECTED, EXPIRED). */
+const N_PROOFS = Math.max(20, Math.round(100 * SCALE));
+const N_ODD_PROOFS = Math.max(1, Math.round(5 * SCALE));
+/**
+ * The run's small-deposit deadline (WALLET_PROOF_DEPOSIT_DEADLINE, 48h by default): short, so a deposit never made
+ * expires within the round, and still longer than the worker's longest outage (two 40 s pauses in a row and its
+ * restarts), so a deposit reported during one is taken before it.
+ */
+const DEPOSIT_DEADLINE_S = 180;
 /** Answer deadline of outgoing transfers: the silent counterparty's transfers end EXPIRED after it. */
 const DEADLINE_S = 90;
 const LATE_S = 20;
@@ -81,6 +94,8 @@ function rng(seed: number) {
   };
 }
 const random = rng(SEED);
+/** The wallet proofs' mix and moments come from a generator of their own: a seed's fault schedule stays as it was. */
+const proofRandom = rng(SEED + 22);
 
 const NETWORK_FAULTS = {
   errors: { share: 0.2 },
@@ -135,7 +150,7 @@ async function main() {
   const started = Date.now();
   say(
     `npm run chaos — seed ${SEED} (replay: npm run chaos -- --seed=${SEED}${SCALE !== 1 ? ` --scale=${SCALE}` : ''}${CLUSTER ? ' --cluster' : ''}), scale ${SCALE}: ` +
-      `${N_OUT} outgoing, ${N_IN} incoming, ${N_ADDR.toLocaleString('en')} addresses per round; data in ${dataDir}`,
+      `${N_OUT} outgoing, ${N_IN} incoming, ${N_ADDR.toLocaleString('en')} addresses, ${N_PROOFS + 2 * N_ODD_PROOFS} wallet proofs per round; data in ${dataDir}`,
   );
 
   // PostgreSQL: the run's own database (both schemas).
@@ -285,6 +300,8 @@ async function main() {
     KEY_ROTATION_PERIOD: 'off',
     ADDRESS_BOOK_CRON: 'off',
     RETENTION_CRON: 'off',
+    WALLET_PROOF_DEPOSIT_ADDRESSES: JSON.stringify({ ethereum: `0x${randomBytes(20).toString('hex')}` }),
+    WALLET_PROOF_DEPOSIT_DEADLINE: `${DEPOSIT_DEADLINE_S}s`,
     ...networkEnv,
   };
   const worker = new Proc('worker', tsxArgs('workers/main.ts'), common, logDir, async () => true);
@@ -360,10 +377,12 @@ async function main() {
   }
 
   const needles = { outgoingPii: [] as string[], incomingPii: [] as string[] };
+  const walletKeys: string[] = [];
   const results: {
     round: number;
     faults: string;
     rows: WorkResult[];
+    proofSummary: string;
     seconds: number;
     quota: { rejected: number; lockouts: number };
   }[] = [];
@@ -507,6 +526,14 @@ async function main() {
       { kind: 'api' as const, at: 3000 + random() * windowMs, pauseMs: 0 },
       { kind: 'sandbox' as const, at: 3000 + random() * windowMs, pauseMs: 0 },
     ].sort((a, b) => a.at - b.at);
+    const proofs: PlannedProof[] = planProofs({
+      prefix: `chaos-${tag}-r${round}`,
+      n: N_PROOFS,
+      odd: N_ODD_PROOFS,
+      windowMs,
+      random: proofRandom,
+    });
+    walletKeys.push(...walletKeyNeedles(proofs));
     say(
       `faults: ${events.map((e) => `${e.kind}@${(e.at / 1000).toFixed(0)}s${e.pauseMs > 5000 ? `(pause ${e.pauseMs / 1000}s)` : ''}`).join(', ')}`,
     );
@@ -535,6 +562,19 @@ async function main() {
           say(`  ${(e.done / 1000).toFixed(1)}s: ${e.kind} back (down ${((e.done - e.at) / 1000).toFixed(1)} s)`);
         }
       }),
+    );
+
+    // Wallet proofs: started before and during the faults and completed through them (bench/chaos/proofs.ts).
+    const proofWork = Promise.all(
+      proofs.map((p) =>
+        driveProof(p, {
+          call,
+          t0,
+          deadline: t0 + QUIESCENCE_TIMEOUT_MS,
+          vaspDid: subA.did,
+          patienceMs: WATCH_PATIENCE_MS,
+        }),
+      ),
     );
 
     // Outgoing: POSTed (the Idempotency-Key makes a repeat after a lost answer the same transfer).
@@ -634,6 +674,7 @@ async function main() {
       incoming: [],
       reconciliation: [],
       'key rotation': [],
+      'wallet proofs': [],
     };
     const incomingState = new Map<
       string,
@@ -719,6 +760,7 @@ async function main() {
           .length,
         reconciliation: reconcileState.finalAt ? 0 : 1,
         rotation: rotationState.finalAt ? 0 : 1,
+        proofs: proofs.filter((p) => p.finalAt === undefined && !p.error).length,
       };
       const left = Object.values(pending).reduce((a, b) => a + b, 0);
       if (left === 0 && injectorDone) break;
@@ -732,6 +774,7 @@ async function main() {
       await sleep(5000);
     }
     await injector;
+    await proofWork;
     await readQuota();
     await putQuota({ limit: 6000, windowSeconds: 300, lockoutSeconds: 10, reset: true });
     if (networkFaultsOn) {
@@ -909,10 +952,23 @@ async function main() {
       ],
     };
 
+    const proofCheck = await checkProofs(proofs, { call, orch, temporalAddress, patienceMs: WATCH_PATIENCE_MS });
+    completions['wallet proofs']!.push(...proofCheck.completions);
+    const proofRow: WorkResult = {
+      work: `wallet proofs (${N_PROOFS} verified, ${N_ODD_PROOFS} rejected, ${N_ODD_PROOFS} expired)`,
+      total: proofCheck.total,
+      completed: proofCheck.completed,
+      lost: proofCheck.lost,
+      duplicated: proofCheck.duplicated,
+      wrong: proofCheck.wrong,
+      notes: proofCheck.notes,
+    };
+    say(`  ${proofCheck.summary}`);
+
     // Time to recover: per work, from the last fault's process being back (restarted and ready) to that work's last
     // completion, from the completion times recorded by the system; 0 when it was all done before.
-    const rows = [outRow, inRow, bookRow, rotRow];
-    const names = ['outgoing', 'incoming', 'reconciliation', 'key rotation'];
+    const rows = [outRow, inRow, bookRow, rotRow, proofRow];
+    const names = ['outgoing', 'incoming', 'reconciliation', 'key rotation', 'wallet proofs'];
     const calm = Math.max(...events.map((e) => e.done ?? e.at));
     rows.forEach((row, k) => {
       const done = completions[names[k]!]!;
@@ -934,6 +990,7 @@ async function main() {
       round,
       faults: faultText + quotaText,
       rows,
+      proofSummary: proofCheck.summary,
       seconds: (Date.now() - t0) / 1000,
       quota: { ...quotaTotals },
     });
@@ -953,6 +1010,7 @@ async function main() {
     masterKey,
     vaspDids: [group.gateway.did, ...group.subsidiaries.map((s) => s.did)],
     needles,
+    walletKeys,
     temporalStorage: temporalServer.storage,
   });
 
@@ -974,6 +1032,8 @@ async function main() {
       );
     }
   }
+  lines.push('');
+  for (const r of results) lines.push(`round ${r.round} ${r.proofSummary}`);
   lines.push('');
   lines.push(...scanLines(scan));
   say('');

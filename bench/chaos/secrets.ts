@@ -3,7 +3,8 @@
  * stored (payloads encrypted by the codec) and decoded through the codec, takes every log file, a pg_dump of the
  * orchestrator's and the sandbox's schemas and the Temporal server's own storage (the dev server's SQLite file, or a
  * pg_dump of the Postgres-backed server's databases), and searches them for every plaintext personal-data value the
- * run sent or received and every private key (and the keystore master key and codec key) it used.
+ * run sent or received and every private key (and the keystore master key and codec key) it used, the private keys of
+ * the wallets its ownership proofs were signed with included.
  *
  * Expected: 0 everywhere, except the sandbox's schema holding the incoming transfers' personal data: the simulated
  * counterparty sends them in hosted mode, so the network keeps its own copy (the orchestrator's side is what counts).
@@ -64,6 +65,8 @@ export async function secretsScan(opts: {
   masterKey: string;
   vaspDids: string[];
   needles: { outgoingPii: string[]; incomingPii: string[] };
+  /** The proofs' wallet keys (hex, base64, base64url of each): signatures leave the run, the keys must not. */
+  walletKeys: string[];
   /** The Temporal server's storage as text, read when the scan reaches it. */
   temporalStorage: () => { name: string; text: string };
 }): Promise<ScanResult> {
@@ -84,8 +87,9 @@ export async function secretsScan(opts: {
     const seed = Buffer.from(hex.slice(0, 64), 'hex');
     keyNeedles.push(hex.slice(0, 64), seed.toString('base64'), seed.toString('base64url'));
   }
+  keyNeedles.push(...opts.walletKeys);
   notes.push(
-    `private keys searched: ${rows.length} keys of ${opts.vaspDids.length} VASPs (hex, base64, base64url of each seed), the keystore master key, the codec key`,
+    `private keys searched: ${rows.length} keys of ${opts.vaspDids.length} VASPs (hex, base64, base64url of each seed), the keystore master key, the codec key, ${opts.walletKeys.length / 3} wallet keys of the ownership proofs (hex, base64, base64url)`,
   );
 
   // The stored and the decoded history of every workflow of the run.
