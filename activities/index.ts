@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import type { AddressBookConfig } from '../address-book/config';
 import type { Keystore } from '../keys';
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   keystore: Keystore;
   /** Address-book reconciliation settings (config/index.ts, `addressBook`). */
   addressBook: AddressBookConfig;
+  /** The worker's Temporal client: a VERIFIED wallet proof signals the transfers waiting for it. */
+  temporal?: Pick<Client, 'workflow'>;
   /** A workflow's status by Temporal ('NOT_FOUND' when it has none): the address book releases abandoned run locks. */
   workflowStatus?: (workflowId: string) => Promise<string>;
   /** Outgoing transfers (keystore, sealed request store, settings); outgoing/context.ts. */

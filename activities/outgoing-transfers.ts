@@ -3,10 +3,12 @@ import type { TransferViewUpdate } from '../transfer-view/types';
 import type { TransferContext } from '../outgoing/context';
 import type { TransferPlan } from '../outgoing/plan';
 import {
+  awaitBeneficiaryProof,
   cancelTransaction,
   finishOutgoingTransfer,
   outgoingStatus,
   sendOutgoingTransfer,
+  type AwaitingProof,
   type HeldTransfer,
   type SentTransfer,
   type TransferReport,
@@ -15,7 +17,13 @@ import type { DecideDeps } from '../policy/decide';
 import type { TransferFactsInput } from '../policy/types';
 
 export type { TransferPlan, PiiMode } from '../outgoing/plan';
-export type { CreatedTransaction, HeldTransfer, SentTransfer, TransferReport } from '../outgoing/transaction';
+export type {
+  AwaitingProof,
+  CreatedTransaction,
+  HeldTransfer,
+  SentTransfer,
+  TransferReport,
+} from '../outgoing/transaction';
 
 /** Outgoing transfer activities: the steps in outgoing/transaction.ts. Each is idempotent: a retry finds what the previous attempt stored. */
 export function transferActivities(ctx: TransferContext | undefined, policy?: DecideDeps) {
@@ -38,8 +46,20 @@ export function transferActivities(ctx: TransferContext | undefined, policy?: De
       plan?: TransferPlan;
       view?: TransferViewUpdate;
       decide?: TransferFactsInput;
-    }): Promise<SentTransfer | HeldTransfer> {
+    }): Promise<SentTransfer | HeldTransfer | AwaitingProof> {
       return sendOutgoingTransfer(need(), input, policy);
+    },
+
+    /**
+     * A transfer in AWAITING_PROOF: registers the workflow as a waiter of the beneficiary wallet's proof and answers
+     * whether the customer's VERIFIED proof is there; with `stop`, removes the waiter.
+     */
+    async awaitBeneficiaryProof(input: {
+      id: string;
+      workflowId: string;
+      stop?: boolean;
+    }): Promise<{ verified: boolean }> {
+      return awaitBeneficiaryProof(need(), input);
     },
 
     /** The final list entry, then the report to TRANSFER_CALLBACK_URL (failures retried by Temporal). */

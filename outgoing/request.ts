@@ -86,13 +86,19 @@ const transferProperties = {
   travelRuleBehavior: Type.Optional(Type.Boolean()),
   blockchainTransactionTimestamp: Type.Optional(NetworkText()),
   customAssetPrice: Type.Optional(CustomAssetPriceSchema),
+  isNonCustodial: Type.Optional(
+    Type.Boolean({
+      description:
+        "The network's flag: the beneficiary address is a self-hosted (non-custodial) wallet. With no VASP owning the address it makes the transfer NON_CUSTODIAL; where the sending subsidiary's jurisdiction asks for an ownership proof at the amount and none is given or VERIFIED for the customer (`originatorRef`), the transfer waits in AWAITING_PROOF. Sent to the network as given",
+    }),
+  ),
   beneficiaryProof: Type.Optional(
     Type.Object(
       {},
       {
         additionalProperties: true,
         description:
-          "The network's OwnershipProof of a self-hosted beneficiary wallet (sent to the network as given); with no VASP owning the address it makes the transfer NON_CUSTODIAL",
+          "The network's OwnershipProof of a self-hosted beneficiary wallet (sent to the network as given); with no VASP owning the address it makes the transfer NON_CUSTODIAL. Without it, a VERIFIED wallet proof of the customer (`originatorRef`, POST /v1/wallet-proofs) is sent in this shape",
       },
     ),
   ),

@@ -17,6 +17,8 @@ import type { TransferContext } from './context';
 import { recordToSend, storePii } from './personal-data';
 import { planTransfer, type TransferPlan } from './plan';
 import { validateOutgoingBody, type OutgoingRequest } from './request';
+import { beneficiaryWallet, networkProofOf, registerProofWaiter, usableProof } from '../wallet-proofs/requirement';
+import { removeProofWaiter } from '../wallet-proofs/store';
 
 /** What the workflow learns from the network's answer: no personal data. */
 export interface CreatedTransaction {
@@ -67,9 +69,11 @@ export async function createTransaction(
   plan: TransferPlan,
   pii: StoredPii | undefined,
   classification?: Record<string, unknown>,
+  beneficiaryProof?: object,
 ): Promise<NetworkTransaction> {
   const { originator: _o, beneficiary: _b, transactionRef: _ref, ...rest } = request.body;
   const json: Record<string, unknown> = { ...rest, transactionRef: id };
+  if (beneficiaryProof) json.beneficiaryProof = beneficiaryProof;
   if (plan.beneficiaryVaspDid) json.beneficiaryVASPdid = plan.beneficiaryVaspDid;
   // Hosted: the plain data the rules require (recordToSend), which the network encrypts.
   if (plan.mode === 'hosted') Object.assign(json, recordToSend(request, classification));
@@ -121,15 +125,44 @@ export async function sendTransfer(
   ctx: TransferContext,
   id: string,
   given?: TransferPlan,
-): Promise<{ plan: TransferPlan; tx: NetworkTransaction }> {
+): Promise<{ plan: TransferPlan; tx: NetworkTransaction } | AwaitingProof> {
   const { request, transfer } = await ctx.store.load(id);
+  const proof = await beneficiaryProofToSend(ctx, request, transfer.classification);
+  if (proof === 'missing') return { awaitingProof: true };
   let plan = given;
   if (!plan) {
     validateOutgoingBody(request.body);
     plan = await planTransfer(ctx, request);
   }
   const pii = await storePii(ctx, id, request, plan, transfer);
-  return { plan, tx: await createTransaction(ctx, id, request, plan, pii, transfer.classification) };
+  return { plan, tx: await createTransaction(ctx, id, request, plan, pii, transfer.classification, proof) };
+}
+
+/**
+ * The `beneficiaryProof` a transfer to a self-hosted wallet goes with: the caller's own (already in the body), else
+ * the customer's VERIFIED, unexpired proof of the wallet (`originatorRef`) in the network's shape, else none; or
+ * `missing` when the classification says the sending subsidiary's jurisdiction asks for one at the amount.
+ */
+async function beneficiaryProofToSend(
+  ctx: TransferContext,
+  request: OutgoingRequest,
+  classification: Record<string, unknown> | undefined,
+): Promise<object | undefined | 'missing'> {
+  const { body } = request;
+  if (body.beneficiaryProof !== undefined || classification?.beneficiaryAddressType !== 'UNHOSTED') return undefined;
+  const proof = await usableProof(ctx.pool, beneficiaryWallet(body), body.originatorRef, new Date());
+  if (proof) return networkProofOf(proof);
+  return classification.ownershipProofRequired === true ? 'missing' : undefined;
+}
+
+/**
+ * The sending subsidiary's jurisdiction asks for the self-hosted wallet's ownership proof and none is given or VERIFIED
+ * yet: nothing was sent; the workflow waits (AWAITING_PROOF) for the wallet-proof workflow's signal.
+ */
+export interface AwaitingProof {
+  awaitingProof: true;
+  /** The outgoing policy's approval, when it was asked: the transfer is sent without asking again. */
+  policy?: TransferDecision;
 }
 
 /** What the send step tells the workflow: the plan it followed, the transaction, and the list entry it wrote (if any). */
@@ -156,11 +189,13 @@ export async function sendOutgoingTransfer(
   ctx: TransferContext,
   input: { id: string; plan?: TransferPlan; view?: TransferViewUpdate; decide?: TransferFactsInput },
   policy?: DecideDeps,
-): Promise<SentTransfer | HeldTransfer> {
+): Promise<SentTransfer | HeldTransfer | AwaitingProof> {
   const verdict = input.decide && policy ? await decideBeforeSending(ctx, policy, input.decide) : undefined;
   if (verdict && verdict.decision.action !== 'APPROVE') return { held: verdict };
   const approved = verdict ? { policy: verdict } : {};
-  const { plan, tx } = await sendTransfer(ctx, input.id, input.plan);
+  const sent = await sendTransfer(ctx, input.id, input.plan);
+  if ('awaitingProof' in sent) return { ...sent, ...approved };
+  const { plan, tx } = sent;
   const created = createdFrom(tx);
   if (!input.view) return { plan, created, ...approved };
   const update = outgoingViewAfterSend(input.view, plan, created, FINAL_NETWORK_STATUSES.has(created.status));
@@ -220,4 +255,28 @@ export async function runTransferDirect(
   const plan = await planTransfer(ctx, request);
   const pii = await storePii(ctx, id, request, plan);
   return createTransaction(ctx, id, request, plan, pii);
+}
+
+/**
+ * The wait for the beneficiary wallet's proof (AWAITING_PROOF): registers the workflow as a waiter of the wallet and
+ * answers whether the customer's VERIFIED proof is there now; with `stop`, only removes the waiter (the wait ended).
+ */
+export async function awaitBeneficiaryProof(
+  ctx: TransferContext,
+  input: { id: string; workflowId: string; stop?: boolean },
+): Promise<{ verified: boolean }> {
+  const { request } = await ctx.store.load(input.id);
+  const wallet = beneficiaryWallet(request.body);
+  if (input.stop) {
+    await removeProofWaiter(ctx.pool, { ...wallet, workflowId: input.workflowId });
+    return { verified: false };
+  }
+  const verified = await registerProofWaiter(
+    ctx.pool,
+    wallet,
+    request.body.originatorRef,
+    input.workflowId,
+    new Date(),
+  );
+  return { verified };
 }

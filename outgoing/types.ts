@@ -48,9 +48,11 @@ export interface TransferHistoryEntry {
 
 /**
  * The transfer's own statuses around the network's: before the transaction exists (HELD: the policy wants a person
- * first), and how it ends without the network (REFUSED: by the policy or by that person).
+ * first; AWAITING_PROOF: the self-hosted beneficiary wallet's ownership proof is required and not VERIFIED yet), and
+ * how it ends without the network (REFUSED: by the policy or by that person; EXPIRED: also no proof before the
+ * deadline).
  */
-export type LocalStatus = 'RECEIVED' | 'PREPARED' | 'HELD' | 'REFUSED' | 'FAILED' | 'EXPIRED';
+export type LocalStatus = 'RECEIVED' | 'PREPARED' | 'HELD' | 'AWAITING_PROOF' | 'REFUSED' | 'FAILED' | 'EXPIRED';
 
 /** A person's decision on a transfer the policy held. */
 export interface OutgoingReview extends Acting {

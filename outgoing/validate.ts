@@ -27,6 +27,7 @@ import type { Pricing } from '../pricing';
 import { cached, type TransferContext } from './context';
 import { assertOriginatorAllowed } from './plan';
 import { assetLabel, type ValidateTransferBody } from './request';
+import { beneficiaryWallet, isProvenWallet, ownershipProofRequired, usableProof } from '../wallet-proofs/requirement';
 
 export interface ValidateDeps {
   ctx: TransferContext;
@@ -41,6 +42,12 @@ export interface StoredClassification extends TransferValidationResult {
    * NON_CUSTODIAL transfers send only what the rules of either side require at the amount).
    */
   personalData: 'all' | string[];
+  /**
+   * A self-hosted beneficiary wallet (UNHOSTED) whose ownership proof the sending subsidiary's jurisdiction asks for
+   * at the amount, whether or not one exists yet: the send step then sends the given or VERIFIED proof, or waits
+   * (AWAITING_PROOF) for one. Absent for other transfers and those classified before proofs were required.
+   */
+  ownershipProofRequired?: boolean;
 }
 
 const MISSING_OWN = 'MISSING_FIELDS_REQUIRED_BY_YOUR_JURISDICTION';
@@ -128,12 +135,15 @@ interface IdentifiedAddress {
   type: TransferValidationResult['beneficiaryAddressType'];
   source: TransferValidationResult['addressSource'];
   beneficiaryVaspDid?: string;
+  /** The customer (`originatorRef`) has a VERIFIED, unexpired proof of the wallet. */
+  customerProof?: boolean;
 }
 
 /**
  * The beneficiary address: a subsidiary's in the group's registry, else an address the network's address book gives an
- * owner, else the beneficiary VASP the request names (known to the directory); with none of them, an ownership proof
- * makes it the customer's own (UNHOSTED), and without one it is UNKNOWN.
+ * owner, else the beneficiary VASP the request names (known to the directory); with none of them it is a self-hosted
+ * wallet (UNHOSTED) when the request says so (`isNonCustodial`), carries its ownership proof, or the wallet has a
+ * VERIFIED proof in the store (anyone's: a proven wallet is self-hosted whoever proved it), and UNKNOWN otherwise.
  */
 async function identifyAddress(ctx: TransferContext, body: ValidateTransferBody): Promise<IdentifiedAddress> {
   const destination = body.transactionBlockchainInfo.destination;
@@ -150,8 +160,15 @@ async function identifyAddress(ctx: TransferContext, body: ValidateTransferBody)
     }
   });
   const namedLookup = named ? directoryEntry(ctx, named) : Promise.resolve(undefined);
+  const wallet = beneficiaryWallet(body);
+  const now = new Date();
+  const proofLookup = Promise.all([
+    usableProof(ctx.pool, wallet, body.originatorRef, now).then((p) => p !== undefined),
+    isProvenWallet(ctx.pool, wallet, now),
+  ]);
   ownerLookup.catch(() => undefined);
   namedLookup.catch(() => undefined);
+  proofLookup.catch(() => undefined);
   if (ctx.group.subsidiaryDids.length > 0) {
     const inGroup = await findRegistryOwner(ctx.pool, destination, ctx.group.subsidiaryDids);
     if (inGroup) return { type: 'HOSTED', source: 'GROUP_REGISTRY', beneficiaryVaspDid: named ?? inGroup };
@@ -162,7 +179,9 @@ async function identifyAddress(ctx: TransferContext, body: ValidateTransferBody)
     if (!(await namedLookup)) throw new ValidationError('beneficiaryVASPdid', 'is not a VASP in the network directory');
     return { type: 'HOSTED', source: 'DIRECTORY', beneficiaryVaspDid: named };
   }
-  return { type: body.beneficiaryProof ? 'UNHOSTED' : 'UNKNOWN', source: 'UNKNOWN' };
+  const [customerProof, proven] = await proofLookup;
+  const selfHosted = body.beneficiaryProof !== undefined || body.isNonCustodial === true || proven;
+  return { type: selfHosted ? 'UNHOSTED' : 'UNKNOWN', source: 'UNKNOWN', customerProof };
 }
 
 const issueText = (i: ValidationIssue) => `${i.code}: ${i.field ?? i.message}`;
@@ -172,6 +191,14 @@ export async function validateTransfer(
   deps: ValidateDeps,
   body: ValidateTransferBody,
 ): Promise<TransferValidationResult> {
+  return (await classifyWithProof(deps, body)).result;
+}
+
+/** The validation, and whether the own jurisdiction asks for an ownership proof of a self-hosted wallet. */
+async function classifyWithProof(
+  deps: ValidateDeps,
+  body: ValidateTransferBody,
+): Promise<{ result: TransferValidationResult; ownershipProofRequired?: boolean }> {
   const { ctx, pricing } = deps;
   assertClassifiable(body, pricing);
   assertOriginatorAllowed(ctx.group, body.originatorVASPdid);
@@ -192,7 +219,7 @@ export async function validateTransfer(
       customAssetPrice: body.customAssetPrice,
       beneficiaryAddressType: address.type,
       ivms101,
-      hasOwnershipProof: body.beneficiaryProof !== undefined,
+      hasOwnershipProof: body.beneficiaryProof !== undefined || address.customerProof === true,
     },
     pricing,
   );
@@ -208,7 +235,12 @@ export async function validateTransfer(
       });
   }
   const name = body.beneficiaryVASPname ?? entry?.name;
-  return {
+  const price = classification.price;
+  const proofRequired =
+    address.type === 'UNHOSTED'
+      ? ownershipProofRequired(rulesOrFatf(ownCountry), 'value' in price ? price.value : undefined)
+      : undefined;
+  const result: TransferValidationResult = {
     isValid: errors.length === 0,
     type: classification.type,
     beneficiaryAddressType: address.type,
@@ -220,6 +252,7 @@ export async function validateTransfer(
     thresholds: classification.thresholds,
     price: classification.price,
   };
+  return { result, ...(proofRequired !== undefined && { ownershipProofRequired: proofRequired }) };
 }
 
 /**
@@ -227,7 +260,7 @@ export async function validateTransfer(
  * jurisdiction requires refused with a ValidationError listing them (`fields`), before anything is stored or started.
  */
 export async function classifyOutgoing(deps: ValidateDeps, body: ValidateTransferBody): Promise<StoredClassification> {
-  const result = await validateTransfer(deps, body);
+  const { result, ownershipProofRequired: proofRequired } = await classifyWithProof(deps, body);
   const missing = result.details.errors.filter((e) => e.code === MISSING_OWN && e.field).map((e) => e.field!);
   if ((result.type === 'TRAVELRULE' || result.type === 'UNKNOWN') && missing.length > 0) {
     const own = result.thresholds.own.jurisdiction;
@@ -237,7 +270,17 @@ export async function classifyOutgoing(deps: ValidateDeps, body: ValidateTransfe
       { fields: missing, transferType: result.type },
     );
   }
-  return { ...result, personalData: personalDataSent(result) };
+  // The proof is the customer's (originatorRef): without a reference no stored proof can be matched to the transfer.
+  if (proofRequired && body.beneficiaryProof === undefined && body.originatorRef === undefined)
+    throw new ValidationError(
+      'originatorRef',
+      `is required for a transfer to a self-hosted wallet that needs an ownership proof (${result.thresholds.own.jurisdiction}): it names the customer whose VERIFIED wallet proof is sent (or give beneficiaryProof)`,
+    );
+  return {
+    ...result,
+    personalData: personalDataSent(result),
+    ...(proofRequired !== undefined && { ownershipProofRequired: proofRequired }),
+  };
 }
 
 /**

@@ -213,3 +213,56 @@ export async function notePending(
   );
   return rows[0] && toProof(rows[0]);
 }
+
+/**
+ * The newest VERIFIED proof of the wallet (asset, address) still valid at `now`, of `customerRef` when given, else of
+ * anyone: whether an address is a proven self-hosted wallet is a fact about the wallet, whoever proved it.
+ */
+export async function verifiedProofOf(
+  db: Queryable,
+  wallet: { asset: string; address: string; customerRef?: string },
+  now: Date,
+): Promise<WalletProof | undefined> {
+  const args: unknown[] = [wallet.asset, wallet.address, now.toISOString()];
+  if (wallet.customerRef !== undefined) args.push(wallet.customerRef);
+  const { rows } = await db.query<Row>(
+    `select ${COLUMNS} from wallet_proofs
+      where asset = $1 and address = $2 and status = 'VERIFIED' and expires_at > $3
+        ${wallet.customerRef !== undefined ? 'and customer_ref = $4' : ''}
+      order by verified_at desc limit 1`,
+    args,
+  );
+  return rows[0] && toProof(rows[0]);
+}
+
+/** A workflow waiting for a proof of the wallet (idempotent: registering again changes nothing). */
+export async function addProofWaiter(
+  db: Queryable,
+  waiter: { asset: string; address: string; workflowId: string },
+): Promise<void> {
+  await db.query(
+    `insert into wallet_proof_waiters (asset, address, workflow_id) values ($1, $2, $3) on conflict do nothing`,
+    [waiter.asset, waiter.address, waiter.workflowId],
+  );
+}
+
+/** The workflows waiting for a proof of the wallet, oldest first. */
+export async function proofWaiters(db: Queryable, wallet: { asset: string; address: string }): Promise<string[]> {
+  const { rows } = await db.query<{ workflow_id: string }>(
+    `select workflow_id from wallet_proof_waiters where asset = $1 and address = $2 order by created_at, workflow_id`,
+    [wallet.asset, wallet.address],
+  );
+  return rows.map((r) => r.workflow_id);
+}
+
+/** Removes a waiter: it was signalled, found its proof, or stopped waiting. */
+export async function removeProofWaiter(
+  db: Queryable,
+  waiter: { asset: string; address: string; workflowId: string },
+): Promise<void> {
+  await db.query(`delete from wallet_proof_waiters where asset = $1 and address = $2 and workflow_id = $3`, [
+    waiter.asset,
+    waiter.address,
+    waiter.workflowId,
+  ]);
+}

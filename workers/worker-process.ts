@@ -67,7 +67,8 @@ export async function startWorker(
   const connection = shared?.connection ?? (await connectTemporal(NativeConnection, config.temporal));
   const reviews = new ReviewCache(pool, (e) => log.warn(`counterparty reviews in memory: ${e.message}`));
   await reviews.start();
-  // Activities ask Temporal one thing: whether a workflow still runs (the address book's abandoned run locks).
+  // Activities ask Temporal whether a workflow still runs (the address book's abandoned run locks) and signal the
+  // transfers waiting for a wallet proof.
   const temporal = new Client({
     connection: connection as never,
     namespace: config.temporal.namespace,
@@ -90,6 +91,7 @@ export async function startWorker(
       pricing: createPricing(config.pricing),
       reviews,
       workflowStatus: workflowStatusOf(temporal),
+      temporal,
       transfers: openTransferContext({
         pool,
         network,

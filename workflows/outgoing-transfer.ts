@@ -1,5 +1,6 @@
 import {
   ApplicationFailure,
+  CancellationScope,
   condition,
   log,
   proxyLocalActivities,
@@ -10,7 +11,13 @@ import {
 } from '@temporalio/workflow';
 import { activityCause, summarizeFailure } from './failures';
 import type { Activities } from '../activities';
-import type { CreatedTransaction, HeldTransfer, SentTransfer, TransferReport } from '../activities/outgoing-transfers';
+import type {
+  AwaitingProof,
+  CreatedTransaction,
+  HeldTransfer,
+  SentTransfer,
+  TransferReport,
+} from '../activities/outgoing-transfers';
 import type { TransferDecision, TransferFactsInput } from '../policy/types';
 import { TransferStatus } from '../lib/temporal/search-attributes';
 import { networkUpdatedAtOf } from '../lib/network-status';
@@ -24,6 +31,7 @@ import {
   initialState,
   type TransferState,
 } from './outgoing-transfer.messages';
+import { walletProofVerifiedSignal } from './wallet-proof.messages';
 
 import type { OutgoingTransferInput } from '../outgoing/types';
 import {
@@ -79,6 +87,17 @@ const { recordAudit } = proxyLocalActivities<Activities>({
   localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
+// The wait for a wallet's proof registers and re-checks through this: retried until the database answers.
+const { awaitBeneficiaryProof } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  localRetryThreshold: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+/**
+ * How often a transfer in AWAITING_PROOF asks the store again without a signal: the wallet-proof workflow's signal
+ * may be lost (its notify step failed, or the proof was verified while this transfer registered).
+ */
+const PROOF_RECHECK = '1 hour';
 const { finishOutgoingTransfer } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   localRetryThreshold: '10 seconds',
@@ -95,6 +114,8 @@ interface Run {
   created?: CreatedTransaction;
   /** The history length the console's list entry was last written at. */
   viewVersion: number;
+  /** How many walletProofVerifiedSignal arrived: each wakes a transfer in AWAITING_PROOF to look again. */
+  proofSignals: number;
 }
 
 /**
@@ -120,8 +141,12 @@ function begin(input: OutgoingTransferInput): Run {
     tracking: initialTracking(),
     early: [],
     viewVersion: 0,
+    proofSignals: 0,
   };
   setHandler(transferStatusQuery, () => run.state);
+  setHandler(walletProofVerifiedSignal, () => {
+    run.proofSignals++;
+  });
   setHandler(transactionUpdatedSignal, (update) => {
     if (!run.state.transactionId) run.early.push(update);
     else if (update.transactionId === run.state.transactionId) advance(run, update);
@@ -160,6 +185,14 @@ async function create(run: Run): Promise<CreatedTransaction | undefined> {
     sent = await send(run, false);
     if ('held' in sent) throw ApplicationFailure.nonRetryable('the send step held a transfer a person released');
   }
+  // The self-hosted wallet's proof is missing: wait for it, then send (the policy approved already). A proof that
+  // expired between the wait's check and the send step sends the transfer back to waiting.
+  while ('awaitingProof' in sent) {
+    if (sent.policy) state.policy = sent.policy.decision;
+    if (!(await awaitProof(run))) return undefined;
+    sent = await send(run, false);
+    if ('held' in sent) throw ApplicationFailure.nonRetryable('the send step held a transfer the policy approved');
+  }
   if (sent.policy) state.policy = sent.policy.decision;
   state.mode = sent.plan.mode;
   state.beneficiaryVaspDid = sent.plan.beneficiaryVaspDid;
@@ -181,7 +214,7 @@ async function create(run: Run): Promise<CreatedTransaction | undefined> {
 }
 
 /** The send step (with the policy's decision first when `decide`); a failure ends the transfer FAILED. */
-async function send(run: Run, decide: boolean): Promise<SentTransfer | HeldTransfer> {
+async function send(run: Run, decide: boolean): Promise<SentTransfer | HeldTransfer | AwaitingProof> {
   const { input, state } = run;
   try {
     return await sendOutgoingTransfer({
@@ -228,6 +261,44 @@ async function hold(run: Run, verdict: TransferDecision): Promise<boolean> {
   if (review.decision === 'release') return true;
   state.error = { type: 'ReviewRefused', message: `refused by ${review.actor}: ${review.reason}` };
   advance(run, { status: 'REFUSED', source: 'review' });
+  return false;
+}
+
+/**
+ * AWAITING_PROOF: the sending subsidiary's jurisdiction asks for the self-hosted beneficiary wallet's ownership proof
+ * and none is given or VERIFIED. The workflow registers as a waiter of the wallet and waits for the wallet-proof
+ * workflow's signal, asking the store again on the signal and every PROOF_RECHECK, until the customer's proof is
+ * VERIFIED (true). A REJECTED or EXPIRED proof changes nothing: another may follow. The answer deadline
+ * (TRANSFER_ANSWER_DEADLINE, a timer of its own) ends the wait: the transfer EXPIRED, nothing sent (false).
+ */
+async function awaitProof(run: Run): Promise<boolean> {
+  const { input, state } = run;
+  const workflowId = workflowInfo().workflowId;
+  advance(run, { status: 'AWAITING_PROOF', source: 'wallet-proof' });
+  await publish(run);
+  let passed = false;
+  const deadline = new CancellationScope();
+  deadline
+    .run(() => sleep(input.answerDeadlineMs))
+    .then(
+      () => (passed = true),
+      () => undefined,
+    );
+  for (;;) {
+    if ((await awaitBeneficiaryProof({ id: input.id, workflowId })).verified) {
+      deadline.cancel();
+      return true;
+    }
+    if (passed) break;
+    const seen = run.proofSignals;
+    await condition(() => run.proofSignals !== seen || passed, PROOF_RECHECK);
+  }
+  await awaitBeneficiaryProof({ id: input.id, workflowId, stop: true });
+  state.error = {
+    type: 'OwnershipProofMissing',
+    message: 'no VERIFIED ownership proof of the self-hosted beneficiary wallet before the deadline; nothing was sent',
+  };
+  advance(run, { status: 'EXPIRED', source: 'deadline: no ownership proof' });
   return false;
 }
 

@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DepositObserved, ProofDecision, ProofState } from '../wallet-proofs/types';
 
 /** The wallet-proof workflow's messages, shared by the workflow and the API (client/wallet-proofs). */
@@ -12,3 +12,8 @@ export const depositObservedUpdate = defineUpdate<ProofState, [DepositObserved]>
 /** A compliance officer's decision on a screenshot or self-declaration. */
 export const reviewProofUpdate = defineUpdate<ProofState, [ProofDecision]>('reviewProof');
 export const proofStateQuery = defineQuery<ProofState>('proofState');
+/**
+ * Sent to each workflow waiting for a proof of a wallet (wallet_proof_waiters, by asset and address) when a proof of
+ * that wallet is VERIFIED: the waiter re-checks the store for a proof it can use (its customer's). No personal data.
+ */
+export const walletProofVerifiedSignal = defineSignal<[{ proofId: string }]>('walletProofVerified');

@@ -424,6 +424,7 @@ export async function startOrchestrator(
     pricing: createPricing(opts.pricing ?? loadPricingConfig({})),
     reviews,
     workflowStatus: workflowStatusOf(client),
+    temporal: client,
   });
   const worker = await createWorker({
     connection: nativeConnection,
