@@ -103,6 +103,8 @@ async function record(): Promise<void> {
     incoming,
     addressBook: addressBookTestSettings({ chunkRows: 20, chunksPerExecution: 2 }),
     walletProofs: { depositAddresses: { ethereum: `0x${'d0'.repeat(20)}` } },
+    // Subsidiary A is in the EU: a transfer of 1 ETH to a self-hosted wallet needs the wallet's ownership proof.
+    jurisdictions: { subsidiaryCountries: { [g.subA]: 'DE' } },
   };
   const orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), options);
   let closed = false;
@@ -236,6 +238,51 @@ async function record(): Promise<void> {
       const ended = await outgoingStatus(expired, (s) => s.final);
       if (ended.status !== 'EXPIRED') throw new Error(`the transfer meant to expire ended ${ended.status}`);
       await save(client, 'outgoing-transfer-expired', workflowIds.outgoingTransfer(expired), secrets);
+    }
+
+    // Outgoing to a self-hosted wallet with no proof: AWAITING_PROOF until a compliance officer approves the customer's
+    // screenshot; then created with the proof, and (no VASP answers for a wallet) expired at the deadline.
+    if (want('outgoing-transfer-awaiting-proof')) {
+      const deadline = orch.transfers.config.answerDeadlineMs;
+      orch.transfers.config.answerDeadlineMs = 15_000;
+      const id = randomUUID();
+      const wallet = `0x${'b2'.repeat(20)}`;
+      const r = await api(
+        'POST',
+        '/v1/transfers',
+        {
+          transactionAsset: 'ETH',
+          transactionAmount: '1000000000000000000',
+          originatorVASPdid: g.subA,
+          originatorRef: 'replay-proof',
+          isNonCustodial: true,
+          transactionBlockchainInfo: { destination: wallet },
+          originator: ivms.originator,
+          beneficiary: ivms.beneficiary,
+        },
+        'operator',
+        { 'idempotency-key': id },
+      );
+      if (r.status !== 202) throw new Error(`POST /v1/transfers refused: ${JSON.stringify(r.body)}`);
+      await outgoingStatus(id, (s) => s.status === 'AWAITING_PROOF');
+      const proof = await api('POST', '/v1/wallet-proofs', {
+        customerRef: 'replay-proof',
+        asset: 'ETH',
+        address: wallet,
+        method: 'SCREENSHOT',
+        vaspDid: g.subA,
+      });
+      if (proof.status !== 201) throw new Error(`wallet proof: ${proof.status} ${JSON.stringify(proof.body)}`);
+      await api(
+        'POST',
+        `/v1/wallet-proofs/${proof.body.id}/review`,
+        { decision: 'approve', reason: 'replay fixture' },
+        'compliance',
+      );
+      const ended = await outgoingStatus(id, (s) => s.final);
+      if (!ended.transactionId) throw new Error(`the transfer ended ${ended.status} without its transaction`);
+      await save(client, 'outgoing-transfer-awaiting-proof', workflowIds.outgoingTransfer(id), secrets);
+      orch.transfers.config.answerDeadlineMs = deadline;
     }
 
     // From here on the sandbox plays the counterparty that sends transfers to the gateway.
