@@ -62,7 +62,8 @@ export async function fillSyntheticTransfers(
     for (const i of indexes) await client.query(i.indexdef);
     // As autovacuum leaves an insert-only table: statistics, and the visibility map the index-only scans rely on.
     await client.query('vacuum (analyze) transfer_view');
-    // The insert's trigger appended the KPIs' counts per key (migration 0022): folded as the first reader would.
+    // The insert's trigger appended the KPIs' counts per key (migration 0022): folded as the first reader would, then
+    // vacuumed as autovacuum would after that many inserts (the rollup's reads are index-only scans, migration 0025).
     await foldKpiChanges(pool);
     await client.query('vacuum (analyze) transfer_kpis, transfer_kpi_changes');
   } finally {
