@@ -1,7 +1,8 @@
 /**
  * Simulated counterparty VASPs: sandbox-only routes (SANDBOX_TEST_ROUTES=1 and the operator token, sandbox/auth/test-routes.ts;
  * only for VASPs the seed marks simulated)
- * and the background simulator. The mechanism and the routes' shapes are documented in behaviours.ts.
+ * and the background simulator. The mechanism and the routes' shapes are documented in behaviours.ts (as beneficiary)
+ * and deposits.ts (as the originator of notified deposits).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Pool, PoolClient } from 'pg';
@@ -17,9 +18,11 @@ import { notSimulated, testRoutesOn } from '../auth/test-routes';
 import { transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
 import { DEFAULT_BEHAVIOUR, parseBehaviour, type Behaviour } from './behaviours';
+import { parseDepositAnswer, type DepositAnswer } from './deposits';
 import { CounterpartySimulator, onTransactionChange } from './simulator';
 import {
   deleteCounterparty,
+  depositOriginatorFor,
   insertCounterparty,
   readCounterparty,
   readReceived,
@@ -44,6 +47,17 @@ const Behaviour = Type.Union([
 const BehaviourMap = Type.Record(Type.String({ minLength: 1, maxLength: 512 }), Behaviour, {
   maxProperties: MAX_ADDRESSES,
 });
+const DepositAnswerSchema = Type.Union([
+  Type.Number({ minimum: 0, description: 'Seconds after the report' }),
+  Type.Literal('never'),
+  Type.Object({
+    afterSeconds: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+    originatorName: Type.Optional(Type.Tuple([Type.String(), Type.String()])),
+  }),
+]);
+const DepositMap = Type.Record(Type.String({ minLength: 1, maxLength: 512 }), DepositAnswerSchema, {
+  maxProperties: MAX_ADDRESSES,
+});
 const VaspParams = Type.Object({ vaspDID: Did });
 const ConfigureBody = Type.Object({
   default: Type.Optional(Behaviour),
@@ -66,6 +80,21 @@ function parseMap(value: unknown, field: string): Record<string, Behaviour> {
   );
 }
 
+function parseDeposits(value: unknown): Record<string, DepositAnswer> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid('body: must be an object {<destination>: <seconds> | "never" | {afterSeconds, originatorName?}}');
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_ADDRESSES) throw invalid(`body: at most ${MAX_ADDRESSES} destinations`);
+  return Object.fromEntries(
+    entries.map(([destination, a]) => {
+      if (!destination || destination.length > 512) throw invalid('body: destinations must be 1 to 512 characters');
+      const parsed = parseDepositAnswer(a);
+      if (typeof parsed === 'string') throw invalid(`${destination}: ${parsed}`);
+      return [destination, parsed];
+    }),
+  );
+}
+
 /**
  * The keyRotation fault: the simulated counterparty publishes a new did:key as its pii_didkey, keeping the earlier
  * one for data already encrypted to it. Nothing happens for a VASP that is not simulated here.
@@ -83,6 +112,10 @@ export async function rotateSimulatedKey(pool: Pool, vaspDid: string): Promise<b
 export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
   const transactions = transactionService(ctx);
   transactions.onChange(onTransactionChange);
+  // A notified deposit to a destination a simulated originator claims names that VASP as its originator.
+  transactions.onDeposit(
+    async (client, { destination }) => (await depositOriginatorFor(client, destination))?.vasp_did,
+  );
   const simulator = new CounterpartySimulator(ctx.pool, transactions, ctx.logger);
 
   const view = async (vaspDID: string, row: Row, db: Pool | PoolClient = ctx.pool) => {
@@ -93,13 +126,19 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
       published: published === row.did_key,
       default: row.default_behaviour,
       behaviours: row.behaviours,
+      deposits: row.deposits,
     };
   };
 
   /** Creates or updates the simulated VASP; a new one gets a did:key, published as its pii_didkey. */
   async function configure(
     vaspDID: string,
-    patch: { default?: Behaviour; behaviours?: Record<string, Behaviour>; publishKey?: boolean },
+    patch: {
+      default?: Behaviour;
+      behaviours?: Record<string, Behaviour>;
+      deposits?: Record<string, DepositAnswer>;
+      publishKey?: boolean;
+    },
   ) {
     if (!DID.test(vaspDID)) throw invalid('vaspDID: must be a DID');
     return withTransaction(ctx.pool, async (client) => {
@@ -117,6 +156,7 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
           privateKeyHex: key.keys[0].privateKeyHex,
           default: patch.default ?? DEFAULT_BEHAVIOUR,
           behaviours: patch.behaviours ?? {},
+          deposits: patch.deposits,
         });
       }
       // Publish the simulation key, unless the VASP already publishes another key (it keeps that key unless
@@ -170,6 +210,19 @@ export async function counterpartyRoutes(app: FastifyInstance, ctx: SandboxConte
       async (request) => {
         const { vaspDID } = request.params as { vaspDID: string };
         return configure(vaspDID, { behaviours: parseMap(request.body === undefined ? {} : request.body, 'body') });
+      },
+    );
+
+    scope.put(
+      '/sandbox/counterparties/:vaspDID/deposits',
+      documented({
+        params: VaspParams,
+        body: DepositMap,
+        description: 'As the originator of notified deposits: per destination, answer after N seconds or "never"',
+      }),
+      async (request) => {
+        const { vaspDID } = request.params as { vaspDID: string };
+        return configure(vaspDID, { deposits: parseDeposits(request.body === undefined ? {} : request.body) });
       },
     );
 

@@ -21,10 +21,14 @@ import {
   type Behaviour,
   type BehaviourName,
 } from './behaviours';
+import { DEFAULT_ORIGINATOR_NAME } from './deposits';
+import { sendAsSimulated } from './send';
 import {
+  depositOriginatorFor,
   finishTask,
   leaseDueTasks,
   queueAct,
+  queueAnswerDeposit,
   queueReceive,
   readSim,
   recordReceived,
@@ -35,11 +39,21 @@ import {
 const ARRIVED = UNANSWERED_NETWORK_STATUSES;
 const NOT_YET_SENT = NOT_YET_SENT_NETWORK_STATUSES;
 
-/** Writes a `receive` task when a transfer first reaches a simulated beneficiary. Runs inside the change's transaction. */
+/**
+ * Writes a `receive` task when a transfer first reaches a simulated beneficiary (a completed INCOMPLETE message reaches
+ * it then too), and an `answerDeposit` task when a notified deposit names a simulated originator that answers. Runs
+ * inside the change's transaction.
+ */
 export async function onTransactionChange(client: PoolClient, event: TransactionEvent): Promise<void> {
   const { tx, previousStatus } = event;
+  if (event.change === 'notify' && previousStatus === null && tx.status === 'INCOMPLETE' && tx.originatorVASPdid) {
+    const claim = await depositOriginatorFor(client, tx.transactionBlockchainInfo.destination);
+    if (claim?.vasp_did === tx.originatorVASPdid && claim.answer.afterSeconds !== null)
+      await queueAnswerDeposit(client, claim.vasp_did, tx.id, claim.answer.afterSeconds);
+    return;
+  }
   if (!tx.beneficiaryVASPdid || !ARRIVED.has(tx.status)) return;
-  if (previousStatus !== null && !NOT_YET_SENT.has(previousStatus)) return;
+  if (previousStatus !== null && previousStatus !== 'INCOMPLETE' && !NOT_YET_SENT.has(previousStatus)) return;
   await queueReceive(client, tx.beneficiaryVASPdid, tx.id);
 }
 
@@ -77,7 +91,9 @@ export class CounterpartySimulator {
       outcome =
         task.kind === 'receive'
           ? await this.receive(task)
-          : await this.act(task.vasp_did, task.transaction_id, task.action as BehaviourName);
+          : task.kind === 'answerDeposit'
+            ? await this.answerDeposit(task)
+            : await this.act(task.vasp_did, task.transaction_id, task.action as BehaviourName);
     } catch (e) {
       outcome = `error: ${(e as Error).message}`;
       this.logger.warn({ err: e, task: task.id }, 'simulated counterparty task failed');
@@ -120,6 +136,50 @@ export class CounterpartySimulator {
       return `received; ${behaviour.behaviour} in ${behaviour.afterSeconds}s`;
     }
     return `received; ${await this.act(task.vasp_did, tx.id, behaviour.behaviour)}`;
+  }
+
+  /**
+   * The simulated originator completes a notified deposit: it sends its transfer for the INCOMPLETE message's blockchain
+   * data with tx/create, which completes that message (sandbox/transactions/notify.ts).
+   */
+  private async answerDeposit(task: Task): Promise<string> {
+    const row = await this.transactions.load(this.pool, task.transaction_id);
+    if (!row) return 'transaction not found';
+    const tx = row.body;
+    if (tx.status !== 'INCOMPLETE') return `nothing to do: the message is ${tx.status}`;
+    const answer = (await depositOriginatorFor(this.pool, tx.transactionBlockchainInfo.destination))?.answer;
+    const [given, family] = answer?.originatorName ?? DEFAULT_ORIGINATOR_NAME;
+    const info = tx.transactionBlockchainInfo;
+    const sent = await sendAsSimulated(this.pool, this.transactions, {
+      originatorVASPdid: task.vasp_did,
+      beneficiaryVASPdid: tx.beneficiaryVASPdid,
+      transactionAsset: tx.transactionAsset,
+      transactionAmount: tx.transactionAmount,
+      transactionAssetDecimals: tx.transactionAssetDecimals,
+      transactionBlockchainInfo: {
+        txHash: info.txHash,
+        origin: info.origin || undefined,
+        destination: info.destination,
+      },
+      originator: {
+        originatorPersons: [
+          {
+            naturalPerson: {
+              name: [
+                {
+                  nameIdentifier: [
+                    { secondaryIdentifier: given, primaryIdentifier: family, nameIdentifierType: 'LEGL' },
+                  ],
+                },
+              ],
+              dateAndPlaceOfBirth: { dateOfBirth: '1984-05-17', placeOfBirth: 'Example City' },
+            },
+          },
+        ],
+        ...(info.origin && { accountNumber: [info.origin] }),
+      },
+    });
+    return sent.id === tx.id ? `completed: ${sent.status}` : `sent ${sent.id}, which did not complete ${tx.id}`;
   }
 
   /** Reads the personal data as the counterparty: CIDs fetched as their owner, values decrypted with its own key. */

@@ -1,6 +1,7 @@
 /** The SQL of the simulated counterparties: their keys and behaviours, their task queue and what they received. */
 import type { Pool, PoolClient } from 'pg';
 import type { Behaviour } from './behaviours';
+import type { DepositAnswer } from './deposits';
 
 type Db = Pool | PoolClient;
 
@@ -8,6 +9,8 @@ export interface CounterpartyRow {
   did_key: string;
   default_behaviour: Behaviour;
   behaviours: Record<string, Behaviour>;
+  /** As the originator of deposits the beneficiary notifies, per destination (deposits.ts). */
+  deposits: Record<string, DepositAnswer>;
 }
 
 /** Everything the simulator needs of one simulated VASP, its earlier keys included. */
@@ -53,7 +56,7 @@ export async function readCounterparty(
   forUpdate = false,
 ): Promise<CounterpartyRow | undefined> {
   const { rows } = await db.query<CounterpartyRow>(
-    `select did_key, default_behaviour, behaviours from sim_counterparties where vasp_did = $1${forUpdate ? ' for update' : ''}`,
+    `select did_key, default_behaviour, behaviours, deposits from sim_counterparties where vasp_did = $1${forUpdate ? ' for update' : ''}`,
     [vaspDid],
   );
   return rows[0];
@@ -63,15 +66,17 @@ export async function readCounterparty(
 export async function updateCounterparty(
   client: PoolClient,
   vaspDid: string,
-  patch: { default?: Behaviour; behaviours?: Record<string, Behaviour> },
+  patch: { default?: Behaviour; behaviours?: Record<string, Behaviour>; deposits?: Record<string, DepositAnswer> },
 ): Promise<CounterpartyRow> {
   const { rows } = await client.query<CounterpartyRow>(
     `update sim_counterparties set default_behaviour = coalesce($2, default_behaviour), behaviours = coalesce($3, behaviours),
-       updated_at = now() where vasp_did = $1 returning did_key, default_behaviour, behaviours`,
+       deposits = coalesce($4, deposits), updated_at = now()
+     where vasp_did = $1 returning did_key, default_behaviour, behaviours, deposits`,
     [
       vaspDid,
       patch.default ? JSON.stringify(patch.default) : null,
       patch.behaviours ? JSON.stringify(patch.behaviours) : null,
+      patch.deposits ? JSON.stringify(patch.deposits) : null,
     ],
   );
   return rows[0]!;
@@ -79,12 +84,27 @@ export async function updateCounterparty(
 
 export async function insertCounterparty(
   client: PoolClient,
-  c: { vaspDid: string; did: string; privateKeyHex: string; default: Behaviour; behaviours: Record<string, Behaviour> },
+  c: {
+    vaspDid: string;
+    did: string;
+    privateKeyHex: string;
+    default: Behaviour;
+    behaviours: Record<string, Behaviour>;
+    deposits?: Record<string, DepositAnswer>;
+  },
 ): Promise<CounterpartyRow> {
   const { rows } = await client.query<CounterpartyRow>(
-    `insert into sim_counterparties (vasp_did, did_key, private_key_hex, default_behaviour, behaviours) values ($1, $2, $3, $4, $5)
-     returning did_key, default_behaviour, behaviours`,
-    [c.vaspDid, c.did, c.privateKeyHex, JSON.stringify(c.default), JSON.stringify(c.behaviours)],
+    `insert into sim_counterparties (vasp_did, did_key, private_key_hex, default_behaviour, behaviours, deposits)
+     values ($1, $2, $3, $4, $5, $6)
+     returning did_key, default_behaviour, behaviours, deposits`,
+    [
+      c.vaspDid,
+      c.did,
+      c.privateKeyHex,
+      JSON.stringify(c.default),
+      JSON.stringify(c.behaviours),
+      JSON.stringify(c.deposits ?? {}),
+    ],
   );
   return rows[0]!;
 }
@@ -153,11 +173,43 @@ export async function queueAct(
   );
 }
 
+/**
+ * The simulated originator that claims deposits to `destination` (exact, then its master address before `:<tag>`), and
+ * its answer; the first VASP by DID when several do.
+ */
+export async function depositOriginatorFor(
+  db: Db,
+  destination: string,
+): Promise<{ vasp_did: string; answer: DepositAnswer } | undefined> {
+  const colon = destination.lastIndexOf(':');
+  const master = colon > 0 ? destination.slice(0, colon) : destination;
+  const { rows } = await db.query<{ vasp_did: string; answer: DepositAnswer }>(
+    `select vasp_did, coalesce(deposits -> $1, deposits -> $2) as answer from sim_counterparties
+      where deposits ? $1 or deposits ? $2 order by vasp_did limit 1`,
+    [destination, master],
+  );
+  return rows[0];
+}
+
+/** The simulated originator's completion of an INCOMPLETE message, due in `afterSeconds`. */
+export async function queueAnswerDeposit(
+  client: PoolClient,
+  vaspDid: string,
+  txId: string,
+  afterSeconds: number,
+): Promise<void> {
+  await client.query(
+    `insert into sim_counterparty_tasks (vasp_did, transaction_id, kind, due_at)
+     values ($1, $2, 'answerDeposit', now() + make_interval(secs => $3))`,
+    [vaspDid, txId, afterSeconds],
+  );
+}
+
 export interface TaskRow {
   id: string;
   vasp_did: string;
   transaction_id: string;
-  kind: 'receive' | 'act';
+  kind: 'receive' | 'act' | 'answerDeposit';
   action: string | null;
 }
 

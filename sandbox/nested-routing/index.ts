@@ -14,19 +14,13 @@ import type { FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
 import { Type } from 'typebox';
 import { Did, documented, Uuid } from '../openapi';
-import { encryptIvms101, unflattenIvms101 } from '../../lib/ivms101';
-import { recordFromPrivateKeyHex } from '../../keys/types';
-import { Access } from '../auth/access';
 import { accessOf } from '../auth/guard';
 import type { SandboxContext } from '../context';
-import { simpleVasp } from '../directory/profiles';
 import { badRequest, notAdmin, notFound } from '../errors';
-import { notSimulated, testRoutesOn } from '../auth/test-routes';
-import { firstUserOf, serviceSecret } from '../auth/store';
-import { readSim } from '../counterparties/store';
-import { subsidiaryName, vaspSimulated } from '../directory/store';
-import { ValidationError } from '../../lib/errors';
-import { putEntries } from '../pii-store/store';
+import { testRoutesOn } from '../auth/test-routes';
+import { serviceSecret } from '../auth/store';
+import { sendAsSimulated } from '../counterparties/send';
+import { subsidiaryName } from '../directory/store';
 import { actorOf, requireParty, transactionService } from '../transactions';
 import { isUuid } from '../transactions/model';
 import { invalidStatus } from '../transactions/service';
@@ -157,37 +151,6 @@ export async function nestedRoutingPublicRoutes(app: FastifyInstance, ctx: Sandb
   app.addHook('onClose', async () => router.stop());
   if (!testRoutesOn(ctx.config)) return;
   app.post('/sandbox/simulate/transfers', documented({ body: SimulateBody }), async (request) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const from = body.originatorVASPdid;
-    const to = body.beneficiaryVASPdid;
-    if (typeof from !== 'string' || !DID.test(from))
-      throw badRequest('ValidationError', 'originatorVASPdid: is required (a simulated counterparty VASP)');
-    if (typeof to !== 'string' || !DID.test(to)) throw badRequest('ValidationError', 'beneficiaryVASPdid: is required');
-    if ((await vaspSimulated(ctx.pool, from)) === false) throw notSimulated('originatorVASPdid', from);
-    const sim = await readSim(ctx.pool, from);
-    if (!sim)
-      throw badRequest(
-        'ValidationError',
-        `originatorVASPdid: ${from} is not a simulated counterparty (PUT /sandbox/counterparties/${from} first)`,
-      );
-    const user = await firstUserOf(ctx.pool, from);
-    if (!user) throw badRequest('ValidationError', `originatorVASPdid: ${from} has no user to act as`);
-    const sender = recordFromPrivateKeyHex(sim.private_key_hex, sim.did_key, 'simulation key');
-    const recipientKey = (await simpleVasp(ctx.pool, to, ['pii_didkey']))?.pii_didkey;
-    const record = Object.fromEntries(
-      ['originator', 'beneficiary'].filter((k) => body[k] !== undefined).map((k) => [k, body[k]]),
-    );
-    // Without a published key the sender encrypts for itself only, as the agent does.
-    let entries: ReturnType<typeof encryptIvms101>;
-    try {
-      entries = encryptIvms101(record, sender, typeof recipientKey === 'string' && recipientKey ? [recipientKey] : []);
-    } catch (e) {
-      // Plain IVMS101 that does not validate is the caller's mistake, named by its field.
-      if (e instanceof ValidationError) throw badRequest('ValidationError', e.message);
-      throw e;
-    }
-    const stored = await putEntries(ctx.pool, from, to, entries);
-    const { originator: _o, beneficiary: _b, ...rest } = body;
-    return transactions.create(await Access.load(ctx.pool, user), { ...rest, pii: unflattenIvms101(stored) });
+    return sendAsSimulated(ctx.pool, transactions, (request.body ?? {}) as Record<string, unknown>);
   });
 }

@@ -10,6 +10,7 @@ import { gatewayOf, vaspName } from '../directory/store';
 import type { PiiEntry } from '../pii-store/store';
 import type { Transaction } from './model';
 import type { TransactionStatus } from './states';
+import type { DepositOriginatorResolver } from './notify';
 import { loadTransaction, saveTransaction, type TransactionRow } from './store';
 
 export interface TransactionEvent {
@@ -38,6 +39,8 @@ export type Row = TransactionRow;
 
 export class TransactionCore {
   private readonly listeners: TransactionListener[] = [];
+  /** Asked in turn who a notified deposit comes from (tx/notify, notify.ts); the first answer is taken. */
+  readonly depositOriginators: DepositOriginatorResolver[] = [];
   hosted?: HostedCrypto;
 
   constructor(
@@ -47,6 +50,10 @@ export class TransactionCore {
 
   onChange(listener: TransactionListener): void {
     this.listeners.push(listener);
+  }
+
+  onDeposit(resolver: DepositOriginatorResolver): void {
+    this.depositOriginators.push(resolver);
   }
 
   async load(db: Pool | PoolClient, id: string, forUpdate = false): Promise<Row | undefined> {

@@ -1,12 +1,13 @@
 /**
  * `tx/create`: idempotency on transactionRef (a claim per reference, the same body answers the same transaction),
- * beneficiary resolution by address, personal data, and the status jump.
+ * beneficiary resolution by address, personal data, the status jump, and the completion of a notified deposit's
+ * INCOMPLETE message (notify.ts).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Access } from '../auth/access';
 import { badRequest, NetworkError, notAdmin, notFound } from '../errors';
 import { findOwners, pickOwner } from '../address-book';
-import { customerDidOf } from '../address-book/store';
+import { customerDid } from './customers';
 import { addOwners, type PiiEntry } from '../pii-store/store';
 import { OPERATOR_DID } from '../operator';
 import type { Row, TransactionCore } from './core';
@@ -14,6 +15,7 @@ import { record } from './history';
 import { assetDecimals } from './assets';
 import { classify, present } from '../jurisdictions/classify';
 import { lookupAsset, parseCreateRequest, requestHash, type Transaction } from './model';
+import { completeIncomplete, incompleteFor } from './notify';
 import { checkCids, cidLeaves, hostedEncrypt, storeHosted } from './personal-data';
 import {
   claimTransactionRef,
@@ -24,17 +26,6 @@ import {
 } from './store';
 
 const STALE_CLAIM_SECONDS = 60;
-
-/**
- * A customer's DID (`originatorDid`, `beneficiaryDid`: DIDs in the spec, which requires `beneficiaryDid`): the
- * request's own; else the one the address book reports for the same (VASP, customer reference), so a customer keeps
- * its DID; else a fresh one, as the network gives every customer of a transfer a DID.
- */
-function customerDid(given: string | undefined, vaspDid: string | undefined, customerRef: string | undefined): string {
-  if (given) return given;
-  const derived = vaspDid && customerRef ? customerDidOf(vaspDid, customerRef) : null;
-  return derived ?? `did:ethr:0x${randomBytes(20).toString('hex')}`;
-}
 
 export async function createTransaction(core: TransactionCore, access: Access, body: unknown): Promise<Transaction> {
   const req = parseCreateRequest(body);
@@ -197,24 +188,31 @@ async function doCreate(
   }
 
   return core.inTransaction(async (client) => {
+    // A deposit the beneficiary already reported (tx/notify): this message completes its INCOMPLETE one.
+    const incomplete = await incompleteFor(client, tx);
     // Hosted personal data is stored with the row that refers to it: a create that fails leaves no items behind.
     if (hostedEntries) {
       pii = await storeHosted(client, originator, beneficiary, hostedEntries);
       tx.pii = pii;
     }
-    await insertTransaction(client, tx, {
-      transactionRef: req.transactionRef,
-      originator,
-      beneficiary,
-      asset: req.assetText,
-      amount: req.transactionAmount,
-      piiMode,
-      createdAt: now,
-    });
+    let saved = tx;
+    if (incomplete) {
+      saved = await completeIncomplete(client, incomplete.body, tx, { transactionRef: req.transactionRef, piiMode });
+    } else {
+      await insertTransaction(client, tx, {
+        transactionRef: req.transactionRef,
+        originator,
+        beneficiary,
+        asset: req.assetText,
+        amount: req.transactionAmount,
+        piiMode,
+        createdAt: now,
+      });
+    }
     if (req.transactionRef !== undefined)
-      await completeTransactionRefClaim(client, originator, req.transactionRef, tx.id);
+      await completeTransactionRefClaim(client, originator, req.transactionRef, saved.id);
     if (pii && beneficiary) await addOwners(client, cidLeaves(pii), originator, beneficiary);
-    await core.emit(client, { tx, previousStatus: null, change: 'create' });
-    return tx;
+    await core.emit(client, { tx: saved, previousStatus: incomplete ? 'INCOMPLETE' : null, change: 'create' });
+    return saved;
   });
 }

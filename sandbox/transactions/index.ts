@@ -6,6 +6,7 @@
  * | POST | `/tx/create` | TransactionCreateRequest | Transaction (200), `transactionType` as /tx/validate/full classifies it; 400 NotabeneTransactionValidationError / NotabeneTransactionError; 403; 404; 409 while the same transactionRef is in flight |
  * | GET | `/tx/info?id=` | | Transaction; hosted mode adds the decrypted `ivms101` |
  * | POST | `/tx/update` | TransactionUpdateRequest `{id, …}` | Transaction |
+ * | POST | `/tx/notify` | TransactionNotifyRequest `{txHash, transactionAmount, transactionAsset, destination, beneficiaryVASPdid, origin?, customerRef?, …}`, by the beneficiary VASP | Transaction (as tx/info): the matching message, or a new INCOMPLETE one (notify.ts); 400 naming the field; 400 UserDIDNotAdminforVASPError for another VASP's DID |
  * | GET | `/tx/list?vaspDID=&page=&resultsPerPage=&status=&txDirection=&transactionRef=&transactionAsset=&sort=` | | `{transactions, paginateInfo}` |
  * | POST | `/tx/approve` `/tx/cancel` `/tx/confirm` `/tx/reject` `/tx/accept` `/tx/decline` `/tx/notReady` | `id` in the query or the JSON body; optional body `reason` | Transaction; 400 NotabeneTransactionInvalidStatusError; 403 UserDIDNotAdminforVASPError |
  */
@@ -138,6 +139,19 @@ const UpdateBody = Type.Object({
   onBehalfOfMyself: Type.Optional(Type.Boolean()),
 });
 
+/** TransactionNotifyRequest (notify.ts parseNotifyRequest). */
+const NotifyBody = Type.Object({
+  txHash: Type.String({ minLength: 1, maxLength: 1024, description: "The deposit's hash, in its chain's form" }),
+  transactionAmount: Amount,
+  transactionAsset: Asset,
+  transactionAssetDecimals: Type.Optional(Type.Integer({ minimum: 0, maximum: 255 })),
+  beneficiaryVASPdid: Did,
+  destination: Type.String({ minLength: 1, maxLength: 1024 }),
+  origin: Optional(Text),
+  customerRef: Optional(Text),
+  network: Optional(Text),
+});
+
 const ListQuery = Type.Object({
   vaspDID: Did,
   page: Type.Optional(WholeNumber(0, 1_000_000)),
@@ -171,6 +185,9 @@ export function transactionRoutes(api: FastifyInstance, ctx: SandboxContext): vo
   );
   api.post('/tx/update', documented({ body: UpdateBody }), async (request) =>
     service.update(accessOf(request), request.body),
+  );
+  api.post('/tx/notify', documented({ body: NotifyBody }), async (request) =>
+    service.notify(accessOf(request), request.body),
   );
   api.get('/tx/list', documented({ querystring: ListQuery }), async (request) =>
     service.list(accessOf(request), request.query as Record<string, unknown>),

@@ -44,12 +44,16 @@ export interface Transaction {
   chargedQuantity: number;
   /** interface.md: "number or null"; the sandbox prices nothing. */
   amountInLocalCurrency: null;
-  /** The customers' DIDs: the request's, else derived (create.ts customerDid); never empty, the spec types them as DIDs. */
-  originatorDid: string;
+  /**
+   * The customers' DIDs: the request's, else derived (create.ts customerDid); never empty, the spec types them as DIDs.
+   * An INCOMPLETE transaction (tx/notify, notify.ts) has no originator customer yet, so no originatorDid.
+   */
+  originatorDid?: string;
   beneficiaryDid: string;
   originatorRef?: string;
   beneficiaryRef?: string;
-  originatorVASPdid: string;
+  /** Absent only on an INCOMPLETE transaction whose originator VASP the network could not tell (notify.ts). */
+  originatorVASPdid?: string;
   beneficiaryVASPdid?: string;
   beneficiaryVASPname?: string;
   isTest: true;

@@ -1,6 +1,6 @@
 /**
  * The network's side of transactions, one module per job: create (create.ts), info and hosted decryption
- * (personal-data.ts), update (update.ts), list (list.ts), and here the actions of the state machine (states.ts) and
+ * (personal-data.ts), update (update.ts), list (list.ts), deposits the beneficiary reports (notify.ts), and here the actions of the state machine (states.ts) and
  * the changes other parts of the network make. Every change is saved in one database transaction together with
  * whatever the registered listeners add (core.ts), so a change is never reported without being stored, nor stored
  * without being reported.
@@ -13,6 +13,7 @@ import { createTransaction } from './create';
 import { actorOf, invalidStatus, record, requireParty, type Actor } from './history';
 import { listTransactions } from './list';
 import { isUuid, validationError, type Transaction } from './model';
+import { notifyDeposit } from './notify';
 import { decryptHosted } from './personal-data';
 import { nextStatus, TRANSITIONS, type TransactionActionName, type TransactionStatus } from './states';
 import { updateTransaction } from './update';
@@ -49,6 +50,11 @@ export class TransactionService extends TransactionCore {
   /** The plain record of a hosted-mode transaction, decrypted with the service-managed keys of `vaspDids`. */
   decryptHosted(vaspDids: readonly string[], pii: Record<string, unknown>): Promise<Record<string, unknown>> {
     return decryptHosted(this, vaspDids, pii);
+  }
+
+  /** tx/notify (notify.ts): the matching message, or a new INCOMPLETE one, answered as tx/info answers it. */
+  async notify(access: Access, body: unknown): Promise<Transaction> {
+    return this.info(access, await notifyDeposit(this, access, body));
   }
 
   update(access: Access, body: unknown): Promise<Transaction> {

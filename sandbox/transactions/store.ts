@@ -36,7 +36,8 @@ export async function insertTransaction(
   tx: Transaction,
   row: {
     transactionRef: string | undefined;
-    originator: string;
+    /** Undefined only for an INCOMPLETE message whose originator VASP is unknown (notify.ts). */
+    originator: string | undefined;
     beneficiary: string | undefined;
     asset: string;
     amount: string;
@@ -51,7 +52,7 @@ export async function insertTransaction(
     [
       tx.id,
       row.transactionRef ?? null,
-      row.originator,
+      row.originator ?? null,
       row.beneficiary ?? null,
       tx.status,
       row.asset,

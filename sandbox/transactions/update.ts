@@ -1,12 +1,14 @@
 /** `tx/update`: which side may change which fields, and in which statuses the beneficiary or destination may move. */
 import { NOT_YET_SENT_NETWORK_STATUSES } from '../../lib/network-status';
 import type { Access } from '../auth/access';
-import { forbidden, notFound } from '../errors';
+import { badRequest, forbidden, notFound } from '../errors';
 import { addOwners } from '../pii-store/store';
 import { OPERATOR_DID } from '../operator';
 import type { TransactionCore } from './core';
 import { actorOf, invalidStatus, record, requireParty } from './history';
 import { BENEFICIARY_UPDATABLE, parseUpdateRequest, validationError, type Transaction } from './model';
+import { supersedeIncomplete } from './notify';
+import { lockDestinations } from './notify-store';
 import { checkCids, cidLeaves, hostedTree } from './personal-data';
 
 export async function updateTransaction(core: TransactionCore, access: Access, body: unknown): Promise<Transaction> {
@@ -14,11 +16,28 @@ export async function updateTransaction(core: TransactionCore, access: Access, b
   const actor = actorOf(access);
   const vaspExists = async (did: string) => (await core.vaspName(did)) !== undefined;
   return core.inTransaction(async (client) => {
+    if (req.fields.txHash !== undefined) {
+      // A txHash may make this message match a notified deposit (notify.ts): the destination lock comes before the row's.
+      const current = await core.load(client, req.id);
+      const destinations = [current?.body.transactionBlockchainInfo.destination, req.fields.destination];
+      await lockDestinations(
+        client,
+        destinations.filter((d): d is string => typeof d === 'string' && d !== ''),
+      );
+    }
     const row = await core.load(client, req.id, true);
     if (!row) throw notFound(`Transaction ${req.id} not found`);
     const tx = row.body;
     requireParty(actor, tx);
-    const isOriginator = actor.vasps.includes(tx.originatorVASPdid);
+    const originatorVasp = tx.originatorVASPdid;
+    if (tx.status === 'INCOMPLETE' || !originatorVasp) {
+      // The beneficiary's report of a deposit: the originator completes it with tx/create (notify.ts), not field by field.
+      throw badRequest(
+        'NotabeneTransactionInvalidStatusError',
+        `${tx.status} is not a valid status for action update: a notified deposit is completed by the originator's tx/create`,
+      );
+    }
+    const isOriginator = actor.vasps.includes(originatorVasp);
     if (!isOriginator) {
       const refused = Object.keys(req.fields).find((f) => !(BENEFICIARY_UPDATABLE as readonly string[]).includes(f));
       if (refused) throw forbidden(`Only the originator VASP may update ${refused}`);
@@ -71,7 +90,7 @@ export async function updateTransaction(core: TransactionCore, access: Access, b
           'originator: this transaction carries end-to-end encrypted pii; update pii instead of plain IVMS101',
         );
       }
-      const tree = await hostedTree(core, client, tx.originatorVASPdid, tx.beneficiaryVASPdid, {
+      const tree = await hostedTree(core, client, originatorVasp, tx.beneficiaryVASPdid, {
         originator: f.originator,
         beneficiary: f.beneficiary,
       });
@@ -83,9 +102,10 @@ export async function updateTransaction(core: TransactionCore, access: Access, b
       record(tx, OPERATOR_DID, 'approve', 'automatic: the beneficiary VASP is now known', 'SENT');
     }
     if (tx.pii && tx.beneficiaryVASPdid)
-      await addOwners(client, cidLeaves(tx.pii), tx.originatorVASPdid, tx.beneficiaryVASPdid);
+      await addOwners(client, cidLeaves(tx.pii), originatorVasp, tx.beneficiaryVASPdid);
     await core.save(client, tx, piiMode);
     await core.emit(client, { tx, previousStatus, change: 'update' });
+    if (f.txHash !== undefined && isOriginator) await supersedeIncomplete(core, client, tx);
     return tx;
   });
 }

@@ -34,7 +34,8 @@ export function envelope(tx: Transaction): string {
 
 export async function enqueueTransactionUpdated(client: PoolClient, event: TransactionEvent): Promise<void> {
   const { tx, previousStatus } = event;
-  const parties = [tx.originatorVASPdid];
+  // An INCOMPLETE message (tx/notify) may have no originator VASP yet.
+  const parties = tx.originatorVASPdid ? [tx.originatorVASPdid] : [];
   const beneficiarySees =
     !NOT_YET_SENT.has(tx.status) || (previousStatus !== null && !NOT_YET_SENT.has(previousStatus));
   if (tx.beneficiaryVASPdid && beneficiarySees) parties.push(tx.beneficiaryVASPdid);

@@ -272,6 +272,32 @@ describe("sandbox fidelity: the documented routes answer in the network's v1 Ope
     ).toBe('REJECTED');
   });
 
+  it('tx/notify (issue 23): a new INCOMPLETE message, its completion and the matching message answer Transaction shapes', async () => {
+    const deposit = {
+      txHash: `0x${randomBytes(32).toString('hex')}`,
+      transactionAmount: '1000000000000000000',
+      transactionAsset: 'ETH',
+      destination: destination(),
+      beneficiaryVASPdid: group.subA,
+      origin: destination(),
+      customerRef: 'cust-1',
+    };
+    const incomplete = await send('POST /tx/notify', 200, { body: deposit });
+    expect(incomplete).toMatchObject({ status: 'INCOMPLETE', transactionType: 'UNKNOWN' });
+    expect(incomplete.originatorVASPdid).toBeUndefined();
+    const completed = await create(
+      {
+        originatorVASPdid: group.external,
+        beneficiaryVASPdid: group.subA,
+        transactionBlockchainInfo: { txHash: deposit.txHash, origin: deposit.origin, destination: deposit.destination },
+      },
+      group.externalUser,
+    );
+    expect(completed.id).toBe(incomplete.id);
+    const matched = await send('POST /tx/notify', 200, { body: deposit });
+    expect(matched).toMatchObject({ id: incomplete.id, originatorVASPdid: group.external });
+  });
+
   it('nested routing: settings, redirect (200, 400 for each documented error, 401)', async () => {
     const settings = await send('PUT /tf/vasps/{vaspDID}/settings', 200, {
       params: { vaspDID: group.gateway },
