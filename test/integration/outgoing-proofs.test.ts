@@ -54,6 +54,7 @@ const weiForEur = (eur: number) => ((BigInt(Math.round(eur * 1e6)) * 10n ** 18n)
 describe('outgoing transfers to a self-hosted wallet wait for its ownership proof (issue 22, item 3)', () => {
   const g = groupSeed();
   const keyA = createDidKeyRecord();
+  const keyB = createDidKeyRecord();
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
 
@@ -64,9 +65,12 @@ describe('outgoing transfers to a self-hosted wallet wait for its ownership proo
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
-      agentKeys: JSON.stringify([{ vaspDID: g.subA, privateKeyHex: keyA.keys[0].privateKeyHex }]),
-      // Subsidiary A is in the EU: a proof above 1,000 EUR.
-      jurisdictions: { subsidiaryCountries: { [g.subA]: 'DE' } },
+      agentKeys: JSON.stringify([
+        { vaspDID: g.subA, privateKeyHex: keyA.keys[0].privateKeyHex },
+        { vaspDID: g.subB, privateKeyHex: keyB.keys[0].privateKeyHex },
+      ]),
+      // Subsidiary A is in the EU: a proof above 1,000 EUR; B in Switzerland: at any amount.
+      jurisdictions: { subsidiaryCountries: { [g.subA]: 'DE', [g.subB]: 'CH' } },
     });
   });
   afterAll(async () => {
@@ -207,6 +211,14 @@ describe('outgoing transfers to a self-hosted wallet wait for its ownership proo
     expect(sent.history.map((h: Json) => h.status)).not.toContain('AWAITING_PROOF');
     const tx = await atNetwork(sent.transactionId);
     expect(tx.beneficiaryProof).toMatchObject({ type: 'eip-191', proof: proof.evidence.signature });
+  });
+
+  it("a Swiss subsidiary's transfer of 10 EUR to an unverified wallet waits: Switzerland asks for a proof at any amount", async () => {
+    const started = await send(ethereumWallet().address, customer(), 10, { originatorVASPdid: g.subB });
+    expect(started.status).toBe(202);
+    expect(started.body.classification).toMatchObject({ type: 'NON_CUSTODIAL', ownershipProofRequired: true });
+    await eventually(async () => ((await transfer(started.id)).status === 'AWAITING_PROOF' ? true : undefined));
+    expect(await networkRows(started.id)).toBe(0);
   });
 
   it('a transfer that needs a proof names its customer: without originatorRef it is refused, 400 naming the field', async () => {

@@ -30,7 +30,7 @@ export const TransferStateSchema = Type.Object({
   workflowId: Type.String(),
   status: Type.String({
     description:
-      'RECEIVED, HELD (the policy wants a person), PREPARED, then the network status (NEW, SENT, ACK, ACCEPTED, …); FAILED, EXPIRED or REFUSED',
+      "RECEIVED, HELD (the policy wants a person), AWAITING_PROOF (a self-hosted beneficiary wallet whose ownership proof the sending subsidiary's jurisdiction asks for at the amount: nothing is sent until a wallet proof of the customer, `originatorRef`, is VERIFIED), PREPARED, then the network status (NEW, SENT, ACK, ACCEPTED, …); FAILED, EXPIRED (also: no proof before TRANSFER_ANSWER_DEADLINE) or REFUSED",
   }),
   final: Type.Boolean(),
   originatorVaspDid: Type.String(),
@@ -47,7 +47,7 @@ export const TransferStateSchema = Type.Object({
   classification: Type.Optional(
     Type.Unknown({
       description:
-        'How the transfer was classified when requested (the answer of POST /v1/transfers/validate plus `personalData`: `all` or the IVMS101 paths sent); null for transfers from before and those the agent started',
+        'How the transfer was classified when requested (the answer of POST /v1/transfers/validate plus `personalData`: `all` or the IVMS101 paths sent, and for a self-hosted beneficiary wallet `ownershipProofRequired`: whether its ownership proof is asked for at the amount); null for transfers from before and those the agent started',
     }),
   ),
   history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.String() })),
@@ -151,7 +151,10 @@ export function transferRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
           "The body is the network's tx/create body with plain IVMS101 `originator` and `beneficiary`; the data is " +
           "encrypted here with the originator's key (end-to-end, or hybrid with `?hybrid=1`). The `Idempotency-Key` " +
           'header names the transfer: repeating a request returns the same transfer. Bad input answers 400 naming the ' +
-          'field, and nothing is stored or started.',
+          'field, and nothing is stored or started. To a self-hosted wallet (no VASP owns the address, and ' +
+          "`isNonCustodial`, `beneficiaryProof` or a VERIFIED wallet proof says so) above the sending subsidiary's " +
+          "proof threshold, the customer's VERIFIED wallet proof (`originatorRef` = its `customerRef`, required then) " +
+          'goes as `beneficiaryProof`; without one the transfer waits in AWAITING_PROOF (docs/wallet-proofs.md).',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
         querystring: Type.Object({
           hybrid: Type.Optional(
