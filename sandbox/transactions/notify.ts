@@ -33,7 +33,7 @@ import type { TransactionCore } from './core';
 import { customerDid } from './customers';
 import { record } from './history';
 import { AMOUNT, asset, did, lookupAsset, text, validationError, type Transaction } from './model';
-import { findByAmount, findByHash, lockDestinations, saveCompleted } from './notify-store';
+import { findByAmount, findByHash, lockDestinations, saveCompleted } from './store/notify';
 import { insertTransaction, type TransactionRow } from './store';
 
 /** How far back a message without a txHash (or an INCOMPLETE report) still matches by destination, asset and amount. */

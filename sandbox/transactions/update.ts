@@ -8,7 +8,7 @@ import type { TransactionCore } from './core';
 import { actorOf, invalidStatus, record, requireParty } from './history';
 import { BENEFICIARY_UPDATABLE, parseUpdateRequest, validationError, type Transaction } from './model';
 import { supersedeIncomplete } from './notify';
-import { lockDestinations } from './notify-store';
+import { lockDestinations } from './store/notify';
 import { checkCids, cidLeaves, hostedTree } from './personal-data';
 
 export async function updateTransaction(core: TransactionCore, access: Access, body: unknown): Promise<Transaction> {

@@ -4,8 +4,8 @@
  * completes it.
  */
 import type { PoolClient } from 'pg';
-import type { Transaction } from './model';
-import type { TransactionRow } from './store';
+import type { Transaction } from '../model';
+import type { TransactionRow } from './index';
 
 const INFO = `body -> 'transactionBlockchainInfo'`;
 /** A message another one superseded (notify.ts supersedeIncomplete) matches nothing any more. */

@@ -3,7 +3,7 @@
  * looked up and listed by), the transactionRef claims that make tx/create idempotent, and the listing.
  */
 import type { Pool, PoolClient } from 'pg';
-import type { Transaction } from './model';
+import type { Transaction } from '../model';
 
 type Db = Pool | PoolClient;
 
