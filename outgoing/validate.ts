@@ -48,6 +48,11 @@ export interface StoredClassification extends TransferValidationResult {
    * (AWAITING_PROOF) for one. Absent for other transfers and those classified before proofs were required.
    */
   ownershipProofRequired?: boolean;
+  /**
+   * The self-hosted beneficiary wallet (UNHOSTED only), as the proofs store spells it: the console finds its ownership
+   * proofs by it. The address alone, as the wallet-proofs API shows it; the request itself stays sealed.
+   */
+  beneficiaryWallet?: { asset: string; address: string };
 }
 
 const MISSING_OWN = 'MISSING_FIELDS_REQUIRED_BY_YOUR_JURISDICTION';
@@ -280,6 +285,7 @@ export async function classifyOutgoing(deps: ValidateDeps, body: ValidateTransfe
     ...result,
     personalData: personalDataSent(result),
     ...(proofRequired !== undefined && { ownershipProofRequired: proofRequired }),
+    ...(result.beneficiaryAddressType === 'UNHOSTED' && { beneficiaryWallet: beneficiaryWallet(body) }),
   };
 }
 

@@ -142,8 +142,6 @@ export interface TransferDetails {
   classification?: ClassificationView | null;
   policy?: PolicyDecisionView;
   review?: { decision: string; actor: string; principal?: Principal; at: string; reason?: string };
-  /** The beneficiary's address, where the transfer's answer carries it (the wallet proofs are looked up by it). */
-  transactionBlockchainInfo?: { destination?: string } | null;
 }
 
 /** A wallet ownership proof (GET /v1/wallet-proofs, wallet-proofs/types.ts WalletProof). */

@@ -45,6 +45,8 @@ export interface ClassificationView {
   price?: PriceUsed;
   /** Stored with a transfer: `all`, or the IVMS101 paths whose data was sent (below the threshold, only the required). */
   personalData?: 'all' | string[];
+  /** Stored with a transfer to a self-hosted wallet: the wallet whose ownership proofs the transfer page shows. */
+  beneficiaryWallet?: { asset: string; address: string };
 }
 
 const TYPE_TEXT: Record<string, string> = {

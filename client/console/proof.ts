@@ -211,7 +211,8 @@ export function ProofPage({ session, config, id }: { session: Session; config: C
 
 /**
  * On a transfer's page: the newest proof of the beneficiary's address, and whether the transfer waits for one
- * (status AWAITING_PROOF). The address comes from the transfer's answer; proofs are read by address.
+ * (status AWAITING_PROOF). The address is the self-hosted wallet stored with the transfer's classification
+ * (`beneficiaryWallet`); proofs are read by address.
  */
 export function TransferProof({
   session,

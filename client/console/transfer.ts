@@ -332,7 +332,7 @@ export function TransferPage({
           ${!view.decision && decisions.length === 0 ? html`<p class="muted">No decision by a person.</p>` : ''}
         </div>
         <${PolicyPanel} details=${details} />
-        ${view.direction === 'outgoing' ? html`<${TransferProof} session=${session} status=${view.status} address=${details?.transactionBlockchainInfo?.destination} />` : ''}
+        ${view.direction === 'outgoing' ? html`<${TransferProof} session=${session} status=${view.status} address=${details?.classification?.beneficiaryWallet?.address} />` : ''}
         ${view.direction === 'outgoing' ? html`<${ClassificationPanel} view=${details?.classification} title="Classification (stored with the transfer)" />` : ''}
         ${
           view.direction === 'outgoing' && view.status === 'HELD' && canDecide(session)

@@ -2,9 +2,10 @@
  * The console's wallet proofs in Chromium (issue 22, item 5): proofs made through the API are listed, a compliance
  * officer approves a self-declaration in the page and the API then answers it VERIFIED, a signature's evidence reads
  * as labelled fields, an operator sees no review buttons (and a stale session claiming compliance gets the API's 403
- * as a clear message), and an outgoing transfer waiting for a proof says so on its page.
+ * as a clear message), and an outgoing transfer waiting for a proof says so on its page, with the newest proof of
+ * the wallet its classification names.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,9 +16,10 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM_PATH } from '../../scripts/chromium';
 import { createApiKey } from '../../client/api/auth/api-keys';
 import { systemPrincipal, type Role } from '../../lib/principal';
-import { writeTransferViewUpdate } from '../../transfer-view/store';
+import { createDidKeyRecord } from '../../lib/crypto';
 import { roleCall } from '../harness/http';
 import {
+  eventually,
   groupSeed,
   startOrchestrator,
   startSandbox,
@@ -26,6 +28,10 @@ import {
 } from '../harness/platform';
 
 const ARTIFACTS = resolve(__dirname, '../../test-artifacts/console-proofs');
+const ivms = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as {
+  originator: unknown;
+  beneficiary: unknown;
+};
 
 /** An Ethereum wallet made in the test, signing personal_sign (EIP-191) as test/integration/wallet-proofs.test.ts does. */
 function ethereumWallet() {
@@ -73,6 +79,9 @@ describe('the console shows wallet ownership proofs, in Chromium (issue 22)', ()
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      agentKeys: JSON.stringify([{ vaspDID: g.subA, privateKeyHex: createDidKeyRecord().keys[0].privateKeyHex }]),
+      // Subsidiary A is in the EU: its transfers to a self-hosted wallet above 1,000 EUR wait for the wallet's proof.
+      jurisdictions: { subsidiaryCountries: { [g.subA]: 'DE' } },
     });
     profile = mkdtempSync(join(tmpdir(), 'tro-chromium-'));
     browser = await chromium.launchPersistentContext(profile, {
@@ -205,28 +214,37 @@ describe('the console shows wallet ownership proofs, in Chromium (issue 22)', ()
     await page.close();
   });
 
-  it('an outgoing transfer waiting for a proof says so on its page', async () => {
-    // The transfer's list entry as its workflow writes it (transfer-view/store.ts), in the status the proof holds it in.
+  it("an outgoing transfer waiting for a proof says so on its page, with the wallet's newest proof", async () => {
+    // A real transfer of 1,500 EUR of ETH from subsidiary A (in the EU: a proof above 1,000 EUR) to a self-hosted
+    // wallet: the workflow holds it in AWAITING_PROOF, and its stored classification names the wallet.
+    const wallet = ethereumWallet();
     const id = `proof-wait-${randomBytes(4).toString('hex')}`;
-    await writeTransferViewUpdate(orch.pool, {
-      workflowId: `outgoing-${id}`,
-      id,
-      direction: 'outgoing',
-      status: 'AWAITING_PROOF',
-      final: false,
-      needsReview: false,
-      needsRouting: false,
-      escalated: false,
-      subsidiaryDid: g.subA,
-      asset: 'ETH',
-      amount: '1500000000000000000',
-      createdAt: new Date().toISOString(),
-      version: 1,
+    const started = await fetch(`${orch.apiUrl}/v1/transfers`, {
+      method: 'POST',
+      headers: orch.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }),
+      body: JSON.stringify({
+        transactionAsset: 'ETH',
+        transactionAmount: ((1500n * 10n ** 18n) / 2760n).toString(), // 3,000 USD per ETH, 0.92 EUR per USD
+        originatorVASPdid: g.subA,
+        originatorRef: customerRef,
+        isNonCustodial: true,
+        transactionBlockchainInfo: { destination: wallet.address },
+        originator: ivms.originator,
+        beneficiary: ivms.beneficiary,
+      }),
     });
+    expect(started.status).toBe(202);
+    await eventually(async () =>
+      (await api('viewer', 'GET', `/v1/transfers/${id}`)).body.status === 'AWAITING_PROOF' ? true : undefined,
+    );
+    const proof = await createProof({ address: wallet.address });
     const { page } = await signedIn('viewer', 'Vera Viewer');
     await page.goto(`${orch.apiUrl}/console#/transfer/outgoing-${id}`);
     await page.waitForSelector('#ownership-proof');
     expect(await page.textContent('#awaiting-proof')).toContain('waits for a verified ownership proof');
+    await page.waitForSelector('#ownership-proof-link');
+    expect(await page.textContent('#ownership-proof-link')).toBe(proof.id);
+    expect(await page.textContent('#ownership-proof-status')).toContain('PENDING');
     await page.close();
   });
 });

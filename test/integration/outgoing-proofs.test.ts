@@ -16,6 +16,7 @@ import { TransferStatus } from '../../lib/temporal/search-attributes';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import type { Role } from '../../lib/principal';
 import { txInfo } from '../../network/transactions';
+import { storedSpelling } from '../../wallet-proofs/proofs';
 import {
   eventually,
   groupSeed,
@@ -135,6 +136,8 @@ describe('outgoing transfers to a self-hosted wallet wait for its ownership proo
       type: 'NON_CUSTODIAL',
       beneficiaryAddressType: 'UNHOSTED',
       ownershipProofRequired: true,
+      // The wallet the console's transfer page looks its proofs up by, as the proofs store spells it (EIP-55).
+      beneficiaryWallet: { asset: 'ETH', address: storedSpelling(wallet.address) },
     });
     await eventually(async () => ((await transfer(started.id)).status === 'AWAITING_PROOF' ? true : undefined));
 

@@ -47,7 +47,7 @@ export const TransferStateSchema = Type.Object({
   classification: Type.Optional(
     Type.Unknown({
       description:
-        'How the transfer was classified when requested (the answer of POST /v1/transfers/validate plus `personalData`: `all` or the IVMS101 paths sent, and for a self-hosted beneficiary wallet `ownershipProofRequired`: whether its ownership proof is asked for at the amount); null for transfers from before and those the agent started',
+        'How the transfer was classified when requested (the answer of POST /v1/transfers/validate plus `personalData`: `all` or the IVMS101 paths sent, and for a self-hosted beneficiary wallet `ownershipProofRequired`: whether its ownership proof is asked for at the amount, and `beneficiaryWallet` `{asset, address}`: the wallet whose proofs GET /v1/wallet-proofs?address= lists); null for transfers from before and those the agent started',
     }),
   ),
   history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.String() })),
