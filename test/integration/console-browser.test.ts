@@ -1,13 +1,12 @@
+import { launchBrowser, type TestBrowser } from '../harness/browser';
 import { bearerCall } from '../harness/http';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { loadSdnList } from '../../screening/load-sdn';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
-import { CHROMIUM_PATH } from '../../scripts/chromium';
 import {
   eventually,
   groupSeed,
@@ -39,7 +38,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
   let orch: RunningOrchestrator;
   let gwToken: string;
   let browser: BrowserContext;
-  let profile: string;
+  let testBrowser: TestBrowser | undefined;
 
   const sandboxCall = async (method: string, path: string, body?: unknown) =>
     (await bearerCall(sb.url, gwToken, method, path, body)).body;
@@ -135,26 +134,11 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
       sdnPath: `${SAMPLE}/sdn-sample.csv`,
       altPath: `${SAMPLE}/alt-sample.csv`,
     });
-    profile = mkdtempSync(join(tmpdir(), 'tro-chromium-'));
-    // A fresh profile per run (playwright passes it as --user-data-dir).
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM_PATH,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1400, height: 900 },
-    });
+    testBrowser = await launchBrowser({ width: 1400, height: 900 });
+    browser = testBrowser.context;
   });
   afterAll(async () => {
-    await browser?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await testBrowser?.close();
     await orch?.close();
     await sb?.close();
   });

@@ -3,15 +3,14 @@
  * projection's own store as the workflows' recordTransferView activity writes them, as test/integration/kpis.test.ts
  * does), it shows the exact KPIs of the group and of one subsidiary, and draws their series with uPlot.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM_PATH } from '../../scripts/chromium';
+import type { BrowserContext, Page } from 'playwright-core';
 import { writeTransferViewUpdate } from '../../transfer-view/store';
 import type { TransferViewUpdate } from '../../transfer-view/types';
 import { createApiKey } from '../../client/api/auth/api-keys';
 import { systemPrincipal } from '../../lib/principal';
+import { launchBrowser, type TestBrowser } from '../harness/browser';
 import {
   groupSeed,
   randomDid,
@@ -29,7 +28,7 @@ describe('the console dashboard in Chromium (issue 24)', () => {
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
   let browser: BrowserContext;
-  let profile: string;
+  let testBrowser: TestBrowser | undefined;
   // A window of its own: nothing else in the shared database is created on these days.
   const day1 = new Date(Date.UTC(2002, 0, 1) + Math.floor(Math.random() * 1500) * 2 * DAY);
   const day2 = new Date(day1.getTime() + DAY);
@@ -123,25 +122,11 @@ describe('the console dashboard in Chromium (issue 24)', () => {
         },
       ]);
     }
-    profile = mkdtempSync(join(tmpdir(), 'tro-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM_PATH,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1400, height: 1000 },
-    });
+    testBrowser = await launchBrowser({ width: 1400, height: 1000 });
+    browser = testBrowser.context;
   });
   afterAll(async () => {
-    await browser?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await testBrowser?.close();
     await orch?.close();
     await sb?.close();
   });

@@ -5,18 +5,17 @@
  * as a clear message), and an outgoing transfer waiting for a proof says so on its page, with the newest proof of
  * the wallet its classification names.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM_PATH } from '../../scripts/chromium';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createApiKey } from '../../client/api/auth/api-keys';
 import { systemPrincipal, type Role } from '../../lib/principal';
 import { createDidKeyRecord } from '../../lib/crypto';
+import { launchBrowser, type TestBrowser } from '../harness/browser';
 import { roleCall } from '../harness/http';
 import {
   eventually,
@@ -55,7 +54,7 @@ describe('the console shows wallet ownership proofs, in Chromium (issue 22)', ()
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
   let browser: BrowserContext;
-  let profile: string;
+  let testBrowser: TestBrowser | undefined;
   // One customer of this run: the page is filtered by it, so proofs other suites left in the shared database never
   // push these off the first page.
   const customerRef = `cust-${randomBytes(6).toString('hex')}`;
@@ -83,25 +82,11 @@ describe('the console shows wallet ownership proofs, in Chromium (issue 22)', ()
       // Subsidiary A is in the EU: its transfers to a self-hosted wallet above 1,000 EUR wait for the wallet's proof.
       jurisdictions: { subsidiaryCountries: { [g.subA]: 'DE' } },
     });
-    profile = mkdtempSync(join(tmpdir(), 'tro-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM_PATH,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1500, height: 1000 },
-    });
+    testBrowser = await launchBrowser({ width: 1500, height: 1000 });
+    browser = testBrowser.context;
   });
   afterAll(async () => {
-    await browser?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await testBrowser?.close();
     await orch?.close();
     await sb?.close();
   });
