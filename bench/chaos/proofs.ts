@@ -8,13 +8,11 @@
  * (one `wallet-proof.create`, one status change) and its workflow runs (exactly one, completed).
  */
 import { randomBytes } from 'node:crypto';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { keccak_256 } from '@noble/hashes/sha3.js';
-import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { Client, Connection } from '@temporalio/client';
 import type { Pool } from 'pg';
 import type { Role } from '../../lib/principal';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
+import { ethereumWallet, type EthereumWallet } from '../../test/harness/wallets';
 import { sleep } from './processes';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -27,30 +25,6 @@ export type ApiCall = (
   headers?: Record<string, string>,
   patienceMs?: number,
 ) => Promise<{ status: number; body: Json }>;
-
-/** A wallet made for the run: its key never leaves this process (the secrets scan looks for it everywhere). */
-interface Wallet {
-  address: string;
-  secretKey: Uint8Array;
-  personalSign(message: string): string;
-}
-
-function ethereumWallet(): Wallet {
-  const secretKey = secp256k1.utils.randomSecretKey();
-  const publicKey = secp256k1.getPublicKey(secretKey, false);
-  const address = `0x${bytesToHex(keccak_256(publicKey.slice(1)).slice(-20))}`;
-  // personal_sign (EIP-191): r‖s‖v over keccak256("\x19Ethereum Signed Message:\n" + length + message).
-  const personalSign = (message: string) => {
-    const body = utf8ToBytes(message);
-    const digest = keccak_256(concatBytes(utf8ToBytes(`\x19Ethereum Signed Message:\n${body.length}`), body));
-    const sig = secp256k1.Signature.fromBytes(
-      secp256k1.sign(digest, secretKey, { prehash: false, format: 'recovered' }),
-      'recovered',
-    );
-    return `0x${bytesToHex(sig.toBytes('compact'))}${(27 + sig.recovery!).toString(16)}`;
-  };
-  return { address, secretKey, personalSign };
-}
 
 export type ProofKind = 'signature' | 'deposit' | 'declaration' | 'wrong-signature' | 'never-deposited';
 const METHOD: Record<ProofKind, string> = {
@@ -80,9 +54,9 @@ export interface PlannedProof {
   kind: ProofKind;
   expected: string;
   customerRef: string;
-  wallet: Wallet;
+  wallet: EthereumWallet;
   /** Signs instead of the wallet for a wrong-signature proof. */
-  signer: Wallet;
+  signer: EthereumWallet;
   startAtMs: number;
   actAfterMs: number;
   status?: string;

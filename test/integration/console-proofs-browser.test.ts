@@ -5,12 +5,10 @@
  * as a clear message), and an outgoing transfer waiting for a proof says so on its page, with the newest proof of
  * the wallet its classification names.
  */
+import { ethereumWallet } from '../harness/wallets';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { keccak_256 } from '@noble/hashes/sha3.js';
-import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createApiKey } from '../../client/api/auth/api-keys';
 import { systemPrincipal, type Role } from '../../lib/principal';
@@ -31,23 +29,6 @@ const ivms = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms10
   originator: unknown;
   beneficiary: unknown;
 };
-
-/** An Ethereum wallet made in the test, signing personal_sign (EIP-191) as test/integration/wallet-proofs.test.ts does. */
-function ethereumWallet() {
-  const secretKey = secp256k1.utils.randomSecretKey();
-  const publicKey = secp256k1.getPublicKey(secretKey, false);
-  const address = `0x${bytesToHex(keccak_256(publicKey.slice(1)).slice(-20))}`;
-  const personalSign = (message: string) => {
-    const body = utf8ToBytes(message);
-    const digest = keccak_256(concatBytes(utf8ToBytes(`\x19Ethereum Signed Message:\n${body.length}`), body));
-    const sig = secp256k1.Signature.fromBytes(
-      secp256k1.sign(digest, secretKey, { prehash: false, format: 'recovered' }),
-      'recovered',
-    );
-    return `0x${bytesToHex(sig.toBytes('compact'))}${(27 + sig.recovery!).toString(16)}`;
-  };
-  return { address, personalSign };
-}
 
 describe('the console shows wallet ownership proofs, in Chromium (issue 22)', () => {
   const g = groupSeed();

@@ -5,12 +5,10 @@
  * proof made with a real EIP-191 signature is VERIFIED; below it, it goes at once; with a proof already VERIFIED, it
  * goes at once with that proof. Prices: the embedded table (ETH 3,000 USD, 0.92 EUR per USD).
  */
+import { ethereumWallet } from '../harness/wallets';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { keccak_256 } from '@noble/hashes/sha3.js';
-import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { createDidKeyRecord } from '../../lib/crypto';
 import { TransferStatus } from '../../lib/temporal/search-attributes';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
@@ -31,23 +29,6 @@ import { roleCall } from '../harness/http';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const ivms = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Json;
-
-/** A wallet made in the test: a secp256k1 key, its Ethereum address, and personal_sign (EIP-191). */
-function ethereumWallet() {
-  const secretKey = secp256k1.utils.randomSecretKey();
-  const publicKey = secp256k1.getPublicKey(secretKey, false);
-  const address = `0x${bytesToHex(keccak_256(publicKey.slice(1)).slice(-20))}`;
-  const personalSign = (message: string) => {
-    const body = utf8ToBytes(message);
-    const digest = keccak_256(concatBytes(utf8ToBytes(`\x19Ethereum Signed Message:\n${body.length}`), body));
-    const sig = secp256k1.Signature.fromBytes(
-      secp256k1.sign(digest, secretKey, { prehash: false, format: 'recovered' }),
-      'recovered',
-    );
-    return `0x${bytesToHex(sig.toBytes('compact'))}${(27 + sig.recovery!).toString(16)}`;
-  };
-  return { address, personalSign };
-}
 
 /** Wei worth `eur` EUR at the embedded table's 3,000 USD per ETH and 0.92 EUR per USD. */
 const weiForEur = (eur: number) => ((BigInt(Math.round(eur * 1e6)) * 10n ** 18n) / BigInt(2760 * 1e6)).toString();

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { keccak_256 } from '@noble/hashes/sha3.js';
-import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { base64 } from '@scure/base';
 import { p2wpkh, RawWitness } from '@scure/btc-signer';
 import { bip322Transactions } from '../../wallet-proofs/signature/bitcoin';
@@ -14,28 +12,11 @@ import {
 } from '../harness/platform';
 import type { Role } from '../../lib/principal';
 import { roleCall } from '../harness/http';
+import { ethereumWallet } from '../harness/wallets';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** A wallet made in the test: a secp256k1 key and its Ethereum address. */
-function ethereumWallet() {
-  const secretKey = secp256k1.utils.randomSecretKey();
-  const publicKey = secp256k1.getPublicKey(secretKey, false);
-  const address = `0x${bytesToHex(keccak_256(publicKey.slice(1)).slice(-20))}`;
-  /** personal_sign (EIP-191): r‖s‖v over keccak256("\x19Ethereum Signed Message:\n" + length + message). */
-  const personalSign = (message: string) => {
-    const body = utf8ToBytes(message);
-    const digest = keccak_256(concatBytes(utf8ToBytes(`\x19Ethereum Signed Message:\n${body.length}`), body));
-    const sig = secp256k1.Signature.fromBytes(
-      secp256k1.sign(digest, secretKey, { prehash: false, format: 'recovered' }),
-      'recovered',
-    );
-    return `0x${bytesToHex(sig.toBytes('compact'))}${(27 + sig.recovery!).toString(16)}`;
-  };
-  return { address, personalSign };
-}
 
 /** A native segwit (P2WPKH) Bitcoin wallet made in the test, signing BIP-322 "simple" with @scure/btc-signer's signer. */
 function bitcoinWallet() {
