@@ -60,7 +60,9 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
     };
   return {
     /** Records the run and takes the VASP's run lock (see address-book/run.ts). */
-    abBeginRun: run(beginRun),
+    abBeginRun: run((d, input: Parameters<typeof beginRun>[1]) =>
+      withHeartbeat(d.heartbeat, 'begin', () => beginRun(d, input)),
+    ),
 
     /** The network's listing at the start of the run, into staging. */
     abListNetwork: run((d, input: { runId: string; vaspDid: string }) =>

@@ -58,9 +58,11 @@ interface RunState {
   phases: Partial<Record<ReconcilePhase, number>>;
 }
 
-// Ten minutes: the start reads the network's count, a call that may ride out transient failures for five.
+// Ten minutes: the start reads the network's count, a call that may ride out transient failures for five. It
+// heartbeats, so a worker that dies during it is noticed within the heartbeat timeout, not the ten minutes.
 const quick = {
   startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 } as const;
 const { abBeginRun } = proxyActivities<Activities>(quick);
