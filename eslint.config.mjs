@@ -54,6 +54,7 @@ const capabilities = [
   'pricing',
   'jurisdictions',
   'wallet-proofs',
+  'deposits',
 ];
 const layers = {
   lib: { only: [], why: 'lib/ holds what several capabilities share and imports nothing above it' },

@@ -153,3 +153,27 @@ export function txList<T>(
   for (const s of query.status ?? []) searchParams.append('status', s);
   return network.call('GET /tx/list', () => network.api.get('tx/list', { searchParams }).json<TxListPage<T>>());
 }
+
+/** `POST /tx/notify`'s body: the beneficiary VASP's report of an on-chain deposit (the spec's TransactionNotifyRequest). */
+export interface DepositNotice {
+  txHash: string;
+  /** Base units, digits. */
+  transactionAmount: string;
+  transactionAsset: string;
+  destination: string;
+  beneficiaryVASPdid: string;
+  origin?: string;
+  /** An opaque reference of the deposit (never a customer's name). */
+  customerRef?: string;
+}
+
+/**
+ * `POST /tx/notify`: the network answers the message the deposit belongs to (by txHash, or by destination, asset and
+ * amount when the originator has not added its txHash yet), else a new INCOMPLETE one it asks the originator to
+ * complete. Reporting the same deposit again answers the same message, so a retry is safe.
+ */
+export function notifyDeposit(network: NetworkClient, body: DepositNotice): Promise<NetworkTransaction> {
+  return network.call('POST /tx/notify', () =>
+    network.api.post('tx/notify', { json: body }).json<NetworkTransaction>(),
+  );
+}

@@ -1,0 +1,279 @@
+/**
+ * Deposits the custody system reports: checking a report (400 naming the field), storing it once per on-chain output
+ * with its audit entry, starting its workflow (workflows/deposit.ts); the checks that match it to the network's
+ * message (tx/notify, tx/info) and the audited status changes the workflow writes.
+ */
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Pool } from 'pg';
+import { findRegistryOwner } from '../address-book/store/registry-owner';
+import { appendAuditEntry } from '../audit/store';
+import { withTransaction } from '../db/transaction';
+import { classifyTransfer } from '../jurisdictions';
+import type { JurisdictionConfig } from '../jurisdictions/config';
+import { ConflictError, NotFoundError, ValidationError } from '../lib/errors';
+import type { GroupConfig } from '../lib/group';
+import { auditActor, type Principal } from '../lib/principal';
+import { Asset, VaspDid } from '../lib/temporal/search-attributes';
+import { workflowIds } from '../lib/temporal/workflow-ids';
+import type { NetworkClient } from '../network/client';
+import { notifyDeposit, txInfo } from '../network/transactions';
+import type { Pricing } from '../pricing';
+import { assertAddressForAsset, chainOfAsset, toChecksumAddress } from '../wallet-proofs/addresses';
+import type { DepositConfig } from './config';
+import { changeDeposit, getDeposit, insertDeposit } from './store';
+import type {
+  Deposit,
+  DepositClassification,
+  DepositInput,
+  DepositMatch,
+  DepositStatus,
+  DepositTransition,
+} from './types';
+
+export interface DepositDeps {
+  pool: Pool;
+  temporal: Client;
+  taskQueue: string;
+  group: GroupConfig;
+  config: DepositConfig;
+  pricing: Pricing;
+  jurisdictions: JurisdictionConfig;
+}
+
+export interface DepositReport {
+  vaspDid: string;
+  asset: string;
+  txHash: string;
+  outputIndex?: number;
+  to: string;
+  from?: string;
+  amount: string;
+}
+
+/** The form of a transaction hash on each chain the deposits take. */
+const TX_HASH = {
+  ethereum: { pattern: /^0x[0-9a-fA-F]{64}$/, rule: '0x and 64 hex digits' },
+  bitcoin: { pattern: /^[0-9a-fA-F]{64}$/, rule: '64 hex digits (no 0x)' },
+} as const;
+/** The largest 256-bit integer has 78 digits. */
+const AMOUNT = /^[0-9]{1,78}$/;
+const MAX_OUTPUT_INDEX = 2 ** 31 - 1;
+
+/**
+ * Checks the report, stores it (HELD) and starts its workflow; the same on-chain output reported again answers the row
+ * already stored (`created: false`) and starts nothing new. The same output with other facts is a 409.
+ */
+export async function reportDeposit(
+  deps: DepositDeps,
+  report: DepositReport,
+  principal: Principal,
+): Promise<{ deposit: Deposit; created: boolean }> {
+  const checked = await checkReport(deps, report);
+  const classification = await classify(deps, checked);
+  const now = Date.now();
+  const stored = await withTransaction(deps.pool, async (tx) => {
+    const result = await insertDeposit(tx, {
+      id: `dep-${randomUUID()}`,
+      ...checked,
+      classification,
+      dataDeadlineAt: new Date(now + deps.config.dataDeadlineMs).toISOString(),
+      createdBy: auditActor(principal),
+    });
+    if (!result.created) return result;
+    await appendAuditEntry(tx, {
+      actor: auditActor(principal),
+      action: 'deposit.reported',
+      subject: result.deposit.id,
+      details: {
+        principal,
+        vaspDid: checked.vaspDid,
+        chain: checked.chain,
+        asset: checked.asset,
+        txHash: checked.txHash,
+        outputIndex: checked.outputIndex,
+        amount: checked.amount,
+        classification,
+      },
+    });
+    return result;
+  });
+  if (!stored.created) {
+    const d = stored.deposit;
+    const same = d.vaspDid === checked.vaspDid && d.to === checked.to && d.amount === checked.amount;
+    if (!same || d.asset !== checked.asset)
+      throw new ConflictError(
+        `txHash: output ${checked.outputIndex} of ${checked.txHash} was reported before with another subsidiary, address, asset or amount`,
+        { field: 'txHash' },
+      );
+  }
+  // A HELD row whose report did not get as far as its workflow (the process died between the two) gets it now; a
+  // workflow already started or finished under the id is left alone.
+  if (stored.deposit.status === 'HELD') await startWorkflow(deps, stored.deposit);
+  return stored;
+}
+
+async function checkReport(deps: DepositDeps, r: DepositReport) {
+  if (!deps.group.subsidiaryDids.includes(r.vaspDid))
+    throw new ValidationError('vaspDid', 'must be a subsidiary of the group (the one the deposit reached)');
+  const chain = chainOfAsset(r.asset);
+  if (!chain)
+    throw new ValidationError('asset', 'must be an asset on Ethereum (ETH, a -ERC20 token, eip155:…) or Bitcoin (BTC)');
+  const hash = TX_HASH[chain];
+  if (!hash.pattern.test(r.txHash))
+    throw new ValidationError('txHash', `must be ${hash.rule} for an asset on ${chain}`);
+  const outputIndex = r.outputIndex ?? 0;
+  if (!Number.isInteger(outputIndex) || outputIndex < 0 || outputIndex > MAX_OUTPUT_INDEX)
+    throw new ValidationError('outputIndex', `must be a whole number from 0 to ${MAX_OUTPUT_INDEX}`);
+  if (!AMOUNT.test(r.amount) || /^0+$/.test(r.amount))
+    throw new ValidationError('amount', 'must be a whole number of base units above 0: digits only, no decimals');
+  assertAddressForAsset('to', r.asset, r.to);
+  if (r.from !== undefined) assertAddressForAsset('from', r.asset, r.from);
+  const to = await registeredSpelling(deps, r.vaspDid, r.to);
+  if (!to)
+    throw new ValidationError(
+      'to',
+      `is not an address of ${r.vaspDid} in the group's address registry (PUT /v1/addresses registers one)`,
+    );
+  return {
+    vaspDid: r.vaspDid,
+    chain,
+    asset: r.asset,
+    txHash: r.txHash.toLowerCase(),
+    outputIndex,
+    to,
+    from: r.from ?? null,
+    amount: r.amount.replace(/^0+(?=\d)/, ''),
+  };
+}
+
+/**
+ * The address as the subsidiary registered it, or undefined when the registry gives it another owner or none. An
+ * Ethereum address is looked up as written, in lower case and in its EIP-55 spelling (hex compares without case).
+ */
+async function registeredSpelling(deps: DepositDeps, vaspDid: string, to: string): Promise<string | undefined> {
+  const spellings = /^0x[0-9a-fA-F]{40}$/.test(to) ? [to, to.toLowerCase(), toChecksumAddress(to)] : [to];
+  for (const spelling of new Set(spellings)) {
+    if ((await findRegistryOwner(deps.pool, spelling, deps.group.subsidiaryDids)) === vaspDid) return spelling;
+  }
+  return undefined;
+}
+
+/**
+ * The amount against the receiving subsidiary's jurisdiction's threshold (SUBSIDIARY_JURISDICTIONS, else FATF), as an
+ * outgoing transfer is classified (outgoing/validate.ts). An amount that cannot be priced is UNKNOWN: held, never
+ * released as below the threshold.
+ */
+async function classify(deps: DepositDeps, d: { vaspDid: string; asset: string; amount: string }) {
+  const c = await classifyTransfer(
+    {
+      ownCountry: deps.jurisdictions.subsidiaryCountries[d.vaspDid],
+      asset: d.asset,
+      amount: d.amount,
+      beneficiaryAddressType: 'HOSTED',
+    },
+    deps.pricing,
+  );
+  return (c.type === 'BELOW_THRESHOLD' || c.type === 'TRAVELRULE' ? c.type : 'UNKNOWN') as DepositClassification;
+}
+
+async function startWorkflow(deps: DepositDeps, d: Deposit): Promise<void> {
+  const input: DepositInput = {
+    id: d.id,
+    vaspDid: d.vaspDid,
+    classification: d.classification,
+    dataDeadlineAt: d.dataDeadlineAt,
+    matchWindowMs: deps.config.matchWindowMs,
+    recheckInitialMs: deps.config.recheckInitialMs,
+    recheckMaxMs: deps.config.recheckMaxMs,
+  };
+  try {
+    await deps.temporal.workflow.start('deposit', {
+      taskQueue: deps.taskQueue,
+      workflowId: workflowIds.deposit(d.id),
+      args: [input],
+      // One workflow per deposit, ever: a report after it finished must not start a second one.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: VaspDid, value: d.vaspDid },
+        { key: Asset, value: d.asset },
+      ],
+    });
+  } catch (e) {
+    if (e instanceof WorkflowExecutionAlreadyStartedError) return;
+    throw e;
+  }
+}
+
+export async function depositOrNotFound(pool: Pool, id: string): Promise<Deposit> {
+  const deposit = await getDeposit(pool, id);
+  if (!deposit) throw new NotFoundError(`no deposit ${id}`, { field: 'id' });
+  return deposit;
+}
+
+/**
+ * The network's message the deposit belongs to. `notify`: reported with tx/notify (the network answers the message it
+ * already has, by txHash or by destination + asset + amount, else a new INCOMPLETE one; the same deposit always
+ * answers the same message); otherwise the matched message read with tx/info, at low priority (a recheck).
+ */
+export async function checkDeposit(
+  deps: { pool: Pool; network: NetworkClient },
+  input: { id: string; notify: boolean },
+): Promise<DepositMatch> {
+  const d = await depositOrNotFound(deps.pool, input.id);
+  if (!input.notify && d.transactionId) {
+    const tx = await txInfo(deps.network.at('low'), d.transactionId);
+    return { transactionId: tx.id ?? d.transactionId, networkStatus: String(tx.status ?? '') };
+  }
+  const tx = await notifyDeposit(deps.network, {
+    txHash: d.txHash,
+    transactionAmount: d.amount,
+    transactionAsset: d.asset,
+    destination: d.to,
+    beneficiaryVASPdid: d.vaspDid,
+    ...(d.from ? { origin: d.from } : {}),
+    customerRef: d.id,
+  });
+  return { transactionId: tx.id, networkStatus: String(tx.status ?? '') };
+}
+
+const ACTION: Record<DepositStatus, string> = {
+  HELD: 'deposit.held',
+  AWAITING_DATA: 'deposit.awaiting-data',
+  RELEASED: 'deposit.released',
+  RETURN_REQUIRED: 'deposit.return-required',
+};
+
+/**
+ * A status change or a new match, with its audit entry, in one transaction. Idempotent: a final deposit, or one
+ * already as asked, is left as it is, and the audit entry is keyed by `idempotencyKey`.
+ */
+export async function transitionDeposit(pool: Pool, t: DepositTransition, idempotencyKey?: string): Promise<Deposit> {
+  return withTransaction(pool, async (tx) => {
+    const changed = await changeDeposit(tx, {
+      id: t.id,
+      status: t.status,
+      reason: t.reason ?? null,
+      ...(t.match ? { match: t.match } : {}),
+    });
+    if (!changed) return depositOrNotFound(pool, t.id);
+    const { before, after } = changed;
+    await appendAuditEntry(
+      tx,
+      {
+        actor: t.actor,
+        action: before.status === after.status ? 'deposit.matched' : ACTION[after.status],
+        subject: t.id,
+        details: {
+          from: before.status,
+          to: after.status,
+          ...(after.transactionId ? { transactionId: after.transactionId } : {}),
+          ...(after.networkStatus ? { networkStatus: after.networkStatus } : {}),
+          ...(t.reason ? { reason: t.reason } : {}),
+        },
+      },
+      { idempotencyKey },
+    );
+    return after;
+  });
+}

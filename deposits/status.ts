@@ -1,0 +1,33 @@
+/**
+ * Workflow-safe decisions of a deposit from the network's status of its matched message. No I/O, no Node built-ins:
+ * the workflow imports this.
+ */
+import type { DepositStatus } from './types';
+
+/**
+ * What the deposit becomes for the network's status of its message: RELEASED once the group ACCEPTED the transfer,
+ * RETURN_REQUIRED once it DECLINED or REJECTED it, AWAITING_DATA while the message is INCOMPLETE (the originator has
+ * not given its data), HELD otherwise (not matched yet, or the incoming transfer is still being screened and answered).
+ */
+export function depositStatusFor(networkStatus: string | undefined): DepositStatus {
+  if (networkStatus === 'ACCEPTED') return 'RELEASED';
+  if (networkStatus === 'DECLINED' || networkStatus === 'REJECTED') return 'RETURN_REQUIRED';
+  if (networkStatus === 'INCOMPLETE') return 'AWAITING_DATA';
+  return 'HELD';
+}
+
+export const isFinalDepositStatus = (s: DepositStatus): boolean => s === 'RELEASED' || s === 'RETURN_REQUIRED';
+
+/**
+ * Whether the next check reports the deposit to the network again (tx/notify) rather than reading its message
+ * (tx/info): while no message stands for it (none yet, INCOMPLETE, or superseded and CANCELLED) and the match window
+ * is open. Reporting again is how a message whose originator added the txHash late is found.
+ */
+export function notifyAgain(networkStatus: string | undefined, withinWindow: boolean): boolean {
+  if (networkStatus === undefined || networkStatus === 'CANCELLED') return true;
+  return networkStatus === 'INCOMPLETE' && withinWindow;
+}
+
+/** The wait before the next check: doubling from `initialMs` up to `maxMs`. */
+export const nextRecheck = (previousMs: number | undefined, initialMs: number, maxMs: number): number =>
+  previousMs === undefined ? Math.min(initialMs, maxMs) : Math.min(previousMs * 2, maxMs);

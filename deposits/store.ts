@@ -1,0 +1,187 @@
+/**
+ * Deposits' SQL: one row per reported on-chain output, its match at the network and its status. A row leaves HELD or
+ * AWAITING_DATA once, for RELEASED or RETURN_REQUIRED, and is never rewritten after: every write of the workflow's
+ * activities is idempotent.
+ */
+import type { PoolClient } from 'pg';
+import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
+import type { Queryable } from '../db/pool';
+import type { CursorKey } from '../lib/listing/cursor';
+import type { Deposit, DepositClassification, DepositMatch, DepositStatus } from './types';
+
+const COLUMNS = `id, vasp_did, chain, asset, tx_hash, output_index, to_address, from_address, amount, status, reason,
+  classification, transaction_id, network_status, ${exactTimestamp('data_deadline_at')} as data_deadline_at, created_by,
+  ${exactTimestamp('created_at')} as created_at, ${exactTimestamp('updated_at')} as updated_at,
+  ${exactTimestamp('decided_at')} as decided_at`;
+
+interface Row {
+  id: string;
+  vasp_did: string;
+  chain: string;
+  asset: string;
+  tx_hash: string;
+  output_index: number;
+  to_address: string;
+  from_address: string | null;
+  amount: string;
+  status: DepositStatus;
+  reason: string | null;
+  classification: DepositClassification;
+  transaction_id: string | null;
+  network_status: string | null;
+  data_deadline_at: string;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  decided_at: string | null;
+}
+
+const toDeposit = (r: Row): Deposit => ({
+  id: r.id,
+  vaspDid: r.vasp_did,
+  chain: r.chain,
+  asset: r.asset,
+  txHash: r.tx_hash,
+  outputIndex: r.output_index,
+  to: r.to_address,
+  from: r.from_address,
+  amount: r.amount,
+  status: r.status,
+  reason: r.reason,
+  classification: r.classification,
+  transactionId: r.transaction_id,
+  networkStatus: r.network_status,
+  dataDeadlineAt: r.data_deadline_at,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  decidedAt: r.decided_at,
+});
+
+export type NewDeposit = Pick<
+  Deposit,
+  | 'id'
+  | 'vaspDid'
+  | 'chain'
+  | 'asset'
+  | 'txHash'
+  | 'outputIndex'
+  | 'to'
+  | 'from'
+  | 'amount'
+  | 'classification'
+  | 'dataDeadlineAt'
+  | 'createdBy'
+>;
+
+/**
+ * Inserts the deposit in HELD, or answers the row already stored for the same (chain, txHash, output index) with
+ * `created: false`: a report repeated, or two racing, give one row.
+ */
+export async function insertDeposit(tx: PoolClient, d: NewDeposit): Promise<{ deposit: Deposit; created: boolean }> {
+  const { rows } = await tx.query<Row>(
+    `insert into deposits (id, vasp_did, chain, asset, tx_hash, output_index, to_address, from_address, amount, status,
+       classification, data_deadline_at, created_by)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'HELD', $10, $11, $12)
+     on conflict (chain, tx_hash, output_index) do nothing
+     returning ${COLUMNS}`,
+    [
+      d.id,
+      d.vaspDid,
+      d.chain,
+      d.asset,
+      d.txHash,
+      d.outputIndex,
+      d.to,
+      d.from,
+      d.amount,
+      d.classification,
+      d.dataDeadlineAt,
+      d.createdBy,
+    ],
+  );
+  if (rows[0]) return { deposit: toDeposit(rows[0]), created: true };
+  const existing = await depositOnChain(tx, d);
+  if (!existing) throw new Error('a deposit conflicted on insert but cannot be read');
+  return { deposit: existing, created: false };
+}
+
+export async function depositOnChain(
+  db: Queryable,
+  key: { chain: string; txHash: string; outputIndex: number },
+): Promise<Deposit | undefined> {
+  const { rows } = await db.query<Row>(
+    `select ${COLUMNS} from deposits where chain = $1 and tx_hash = $2 and output_index = $3`,
+    [key.chain, key.txHash, key.outputIndex],
+  );
+  return rows[0] && toDeposit(rows[0]);
+}
+
+export async function getDeposit(db: Queryable, id: string): Promise<Deposit | undefined> {
+  const { rows } = await db.query<Row>(`select ${COLUMNS} from deposits where id = $1`, [id]);
+  return rows[0] && toDeposit(rows[0]);
+}
+
+export interface DepositFilter {
+  status?: DepositStatus;
+  vaspDid?: string;
+}
+
+/** One page of the deposits matching every filter given, by creation time (keyset pagination, db/listing.ts). */
+export async function listDeposits(
+  db: Queryable,
+  filter: DepositFilter,
+  page: { limit: number; order: ListOrder; cursor?: CursorKey },
+): Promise<Page<Deposit>> {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  for (const [column, value] of [
+    ['status', filter.status],
+    ['vasp_did', filter.vaspDid],
+  ] as const) {
+    if (value === undefined) continue;
+    args.push(value);
+    where.push(`${column} = $${args.length}`);
+  }
+  const ks = keyset(args, 'created_at', 'id', page.order, page.cursor);
+  if (ks.where) where.push(ks.where);
+  args.push(page.limit + 1);
+  const { rows } = await db.query<Row>(
+    `select ${COLUMNS} from deposits ${where.length ? `where ${where.join(' and ')}` : ''}
+      ${ks.orderBy} limit $${args.length}`,
+    args,
+  );
+  return pageOf(rows, page.limit, (r) => ({ at: r.created_at, id: r.id }), toDeposit);
+}
+
+/**
+ * Writes the deposit's status and match, locked, when either changes and the deposit is not final yet. Answers the
+ * row before and after, or undefined when nothing changed (a retried write, or a final deposit), so the caller audits
+ * only a change it made.
+ */
+export async function changeDeposit(
+  tx: PoolClient,
+  change: { id: string; status: DepositStatus; reason: string | null; match?: DepositMatch },
+): Promise<{ before: Deposit; after: Deposit } | undefined> {
+  const { rows: current } = await tx.query<Row>(`select ${COLUMNS} from deposits where id = $1 for update`, [
+    change.id,
+  ]);
+  const before = current[0] && toDeposit(current[0]);
+  if (!before || before.status === 'RELEASED' || before.status === 'RETURN_REQUIRED') return undefined;
+  const transactionId = change.match?.transactionId ?? before.transactionId;
+  const networkStatus = change.match?.networkStatus ?? before.networkStatus;
+  if (
+    before.status === change.status &&
+    before.transactionId === transactionId &&
+    before.networkStatus === networkStatus
+  )
+    return undefined;
+  const final = change.status === 'RELEASED' || change.status === 'RETURN_REQUIRED';
+  const { rows } = await tx.query<Row>(
+    `update deposits set status = $2, reason = coalesce($3, reason), transaction_id = $4, network_status = $5,
+        updated_at = clock_timestamp(), decided_at = case when $6 then clock_timestamp() end
+      where id = $1 returning ${COLUMNS}`,
+    [change.id, change.status, change.reason, transactionId, networkStatus, final],
+  );
+  return { before, after: toDeposit(rows[0]!) };
+}

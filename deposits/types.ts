@@ -1,0 +1,77 @@
+/**
+ * Workflow-safe types of deposits the custody system reports: what the store keeps, the workflow passes and the API
+ * answers. No I/O and no Node built-ins here (the workflow imports it). No personal data: addresses, amounts, hashes.
+ */
+
+/**
+ * HELD: reported, not yet matched to Travel Rule data (or matched and not yet answered); AWAITING_DATA: the network's
+ * message for it is INCOMPLETE, waiting for the originator's data; RELEASED: the custody system may credit it;
+ * RETURN_REQUIRED: the funds must go back (declined, rejected, or no data before the deadline).
+ */
+export const DEPOSIT_STATUSES = ['HELD', 'AWAITING_DATA', 'RELEASED', 'RETURN_REQUIRED'] as const;
+export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
+export type FinalDepositStatus = Extract<DepositStatus, 'RELEASED' | 'RETURN_REQUIRED'>;
+
+/** The subsidiary's jurisdiction's reading of the amount at intake (jurisdictions/classify.ts). */
+export type DepositClassification = 'BELOW_THRESHOLD' | 'TRAVELRULE' | 'UNKNOWN';
+
+export interface Deposit {
+  id: string;
+  vaspDid: string;
+  chain: string;
+  asset: string;
+  txHash: string;
+  outputIndex: number;
+  to: string;
+  from: string | null;
+  /** Base units, digits. */
+  amount: string;
+  status: DepositStatus;
+  reason: string | null;
+  classification: DepositClassification;
+  /** The network's transaction the deposit is matched to. */
+  transactionId: string | null;
+  networkStatus: string | null;
+  dataDeadlineAt: string;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+  decidedAt: string | null;
+}
+
+/** What the workflow starts with; the durations are the configuration's at intake (a running workflow keeps them). */
+export interface DepositInput {
+  id: string;
+  vaspDid: string;
+  classification: DepositClassification;
+  /** ISO 8601: an INCOMPLETE match not completed by then requires a return. */
+  dataDeadlineAt: string;
+  /** How long the deposit is reported to the network again while nothing or an INCOMPLETE message matches it. */
+  matchWindowMs: number;
+  /** The first wait between checks, doubled after each up to `recheckMaxMs`. */
+  recheckInitialMs: number;
+  recheckMaxMs: number;
+}
+
+/** The network's message a deposit belongs to, as a check reads it. */
+export interface DepositMatch {
+  transactionId: string;
+  networkStatus: string;
+}
+
+/** A change the workflow writes (through an activity), audited in the same transaction. */
+export interface DepositTransition {
+  id: string;
+  status: DepositStatus;
+  reason?: string;
+  match?: DepositMatch;
+  actor: string;
+}
+
+export interface DepositState {
+  id: string;
+  status: DepositStatus;
+  transactionId?: string;
+  networkStatus?: string;
+  reason?: string;
+}
