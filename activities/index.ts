@@ -15,6 +15,7 @@ import type { ReviewLookup } from '../counterparties/review-cache';
 import { addressBookActivities } from './address-book';
 import { connectivityActivities } from './connectivity';
 import { counterpartyActivities } from './counterparties';
+import { depositActivities } from './deposits';
 import { withFailureMapping } from './failures';
 import { incomingActivities, incomingSweepActivities } from './incoming-transfers';
 import { keyRotationActivities } from './key-rotation';
@@ -61,6 +62,7 @@ export function createActivities(deps: ActivityDeps) {
     ...transferViewActivities(deps),
     ...incomingSweepActivities(deps),
     ...walletProofActivities(deps),
+    ...depositActivities(deps),
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,

@@ -134,6 +134,7 @@ export async function startApi(
     pricing: createPricing(config.pricing),
     jurisdictions: config.jurisdictions,
     walletProofs: config.walletProofs,
+    deposits: config.deposits,
     tracing: tracing !== undefined,
   });
   await app.listen({ host: config.host, port: config.apiPort });

@@ -17,6 +17,7 @@ import { loadIncomingConfig, type IncomingConfig } from '../incoming/config';
 import { loadPolicyConfig, type PolicyConfig } from '../policy/config';
 import { loadPricingConfig, type PricingConfig } from '../pricing/config';
 import { loadWalletProofConfig, type WalletProofConfig } from '../wallet-proofs/config';
+import { loadDepositConfig, type DepositConfig } from '../deposits/config';
 import { loadJurisdictionConfig, type JurisdictionConfig } from '../jurisdictions/config';
 import { loadWebhookConfig, type WebhookConfig } from '../webhooks/config';
 import type { NetworkBudgetConfig, NetworkConfig } from '../network/config';
@@ -78,6 +79,8 @@ export interface PlatformConfig {
   pricing: PricingConfig;
   /** Ownership proofs of self-hosted wallets: reuse, deadlines, deposit addresses (wallet-proofs/config.ts). */
   walletProofs: WalletProofConfig;
+  /** Deposits the custody system reports: the match window, the data deadline, the rechecks (deposits/config.ts). */
+  deposits: DepositConfig;
   /** Each subsidiary's country, whose Travel Rule thresholds apply to its transfers (jurisdictions/config.ts). */
   jurisdictions: JurisdictionConfig;
   /** Signing secrets of the network's webhooks (webhooks/config.ts). */
@@ -307,6 +310,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     policy: loadPolicyConfig(env),
     pricing: loadPricingConfig(env),
     walletProofs: loadWalletProofConfig(env),
+    deposits: loadDepositConfig(env),
     jurisdictions: loadJurisdictionConfig(env),
     webhooks: loadWebhookConfig(env),
     auth: loadOperatorAuthConfig(env),

@@ -8,3 +8,4 @@ export { retentionSweep } from './retention';
 export { incomingSweep } from './incoming-sweep';
 export { counterpartyReviewSync } from './counterparty-review-sync';
 export { walletProof } from './wallet-proof';
+export { deposit } from './deposit';

@@ -41,6 +41,10 @@ import { createDecideDeps, fiatOf } from '../../policy/sources';
 import { traceRequests } from './tracing';
 import { walletProofRoutes } from './routes/wallet-proofs';
 import { loadWalletProofConfig, type WalletProofConfig } from '../../wallet-proofs/config';
+import { depositRoutes } from './routes/deposits';
+import { loadDepositConfig, type DepositConfig } from '../../deposits/config';
+import { createPricing } from '../../pricing';
+import { loadPricingConfig } from '../../pricing/config';
 
 export interface ApiDeps {
   temporal: Client;
@@ -90,6 +94,8 @@ export interface ApiDeps {
   tracing?: boolean;
   /** Wallet ownership proofs' settings (WALLET_PROOF_*); absent: the defaults, and no small-deposit test. */
   walletProofs?: WalletProofConfig;
+  /** Reported deposits' settings (DEPOSIT_*); absent: the defaults. */
+  deposits?: DepositConfig;
 }
 
 /** Every webhook receiver: public (signed by the network), so limited per client IP before anything else runs. */
@@ -199,6 +205,12 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     subsidiaryDids: deps.group.subsidiaryDids,
   });
   walletProofRoutes(app, { ...deps, config: deps.walletProofs ?? loadWalletProofConfig({}) });
+  depositRoutes(app, {
+    ...deps,
+    config: deps.deposits ?? loadDepositConfig({}),
+    pricing: deps.pricing ?? createPricing(loadPricingConfig({})),
+    jurisdictions: deps.jurisdictions ?? { subsidiaryCountries: {} },
+  });
   return app;
 }
 

@@ -22,6 +22,8 @@ export const workflowIds = {
   scheduledAddressBookReconcile: (vaspDid: string) => `address-book-nightly-${vaspDid}`,
   /** One workflow per wallet ownership proof (wallet-proofs/). */
   walletProof: (proofId: string) => `wallet-proof-${proofId}`,
+  /** One workflow per deposit the custody system reports (deposits/). */
+  deposit: (depositId: string) => `deposit-${depositId}`,
   /** The one data-retention schedule, and the id its runs start under (plus the scheduled time). */
   retentionSchedule: 'retention-schedule',
   scheduledRetentionSweep: 'retention-nightly',

@@ -1,4 +1,5 @@
 import { loadWalletProofConfig, type WalletProofConfig } from '../../wallet-proofs/config';
+import { loadDepositConfig, type DepositConfig } from '../../deposits/config';
 import { ReviewCache } from '../../counterparties/review-cache';
 import { createPricing } from '../../pricing';
 import { loadPricingConfig, type PricingConfig } from '../../pricing/config';
@@ -359,6 +360,8 @@ export interface OrchestratorOptions {
   jurisdictions?: JurisdictionConfig;
   /** Wallet proofs' settings (WALLET_PROOF_*) over the defaults. */
   walletProofs?: Partial<WalletProofConfig>;
+  /** Reported deposits' settings (DEPOSIT_*) over the defaults. */
+  deposits?: Partial<DepositConfig>;
 }
 
 const UNREACHED_LIMIT = { max: 1_000_000, windowMs: 60_000 };
@@ -469,6 +472,7 @@ export async function startOrchestrator(
       jurisdictions: opts.jurisdictions,
       tracing: opts.tracing !== undefined,
       walletProofs: { ...loadWalletProofConfig({}), ...opts.walletProofs },
+      deposits: { ...loadDepositConfig({}), ...opts.deposits },
     });
     apiUrl = await listen(api);
     agent = await buildAgentApi({

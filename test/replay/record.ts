@@ -103,6 +103,7 @@ async function record(): Promise<void> {
     incoming,
     addressBook: addressBookTestSettings({ chunkRows: 20, chunksPerExecution: 2 }),
     walletProofs: { depositAddresses: { ethereum: `0x${'d0'.repeat(20)}` } },
+    deposits: { recheckInitialMs: 1000, recheckMaxMs: 4000 },
     // Subsidiary A is in the EU: a transfer of 1 ETH to a self-hosted wallet needs the wallet's ownership proof.
     jurisdictions: { subsidiaryCountries: { [g.subA]: 'DE' } },
   };
@@ -511,6 +512,33 @@ async function record(): Promise<void> {
 
     // Outgoing: the deadline passes while no worker runs, and the network's CANCELLED webhook is there first; the next
     // worker hears both in one activation, the signal first, and the transfer ends EXPIRED (the deadline's own).
+    // Deposits: reported before the originator's transfer (the network answers an INCOMPLETE message, AWAITING_DATA);
+    // the sandbox's simulated originator completes it seconds later, the group accepts it, the deposit is RELEASED.
+    if (want('deposit-awaiting-data-released')) {
+      await sandboxCall('POST', '/tf/vasps/update', {
+        did: g.subA,
+        fields: [{ fieldName: 'pii_didkey', values: [{ value: originatorKey.did }] }],
+      });
+      const to = randomEvm();
+      await register(g.subA, [to]);
+      const late = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
+        method: 'PUT',
+        headers: sb.testHeaders({ 'content-type': 'application/json' }),
+        body: JSON.stringify({ [to]: { afterSeconds: 3 } }),
+      });
+      if (late.status !== 200) throw new Error(`simulated originator: ${late.status}`);
+      const reported = await api(
+        'POST',
+        '/v1/deposits',
+        { vaspDid: g.subA, asset: 'ETH', txHash: `0x${'de'.repeat(32)}`, to, amount: '1500000000000000000' },
+        'operator',
+      );
+      if (reported.status !== 201) throw new Error(`deposit: ${reported.status} ${JSON.stringify(reported.body)}`);
+      const state = await client.workflow.getHandle(workflowIds.deposit(reported.body.id)).result();
+      if (state.status !== 'RELEASED') throw new Error(`the deposit ended ${state.status}`);
+      await save(client, 'deposit-awaiting-data-released', workflowIds.deposit(reported.body.id), secrets);
+    }
+
     if (want('outgoing-transfer-cancelled-after-deadline')) {
       orch.transfers.config.answerDeadlineMs = 3000;
       const late = randomUUID();

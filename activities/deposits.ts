@@ -1,0 +1,20 @@
+import type { Pool } from 'pg';
+import { checkDeposit, transitionDeposit } from '../deposits/deposits';
+import type { DepositMatch, DepositTransition } from '../deposits/types';
+import type { NetworkClient } from '../network/client';
+import { activityIdempotencyKey } from './context';
+
+/** Deposits the custody system reported (workflows/deposit.ts): the network checks and the audited status writes. */
+export function depositActivities(deps: { pool: Pool; network: NetworkClient }) {
+  return {
+    /** The network's message the deposit belongs to: reported again (tx/notify) or read (tx/info). */
+    async checkDeposit(input: { id: string; notify: boolean }): Promise<DepositMatch> {
+      return checkDeposit(deps, input);
+    },
+
+    /** The deposit's status or match, with its audit entry (idempotent: a final deposit is left as it is). */
+    async transitionDeposit(t: DepositTransition): Promise<void> {
+      await transitionDeposit(deps.pool, t, activityIdempotencyKey());
+    },
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Deposits the custody system reports (deposits/): operators report them, every role reads. Each deposit runs as a
+ * workflow (workflows/deposit.ts) that holds it until it is released or must be returned; the store is what is read.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { depositOrNotFound, reportDeposit, type DepositDeps } from '../../../deposits/deposits';
+import { listDeposits } from '../../../deposits/store';
+import { DEPOSIT_STATUSES, type DepositStatus } from '../../../deposits/types';
+import { encodeCursor } from '../../../lib/listing/cursor';
+import { principalOf } from '../auth/plugin';
+import { access } from '../auth/roles';
+import { IDEMPOTENCY_KEY } from '../idempotency-key';
+import { PageOf, paging, Paging } from './lists';
+
+export type DepositRouteDeps = DepositDeps;
+
+const Id = Type.Object({ id: Type.String({ pattern: IDEMPOTENCY_KEY.source }) });
+const Nullable = Type.Union([Type.String(), Type.Null()]);
+
+const Deposit = Type.Object({
+  id: Type.String(),
+  vaspDid: Type.String({ description: 'the subsidiary the deposit reached' }),
+  chain: Type.String(),
+  asset: Type.String(),
+  txHash: Type.String({ description: 'lower case' }),
+  outputIndex: Type.Integer(),
+  to: Type.String(),
+  from: Nullable,
+  amount: Type.String({ description: 'base units' }),
+  status: Type.String({ description: DEPOSIT_STATUSES.join(', ') }),
+  reason: Nullable,
+  classification: Type.String({
+    description: 'BELOW_THRESHOLD, TRAVELRULE or UNKNOWN (the subsidiary’s jurisdiction)',
+  }),
+  transactionId: Type.Union([Type.String(), Type.Null()], { description: "the network's matched transaction" }),
+  networkStatus: Nullable,
+  dataDeadlineAt: Type.String({ description: 'until when an INCOMPLETE match waits for the originator’s data' }),
+  createdBy: Type.String(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+  decidedAt: Nullable,
+});
+
+// The rules (txHash by chain, whole base units, the group's address) are checked in deposits/deposits.ts, so every
+// refusal names the field and the rule the same way; the schema only bounds sizes and types.
+const ReportBody = Type.Object(
+  {
+    vaspDid: Type.String({ maxLength: 300, description: 'the subsidiary of the group the deposit reached' }),
+    asset: Type.String({ maxLength: 128, description: 'ETH, a -ERC20 token, eip155:…, BTC' }),
+    txHash: Type.String({ maxLength: 130, description: 'Ethereum: 0x and 64 hex digits; Bitcoin: 64 hex digits' }),
+    outputIndex: Type.Optional(Type.Integer({ description: 'the output (Bitcoin) or transfer (token) index; 0' })),
+    to: Type.String({ maxLength: 128, description: "the group's address the funds reached" }),
+    from: Type.Optional(Type.String({ maxLength: 128, description: 'the sending address, when known' })),
+    amount: Type.String({ maxLength: 100, description: 'base units, digits only (no decimals)' }),
+  },
+  { additionalProperties: false },
+);
+const ListQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union(DEPOSIT_STATUSES.map((s) => Type.Literal(s)))),
+    vaspDid: Type.Optional(Type.String({ maxLength: 300 })),
+    ...Paging,
+  },
+  { additionalProperties: false },
+);
+
+export function depositRoutes(app: FastifyInstance, deps: DepositRouteDeps) {
+  app.post(
+    '/v1/deposits',
+    {
+      config: { roles: access.operate },
+      schema: {
+        tags: ['deposits'],
+        summary: 'Report a deposit to one of the group’s addresses: held until released or a return is required',
+        description:
+          'Idempotent on the chain, txHash and output index: the same deposit again answers 200 with the deposit ' +
+          'already stored and starts nothing; the same output with another subsidiary, address or amount is 409. ' +
+          'Below the subsidiary’s threshold the deposit is RELEASED at once; otherwise it is matched at the network.',
+        body: ReportBody,
+        response: { 200: Deposit, 201: Deposit },
+      },
+    },
+    async (request, reply) => {
+      const { deposit, created } = await reportDeposit(
+        deps,
+        request.body as Static<typeof ReportBody>,
+        principalOf(request),
+      );
+      return reply.code(created ? 201 : 200).send(deposit);
+    },
+  );
+
+  app.get(
+    '/v1/deposits',
+    {
+      config: { roles: access.read },
+      schema: {
+        tags: ['deposits'],
+        summary: 'Deposits by report time (newest first by default), filtered by status and subsidiary',
+        querystring: ListQuery,
+        response: { 200: PageOf(Deposit) },
+      },
+    },
+    async (request) => {
+      const q = request.query as Static<typeof ListQuery>;
+      const found = await listDeposits(
+        deps.pool,
+        { status: q.status as DepositStatus | undefined, vaspDid: q.vaspDid },
+        paging(q),
+      );
+      return { data: found.rows, nextCursor: found.next ? encodeCursor(found.next) : null };
+    },
+  );
+
+  app.get(
+    '/v1/deposits/:id',
+    {
+      config: { roles: access.read },
+      schema: { tags: ['deposits'], summary: 'One deposit', params: Id, response: { 200: Deposit } },
+    },
+    async (request) => depositOrNotFound(deps.pool, (request.params as Static<typeof Id>).id),
+  );
+}

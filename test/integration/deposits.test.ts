@@ -1,0 +1,213 @@
+/**
+ * Issue 23, items 1-3: deposits the custody system reports (POST /v1/deposits), held by their workflow
+ * (workflows/deposit.ts), matched at the network with tx/notify and released or marked for return. Against the real
+ * Temporal server, PostgreSQL and the sandbox over HTTP; the sandbox plays the originator VASP.
+ */
+import { randomBytes } from 'node:crypto';
+import { createDidKeyRecord } from '../../lib/crypto';
+import { workflowIds } from '../../lib/temporal/workflow-ids';
+import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
+import { bearerCall, roleCall } from '../harness/http';
+import {
+  eventually,
+  groupSeed,
+  startOrchestrator,
+  startSandbox,
+  type RunningOrchestrator,
+  type RunningSandbox,
+} from '../harness/platform';
+
+// JSON bodies of HTTP answers, read field by field in assertions.
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** 1.5 ETH: above FATF's 1,000 USD threshold at the embedded price table's ETH price. */
+const ABOVE = '1500000000000000000';
+/** 0.0001 ETH: below it. */
+const BELOW = '100000000000000';
+
+describe('deposits: reported, held, matched at the network, released (issue 23)', () => {
+  const g = groupSeed();
+  const gatewayKey = createDidKeyRecord();
+  const subAKey = createDidKeyRecord();
+  let sb: RunningSandbox;
+  let orch: RunningOrchestrator;
+  let gwToken: string;
+
+  const api = (method: string, path: string, body?: unknown, role: 'operator' | 'viewer' | 'admin' = 'operator') =>
+    roleCall(orch, role, method, path, body);
+  const sandboxCall = async (method: string, path: string, body?: unknown) =>
+    (await bearerCall(sb.url, gwToken, method, path, body)).body;
+  const evm = () => `0x${randomBytes(20).toString('hex')}`;
+  const ethHash = () => `0x${randomBytes(32).toString('hex')}`;
+  /** A fresh address of the subsidiary in the group's registry (shared by every suite: addresses are random). */
+  const ownAddress = async (vaspDID = g.subA) => {
+    const address = evm();
+    const r = await bearerCall(orch.apiUrl, orch.apiKeys.admin, 'PUT', '/v1/addresses', {
+      addresses: [{ vaspDID, asset: 'ETH', address, customerRef: `cust-${address.slice(-6)}` }],
+    });
+    expect(r).toMatchObject({ status: 200, body: { inserted: 1 } });
+    return address;
+  };
+  const report = (over: Json) =>
+    api('POST', '/v1/deposits', { vaspDid: g.subA, asset: 'ETH', txHash: ethHash(), amount: ABOVE, ...over });
+  const deposit = async (id: string) => (await api('GET', `/v1/deposits/${id}`, undefined, 'viewer')).body;
+  const until = (id: string, check: (d: Json) => boolean, timeoutMs = 45_000) =>
+    eventually(
+      async () => {
+        const d = await deposit(id);
+        return check(d) ? d : undefined;
+      },
+      timeoutMs,
+      200,
+    );
+  const auditActions = async (id: string) =>
+    (
+      await orch.pool.query<{ action: string }>('select action from audit_log where subject = $1 order by seq', [id])
+    ).rows.map((r) => r.action);
+  /** The network's messages to the subsidiary at the address: one deposit must never yield two. */
+  const messagesTo = async (destination: string) => {
+    const page = await sandboxCall(
+      'GET',
+      `/tx/list?vaspDID=${encodeURIComponent(g.subA)}&txDirection=incoming&resultsPerPage=100`,
+    );
+    return (page.transactions as Json[]).filter((t) => t.transactionBlockchainInfo?.destination === destination);
+  };
+
+  beforeAll(async () => {
+    sb = await startSandbox(g.seed);
+    orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      agentKeys: JSON.stringify([
+        { vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex },
+        { vaspDID: g.subA, privateKeyHex: subAKey.keys[0].privateKeyHex },
+      ]),
+      incoming: { routeDeadline: '3s', routeGiveUpAfter: '1h', reviewDeadline: '3s', pollInterval: '2s' },
+      deposits: { matchWindowMs: 120_000, dataDeadlineMs: 3_600_000, recheckInitialMs: 500, recheckMaxMs: 2_000 },
+    });
+    gwToken = await sb.token(g.gatewayUser);
+    for (const [did, key] of [
+      [g.gateway, gatewayKey],
+      [g.subA, subAKey],
+    ] as const) {
+      await sandboxCall('POST', '/tf/vasps/update', {
+        did,
+        fields: [{ fieldName: 'pii_didkey', values: [{ value: key.did }] }],
+      });
+    }
+    await sb.simulateCounterparty(g.external);
+    const hook = await sandboxCall('POST', '/webhook', {
+      vaspDID: g.gateway,
+      url: `${orch.apiUrl}/webhooks/notification/${encodeURIComponent(g.gateway)}`,
+    });
+    orch.webhooks.notification[g.gateway] = hook.secret as string;
+  });
+  afterAll(async () => {
+    await orch?.close();
+    await sb?.close();
+  });
+
+  it('the transfer arrived first: the deposit is matched to it (one message) and RELEASED once it is ACCEPTED', async () => {
+    const to = await ownAddress();
+    const sent = await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: to, amount: ABOVE });
+    // Delivered: routed from the gateway to the subsidiary that owns the address (the network matches a report within
+    // the beneficiary VASP it names).
+    await eventually(async () => {
+      const tx = await sandboxCall('GET', `/tx/info?id=${sent.id}`);
+      return tx.beneficiaryVASPdid === g.subA ? tx : undefined;
+    }, 30_000);
+    const created = await report({ to, from: `0x${'55'.repeat(20)}` });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ status: 'HELD', classification: 'TRAVELRULE', vaspDid: g.subA, to });
+    const done = await until(created.body.id, (d) => d.status === 'RELEASED');
+    expect(done).toMatchObject({ transactionId: sent.id, networkStatus: 'ACCEPTED', decidedAt: expect.any(String) });
+    expect((await sandboxCall('GET', `/tx/info?id=${sent.id}`)).status).toBe('ACCEPTED');
+    expect(await messagesTo(to)).toHaveLength(1);
+    const actions = await auditActions(created.body.id);
+    expect(actions[0]).toBe('deposit.reported');
+    expect(actions.at(-1)).toBe('deposit.released');
+    expect(actions.filter((a) => a === 'deposit.released')).toHaveLength(1);
+  });
+
+  it('reported before the originator’s transfer: AWAITING_DATA on an INCOMPLETE message, then one transfer and RELEASED', async () => {
+    const to = await ownAddress();
+    const configured = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
+      method: 'PUT',
+      headers: sb.testHeaders({ 'content-type': 'application/json' }),
+      body: JSON.stringify({ [to]: { afterSeconds: 4 } }),
+    });
+    expect(configured.status).toBe(200);
+    const created = await report({ to });
+    expect(created.status).toBe(201);
+    const waiting = await until(created.body.id, (d) => d.status === 'AWAITING_DATA', 20_000);
+    expect(waiting).toMatchObject({ networkStatus: 'INCOMPLETE', transactionId: expect.any(String) });
+    const done = await until(created.body.id, (d) => d.status === 'RELEASED', 60_000);
+    // The originator's create completed the INCOMPLETE message: the same id, now ACCEPTED by the group.
+    expect(done).toMatchObject({ transactionId: waiting.transactionId, networkStatus: 'ACCEPTED' });
+    expect(await messagesTo(to)).toHaveLength(1);
+    const actions = await auditActions(created.body.id);
+    expect(actions).toEqual(expect.arrayContaining(['deposit.reported', 'deposit.awaiting-data', 'deposit.released']));
+  });
+
+  it('below the subsidiary’s threshold: RELEASED at once, nothing reported to the network', async () => {
+    const to = await ownAddress(g.subB);
+    const created = await report({ vaspDid: g.subB, to, amount: BELOW });
+    expect(created.status).toBe(201);
+    expect(created.body.classification).toBe('BELOW_THRESHOLD');
+    const done = await until(created.body.id, (d) => d.status === 'RELEASED', 10_000);
+    expect(done).toMatchObject({ transactionId: null, reason: expect.stringMatching(/below/) });
+    const page = await sandboxCall('GET', `/tx/list?vaspDID=${encodeURIComponent(g.subB)}&txDirection=incoming`);
+    expect((page.transactions as Json[]).filter((t) => t.transactionBlockchainInfo?.destination === to)).toEqual([]);
+  });
+
+  it('the same deposit reported twice: one row, one workflow, the same answer', async () => {
+    const to = await ownAddress(g.subB);
+    const body = { vaspDid: g.subB, to, amount: BELOW, txHash: ethHash(), outputIndex: 1 };
+    const [first, second] = await Promise.all([report(body), report(body)]);
+    expect([first.status, second.status].sort()).toEqual([200, 201]);
+    expect(second.body.id).toBe(first.body.id);
+    await until(first.body.id, (d) => d.status === 'RELEASED', 10_000);
+    // Again after it finished (the hash in upper case): the same row, and no second workflow under its id.
+    const again = await report({ ...body, txHash: `0x${body.txHash.slice(2).toUpperCase()}` });
+    expect(again).toMatchObject({ status: 200, body: { id: first.body.id, status: 'RELEASED' } });
+    const rows = await orch.pool.query('select id from deposits where tx_hash = $1', [body.txHash]);
+    expect(rows.rowCount).toBe(1);
+    const runs = orch.client.workflow.list({ query: `WorkflowId = '${workflowIds.deposit(first.body.id)}'` });
+    let count = 0;
+    for await (const _ of runs) count += 1;
+    expect(count).toBe(1);
+    // The same output with another amount is not the same deposit.
+    const other = await report({ ...body, amount: '5' });
+    expect(other).toMatchObject({ status: 409, body: { error: expect.objectContaining({ field: 'txHash' }) } });
+    // Every role reads; the list is paged.
+    const list = await api('GET', `/v1/deposits?vaspDid=${encodeURIComponent(g.subB)}&limit=1`, undefined, 'viewer');
+    expect(list.status).toBe(200);
+    expect(list.body.data).toHaveLength(1);
+    expect(list.body.nextCursor).toEqual(expect.any(String));
+  });
+
+  it('bad input answers 400 naming the field, and stores nothing', async () => {
+    const to = await ownAddress();
+    const stranger = evm();
+    const cases: [Json, string][] = [
+      [{ to, txHash: `0x${'ab'.repeat(31)}` }, 'txHash'],
+      [{ to, txHash: 'ab'.repeat(32) }, 'txHash'],
+      [{ to, amount: '1.5' }, 'amount'],
+      [{ to, amount: '0' }, 'amount'],
+      [{ to: stranger }, 'to'],
+      [{ to, vaspDid: g.subB }, 'to'],
+      [{ to, vaspDid: g.external }, 'vaspDid'],
+      [{ to, asset: 'DOGE' }, 'asset'],
+      [{ to, from: 'not-an-address' }, 'from'],
+      [{ to, outputIndex: -1 }, 'outputIndex'],
+    ];
+    for (const [over, field] of cases) {
+      const r = await report(over);
+      expect({ over, status: r.status, field: r.body.error?.field }).toEqual({ over, status: 400, field });
+    }
+    const viewer = await api('POST', '/v1/deposits', { vaspDid: g.subA }, 'viewer');
+    expect(viewer.status).toBe(403);
+    const stored = await orch.pool.query('select id from deposits where to_address = any($1)', [[to, stranger]]);
+    expect(stored.rowCount).toBe(0);
+    expect((await api('GET', '/v1/deposits/dep-nothing', undefined, 'viewer')).status).toBe(404);
+  });
+});

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import type { DepositMatch, DepositTransition } from '../../../deposits/types';
+import { deposit } from '../../../workflows/deposit';
+import type { DepositInput } from '../../../workflows/deposit.messages';
+import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+
+/**
+ * The deposit workflow's decisions and durable timers, with stubbed activities and short durations (the dev server
+ * does not skip time; the timers' configured durations and fire times are read from the history): an INCOMPLETE
+ * message past the data deadline requires a return, checked once more at the deadline by a timer cut to it rather than
+ * after the hour-long recheck; rechecks back off and stop reporting once a message stands; a declined transfer requires
+ * a return; below the threshold nothing is checked.
+ */
+describe('deposit workflow: data deadline, rechecks with backoff, decisions', () => {
+  let env: TestWorkflowEnvironment;
+  beforeAll(async () => {
+    env = await workflowTestEnvironment();
+  });
+  afterAll(() => env?.teardown());
+
+  const input = (over: Partial<DepositInput> = {}): DepositInput => ({
+    id: `dep-${randomBytes(6).toString('hex')}`,
+    vaspDid: 'did:ethr:0x00000000000000000000000000000000000000aa',
+    classification: 'TRAVELRULE',
+    dataDeadlineAt: new Date(Date.now() + 3_600_000).toISOString(),
+    matchWindowMs: 3_600_000,
+    recheckInitialMs: 100,
+    recheckMaxMs: 300,
+    ...over,
+  });
+  /** Stubs answering the network's status from `statuses` in turn (the last one repeated). */
+  const stubs = (statuses: string[]): Stubs => {
+    let i = 0;
+    return {
+      checkDeposit: async (): Promise<DepositMatch> => ({
+        transactionId: 'tx-1',
+        networkStatus: statuses[Math.min(i++, statuses.length - 1)]!,
+      }),
+      transitionDeposit: async () => undefined,
+    };
+  };
+  const run = async (args: DepositInput, s: Stubs) => {
+    const { worker, taskQueue, calls } = await stubWorker(env, s);
+    const { result, events } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(deposit, {
+        taskQueue,
+        workflowId: `deposit-${args.id}`,
+        args: [args],
+      });
+      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
+    });
+    const writes = callsOf(calls, 'transitionDeposit').map((c) => c.args[0] as DepositTransition);
+    const checks = callsOf(calls, 'checkDeposit').map((c) => c.args[0] as { notify: boolean });
+    return { result, events, writes, checks };
+  };
+
+  it('the originator never completes the INCOMPLETE message: RETURN_REQUIRED at the data deadline, not an hour later', async () => {
+    const args = input({
+      dataDeadlineAt: new Date(Date.now() + 3_000).toISOString(),
+      recheckInitialMs: 3_600_000,
+      recheckMaxMs: 3_600_000,
+    });
+    const started = Date.now();
+    const { result, events, writes, checks } = await run(args, stubs(['INCOMPLETE']));
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(result).toMatchObject({ status: 'RETURN_REQUIRED', transactionId: 'tx-1', networkStatus: 'INCOMPLETE' });
+    expect(writes.map((w) => w.status)).toEqual(['AWAITING_DATA', 'RETURN_REQUIRED']);
+    expect(writes[1]).toMatchObject({ reason: expect.stringMatching(/deadline/), actor: 'system:deposit' });
+    // Reported again at the deadline (the match window is still open): the originator may have added its data.
+    expect(checks).toEqual([expect.objectContaining({ notify: true }), expect.objectContaining({ notify: true })]);
+    const timers = timersOf(events);
+    expect(timers).toHaveLength(1);
+    expect(timers[0]!.durationMs).toBeLessThanOrEqual(3_000);
+    expect(timers[0]!.firedAt).toBeGreaterThanOrEqual(Date.parse(args.dataDeadlineAt) - 50);
+  });
+
+  it('matched, answered later: rechecks back off (doubling to the maximum), read the message once it stands, RELEASED on ACCEPTED', async () => {
+    const { result, events, writes, checks } = await run(
+      input(),
+      stubs(['INCOMPLETE', 'SENT', 'ACK', 'ACK', 'ACCEPTED']),
+    );
+    expect(result).toMatchObject({ status: 'RELEASED', networkStatus: 'ACCEPTED' });
+    expect(writes.map((w) => [w.status, w.match?.networkStatus])).toEqual([
+      ['AWAITING_DATA', 'INCOMPLETE'],
+      ['HELD', 'SENT'],
+      ['HELD', 'ACK'],
+      ['RELEASED', 'ACCEPTED'],
+    ]);
+    // Reported while INCOMPLETE; read (tx/info) once the originator's data made it SENT.
+    expect(checks.map((c) => c.notify)).toEqual([true, true, false, false, false]);
+    expect(timersOf(events).map((t) => t.durationMs)).toEqual([100, 200, 300, 300]);
+  });
+
+  it('the group declined the matched transfer: RETURN_REQUIRED', async () => {
+    const { result, writes } = await run(input(), stubs(['SENT', 'DECLINED']));
+    expect(result.status).toBe('RETURN_REQUIRED');
+    expect(writes.at(-1)).toMatchObject({ status: 'RETURN_REQUIRED', reason: expect.stringMatching(/DECLINED/) });
+  });
+
+  it('below the threshold: RELEASED at once, nothing checked at the network', async () => {
+    const { result, writes, checks, events } = await run(input({ classification: 'BELOW_THRESHOLD' }), stubs([]));
+    expect(result.status).toBe('RELEASED');
+    expect(writes).toEqual([expect.objectContaining({ status: 'RELEASED', reason: expect.stringMatching(/below/) })]);
+    expect(checks).toEqual([]);
+    expect(timersOf(events)).toEqual([]);
+  });
+});

@@ -1,0 +1,87 @@
+import { proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { depositStatusFor, isFinalDepositStatus, nextRecheck, notifyAgain } from '../deposits/status';
+import type { DepositMatch, DepositStatus } from '../deposits/types';
+import { depositStateQuery, type DepositInput, type DepositState } from './deposit.messages';
+
+/** Each write is one short, idempotent transaction: retried until the database answers. */
+const store = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+/** A check calls the network: retried with backoff while it is down or rate-limited (the report is idempotent there). */
+const network = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
+const SYSTEM = 'system:deposit';
+
+/**
+ * One deposit the custody system reported, HELD until it may be credited (RELEASED) or must go back (RETURN_REQUIRED):
+ * below the receiving subsidiary's threshold it is released at once; otherwise it is reported to the network
+ * (tx/notify), which answers the transfer it belongs to or an INCOMPLETE message (AWAITING_DATA) the originator is
+ * asked to complete. It checks again on a durable timer with backoff (reporting again within the match window, then
+ * reading the message) until the transfer is ACCEPTED (released), DECLINED or REJECTED (return), or an INCOMPLETE
+ * message passes the data deadline (return). The network answers one deposit with one message, so a deposit never
+ * yields two transfers. The row and its audit entries are written by activities; no personal data passes here.
+ */
+export async function deposit(input: DepositInput): Promise<DepositState> {
+  const state: DepositState = { id: input.id, status: 'HELD' };
+  setHandler(depositStateQuery, () => state);
+  if (input.classification === 'BELOW_THRESHOLD') {
+    await write(state, 'RELEASED', 'below the receiving subsidiary’s Travel Rule threshold');
+    return state;
+  }
+  const matchUntil = Date.now() + input.matchWindowMs;
+  const deadline = Date.parse(input.dataDeadlineAt);
+  let wait: number | undefined;
+  for (;;) {
+    const match = await network.checkDeposit({
+      id: input.id,
+      notify: notifyAgain(state.networkStatus, Date.now() < matchUntil),
+    });
+    const next = depositStatusFor(match.networkStatus);
+    if (isFinalDepositStatus(next)) {
+      const why =
+        next === 'RELEASED' ? 'the matched transfer was accepted' : `the matched transfer was ${match.networkStatus}`;
+      await write(state, next, why, match);
+      return state;
+    }
+    if (next === 'AWAITING_DATA' && Date.now() >= deadline) {
+      await write(
+        state,
+        'RETURN_REQUIRED',
+        'the originator’s Travel Rule data did not arrive before the deadline',
+        match,
+      );
+      return state;
+    }
+    if (
+      next !== state.status ||
+      match.transactionId !== state.transactionId ||
+      match.networkStatus !== state.networkStatus
+    )
+      await write(state, next, undefined, match);
+    wait = nextRecheck(wait, input.recheckInitialMs, input.recheckMaxMs);
+    // An INCOMPLETE message is checked once more at the deadline rather than after it.
+    const untilDeadline = deadline - Date.now();
+    await sleep(next === 'AWAITING_DATA' && untilDeadline > 0 ? Math.min(wait, untilDeadline) : wait);
+  }
+}
+
+async function write(state: DepositState, status: DepositStatus, reason?: string, match?: DepositMatch): Promise<void> {
+  await store.transitionDeposit({
+    id: state.id,
+    status,
+    ...(reason !== undefined ? { reason } : {}),
+    ...(match ? { match } : {}),
+    actor: SYSTEM,
+  });
+  state.status = status;
+  if (reason !== undefined) state.reason = reason;
+  if (match) {
+    state.transactionId = match.transactionId;
+    state.networkStatus = match.networkStatus;
+  }
+}
