@@ -5,7 +5,7 @@ import type { NetworkClient } from '../network/client';
 import { activityIdempotencyKey } from './context';
 
 /** Deposits the custody system reported (workflows/deposit.ts): the network checks and the audited status writes. */
-export function depositActivities(deps: { pool: Pool; network: NetworkClient }) {
+export function depositActivities(deps: { pool: Pool; network: NetworkClient; gatewayDid?: string }) {
   return {
     /** The network's message the deposit belongs to: reported again (tx/notify) or read (tx/info). */
     async checkDeposit(input: { id: string; notify: boolean }): Promise<DepositMatch> {

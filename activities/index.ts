@@ -62,7 +62,7 @@ export function createActivities(deps: ActivityDeps) {
     ...transferViewActivities(deps),
     ...incomingSweepActivities(deps),
     ...walletProofActivities(deps),
-    ...depositActivities(deps),
+    ...depositActivities({ ...deps, gatewayDid: deps.transfers?.group.gatewayDid }),
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,

@@ -17,7 +17,7 @@ import { auditActor, type Principal } from '../lib/principal';
 import { Asset, VaspDid } from '../lib/temporal/search-attributes';
 import { workflowIds } from '../lib/temporal/workflow-ids';
 import type { NetworkClient } from '../network/client';
-import { notifyDeposit, txInfo } from '../network/transactions';
+import { notifyDeposit, txInfo, txList } from '../network/transactions';
 import type { Pricing } from '../pricing';
 import { assertAddressForAsset, chainOfAsset, toChecksumAddress } from '../wallet-proofs/addresses';
 import type { DepositConfig } from './config';
@@ -217,13 +217,17 @@ export async function depositOrNotFound(pool: Pool, id: string): Promise<Deposit
  * answers the same message); otherwise the matched message read with tx/info, at low priority (a recheck).
  */
 export async function checkDeposit(
-  deps: { pool: Pool; network: NetworkClient },
+  deps: { pool: Pool; network: NetworkClient; gatewayDid?: string },
   input: { id: string; notify: boolean },
 ): Promise<DepositMatch> {
   const d = await depositOrNotFound(deps.pool, input.id);
   if (!input.notify && d.transactionId) {
     const tx = await txInfo(deps.network.at('low'), d.transactionId);
     return { transactionId: tx.id ?? d.transactionId, networkStatus: String(tx.status ?? '') };
+  }
+  if (!d.transactionId) {
+    const waiting = await atGateway(deps, d);
+    if (waiting) return waiting;
   }
   const tx = await notifyDeposit(deps.network, {
     txHash: d.txHash,
@@ -235,6 +239,49 @@ export async function checkDeposit(
     customerRef: d.id,
   });
   return { transactionId: tx.id, networkStatus: String(tx.status ?? '') };
+}
+
+interface GatewayMessage {
+  id: string;
+  status?: string;
+  beneficiaryVASPdid?: string;
+  transactionAsset?: unknown;
+  transactionAmount?: string;
+  transactionBlockchainInfo?: { destination?: string; txHash?: string };
+}
+
+/** Statuses of a message the gateway has received and not answered (nor redirected) yet. */
+const AT_GATEWAY = ['SENT', 'ACK', 'NOT_READY'];
+
+/**
+ * A transfer for the deposit that reached the gateway and waits there to be routed to the subsidiary: the network
+ * matches a report only among the messages of the VASP it names, so reporting now would make a second message (an
+ * INCOMPLETE one at the subsidiary). Same destination, asset and amount, and no other txHash. The routing keeps the
+ * message's id, so the deposit follows it with tx/info from here.
+ */
+async function atGateway(
+  deps: { network: NetworkClient; gatewayDid?: string },
+  d: Deposit,
+): Promise<DepositMatch | undefined> {
+  if (!deps.gatewayDid || deps.gatewayDid === d.vaspDid) return undefined;
+  const page = await txList<GatewayMessage>(deps.network, {
+    vaspDID: deps.gatewayDid,
+    page: 0,
+    txDirection: 'incoming',
+    status: AT_GATEWAY,
+  });
+  const hex = (s: string | undefined) => (s && /^(0x)?[0-9a-fA-F]+$/.test(s) ? s.toLowerCase() : s);
+  const found = (page.transactions ?? []).find(
+    (t) =>
+      t.beneficiaryVASPdid === deps.gatewayDid &&
+      AT_GATEWAY.includes(String(t.status)) &&
+      hex(t.transactionBlockchainInfo?.destination) === hex(d.to) &&
+      typeof t.transactionAsset === 'string' &&
+      t.transactionAsset.toUpperCase() === d.asset.toUpperCase() &&
+      t.transactionAmount?.replace(/^0+(?=\d)/, '') === d.amount &&
+      (!t.transactionBlockchainInfo?.txHash || hex(t.transactionBlockchainInfo.txHash) === d.txHash),
+  );
+  return found ? { transactionId: found.id, networkStatus: String(found.status) } : undefined;
 }
 
 const ACTION: Record<DepositStatus, string> = {

@@ -109,12 +109,8 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
   it('the transfer arrived first: the deposit is matched to it (one message) and RELEASED once it is ACCEPTED', async () => {
     const to = await ownAddress();
     const sent = await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: to, amount: ABOVE });
-    // Delivered: routed from the gateway to the subsidiary that owns the address (the network matches a report within
-    // the beneficiary VASP it names).
-    await eventually(async () => {
-      const tx = await sandboxCall('GET', `/tx/info?id=${sent.id}`);
-      return tx.beneficiaryVASPdid === g.subA ? tx : undefined;
-    }, 30_000);
+    // Reported at once: the transfer may still wait at the gateway to be routed to the subsidiary, where the network's
+    // matching (within the VASP the report names) would not see it.
     const created = await report({ to, from: `0x${'55'.repeat(20)}` });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ status: 'HELD', classification: 'TRAVELRULE', vaspDid: g.subA, to });
