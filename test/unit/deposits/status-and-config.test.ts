@@ -1,0 +1,47 @@
+import { loadDepositConfig } from '../../../deposits/config';
+import { depositStatusFor, isFinalDepositStatus, nextRecheck, notifyAgain } from '../../../deposits/status';
+import { ConfigError } from '../../../lib/errors';
+
+describe("deposits: the decision from the network's status, the rechecks, the settings", () => {
+  it('releases on ACCEPTED, requires a return on DECLINED or REJECTED, awaits data while INCOMPLETE, holds otherwise', () => {
+    expect(depositStatusFor('ACCEPTED')).toBe('RELEASED');
+    expect(depositStatusFor('DECLINED')).toBe('RETURN_REQUIRED');
+    expect(depositStatusFor('REJECTED')).toBe('RETURN_REQUIRED');
+    expect(depositStatusFor('INCOMPLETE')).toBe('AWAITING_DATA');
+    for (const held of [undefined, 'SENT', 'ACK', 'NOT_READY', 'CANCELLED'])
+      expect({ held, status: depositStatusFor(held) }).toEqual({ held, status: 'HELD' });
+    expect(isFinalDepositStatus('RELEASED')).toBe(true);
+    expect(isFinalDepositStatus('RETURN_REQUIRED')).toBe(true);
+    expect(isFinalDepositStatus('AWAITING_DATA')).toBe(false);
+  });
+
+  it('reports again while no message stands (INCOMPLETE only within the window), and reads a standing one', () => {
+    expect(notifyAgain(undefined, false)).toBe(true);
+    expect(notifyAgain('CANCELLED', false)).toBe(true);
+    expect(notifyAgain('INCOMPLETE', true)).toBe(true);
+    expect(notifyAgain('INCOMPLETE', false)).toBe(false);
+    expect(notifyAgain('SENT', true)).toBe(false);
+  });
+
+  it('doubles the wait between checks up to the maximum', () => {
+    const waits: number[] = [];
+    let w: number | undefined;
+    for (let i = 0; i < 5; i++) waits.push((w = nextRecheck(w, 5_000, 30_000)));
+    expect(waits).toEqual([5_000, 10_000, 20_000, 30_000, 30_000]);
+  });
+
+  it('reads DEPOSIT_* with their defaults, and refuses a value that is not a duration', () => {
+    expect(loadDepositConfig({})).toEqual({
+      matchWindowMs: 3_600_000,
+      dataDeadlineMs: 72 * 3_600_000,
+      recheckInitialMs: 5_000,
+      recheckMaxMs: 300_000,
+    });
+    expect(loadDepositConfig({ DEPOSIT_DATA_DEADLINE: '24h', DEPOSIT_MATCH_WINDOW: '30m' })).toMatchObject({
+      dataDeadlineMs: 86_400_000,
+      matchWindowMs: 1_800_000,
+    });
+    expect(() => loadDepositConfig({ DEPOSIT_DATA_DEADLINE: '3 days' })).toThrow(ConfigError);
+    expect(() => loadDepositConfig({ DEPOSIT_DATA_DEADLINE: '3 days' })).toThrow(/DEPOSIT_DATA_DEADLINE/);
+  });
+});
