@@ -144,6 +144,45 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     expect(actions).toEqual(expect.arrayContaining(['deposit.reported', 'deposit.awaiting-data', 'deposit.released']));
   });
 
+  it('an originator that never answers: AWAITING_DATA, then RETURN_REQUIRED at the data deadline', async () => {
+    // An orchestrator of its own whose deposits wait 4 s for the data (DEPOSIT_DATA_DEADLINE), on the same network.
+    const short = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      deposits: { matchWindowMs: 120_000, dataDeadlineMs: 4_000, recheckInitialMs: 500, recheckMaxMs: 60_000 },
+    });
+    try {
+      const to = await ownAddress();
+      const configured = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
+        method: 'PUT',
+        headers: sb.testHeaders({ 'content-type': 'application/json' }),
+        body: JSON.stringify({ [to]: 'never' }),
+      });
+      expect(configured.status).toBe(200);
+      const created = await roleCall(short, 'operator', 'POST', '/v1/deposits', {
+        vaspDid: g.subA,
+        asset: 'ETH',
+        txHash: ethHash(),
+        amount: ABOVE,
+        to,
+      });
+      expect(created.status).toBe(201);
+      const deadline = Date.parse(created.body.dataDeadlineAt);
+      expect(deadline - Date.parse(created.body.createdAt)).toBeGreaterThanOrEqual(3_900);
+      await until(created.body.id, (d) => d.status === 'AWAITING_DATA', 10_000);
+      const returned = await until(created.body.id, (d) => d.status === 'RETURN_REQUIRED', 20_000);
+      expect(returned).toMatchObject({ networkStatus: 'INCOMPLETE', reason: expect.stringMatching(/deadline/) });
+      expect(Date.parse(returned.decidedAt)).toBeGreaterThanOrEqual(deadline);
+      expect(await messagesTo(to)).toHaveLength(1);
+      expect(await auditActions(created.body.id)).toEqual([
+        'deposit.reported',
+        'deposit.awaiting-data',
+        'deposit.return-required',
+      ]);
+    } finally {
+      await short.close();
+    }
+  });
+
   it('below the subsidiary’s threshold: RELEASED at once, nothing reported to the network', async () => {
     const to = await ownAddress(g.subB);
     const created = await report({ vaspDid: g.subB, to, amount: BELOW });
