@@ -74,6 +74,9 @@ const POLICY: Record<string, Role[] | typeof PUBLIC> = {
   'POST /v1/wallet-proofs/:id/signature': operate,
   'POST /v1/wallet-proofs/:id/deposit-observed': operate,
   'POST /v1/wallet-proofs/:id/review': compliance,
+  'POST /v1/deposits': operate,
+  'GET /v1/deposits': read,
+  'GET /v1/deposits/:id': read,
   'GET /v1/policies/:vaspDID': read,
   'PUT /v1/policies/:vaspDID': compliance,
   // Evaluates given facts only: nothing is stored or read but the policy.

@@ -782,6 +782,8 @@ describe('bad-input corpus: every route of the API and the sandbox refuses inval
       '/tf/vasps/update': { did: g.subA },
       // A transaction hash (32 bytes hex) the generic samples do not produce: the cases then reach from and amount.
       '/v1/wallet-proofs/{id}/deposit-observed': { txHash: `0x${'ab'.repeat(32)}` },
+      // A subsidiary, an Ethereum asset and a hash in its form: the cases then reach outputIndex, amount and the addresses.
+      '/v1/deposits': { vaspDid: g.subA, asset: 'ETH', txHash: `0x${'ab'.repeat(32)}` },
       // The caller's own subsidiary as beneficiary, and a hash in its chain's form: the cases then reach the other fields.
       '/tx/notify': { txHash: `0x${'ab'.repeat(32)}`, beneficiaryVASPdid: g.subA },
       // A generous limit: a case the handler took by mistake would not throttle the cases after it.
