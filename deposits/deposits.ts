@@ -309,7 +309,12 @@ export async function transitionDeposit(pool: Pool, t: DepositTransition, idempo
       tx,
       {
         actor: t.actor,
-        action: before.status === after.status ? 'deposit.matched' : ACTION[after.status],
+        action:
+          before.status !== after.status
+            ? ACTION[after.status]
+            : before.transactionId !== after.transactionId || before.networkStatus !== after.networkStatus
+              ? 'deposit.matched'
+              : 'deposit.noted',
         subject: t.id,
         details: {
           from: before.status,

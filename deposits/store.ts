@@ -155,7 +155,7 @@ export async function listDeposits(
 }
 
 /**
- * Writes the deposit's status and match, locked, when either changes and the deposit is not final yet. Answers the
+ * Writes the deposit's status, match and reason, locked, when one changes and the deposit is not final yet. Answers the
  * row before and after, or undefined when nothing changed (a retried write, or a final deposit), so the caller audits
  * only a change it made.
  */
@@ -173,7 +173,8 @@ export async function changeDeposit(
   if (
     before.status === change.status &&
     before.transactionId === transactionId &&
-    before.networkStatus === networkStatus
+    before.networkStatus === networkStatus &&
+    (change.reason === null || change.reason === before.reason)
   )
     return undefined;
   const final = change.status === 'RELEASED' || change.status === 'RETURN_REQUIRED';

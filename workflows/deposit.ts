@@ -2,6 +2,7 @@ import { proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { depositStatusFor, isFinalDepositStatus, nextRecheck, notifyAgain } from '../deposits/status';
 import type { DepositMatch, DepositStatus } from '../deposits/types';
+import { summarizeFailure } from './failures';
 import { depositStateQuery, type DepositInput, type DepositState } from './deposit.messages';
 
 /** Each write is one short, idempotent transaction: retried until the database answers. */
@@ -37,10 +38,22 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
   const deadline = Date.parse(input.dataDeadlineAt);
   let wait: number | undefined;
   for (;;) {
-    const match = await network.checkDeposit({
-      id: input.id,
-      notify: notifyAgain(state.networkStatus, Date.now() < matchUntil),
-    });
+    let match: DepositMatch;
+    try {
+      match = await network.checkDeposit({
+        id: input.id,
+        notify: notifyAgain(state.networkStatus, Date.now() < matchUntil),
+      });
+    } catch (e) {
+      // The network refused the check for good (a 400 is not retried): the deposit stays held, with the reason for a
+      // person to see, and is checked again after the next wait rather than lost with a failed workflow.
+      const failure = summarizeFailure(e);
+      const reason = `the network refused the check: ${failure.type}: ${failure.message}`.slice(0, 500);
+      if (reason !== state.reason) await write(state, state.status, reason);
+      wait = nextRecheck(wait, input.recheckInitialMs, input.recheckMaxMs);
+      await sleep(wait);
+      continue;
+    }
     const next = depositStatusFor(match.networkStatus);
     if (isFinalDepositStatus(next)) {
       const why =

@@ -4,6 +4,7 @@ import { deposit } from '../../../workflows/deposit';
 import type { DepositInput } from '../../../workflows/deposit.messages';
 import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
 
 /**
  * The deposit workflow's decisions and durable timers, with stubbed activities and short durations (the dev server
@@ -90,6 +91,25 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     // Reported while INCOMPLETE; read (tx/info) once the originator's data made it SENT.
     expect(checks.map((c) => c.notify)).toEqual([true, true, false, false, false]);
     expect(timersOf(events).map((t) => t.durationMs)).toEqual([100, 200, 300, 300]);
+  });
+
+  it('the network refuses a check for good: still HELD with the reason, checked again, then RELEASED', async () => {
+    let refused = false;
+    const s: Stubs = {
+      checkDeposit: async (): Promise<DepositMatch> => {
+        if (!refused) {
+          refused = true;
+          throw ApplicationFailure.nonRetryable('POST /tx/notify: network answered 400', 'UpstreamRejectedError');
+        }
+        return { transactionId: 'tx-2', networkStatus: 'ACCEPTED' };
+      },
+      transitionDeposit: async () => undefined,
+    };
+    const { result, writes, checks } = await run(input(), s);
+    expect(result).toMatchObject({ status: 'RELEASED', transactionId: 'tx-2' });
+    expect(writes.map((w) => w.status)).toEqual(['HELD', 'RELEASED']);
+    expect(writes[0]!.reason).toMatch(/^the network refused the check: UpstreamRejectedError: .*400/);
+    expect(checks.map((c) => c.notify)).toEqual([true, true]);
   });
 
   it('the group declined the matched transfer: RETURN_REQUIRED', async () => {
