@@ -51,6 +51,10 @@ export interface DepositInput {
   /** The first wait between checks, doubled after each up to `recheckMaxMs`. */
   recheckInitialMs: number;
   recheckMaxMs: number;
+  /** Checks per run before the workflow continues as new (default 500); set low by tests. */
+  checksPerRun?: number;
+  /** Where the previous run stopped, when this run continues it. */
+  resumed?: { state: DepositState; matchUntil: number; waitMs?: number };
 }
 
 /** The network's message a deposit belongs to, as a check reads it. */

@@ -1,4 +1,4 @@
-import { proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { depositStatusFor, isFinalDepositStatus, nextRecheck, notifyAgain } from '../deposits/status';
 import type { DepositMatch, DepositStatus } from '../deposits/types';
@@ -17,6 +17,7 @@ const network = proxyActivities<Activities>({
 });
 
 const SYSTEM = 'system:deposit';
+const CHECKS_PER_RUN = 500;
 
 /**
  * One deposit the custody system reported, HELD until it may be credited (RELEASED) or must go back (RETURN_REQUIRED):
@@ -28,16 +29,19 @@ const SYSTEM = 'system:deposit';
  * yields two transfers. The row and its audit entries are written by activities; no personal data passes here.
  */
 export async function deposit(input: DepositInput): Promise<DepositState> {
-  const state: DepositState = { id: input.id, status: 'HELD' };
+  const state: DepositState = input.resumed?.state ?? { id: input.id, status: 'HELD' };
   setHandler(depositStateQuery, () => state);
   if (input.classification === 'BELOW_THRESHOLD') {
     await write(state, 'RELEASED', 'below the receiving subsidiary’s Travel Rule threshold');
     return state;
   }
-  const matchUntil = Date.now() + input.matchWindowMs;
+  const matchUntil = input.resumed?.matchUntil ?? Date.now() + input.matchWindowMs;
   const deadline = Date.parse(input.dataDeadlineAt);
-  let wait: number | undefined;
-  for (;;) {
+  let wait = input.resumed?.waitMs;
+  for (let checks = 0; ; checks++) {
+    // A deposit may wait days: each run keeps its history short, and the next one carries on where it stopped.
+    if (checks >= (input.checksPerRun ?? CHECKS_PER_RUN) || workflowInfo().continueAsNewSuggested)
+      await continueAsNew<typeof deposit>({ ...input, resumed: { state, matchUntil, waitMs: wait } });
     let match: DepositMatch;
     try {
       match = await network.checkDeposit({

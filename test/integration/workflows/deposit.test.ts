@@ -112,6 +112,23 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     expect(checks.map((c) => c.notify)).toEqual([true, true]);
   });
 
+  it('continues as new after its checks per run, carrying the match, the window and the backoff', async () => {
+    const args = input({ checksPerRun: 2 });
+    const { result, writes, checks, events } = await run(args, stubs(['INCOMPLETE', 'INCOMPLETE', 'SENT', 'ACCEPTED']));
+    expect(result).toMatchObject({ status: 'RELEASED', transactionId: 'tx-1', networkStatus: 'ACCEPTED' });
+    // The INCOMPLETE match is carried over: the second run neither writes it again nor stops reporting it.
+    expect(writes.map((w) => [w.status, w.match?.networkStatus])).toEqual([
+      ['AWAITING_DATA', 'INCOMPLETE'],
+      ['HELD', 'SENT'],
+      ['RELEASED', 'ACCEPTED'],
+    ]);
+    expect(checks.map((c) => c.notify)).toEqual([true, true, true, false]);
+    // The last run's history: it started from the previous one, with the backoff where that one left it (200, 300).
+    const started = events[0]!.workflowExecutionStartedEventAttributes!;
+    expect(started.continuedExecutionRunId).toBeTruthy();
+    expect(timersOf(events).map((t) => t.durationMs)).toEqual([300]);
+  });
+
   it('the group declined the matched transfer: RETURN_REQUIRED', async () => {
     const { result, writes } = await run(input(), stubs(['SENT', 'DECLINED']));
     expect(result.status).toBe('RETURN_REQUIRED');
