@@ -61,7 +61,7 @@ export function addressBookActivities(deps: AddressBookActivityDeps) {
   return {
     /** Records the run and takes the VASP's run lock (see address-book/run.ts). */
     abBeginRun: run((d, input: Parameters<typeof beginRun>[1]) =>
-      withHeartbeat(d.heartbeat, 'begin', () => beginRun(d, input)),
+      withHeartbeat(d.heartbeat, 'starting', () => beginRun(d, input)),
     ),
 
     /** The network's listing at the start of the run, into staging. */
