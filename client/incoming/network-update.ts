@@ -27,7 +27,8 @@ export interface IncomingUpdateDeps {
  * A message addressed to the group (the gateway, or a subsidiary after a redirect) that this system did not send: the
  * first update about it starts its incoming-transfer workflow, every later one signals it. Signal-with-start on the
  * business id makes duplicates and races between the gateway's and the subsidiaries' webhooks harmless. 'known' when
- * the workflow already has this status, 'late' when it has finished.
+ * the workflow already has this status, 'late' when it has finished; 'not-ours' also for the group's own deposit
+ * reports (INCOMPLETE).
  */
 export async function passIncomingUpdate(
   deps: IncomingUpdateDeps,
@@ -36,6 +37,10 @@ export async function passIncomingUpdate(
   const { group, incoming } = deps;
   const gateway = group.gatewayDid;
   if (!gateway || !deps.taskQueue || !isIncomingToGroup(group, tx)) return 'not-ours';
+  // An INCOMPLETE message is the group's own report of a deposit (tx/notify) that no originator has completed: the
+  // deposit's workflow follows it, and there is nothing to route or confirm. The originator's completion (a later
+  // status) starts the incoming transfer.
+  if (tx.status === 'INCOMPLETE') return 'not-ours';
   // Most webhooks about an incoming transfer report the workflow's own steps back: a signal would cost a workflow task
   // and change nothing.
   const published = await getTransferView(deps.pool, workflowIds.incomingTransfer(tx.id));

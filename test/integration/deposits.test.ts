@@ -178,6 +178,10 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
         'deposit.awaiting-data',
         'deposit.return-required',
       ]);
+      // The INCOMPLETE message is the group's own report, followed by the deposit's workflow: its webhook starts no
+      // incoming-transfer workflow (there is nothing to route or confirm until the originator completes it).
+      const incoming = orch.client.workflow.getHandle(workflowIds.incomingTransfer(returned.transactionId));
+      await expect(incoming.describe()).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
     } finally {
       await short.close();
     }
