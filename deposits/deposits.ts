@@ -9,7 +9,7 @@ import type { Pool } from 'pg';
 import { findRegistryOwner } from '../address-book/store/registry-owner';
 import { appendAuditEntry } from '../audit/store';
 import { withTransaction } from '../db/transaction';
-import { classifyTransfer } from '../jurisdictions';
+import { classifyTransfer, rulesOrFatf } from '../jurisdictions';
 import type { JurisdictionConfig } from '../jurisdictions/config';
 import { ConflictError, NotFoundError, ValidationError } from '../lib/errors';
 import type { GroupConfig } from '../lib/group';
@@ -20,6 +20,9 @@ import type { NetworkClient } from '../network/client';
 import { notifyDeposit, txInfo, txList } from '../network/transactions';
 import type { Pricing } from '../pricing';
 import { assertAddressForAsset, chainOfAsset, toChecksumAddress } from '../wallet-proofs/addresses';
+import { storedSpelling } from '../wallet-proofs/proofs';
+import { isProvenWallet, ownershipProofRequired, usableProof } from '../wallet-proofs/requirement';
+import { addProofWaiter, removeProofWaiter } from '../wallet-proofs/store';
 import type { DepositConfig } from './config';
 import { changeDeposit, getDeposit, insertDeposit } from './store';
 import type {
@@ -49,6 +52,10 @@ export interface DepositReport {
   to: string;
   from?: string;
   amount: string;
+  /** The receiving customer: an opaque reference (the wallet proofs' rule), whose proof of `from` may be needed. */
+  customerRef?: string;
+  /** The custody system knows `from` to be a self-hosted wallet (no VASP's). */
+  fromSelfHosted?: boolean;
 }
 
 /** The form of a transaction hash on each chain the deposits take. */
@@ -59,6 +66,8 @@ const TX_HASH = {
 /** The largest 256-bit integer has 78 digits. */
 const AMOUNT = /^[0-9]{1,78}$/;
 const MAX_OUTPUT_INDEX = 2 ** 31 - 1;
+/** The wallet proofs' customerRef rule (wallet-proofs/proofs.ts): a reference, never a name. */
+const REF = /^[A-Za-z0-9._:@/-]{1,128}$/;
 
 /**
  * Checks the report, stores it (HELD) and starts its workflow; the same on-chain output reported again answers the row
@@ -70,13 +79,15 @@ export async function reportDeposit(
   principal: Principal,
 ): Promise<{ deposit: Deposit; created: boolean }> {
   const checked = await checkReport(deps, report);
-  const classification = await classify(deps, checked);
+  const { classification, value } = await classify(deps, checked);
+  const proofRequired = await selfHostedProofRequired(deps, checked, report.fromSelfHosted === true, value);
   const now = Date.now();
   const stored = await withTransaction(deps.pool, async (tx) => {
     const result = await insertDeposit(tx, {
       id: `dep-${randomUUID()}`,
       ...checked,
       classification,
+      proofRequired,
       dataDeadlineAt: new Date(now + deps.config.dataDeadlineMs).toISOString(),
       createdBy: auditActor(principal),
     });
@@ -94,6 +105,7 @@ export async function reportDeposit(
         outputIndex: checked.outputIndex,
         amount: checked.amount,
         classification,
+        proofRequired,
       },
     });
     return result;
@@ -129,6 +141,11 @@ async function checkReport(deps: DepositDeps, r: DepositReport) {
     throw new ValidationError('amount', 'must be a whole number of base units above 0: digits only, no decimals');
   assertAddressForAsset('to', r.asset, r.to);
   if (r.from !== undefined) assertAddressForAsset('from', r.asset, r.from);
+  if (r.customerRef !== undefined && !REF.test(r.customerRef))
+    throw new ValidationError(
+      'customerRef',
+      'must be 1 to 128 characters of A-Z a-z 0-9 . _ : @ / - (a reference, not a name)',
+    );
   const to = await registeredSpelling(deps, r.vaspDid, r.to);
   if (!to)
     throw new ValidationError(
@@ -143,6 +160,7 @@ async function checkReport(deps: DepositDeps, r: DepositReport) {
     outputIndex,
     to,
     from: r.from ?? null,
+    customerRef: r.customerRef ?? null,
     amount: r.amount.replace(/^0+(?=\d)/, ''),
   };
 }
@@ -164,7 +182,10 @@ async function registeredSpelling(deps: DepositDeps, vaspDid: string, to: string
  * outgoing transfer is classified (outgoing/validate.ts). An amount that cannot be priced is UNKNOWN: held, never
  * released as below the threshold.
  */
-async function classify(deps: DepositDeps, d: { vaspDid: string; asset: string; amount: string }) {
+async function classify(
+  deps: DepositDeps,
+  d: { vaspDid: string; asset: string; amount: string },
+): Promise<{ classification: DepositClassification; value?: number }> {
   const c = await classifyTransfer(
     {
       ownCountry: deps.jurisdictions.subsidiaryCountries[d.vaspDid],
@@ -174,7 +195,45 @@ async function classify(deps: DepositDeps, d: { vaspDid: string; asset: string; 
     },
     deps.pricing,
   );
-  return (c.type === 'BELOW_THRESHOLD' || c.type === 'TRAVELRULE' ? c.type : 'UNKNOWN') as DepositClassification;
+  return {
+    classification: c.type === 'BELOW_THRESHOLD' || c.type === 'TRAVELRULE' ? c.type : 'UNKNOWN',
+    ...('value' in c.price ? { value: c.price.value } : {}),
+  };
+}
+
+/** The wallet a deposit came from, as proofs are stored: the asset and the address's stored spelling. */
+const sendingWallet = (d: { asset: string; from: string }) => ({ asset: d.asset, address: storedSpelling(d.from) });
+
+/**
+ * Whether the deposit comes from a self-hosted wallet whose ownership proof the receiving subsidiary's jurisdiction
+ * asks for at its value (selfHostedProof: EU above 1,000 EUR, CH at any amount; unpriced asks for it). Self-hosted:
+ * `from` given and the custody system says so, or anyone's VERIFIED proof of (asset, from) exists. Such a deposit needs
+ * the customer (`customerRef`) whose proof releases it, and `from`, the wallet proved: refused 400 without them.
+ */
+async function selfHostedProofRequired(
+  deps: DepositDeps,
+  d: { vaspDid: string; asset: string; from: string | null; customerRef: string | null },
+  fromSelfHosted: boolean,
+  value: number | undefined,
+): Promise<boolean> {
+  const rules = rulesOrFatf(deps.jurisdictions.subsidiaryCountries[d.vaspDid]);
+  if (!ownershipProofRequired(rules, value)) return false;
+  if (d.from === null) {
+    if (!fromSelfHosted) return false;
+    throw new ValidationError(
+      'from',
+      `is required for a deposit from a self-hosted wallet above the ${rules.name} ownership-proof threshold: it is the wallet the customer proves`,
+    );
+  }
+  const selfHosted =
+    fromSelfHosted || (await isProvenWallet(deps.pool, sendingWallet({ asset: d.asset, from: d.from }), new Date()));
+  if (!selfHosted) return false;
+  if (d.customerRef === null)
+    throw new ValidationError(
+      'customerRef',
+      `is required for a deposit from a self-hosted wallet above the ${rules.name} ownership-proof threshold: it names the customer whose VERIFIED proof of the wallet releases the deposit`,
+    );
+  return true;
 }
 
 async function startWorkflow(deps: DepositDeps, d: Deposit): Promise<void> {
@@ -182,6 +241,7 @@ async function startWorkflow(deps: DepositDeps, d: Deposit): Promise<void> {
     id: d.id,
     vaspDid: d.vaspDid,
     classification: d.classification,
+    ...(d.proofRequired ? { proofRequired: true } : {}),
     dataDeadlineAt: d.dataDeadlineAt,
     matchWindowMs: deps.config.matchWindowMs,
     recheckInitialMs: deps.config.recheckInitialMs,
@@ -287,6 +347,7 @@ async function atGateway(
 const ACTION: Record<DepositStatus, string> = {
   HELD: 'deposit.held',
   AWAITING_DATA: 'deposit.awaiting-data',
+  AWAITING_PROOF: 'deposit.awaiting-proof',
   RELEASED: 'deposit.released',
   RETURN_REQUIRED: 'deposit.return-required',
 };
@@ -322,10 +383,35 @@ export async function transitionDeposit(pool: Pool, t: DepositTransition, idempo
           ...(after.transactionId ? { transactionId: after.transactionId } : {}),
           ...(after.networkStatus ? { networkStatus: after.networkStatus } : {}),
           ...(t.reason ? { reason: t.reason } : {}),
+          ...(t.proofId ? { proofId: t.proofId } : {}),
         },
       },
       { idempotencyKey },
     );
     return after;
   });
+}
+
+/**
+ * A deposit in AWAITING_PROOF (workflows/deposit.ts): registers the workflow as a waiter of the sending wallet's proof
+ * first, then asks the store for the customer's usable proof (VERIFIED, unexpired), so a proof verified in between is
+ * either seen here or signalled. Found: the waiter is removed and the proof's id answered. With `stop`, only removes
+ * the waiter (the deadline passed).
+ */
+export async function awaitDepositProof(
+  pool: Pool,
+  input: { id: string; workflowId: string; stop?: boolean },
+): Promise<{ proofId?: string }> {
+  const d = await depositOrNotFound(pool, input.id);
+  if (d.from === null) return {};
+  const waiter = { ...sendingWallet({ asset: d.asset, from: d.from }), workflowId: input.workflowId };
+  if (input.stop) {
+    await removeProofWaiter(pool, waiter);
+    return {};
+  }
+  await addProofWaiter(pool, waiter);
+  const proof = await usableProof(pool, waiter, d.customerRef ?? undefined, new Date());
+  if (!proof) return {};
+  await removeProofWaiter(pool, waiter);
+  return { proofId: proof.id };
 }

@@ -9,8 +9,8 @@ import type { Queryable } from '../db/pool';
 import type { CursorKey } from '../lib/listing/cursor';
 import type { Deposit, DepositClassification, DepositMatch, DepositStatus } from './types';
 
-const COLUMNS = `id, vasp_did, chain, asset, tx_hash, output_index, to_address, from_address, amount, status, reason,
-  classification, transaction_id, network_status, ${exactTimestamp('data_deadline_at')} as data_deadline_at, created_by,
+const COLUMNS = `id, vasp_did, chain, asset, tx_hash, output_index, to_address, from_address, customer_ref, proof_required,
+  amount, status, reason, classification, transaction_id, network_status, ${exactTimestamp('data_deadline_at')} as data_deadline_at, created_by,
   ${exactTimestamp('created_at')} as created_at, ${exactTimestamp('updated_at')} as updated_at,
   ${exactTimestamp('decided_at')} as decided_at`;
 
@@ -23,6 +23,8 @@ interface Row {
   output_index: number;
   to_address: string;
   from_address: string | null;
+  customer_ref: string | null;
+  proof_required: boolean;
   amount: string;
   status: DepositStatus;
   reason: string | null;
@@ -45,6 +47,8 @@ const toDeposit = (r: Row): Deposit => ({
   outputIndex: r.output_index,
   to: r.to_address,
   from: r.from_address,
+  customerRef: r.customer_ref,
+  proofRequired: r.proof_required,
   amount: r.amount,
   status: r.status,
   reason: r.reason,
@@ -68,6 +72,8 @@ export type NewDeposit = Pick<
   | 'outputIndex'
   | 'to'
   | 'from'
+  | 'customerRef'
+  | 'proofRequired'
   | 'amount'
   | 'classification'
   | 'dataDeadlineAt'
@@ -81,8 +87,8 @@ export type NewDeposit = Pick<
 export async function insertDeposit(tx: PoolClient, d: NewDeposit): Promise<{ deposit: Deposit; created: boolean }> {
   const { rows } = await tx.query<Row>(
     `insert into deposits (id, vasp_did, chain, asset, tx_hash, output_index, to_address, from_address, amount, status,
-       classification, data_deadline_at, created_by)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'HELD', $10, $11, $12)
+       classification, data_deadline_at, created_by, customer_ref, proof_required)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'HELD', $10, $11, $12, $13, $14)
      on conflict (chain, tx_hash, output_index) do nothing
      returning ${COLUMNS}`,
     [
@@ -98,6 +104,8 @@ export async function insertDeposit(tx: PoolClient, d: NewDeposit): Promise<{ de
       d.classification,
       d.dataDeadlineAt,
       d.createdBy,
+      d.customerRef,
+      d.proofRequired,
     ],
   );
   if (rows[0]) return { deposit: toDeposit(rows[0]), created: true };

@@ -5,10 +5,11 @@
 
 /**
  * HELD: reported, not yet matched to Travel Rule data (or matched and not yet answered); AWAITING_DATA: the network's
- * message for it is INCOMPLETE, waiting for the originator's data; RELEASED: the custody system may credit it;
- * RETURN_REQUIRED: the funds must go back (declined, rejected, or no data before the deadline).
+ * message for it is INCOMPLETE, waiting for the originator's data; AWAITING_PROOF: from a self-hosted wallet above the
+ * subsidiary's proof threshold, waiting for the customer's VERIFIED ownership proof of the sending wallet; RELEASED: the custody system may credit it;
+ * RETURN_REQUIRED: the funds must go back (declined, rejected, or no data or proof before the deadline).
  */
-export const DEPOSIT_STATUSES = ['HELD', 'AWAITING_DATA', 'RELEASED', 'RETURN_REQUIRED'] as const;
+export const DEPOSIT_STATUSES = ['HELD', 'AWAITING_DATA', 'AWAITING_PROOF', 'RELEASED', 'RETURN_REQUIRED'] as const;
 export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
 export type FinalDepositStatus = Extract<DepositStatus, 'RELEASED' | 'RETURN_REQUIRED'>;
 
@@ -24,6 +25,13 @@ export interface Deposit {
   outputIndex: number;
   to: string;
   from: string | null;
+  /** The receiving customer (an opaque reference), whose ownership proof of `from` a self-hosted deposit needs. */
+  customerRef: string | null;
+  /**
+   * From a self-hosted wallet above the subsidiary's proof threshold (decided at intake): released by the customer's
+   * VERIFIED proof of `from`, not by Travel Rule data.
+   */
+  proofRequired: boolean;
   /** Base units, digits. */
   amount: string;
   status: DepositStatus;
@@ -51,6 +59,11 @@ export interface DepositInput {
   /** The first wait between checks, doubled after each up to `recheckMaxMs`. */
   recheckInitialMs: number;
   recheckMaxMs: number;
+  /**
+   * Waits for the customer's ownership proof of the sending self-hosted wallet instead of the network's message.
+   * Absent on deposits reported before proofs were asked for (their histories take the network path).
+   */
+  proofRequired?: boolean;
   /** Checks per run before the workflow continues as new (default 500); set low by tests. */
   checksPerRun?: number;
   /** Where the previous run stopped, when this run continues it. */
@@ -69,6 +82,8 @@ export interface DepositTransition {
   status: DepositStatus;
   reason?: string;
   match?: DepositMatch;
+  /** The ownership proof that released a self-hosted deposit (audited). */
+  proofId?: string;
   actor: string;
 }
 

@@ -1,9 +1,19 @@
-import { continueAsNew, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { depositStatusFor, isFinalDepositStatus, nextRecheck, notifyAgain } from '../deposits/status';
 import type { DepositMatch, DepositStatus } from '../deposits/types';
 import { summarizeFailure } from './failures';
 import { depositStateQuery, type DepositInput, type DepositState } from './deposit.messages';
+import { walletProofVerifiedSignal } from './wallet-proof.messages';
 
 /** Each write is one short, idempotent transaction: retried until the database answers. */
 const store = proxyActivities<Activities>({
@@ -15,6 +25,18 @@ const network = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
+
+// The wait for a wallet's proof registers and re-checks through this: retried until the database answers.
+const { awaitDepositProof } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  localRetryThreshold: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+/**
+ * How often a deposit in AWAITING_PROOF asks the store again without a signal: the wallet-proof workflow's signal may
+ * be lost (its notify step failed, or the proof was verified while this deposit registered).
+ */
+const PROOF_RECHECK = '1 hour';
 
 const SYSTEM = 'system:deposit';
 const CHECKS_PER_RUN = 500;
@@ -31,6 +53,8 @@ const CHECKS_PER_RUN = 500;
 export async function deposit(input: DepositInput): Promise<DepositState> {
   const state: DepositState = input.resumed?.state ?? { id: input.id, status: 'HELD' };
   setHandler(depositStateQuery, () => state);
+  // Decided at intake; absent from the deposits reported before, whose histories take the paths below unchanged.
+  if (input.proofRequired) return awaitProof(input, state);
   if (input.classification === 'BELOW_THRESHOLD') {
     await write(state, 'RELEASED', 'below the receiving subsidiary’s Travel Rule threshold');
     return state;
@@ -87,12 +111,69 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
   }
 }
 
-async function write(state: DepositState, status: DepositStatus, reason?: string, match?: DepositMatch): Promise<void> {
+/**
+ * A deposit from a self-hosted wallet above the subsidiary's proof threshold. It is not reported to the network: no
+ * originator VASP sends Travel Rule data for a self-hosted wallet, so tx/notify would only make an INCOMPLETE message
+ * nobody completes. The customer's VERIFIED ownership proof of the sending wallet releases it, at once when it exists;
+ * otherwise the deposit is AWAITING_PROOF: registered as a waiter of the wallet, it asks the store again on the
+ * wallet-proof workflow's signal and every PROOF_RECHECK, until the data deadline (a timer of its own, so the decision
+ * follows from the history's events) requires a return.
+ */
+async function awaitProof(input: DepositInput, state: DepositState): Promise<DepositState> {
+  const workflowId = workflowInfo().workflowId;
+  let signals = 0;
+  setHandler(walletProofVerifiedSignal, () => {
+    signals++;
+  });
+  let passed = false;
+  const deadline = new CancellationScope();
+  deadline
+    .run(() => sleep(Math.max(1, Date.parse(input.dataDeadlineAt) - Date.now())))
+    .then(
+      () => (passed = true),
+      () => undefined,
+    );
+  for (let first = true; ; first = false) {
+    const { proofId } = await awaitDepositProof({ id: input.id, workflowId });
+    if (proofId) {
+      deadline.cancel();
+      await write(
+        state,
+        'RELEASED',
+        `the customer’s VERIFIED ownership proof ${proofId} of the self-hosted sending wallet`,
+        undefined,
+        proofId,
+      );
+      return state;
+    }
+    if (first)
+      await write(state, 'AWAITING_PROOF', 'from a self-hosted wallet: waiting for the customer’s ownership proof');
+    if (passed) break;
+    const seen = signals;
+    await condition(() => signals !== seen || passed, PROOF_RECHECK);
+  }
+  await awaitDepositProof({ id: input.id, workflowId, stop: true });
+  await write(
+    state,
+    'RETURN_REQUIRED',
+    'no VERIFIED ownership proof of the self-hosted sending wallet before the deadline',
+  );
+  return state;
+}
+
+async function write(
+  state: DepositState,
+  status: DepositStatus,
+  reason?: string,
+  match?: DepositMatch,
+  proofId?: string,
+): Promise<void> {
   await store.transitionDeposit({
     id: state.id,
     status,
     ...(reason !== undefined ? { reason } : {}),
     ...(match ? { match } : {}),
+    ...(proofId ? { proofId } : {}),
     actor: SYSTEM,
   });
   state.status = status;

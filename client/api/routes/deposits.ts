@@ -27,6 +27,10 @@ const Deposit = Type.Object({
   outputIndex: Type.Integer(),
   to: Type.String(),
   from: Nullable,
+  customerRef: Type.Union([Type.String(), Type.Null()], { description: 'the receiving customer, as reported' }),
+  proofRequired: Type.Boolean({
+    description: 'from a self-hosted wallet above the proof threshold: released by the customer’s ownership proof',
+  }),
   amount: Type.String({ description: 'base units' }),
   status: Type.String({ description: DEPOSIT_STATUSES.join(', ') }),
   reason: Nullable,
@@ -53,6 +57,17 @@ const ReportBody = Type.Object(
     to: Type.String({ maxLength: 128, description: "the group's address the funds reached" }),
     from: Type.Optional(Type.String({ maxLength: 128, description: 'the sending address, when known' })),
     amount: Type.String({ maxLength: 100, description: 'base units, digits only (no decimals)' }),
+    customerRef: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          'the receiving customer: an opaque reference (1 to 128 of A-Z a-z 0-9 . _ : @ / -), the one its wallet ' +
+          'proofs carry; required for a self-hosted deposit above the proof threshold',
+      }),
+    ),
+    fromSelfHosted: Type.Optional(
+      Type.Boolean({ description: '`from` is a self-hosted wallet (no VASP’s); a proven wallet is one anyway' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -76,7 +91,12 @@ export function depositRoutes(app: FastifyInstance, deps: DepositRouteDeps) {
         description:
           'Idempotent on the chain, txHash and output index: the same deposit again answers 200 with the deposit ' +
           'already stored and starts nothing; the same output with another subsidiary, address or amount is 409. ' +
-          'Below the subsidiary’s threshold the deposit is RELEASED at once; otherwise it is matched at the network.',
+          'Below the subsidiary’s threshold the deposit is RELEASED at once; otherwise it is matched at the network. ' +
+          'A deposit from a self-hosted wallet (`from` with `fromSelfHosted: true`, or a wallet with a VERIFIED ' +
+          'proof) above the subsidiary’s ownership-proof threshold (EU above 1,000 EUR, CH any amount) needs `from` ' +
+          'and `customerRef` (400 naming the field otherwise) and is not matched at the network (no originator VASP ' +
+          'sends data for it): the customer’s VERIFIED proof of `from` releases it, at once or after AWAITING_PROOF; ' +
+          'none by its data deadline requires a return.',
         body: ReportBody,
         response: { 200: Deposit, 201: Deposit },
       },
