@@ -539,6 +539,51 @@ async function record(): Promise<void> {
       await save(client, 'deposit-awaiting-data-released', workflowIds.deposit(reported.body.id), secrets);
     }
 
+    // Deposits from a self-hosted wallet above subsidiary A's EU proof threshold: AWAITING_PROOF, woken by
+    // walletProofVerifiedSignal when a compliance officer approves the customer's screenshot, then RELEASED.
+    if (want('deposit-awaiting-proof-released')) {
+      const to = randomEvm();
+      const wallet = `0x${'b3'.repeat(20)}`;
+      await register(g.subA, [to]);
+      const reported = await api(
+        'POST',
+        '/v1/deposits',
+        {
+          vaspDid: g.subA,
+          asset: 'ETH',
+          txHash: `0x${'df'.repeat(32)}`,
+          to,
+          from: wallet,
+          fromSelfHosted: true,
+          customerRef: 'replay-deposit-proof',
+          amount: '1500000000000000000',
+        },
+        'operator',
+      );
+      if (reported.status !== 201) throw new Error(`deposit: ${reported.status} ${JSON.stringify(reported.body)}`);
+      await eventually(async () => {
+        const d = await api('GET', `/v1/deposits/${reported.body.id}`);
+        return d.body.status === 'AWAITING_PROOF' ? true : undefined;
+      });
+      const proof = await api('POST', '/v1/wallet-proofs', {
+        customerRef: 'replay-deposit-proof',
+        asset: 'ETH',
+        address: wallet,
+        method: 'SCREENSHOT',
+        vaspDid: g.subA,
+      });
+      if (proof.status !== 201) throw new Error(`wallet proof: ${proof.status} ${JSON.stringify(proof.body)}`);
+      await api(
+        'POST',
+        `/v1/wallet-proofs/${proof.body.id}/review`,
+        { decision: 'approve', reason: 'replay fixture' },
+        'compliance',
+      );
+      const state = await client.workflow.getHandle(workflowIds.deposit(reported.body.id)).result();
+      if (state.status !== 'RELEASED') throw new Error(`the deposit ended ${state.status}`);
+      await save(client, 'deposit-awaiting-proof-released', workflowIds.deposit(reported.body.id), secrets);
+    }
+
     if (want('outgoing-transfer-cancelled-after-deadline')) {
       orch.transfers.config.answerDeadlineMs = 3000;
       const late = randomUUID();
