@@ -1,4 +1,5 @@
 import type { CursorKey } from '../lib/listing/cursor';
+import type { Queryable } from './pool';
 
 /** Oldest first or newest first; every list endpoint sorts by a timestamp, then a unique id. */
 export type ListOrder = 'asc' | 'desc';
@@ -43,4 +44,34 @@ export function pageOf<R, T>(rows: R[], limit: number, keyOf: (row: R) => Cursor
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];
   return { rows: shown.map(toRow), ...(rows.length > limit && last ? { next: keyOf(last) } : {}) };
+}
+
+/**
+ * One page of `from`'s rows whose columns equal every filter value given (undefined: not filtered), by `created_at`
+ * then `id`: the list of a capability's table whose filters are plain equalities. `from` and the column names are the
+ * store's own constants, never input.
+ */
+export async function pageByCreation<R extends { created_at: string; id: string }, T>(
+  db: Queryable,
+  from: { table: string; columns: string },
+  filters: ReadonlyArray<readonly [column: string, value: unknown]>,
+  page: { limit: number; order: ListOrder; cursor?: CursorKey },
+  toItem: (row: R) => T,
+): Promise<Page<T>> {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  for (const [column, value] of filters) {
+    if (value === undefined) continue;
+    args.push(value);
+    where.push(`${column} = $${args.length}`);
+  }
+  const ks = keyset(args, 'created_at', 'id', page.order, page.cursor);
+  if (ks.where) where.push(ks.where);
+  args.push(page.limit + 1);
+  const { rows } = await db.query<R>(
+    `select ${from.columns} from ${from.table} ${where.length ? `where ${where.join(' and ')}` : ''}
+      ${ks.orderBy} limit $${args.length}`,
+    args,
+  );
+  return pageOf(rows, page.limit, (r) => ({ at: r.created_at, id: r.id }), toItem);
 }

@@ -4,7 +4,7 @@
  * activities is idempotent.
  */
 import type { PoolClient } from 'pg';
-import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
+import { exactTimestamp, pageByCreation, type ListOrder, type Page } from '../db/listing';
 import type { Queryable } from '../db/pool';
 import type { CursorKey } from '../lib/listing/cursor';
 import type { Deposit, DepositClassification, DepositMatch, DepositStatus } from './types';
@@ -141,25 +141,16 @@ export async function listDeposits(
   filter: DepositFilter,
   page: { limit: number; order: ListOrder; cursor?: CursorKey },
 ): Promise<Page<Deposit>> {
-  const where: string[] = [];
-  const args: unknown[] = [];
-  for (const [column, value] of [
-    ['status', filter.status],
-    ['vasp_did', filter.vaspDid],
-  ] as const) {
-    if (value === undefined) continue;
-    args.push(value);
-    where.push(`${column} = $${args.length}`);
-  }
-  const ks = keyset(args, 'created_at', 'id', page.order, page.cursor);
-  if (ks.where) where.push(ks.where);
-  args.push(page.limit + 1);
-  const { rows } = await db.query<Row>(
-    `select ${COLUMNS} from deposits ${where.length ? `where ${where.join(' and ')}` : ''}
-      ${ks.orderBy} limit $${args.length}`,
-    args,
+  return pageByCreation<Row, Deposit>(
+    db,
+    { table: 'deposits', columns: COLUMNS },
+    [
+      ['status', filter.status],
+      ['vasp_did', filter.vaspDid],
+    ],
+    page,
+    toDeposit,
   );
-  return pageOf(rows, page.limit, (r) => ({ at: r.created_at, id: r.id }), toDeposit);
 }
 
 /**

@@ -4,7 +4,7 @@
  * workflow's activities idempotent.
  */
 import type { PoolClient } from 'pg';
-import { exactTimestamp, keyset, pageOf, type ListOrder, type Page } from '../db/listing';
+import { exactTimestamp, pageByCreation, type ListOrder, type Page } from '../db/listing';
 import type { Queryable } from '../db/pool';
 import type { CursorKey } from '../lib/listing/cursor';
 import type { ProofEvidence, ProofMethod, ProofStatus, WalletProof } from './types';
@@ -143,26 +143,17 @@ export async function listProofs(
   filter: ProofFilter,
   page: { limit: number; order: ListOrder; cursor?: CursorKey },
 ): Promise<Page<WalletProof>> {
-  const where: string[] = [];
-  const args: unknown[] = [];
-  for (const [column, value] of [
-    ['status', filter.status],
-    ['customer_ref', filter.customerRef],
-    ['address', filter.address],
-  ] as const) {
-    if (value === undefined) continue;
-    args.push(value);
-    where.push(`${column} = $${args.length}`);
-  }
-  const ks = keyset(args, 'created_at', 'id', page.order, page.cursor);
-  if (ks.where) where.push(ks.where);
-  args.push(page.limit + 1);
-  const { rows } = await db.query<Row>(
-    `select ${COLUMNS} from wallet_proofs ${where.length ? `where ${where.join(' and ')}` : ''}
-      ${ks.orderBy} limit $${args.length}`,
-    args,
+  return pageByCreation<Row, WalletProof>(
+    db,
+    { table: 'wallet_proofs', columns: COLUMNS },
+    [
+      ['status', filter.status],
+      ['customer_ref', filter.customerRef],
+      ['address', filter.address],
+    ],
+    page,
+    toProof,
   );
-  return pageOf(rows, page.limit, (r) => ({ at: r.created_at, id: r.id }), toProof);
 }
 
 /**
