@@ -188,13 +188,13 @@ async function doCreate(
   }
 
   return core.inTransaction(async (client) => {
-    // A deposit the beneficiary already reported (tx/notify): this message completes its INCOMPLETE one.
-    const incomplete = await incompleteFor(client, tx);
     // Hosted personal data is stored with the row that refers to it: a create that fails leaves no items behind.
     if (hostedEntries) {
       pii = await storeHosted(client, originator, beneficiary, hostedEntries);
       tx.pii = pii;
     }
+    // A deposit the beneficiary already reported (tx/notify): this message completes its INCOMPLETE one.
+    const incomplete = await incompleteFor(client, tx);
     let saved = tx;
     if (incomplete) {
       saved = await completeIncomplete(client, incomplete.body, tx, { transactionRef: req.transactionRef, piiMode });

@@ -76,8 +76,10 @@ describe('atomic writes of personal data', () => {
       await eventually(
         async () => {
           const { rowCount } = await sb.pool.query(
-            `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike $1`,
-            [`%insert into ${table}%`],
+            `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ~* $1`,
+            // Any statement on the table: tx/create, after writing the personal data, may wait first in its look for a
+            // deposit report to complete (select … for update) rather than in its insert.
+            [`(insert into|from|update) ${table}\\M`],
           );
           return rowCount ? true : undefined;
         },
