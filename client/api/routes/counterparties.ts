@@ -21,13 +21,12 @@ import { listReviews } from '../../../counterparties/store';
 import { REVIEW_VALUES, type ReviewValue } from '../../../counterparties/types';
 import { isCountryCode } from '../../../lib/countries';
 import { ValidationError } from '../../../lib/errors';
-import { encodeCursor } from '../../../lib/listing/cursor';
 import type { Logger } from '../../../lib/logger';
 import type { NetworkClient } from '../../../network/client';
 import { startCounterpartyReviewSync } from '../../counterparties/sync';
 import { principalOf } from '../auth/plugin';
 import { access } from '../auth/roles';
-import { paging } from './lists';
+import { pageAnswer, paging } from './lists';
 
 export interface CounterpartyRouteDeps {
   pool: Pool;
@@ -170,7 +169,7 @@ export function counterpartyRoutes(app: FastifyInstance, deps: CounterpartyRoute
     async (request) => {
       const q = request.query as Static<typeof ListQuery>;
       const found = await listReviews(deps.pool, listFilter(deps.group, q), paging(q));
-      return { data: found.rows, nextCursor: found.next ? encodeCursor(found.next) : null };
+      return pageAnswer(found);
     },
   );
 

@@ -7,11 +7,10 @@ import { Type, type Static } from 'typebox';
 import { depositOrNotFound, reportDeposit, type DepositDeps } from '../../../deposits/deposits';
 import { listDeposits } from '../../../deposits/store';
 import { DEPOSIT_STATUSES, type DepositStatus } from '../../../deposits/types';
-import { encodeCursor } from '../../../lib/listing/cursor';
 import { principalOf } from '../auth/plugin';
 import { access } from '../auth/roles';
 import { IDEMPOTENCY_KEY } from '../idempotency-key';
-import { PageOf, paging, Paging } from './lists';
+import { PageOf, pageAnswer, paging, Paging } from './lists';
 
 export type DepositRouteDeps = DepositDeps;
 
@@ -129,7 +128,7 @@ export function depositRoutes(app: FastifyInstance, deps: DepositRouteDeps) {
         { status: q.status as DepositStatus | undefined, vaspDid: q.vaspDid },
         paging(q),
       );
-      return { data: found.rows, nextCursor: found.next ? encodeCursor(found.next) : null };
+      return pageAnswer(found);
     },
   );
 

@@ -255,7 +255,8 @@ export function transferFilter(q: Static<typeof TransferQuery>): TransferViewFil
   };
 }
 
-const page = <T>(p: { rows: T[]; next?: CursorKey }) => ({
+/** A store's page as every list answers it: `{data, nextCursor}`, the cursor null on the last page. */
+export const pageAnswer = <T>(p: { rows: T[]; next?: CursorKey }) => ({
   data: p.rows,
   nextCursor: p.next ? encodeCursor(p.next) : null,
 });
@@ -288,7 +289,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
       const q = request.query as Static<typeof TransferQuery>;
       const principal = principalOf(request);
       const found = await listTransferViews(deps.pool, transferFilter(q), paging(q));
-      return page({ ...found, rows: found.rows.map((row) => transferRowFor(principal, row)) });
+      return pageAnswer({ ...found, rows: found.rows.map((row) => transferRowFor(principal, row)) });
     },
   );
 
@@ -324,7 +325,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
     },
     async (request) => {
       const q = request.query as Static<typeof RunQuery>;
-      return page(
+      return pageAnswer(
         await listAddressBookRuns(
           deps.pool,
           { vaspDids: q.vaspDID ? [q.vaspDID] : undefined, status: q.status },
@@ -347,7 +348,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
     },
     async (request) => {
       const q = request.query as Static<typeof AuditQuery>;
-      return page(await listAuditLog(deps.pool, auditFilter(q), paging(q)));
+      return pageAnswer(await listAuditLog(deps.pool, auditFilter(q), paging(q)));
     },
   );
 
@@ -399,7 +400,7 @@ export function listRoutes(app: FastifyInstance, deps: ListRouteDeps) {
     },
     async (request) => {
       const q = request.query as Static<typeof RotationQuery>;
-      return page(await listKeyRotations(deps.pool, { vaspDid: q.vaspDID, status: q.status }, paging(q)));
+      return pageAnswer(await listKeyRotations(deps.pool, { vaspDid: q.vaspDID, status: q.status }, paging(q)));
     },
   );
 

@@ -20,8 +20,7 @@ import { depositObserved, reviewProof, submitSignature } from '../../wallet-proo
 import { principalOf } from '../auth/plugin';
 import { access } from '../auth/roles';
 import { IDEMPOTENCY_KEY, idempotencyKeyOf } from '../idempotency-key';
-import { PageOf, paging, Paging } from './lists';
-import { encodeCursor } from '../../../lib/listing/cursor';
+import { PageOf, pageAnswer, paging, Paging } from './lists';
 
 export type WalletProofRouteDeps = ProofDeps;
 
@@ -158,7 +157,7 @@ export function walletProofRoutes(app: FastifyInstance, deps: WalletProofRouteDe
         },
         paging(q),
       );
-      return { data: found.rows.map(withInstructions), nextCursor: found.next ? encodeCursor(found.next) : null };
+      return pageAnswer({ ...found, rows: found.rows.map(withInstructions) });
     },
   );
 
