@@ -142,6 +142,23 @@ async function record(): Promise<void> {
       const text = await r.text();
       return { status: r.status, body: (text ? JSON.parse(text) : undefined) as Json };
     };
+    /** A compliance officer approves the customer's screenshot of the wallet: the proof VERIFIED, its waiters woken. */
+    const approvedScreenshot = async (customerRef: string, address: string) => {
+      const proof = await api('POST', '/v1/wallet-proofs', {
+        customerRef,
+        asset: 'ETH',
+        address,
+        method: 'SCREENSHOT',
+        vaspDid: g.subA,
+      });
+      if (proof.status !== 201) throw new Error(`wallet proof: ${proof.status} ${JSON.stringify(proof.body)}`);
+      await api(
+        'POST',
+        `/v1/wallet-proofs/${proof.body.id}/review`,
+        { decision: 'approve', reason: 'replay fixture' },
+        'compliance',
+      );
+    };
     const register = async (vaspDID: string, addresses: string[]) => {
       const r = await api('PUT', '/v1/addresses', {
         addresses: addresses.map((address, i) => ({ vaspDID, asset: 'ETH', address, customerRef: `cust-${i}` })),
@@ -266,20 +283,7 @@ async function record(): Promise<void> {
       );
       if (r.status !== 202) throw new Error(`POST /v1/transfers refused: ${JSON.stringify(r.body)}`);
       await outgoingStatus(id, (s) => s.status === 'AWAITING_PROOF');
-      const proof = await api('POST', '/v1/wallet-proofs', {
-        customerRef: 'replay-proof',
-        asset: 'ETH',
-        address: wallet,
-        method: 'SCREENSHOT',
-        vaspDid: g.subA,
-      });
-      if (proof.status !== 201) throw new Error(`wallet proof: ${proof.status} ${JSON.stringify(proof.body)}`);
-      await api(
-        'POST',
-        `/v1/wallet-proofs/${proof.body.id}/review`,
-        { decision: 'approve', reason: 'replay fixture' },
-        'compliance',
-      );
+      await approvedScreenshot('replay-proof', wallet);
       const ended = await outgoingStatus(id, (s) => s.final);
       if (!ended.transactionId) throw new Error(`the transfer ended ${ended.status} without its transaction`);
       await save(client, 'outgoing-transfer-awaiting-proof', workflowIds.outgoingTransfer(id), secrets);
@@ -565,20 +569,7 @@ async function record(): Promise<void> {
         const d = await api('GET', `/v1/deposits/${reported.body.id}`);
         return d.body.status === 'AWAITING_PROOF' ? true : undefined;
       });
-      const proof = await api('POST', '/v1/wallet-proofs', {
-        customerRef: 'replay-deposit-proof',
-        asset: 'ETH',
-        address: wallet,
-        method: 'SCREENSHOT',
-        vaspDid: g.subA,
-      });
-      if (proof.status !== 201) throw new Error(`wallet proof: ${proof.status} ${JSON.stringify(proof.body)}`);
-      await api(
-        'POST',
-        `/v1/wallet-proofs/${proof.body.id}/review`,
-        { decision: 'approve', reason: 'replay fixture' },
-        'compliance',
-      );
+      await approvedScreenshot('replay-deposit-proof', wallet);
       const state = await client.workflow.getHandle(workflowIds.deposit(reported.body.id)).result();
       if (state.status !== 'RELEASED') throw new Error(`the deposit ended ${state.status}`);
       await save(client, 'deposit-awaiting-proof-released', workflowIds.deposit(reported.body.id), secrets);
