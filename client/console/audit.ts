@@ -1,6 +1,7 @@
 // The audit log: filters, more rows by cursor, and the CSV export.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, type ErrorBody, type Page, type Session } from './api';
+import { ApiError, type ErrorBody, type Session } from './api';
+import { usePagedList } from './paged-list';
 import { errorText, Fields, html, Message, valueOf, VaspName, when, who } from './ui';
 
 interface AuditRow {
@@ -20,26 +21,13 @@ const AUDIT_FILTERS = ['actor', 'action', 'subject', 'from', 'to'];
 
 export function AuditLog({ session }: { session: Session }) {
   const [filters, setFilters] = useState<Record<string, string>>({});
-  const [rows, setRows] = useState<AuditRow[] | null>(null);
-  const [next, setNext] = useState<string | null | undefined>(null);
-  const [error, setError] = useState('');
+  const { rows, next, error, setError, load } = usePagedList<AuditRow>(session, '/v1/audit-log');
   const query = () => {
     const params = new URLSearchParams();
     for (const k of AUDIT_FILTERS) if (filters[k]) params.set(k, filters[k]!);
     return params;
   };
-  const search = async (cursor?: string) => {
-    const params = query();
-    if (cursor) params.set('cursor', cursor);
-    try {
-      const page = await api<Page<AuditRow>>(session, 'GET', `/v1/audit-log?${params}`);
-      setRows(cursor ? [...(rows ?? []), ...page.data] : page.data);
-      setNext(page.nextCursor);
-      setError('');
-    } catch (e) {
-      setError(errorText(e));
-    }
-  };
+  const search = (cursor?: string) => load(query(), cursor);
   // A download through fetch, so the request carries the Authorization header like every other call.
   const exportCsv = async () => {
     const headers: Record<string, string> = session?.token ? { authorization: `Bearer ${session.token}` } : {};

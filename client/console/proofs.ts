@@ -1,33 +1,24 @@
 // Wallet ownership proofs (GET /v1/wallet-proofs): the pending ones first, by default, oldest first as they wait; any
 // status, a customer or an address on request, more rows by cursor. A pending screenshot or declaration is reviewed in its row.
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Page, type Session, type WalletProofView } from './api';
+import type { Session, WalletProofView } from './api';
+import { usePagedList } from './paged-list';
 import { methodText, proofLink, ReviewActions, Shortened, timeLeft } from './proof';
-import { errorText, html, Message, StatusBadge, valueOf, when } from './ui';
+import { html, Message, StatusBadge, valueOf, when } from './ui';
 
 const STATUSES = ['PENDING', 'VERIFIED', 'REJECTED', 'EXPIRED'];
 
 export function WalletProofs({ session }: { session: Session }) {
   const [status, setStatus] = useState('PENDING');
   const [find, setFind] = useState({ customerRef: '', address: '' });
-  const [rows, setRows] = useState<WalletProofView[] | null>(null);
-  const [next, setNext] = useState<string | null | undefined>(null);
-  const [error, setError] = useState('');
+  const { rows, setRows, next, error, load } = usePagedList<WalletProofView>(session, '/v1/wallet-proofs');
   const [notice, setNotice] = useState('');
-  const search = async (cursor?: string) => {
+  const search = (cursor?: string) => {
     // Pending proofs wait on a deadline: the oldest first. Finished ones read as a history: the newest first.
     const params = new URLSearchParams({ limit: '50', order: status === 'PENDING' ? 'asc' : 'desc' });
     if (status) params.set('status', status);
     for (const [k, v] of Object.entries(find)) if (v.trim()) params.set(k, v.trim());
-    if (cursor) params.set('cursor', cursor);
-    try {
-      const page = await api<Page<WalletProofView>>(session, 'GET', `/v1/wallet-proofs?${params}`);
-      setRows(cursor ? [...(rows ?? []), ...page.data] : page.data);
-      setNext(page.nextCursor);
-      setError('');
-    } catch (e) {
-      setError(errorText(e));
-    }
+    return load(params, cursor);
   };
   useEffect(() => {
     void search();

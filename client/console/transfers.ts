@@ -1,7 +1,8 @@
 // Every transfer, by any filter of GET /v1/transfers, more rows by cursor.
 import { useEffect, useState } from 'preact/hooks';
-import { api, type ConsoleConfig, type Page, type Session, type TransferRow } from './api';
-import { Amount, errorText, VaspName, html, Message, StatusBadge, valueOf, when } from './ui';
+import type { ConsoleConfig, Session, TransferRow } from './api';
+import { usePagedList } from './paged-list';
+import { Amount, VaspName, html, Message, StatusBadge, valueOf, when } from './ui';
 
 const FILTERS = [
   'direction',
@@ -17,21 +18,11 @@ const FILTERS = [
 
 export function Transfers({ session, config }: { session: Session; config?: ConsoleConfig }) {
   const [filters, setFilters] = useState<Record<string, string>>({});
-  const [rows, setRows] = useState<TransferRow[] | null>(null);
-  const [next, setNext] = useState<string | null | undefined>(null);
-  const [error, setError] = useState('');
-  const search = async (cursor?: string) => {
+  const { rows, next, error, load } = usePagedList<TransferRow>(session, '/v1/transfers');
+  const search = (cursor?: string) => {
     const params = new URLSearchParams();
     for (const k of FILTERS) if (filters[k]) params.set(k, filters[k]!);
-    if (cursor) params.set('cursor', cursor);
-    try {
-      const page = await api<Page<TransferRow>>(session, 'GET', `/v1/transfers?${params}`);
-      setRows(cursor ? [...(rows ?? []), ...page.data] : page.data);
-      setNext(page.nextCursor);
-      setError('');
-    } catch (e) {
-      setError(errorText(e));
-    }
+    return load(params, cursor);
   };
   useEffect(() => {
     void search();
