@@ -34,8 +34,8 @@ class Stopped extends Error {}
  * in multi-row upserts of `batchSize`, invalid rows counted with their reasons, progress kept in the upload's row, and
  * a summary e-mail to the uploader at the end. Memory stays bounded by one batch whatever the file size.
  *
- * Each process claims what it works on and renews the claim (heartbeat). On start it takes over uploads whose owner
- * stopped renewing (a crashed or stopped sandbox) and processes them again from the top; rows the interrupted run had
+ * Each process claims what it works on and renews the claim (heartbeat). On start and at every beat it takes over
+ * uploads whose owner stopped renewing (a crashed or stopped sandbox) and processes them again from the top; rows the interrupted run had
  * written then count as "updated".
  */
 export class UploadProcessor {
@@ -50,15 +50,24 @@ export class UploadProcessor {
     private readonly opts: AddressBookOptions,
   ) {}
 
-  /** Starts the heartbeat and takes over abandoned uploads. */
+  /**
+   * Starts the heartbeat and takes over abandoned uploads, now and at every beat: a sandbox killed and restarted
+   * within `abandonAfterSeconds` leaves uploads whose claim is still fresh at the new start, and they must not wait
+   * for the start after that.
+   */
   async start(): Promise<void> {
     const every = Math.max(1000, Math.floor((this.opts.abandonAfterSeconds * 1000) / 4));
     this.heartbeat = setInterval(() => {
-      renewClaims(this.ctx.pool, this.instanceId).catch((e: unknown) =>
-        this.ctx.logger.warn({ err: e }, 'address upload heartbeat failed'),
-      );
+      renewClaims(this.ctx.pool, this.instanceId)
+        .then(() => this.takeOverAbandoned())
+        .catch((e: unknown) => this.ctx.logger.warn({ err: e }, 'address upload heartbeat failed'));
     }, every);
     this.heartbeat.unref();
+    await this.takeOverAbandoned();
+  }
+
+  private async takeOverAbandoned(): Promise<void> {
+    if (this.stopping) return;
     for (const id of await claimAbandoned(this.ctx.pool, this.instanceId, this.opts.abandonAfterSeconds)) {
       this.ctx.logger.info({ uploadId: id }, 'resuming an abandoned address upload');
       this.enqueue(id);

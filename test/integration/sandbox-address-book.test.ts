@@ -957,6 +957,31 @@ describe('sandbox: address book', () => {
       await restarted.close();
     }
   });
+  it('a running sandbox takes over an upload whose owner stopped after this sandbox had started', async () => {
+    // A sandbox killed and restarted within the abandonment time finds the claim still fresh at its start.
+    const watcher = await startSandboxWith(group.seed, { abandonAfterSeconds: 2, spoolDir: smallSpool });
+    others.push(watcher);
+    try {
+      const id = randomUUID();
+      const deadOwner = randomUUID();
+      const spool = join(smallSpool, `${id}.csv`);
+      writeFileSync(spool, csv([`ETH,${evm(3, 'd1')},taken-over`, `ETH,${evm(4, 'd1')},taken-over`]));
+      await sb.pool.query(
+        `insert into address_uploads (id, vasp_did, user_did, counter, file_name, size_bytes, spool_path, status, claimed_by, heartbeat_at, rows_read)
+         values ($1, $2, $3, 998, 'killed.csv', 100, $4, 'processing', $5, now(), 1)`,
+        [id, group.subB, uploader.did, spool, deadOwner],
+      );
+      const done = await finished(id, watcher.url);
+      expect(done).toMatchObject({ status: 'completed', counts: { rowsRead: 2, registered: 2, rejected: 0 } });
+      const { rows } = await sb.pool.query<{ claimed_by: string }>(
+        'select claimed_by from address_uploads where id = $1',
+        [id],
+      );
+      expect(rows[0]!.claimed_by).not.toBe(deadOwner);
+    } finally {
+      await watcher.close();
+    }
+  });
   it('findOwners: exact entries first, the master address for an unregistered tag, entries without an asset for any asset', async () => {
     const master = `rFIND${randomSecret().replace(/[^A-Za-z0-9]/g, '')}`;
     await call('POST', '/address/registerCustomer', {
