@@ -45,6 +45,8 @@ import { freePort, httpOk, Proc, sleep, tsxArgs } from './chaos/processes';
 import { checkProofs, driveProof, planProofs, walletKeyNeedles, type PlannedProof } from './chaos/proofs';
 import { secretsScan, type ScanResult } from './chaos/secrets';
 import { chaosTemporal } from './chaos/temporal';
+import { describeStuck } from './chaos/stuck';
+import { workflowIds } from '../lib/temporal/workflow-ids';
 
 const root = resolve(__dirname, '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -768,6 +770,15 @@ async function main() {
       if (left === 0 && injectorDone) break;
       if (Date.now() > deadline) {
         say(`  quiescence not reached within ${QUIESCENCE_TIMEOUT_MS / 60_000} min: ${JSON.stringify(pending)}`);
+        const stuck = [
+          ...(reconcileState.finalAt ? [] : [reconcileId]),
+          ...(rotationState.finalAt ? [] : [workflowIds.keyRotation(rotated.did)]),
+          ...outgoing
+            .filter((o) => !o.finalAt)
+            .slice(0, 3)
+            .map((o) => workflowIds.outgoingTransfer(o.id)),
+        ];
+        for (const line of await describeStuck(temporalAddress, codecKeys, stuck)) say(line);
         break;
       }
       say(
