@@ -173,3 +173,33 @@ export interface WalletProofView {
   verifiedAt: string | null;
   expiresAt: string | null;
 }
+
+/** A deposit the custody system reported (GET /v1/deposits, deposits/types.ts Deposit). */
+export interface DepositView {
+  id: string;
+  /** The subsidiary the deposit reached. */
+  vaspDid: string;
+  chain: string;
+  asset: string;
+  txHash: string;
+  outputIndex: number;
+  /** The group's address the funds reached. */
+  to: string;
+  from: string | null;
+  customerRef: string | null;
+  proofRequired: boolean;
+  /** Base units. */
+  amount: string;
+  status: string;
+  reason: string | null;
+  classification: string;
+  transactionId: string | null;
+  networkStatus: string | null;
+  dataDeadlineAt: string;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+  decidedAt: string | null;
+  /** Who made it final: a compliance officer's actor, or system:deposit (absent from older answers). */
+  decidedBy?: string | null;
+}

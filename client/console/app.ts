@@ -9,6 +9,8 @@ import { AddressBook } from './address-book';
 import { AuditLog } from './audit';
 import { Counterparties } from './counterparties';
 import { Dashboard } from './dashboard';
+import { DepositPage } from './deposit';
+import { Deposits } from './deposits';
 import { Keys } from './keys';
 import { NewTransfer } from './new-transfer';
 import { Policies } from './policies';
@@ -28,6 +30,7 @@ const PAGES = [
   ['address-book', 'Address book'],
   ['keys', 'Keys'],
   ['counterparties', 'Counterparties'],
+  ['deposits', 'Deposits'],
   ['wallet-proofs', 'Wallet proofs'],
   ['policies', 'Policies'],
   ['audit', 'Audit log'],
@@ -95,9 +98,13 @@ function App() {
                             ? html`<${WalletProofs} session=${session} />`
                             : page === 'wallet-proof'
                               ? html`<${ProofPage} key=${arg} session=${session} config=${config} id=${arg} />`
-                              : page === 'queue'
-                                ? html`<${Queue} session=${session} config=${config} />`
-                                : html`<${Dashboard} session=${session} config=${config} />`
+                              : page === 'deposits'
+                                ? html`<${Deposits} session=${session} config=${config} />`
+                                : page === 'deposit'
+                                  ? html`<${DepositPage} key=${arg} session=${session} config=${config} id=${arg} />`
+                                  : page === 'queue'
+                                    ? html`<${Queue} session=${session} config=${config} />`
+                                    : html`<${Dashboard} session=${session} config=${config} />`
       }
     </main>
   </div>`;

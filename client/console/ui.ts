@@ -32,9 +32,9 @@ export function Message({ kind = 'error', children }: { kind?: string; children?
 }
 
 export function StatusBadge({ status }: { status: string }) {
-  const kind = ['ACCEPTED', 'VERIFIED'].includes(status)
+  const kind = ['ACCEPTED', 'VERIFIED', 'RELEASED'].includes(status)
     ? 'ok'
-    : ['DECLINED', 'REJECTED', 'FAILED', 'CANCELLED', 'EXPIRED'].includes(status)
+    : ['DECLINED', 'REJECTED', 'FAILED', 'CANCELLED', 'EXPIRED', 'RETURN_REQUIRED'].includes(status)
       ? 'bad'
       : '';
   return html`<span class="badge ${kind}" data-status=${status}>${status}</span>`;

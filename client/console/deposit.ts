@@ -1,0 +1,109 @@
+// One deposit the custody system reported: its facts and its data deadline with the time left.
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, type ConsoleConfig, type DepositView, type Session } from './api';
+import { Amount, errorText, html, Message, QUEUE_REFRESH_MS, StatusBadge, VaspName, when } from './ui';
+
+/** Funds still held: not yet credited, not yet sent back. The list shows these by default. */
+export const HELD_STATUSES = ['HELD', 'AWAITING_DATA', 'AWAITING_PROOF', 'RETURN_REQUIRED'];
+export const DEPOSIT_STATUSES = ['HELD', 'AWAITING_DATA', 'AWAITING_PROOF', 'RELEASED', 'RETURN_REQUIRED'];
+/** Decided: a person or the workflow released it or required its return; nothing decides it again. */
+const FINAL = ['RELEASED', 'RETURN_REQUIRED'];
+export const isFinal = (d: DepositView) => FINAL.includes(d.status);
+
+export const depositLink = (id: string) => `#/deposit/${encodeURIComponent(id)}`;
+
+function duration(ms: number): string {
+  const min = Math.round(ms / 60_000);
+  if (min < 90) return `${Math.max(min, 1)} min`;
+  const h = ms / 3_600_000;
+  if (h < 48) return `${Math.floor(h)} h ${Math.floor((h % 1) * 60)} min`;
+  return `${Math.floor(h / 24)} d`;
+}
+
+/**
+ * The data deadline and, while the deposit is undecided, the time left, or how long ago it passed, marked: a deposit
+ * still undecided after its deadline waits for someone to look at it.
+ */
+export function Deadline({ deposit }: { deposit: DepositView }) {
+  const at = html`<span class="deadline-at">${when(deposit.dataDeadlineAt)}</span>`;
+  if (isFinal(deposit)) return at;
+  const ms = Date.parse(deposit.dataDeadlineAt) - Date.now();
+  return ms > 0
+    ? html`${at} <span class="muted time-left">${duration(ms)} left</span>`
+    : html`${at} <span class="badge bad overdue">overdue by ${duration(-ms)}</span>`;
+}
+
+export function DepositPage({ session, config, id }: { session: Session; config: ConsoleConfig; id: string }) {
+  const [deposit, setDeposit] = useState<DepositView | null>(null);
+  const [error, setError] = useState('');
+  const load = useCallback(async () => {
+    try {
+      setDeposit(await api<DepositView>(session, 'GET', `/v1/deposits/${encodeURIComponent(id)}`));
+      setError('');
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }, [session, id]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+  // An undecided deposit moves on its own (matched, its data arrives, its deadline passes): keep the page current.
+  const final = deposit ? isFinal(deposit) : true;
+  useEffect(() => {
+    if (final) return undefined;
+    const timer = setInterval(load, QUEUE_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [final, load]);
+  if (error) return html`<${Message}>${error}<//>`;
+  if (!deposit) return html`<p>Loading…</p>`;
+  return html`<section aria-labelledby="deposit-title">
+    <h2 id="deposit-title">Deposit <code>${deposit.id}</code> <${StatusBadge} status=${deposit.status} /></h2>
+    <p><a href="#/deposits">All deposits</a></p>
+    <div class="columns">
+      <div class="panel">
+        <dl class="facts" id="deposit-facts">
+          <dt>Status</dt>
+          <dd id="deposit-status">${deposit.status}</dd>
+          <dt>Reason</dt>
+          <dd id="deposit-reason">${deposit.reason ?? '—'}</dd>
+          <dt>Data deadline</dt>
+          <dd id="deposit-deadline"><${Deadline} deposit=${deposit} /></dd>
+          <dt>Subsidiary</dt>
+          <dd id="deposit-subsidiary"><${VaspName} did=${deposit.vaspDid} session=${session} /></dd>
+          <dt>Chain / asset</dt>
+          <dd id="deposit-asset">${deposit.chain} / ${deposit.asset}</dd>
+          <dt>Amount</dt>
+          <dd id="deposit-amount"><${Amount} amount=${deposit.amount} asset=${deposit.asset} config=${config} /></dd>
+          <dt>Destination</dt>
+          <dd class="mono" id="deposit-to">${deposit.to}</dd>
+          <dt>From</dt>
+          <dd class="mono">
+            ${deposit.from ?? '—'}${deposit.proofRequired ? ' (self-hosted: needs an ownership proof)' : ''}
+          </dd>
+          <dt>Customer reference</dt>
+          <dd>${deposit.customerRef ? html`<code>${deposit.customerRef}</code>` : '—'}</dd>
+          <dt>Transaction</dt>
+          <dd class="mono" id="deposit-tx">
+            ${deposit.txHash} <span class="muted">output ${deposit.outputIndex}</span>
+          </dd>
+          <dt>Classification</dt>
+          <dd>${deposit.classification}</dd>
+          <dt>Network message</dt>
+          <dd id="deposit-network">
+            ${deposit.transactionId ? html`<code>${deposit.transactionId}</code> ${deposit.networkStatus ?? ''}` : 'none matched yet'}
+          </dd>
+          <dt>Reported</dt>
+          <dd>${when(deposit.createdAt)} <span class="muted">by ${deposit.createdBy}</span></dd>
+          <dt>Decided</dt>
+          <dd id="deposit-decided">
+            ${when(deposit.decidedAt)}${deposit.decidedBy ? html` <span class="muted">by ${deposit.decidedBy}</span>` : ''}
+          </dd>
+        </dl>
+      </div>
+      <div class="panel">
+        <h3>Decision</h3>
+        ${isFinal(deposit) ? html`<p class="muted">Decided: ${deposit.status}.</p>` : html`<p class="muted">Not decided yet: the deposit is held.</p>`}
+      </div>
+    </div>
+  </section>`;
+}
