@@ -204,6 +204,30 @@ export class TransferStore<R extends SealableRequest = SealableRequest> {
     return rows[0]?.classification ?? null;
   }
 
+  /** The blockchain transaction hash the custody system gave the transfer (null: none yet, or no such transfer). */
+  async txHash(id: string): Promise<string | null> {
+    const { rows } = await this.pool.query<{ tx_hash: string | null }>(
+      'select tx_hash from outgoing_transfers where id = $1',
+      [id],
+    );
+    return rows[0]?.tx_hash ?? null;
+  }
+
+  /** Forgets a hash the network refused, unless another one replaced it. */
+  async clearTxHash(id: string, txHash: string): Promise<void> {
+    await this.pool.query('update outgoing_transfers set tx_hash = null where id = $1 and tx_hash = $2', [id, txHash]);
+  }
+
+  /** Sets the transfer's hash once; answers the hash it holds afterwards (another one when it had one already). */
+  async setTxHash(id: string, txHash: string): Promise<string | null> {
+    const { rows } = await this.pool.query<{ tx_hash: string | null }>(
+      `update outgoing_transfers set tx_hash = coalesce(tx_hash, $2), updated_at = now() where id = $1
+       returning tx_hash`,
+      [id, txHash],
+    );
+    return rows[0]?.tx_hash ?? null;
+  }
+
   /**
    * Keeps the encrypted values before they are sent, once: a second call answers the first call's values, so every
    * attempt sends the same bytes.

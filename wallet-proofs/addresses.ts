@@ -39,6 +39,18 @@ export function chainOfAssetOrThrow(field: string, asset: string): Chain {
   return chain;
 }
 
+/** A transaction hash as each chain's explorers and nodes spell it. */
+export const TX_HASH: Record<Chain, { pattern: RegExp; rule: string }> = {
+  ethereum: { pattern: /^0x[0-9a-fA-F]{64}$/, rule: '0x and 64 hex digits' },
+  bitcoin: { pattern: /^[0-9a-fA-F]{64}$/, rule: '64 hex digits (no 0x)' },
+};
+
+/** Throws ValidationError naming `field` when `txHash` is not a transaction hash of the chain. */
+export function assertTxHash(field: string, chain: Chain, txHash: string): void {
+  const hash = TX_HASH[chain];
+  if (!hash.pattern.test(txHash)) throw new ValidationError(field, `must be ${hash.rule} for an asset on ${chain}`);
+}
+
 /** Throws ValidationError naming `field` when the address is not an address of the asset's chain. */
 export function assertAddressForAsset(field: string, asset: string, address: string): void {
   const chain = chainOfAsset(asset);

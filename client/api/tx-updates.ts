@@ -78,7 +78,7 @@ export async function auditedTxUpdate(
 }
 
 /** A definite refusal (4xx, a timeout aside): the network did not apply the update. */
-function refusedByNetwork(e: unknown): boolean {
+export function refusedByNetwork(e: unknown): boolean {
   const status = isAppError(e) ? e.details.networkStatus : undefined;
   return typeof status === 'number' && status >= 400 && status < 500 && status !== 408;
 }

@@ -53,6 +53,8 @@ const POLICY: Record<string, Role[] | typeof PUBLIC> = {
   'POST /v1/transfers': operate,
   'POST /v1/transfers/validate': operate,
   'GET /v1/transfers/:id': read,
+  // The custody system adds the broadcast transaction's hash (issue 23, item 5).
+  'PATCH /v1/transfers/:id': operate,
   'GET /v1/transfers': read,
   'GET /v1/transfers/list/:workflowId': read,
   'POST /v1/transfers/list/rebuild': operate,

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { FreeText } from '../../../lib/text';
 import { reviewOutgoing } from '../../transfers/review-outgoing';
+import { addTxHash } from '../../transfers/tx-hash';
 import { checkOutgoingRequest } from '../../../outgoing/checks';
 import { OutgoingTransferBody, ValidateTransferBody } from '../../../outgoing/request';
 import { classifyOutgoing, validateTransfer, type ValidateDeps } from '../../../outgoing/validate';
@@ -50,8 +51,24 @@ export const TransferStateSchema = Type.Object({
         'How the transfer was classified when requested (the answer of POST /v1/transfers/validate plus `personalData`: `all` or the IVMS101 paths sent, and for a self-hosted beneficiary wallet `ownershipProofRequired`: whether its ownership proof is asked for at the amount, and `beneficiaryWallet` `{asset, address}`: the wallet whose proofs GET /v1/wallet-proofs?address= lists); null for transfers from before and those the agent started',
     }),
   ),
+  txHash: Type.Optional(
+    Type.String({
+      description: 'The blockchain transaction, once the custody system broadcast it (PATCH /v1/transfers/:id)',
+    }),
+  ),
   history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.String() })),
 });
+
+const TxHashBody = Type.Object(
+  {
+    txHash: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: "The broadcast transaction's hash: 0x and 64 hex digits on Ethereum, 64 hex digits on Bitcoin",
+    }),
+  },
+  { additionalProperties: false },
+);
 
 const ReviewBody = Type.Object(
   {
@@ -113,10 +130,11 @@ export function transferRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
     pricing: (pricing ??= createPricing(loadPricingConfig({}))),
     jurisdictions: deps.jurisdictions ?? { subsidiaryCountries: {} },
   });
-  const withClassification = async <T extends object>(id: string, state: T) => ({
-    ...state,
-    classification: await needTransfers(deps).store.classification(id),
-  });
+  const withClassification = async <T extends object>(id: string, state: T) => {
+    const { store } = needTransfers(deps);
+    const [classification, txHash] = await Promise.all([store.classification(id), store.txHash(id)]);
+    return { ...state, classification, ...(txHash ? { txHash } : {}) };
+  };
 
   app.post(
     '/v1/transfers/validate',
@@ -203,6 +221,33 @@ export function transferRoutes(app: FastifyInstance, deps: TransferRouteDeps) {
       const { id } = request.params as { id: string };
       const state = await transferState(deps, id);
       return deps.transfers ? withClassification(id, state) : state;
+    },
+  );
+
+  app.patch(
+    '/v1/transfers/:id',
+    {
+      config: { roles: access.operate },
+      schema: {
+        tags: ['transfers'],
+        summary:
+          'Add the blockchain transaction hash once the transfer was broadcast (sent on with tx/update; audited)',
+        description:
+          "Set once: the same hash again is sent again, another one is 409. 409 too for a transfer the network does not know yet (it must not be broadcast) or that ended other than ACCEPTED; 400 for a hash of the wrong shape for the asset's chain.",
+        params: Type.Object({ id: Type.String({ pattern: IDEMPOTENCY_KEY.source }) }),
+        body: TxHashBody,
+        response: { 200: TransferStateSchema },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const { txHash } = request.body as Static<typeof TxHashBody>;
+      const state = await addTxHash({ temporal: deps.temporal, transfers: needTransfers(deps) }, request, {
+        id,
+        txHash,
+        principal: principalOf(request),
+      });
+      return { ...state, classification: await needTransfers(deps).store.classification(id) };
     },
   );
 
