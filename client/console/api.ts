@@ -142,6 +142,8 @@ export interface TransferDetails {
   classification?: ClassificationView | null;
   policy?: PolicyDecisionView;
   review?: { decision: string; actor: string; principal?: Principal; at: string; reason?: string };
+  /** The broadcast blockchain transaction, once the custody system gave it (outgoing). */
+  txHash?: string;
 }
 
 /** A wallet ownership proof (GET /v1/wallet-proofs, wallet-proofs/types.ts WalletProof). */

@@ -315,6 +315,12 @@ export function TransferPage({
             <dd id="amount"><${Amount} amount=${view.amount} asset=${view.asset} config=${config} /></dd>
             <dt>Transaction id</dt>
             <dd class="mono">${view.transactionId ?? '—'}</dd>
+            ${
+              view.direction === 'outgoing'
+                ? html`<dt>Blockchain transaction</dt>
+                    <dd class="mono" id="tx-hash">${details?.txHash ?? '—'}</dd>`
+                : ''
+            }
             <dt>Reference</dt>
             <dd class="mono">${view.reference ?? '—'}</dd>
             <dt>Received</dt>

@@ -392,6 +392,13 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
       return s.transactionId ? s : undefined;
     }, 30_000);
     expect(released.review).toMatchObject({ decision: 'release', reason: 'known customer, checked by hand' });
+    // Broadcast by the custody system: the page shows the hash it then gave (PATCH /v1/transfers/:id).
+    expect(await page.textContent('#tx-hash')).toBe('—');
+    const txHash = `0x${'ab'.repeat(32)}`;
+    expect((await api('PATCH', `/v1/transfers/${id}`, { txHash }, orch.apiKeys.operator)).status).toBe(200);
+    await page.reload();
+    await page.waitForSelector('#tx-hash');
+    expect(await page.textContent('#tx-hash')).toBe(txHash);
     await page.close();
   });
 
