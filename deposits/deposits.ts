@@ -363,6 +363,7 @@ export async function transitionDeposit(pool: Pool, t: DepositTransition, idempo
       status: t.status,
       reason: t.reason ?? null,
       ...(t.match ? { match: t.match } : {}),
+      actor: t.actor,
     });
     if (!changed) return depositOrNotFound(pool, t.id);
     const { before, after } = changed;
@@ -384,6 +385,9 @@ export async function transitionDeposit(pool: Pool, t: DepositTransition, idempo
           ...(after.networkStatus ? { networkStatus: after.networkStatus } : {}),
           ...(t.reason ? { reason: t.reason } : {}),
           ...(t.proofId ? { proofId: t.proofId } : {}),
+          ...(t.decision
+            ? { decision: t.decision.decision, ...(t.decision.principal ? { principal: t.decision.principal } : {}) }
+            : {}),
         },
       },
       { idempotencyKey },

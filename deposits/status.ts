@@ -2,7 +2,7 @@
  * Workflow-safe decisions of a deposit from the network's status of its matched message. No I/O, no Node built-ins:
  * the workflow imports this.
  */
-import type { DepositStatus } from './types';
+import type { DepositDecisionRequest, DepositStatus } from './types';
 
 /**
  * What the deposit becomes for the network's status of its message: RELEASED once the group ACCEPTED the transfer,
@@ -31,3 +31,20 @@ export function notifyAgain(networkStatus: string | undefined, withinWindow: boo
 /** The wait before the next check: doubling from `initialMs` up to `maxMs`. */
 export const nextRecheck = (previousMs: number | undefined, initialMs: number, maxMs: number): number =>
   previousMs === undefined ? Math.min(initialMs, maxMs) : Math.min(previousMs * 2, maxMs);
+
+/**
+ * Why a compliance officer's decision cannot be taken now, or undefined: "field: rule" for bad input (a 400), any other
+ * sentence for a deposit not in a state to decide (a 409). Only HELD, AWAITING_DATA and AWAITING_PROOF are decided.
+ */
+export function decisionProblem(
+  status: DepositStatus,
+  pending: DepositDecisionRequest | undefined,
+  request: DepositDecisionRequest,
+): string | undefined {
+  if (request.decision !== 'release' && request.decision !== 'return') return 'decision: must be release or return';
+  if (typeof request.reason !== 'string' || request.reason.length < 1 || request.reason.length > 500)
+    return 'reason: must be 1 to 500 characters';
+  if (isFinalDepositStatus(status)) return `the deposit is already ${status}: it can no longer be decided`;
+  if (pending) return `a decision to ${pending.decision} the deposit is already being taken`;
+  return undefined;
+}

@@ -12,7 +12,7 @@ import type { Deposit, DepositClassification, DepositMatch, DepositStatus } from
 const COLUMNS = `id, vasp_did, chain, asset, tx_hash, output_index, to_address, from_address, customer_ref, proof_required,
   amount, status, reason, classification, transaction_id, network_status, ${exactTimestamp('data_deadline_at')} as data_deadline_at, created_by,
   ${exactTimestamp('created_at')} as created_at, ${exactTimestamp('updated_at')} as updated_at,
-  ${exactTimestamp('decided_at')} as decided_at`;
+  ${exactTimestamp('decided_at')} as decided_at, decided_by`;
 
 interface Row {
   id: string;
@@ -36,6 +36,7 @@ interface Row {
   created_at: string;
   updated_at: string;
   decided_at: string | null;
+  decided_by: string | null;
 }
 
 const toDeposit = (r: Row): Deposit => ({
@@ -60,6 +61,7 @@ const toDeposit = (r: Row): Deposit => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   decidedAt: r.decided_at,
+  decidedBy: r.decided_by,
 });
 
 export type NewDeposit = Pick<
@@ -160,7 +162,7 @@ export async function listDeposits(
  */
 export async function changeDeposit(
   tx: PoolClient,
-  change: { id: string; status: DepositStatus; reason: string | null; match?: DepositMatch },
+  change: { id: string; status: DepositStatus; reason: string | null; match?: DepositMatch; actor: string },
 ): Promise<{ before: Deposit; after: Deposit } | undefined> {
   const { rows: current } = await tx.query<Row>(`select ${COLUMNS} from deposits where id = $1 for update`, [
     change.id,
@@ -179,9 +181,10 @@ export async function changeDeposit(
   const final = change.status === 'RELEASED' || change.status === 'RETURN_REQUIRED';
   const { rows } = await tx.query<Row>(
     `update deposits set status = $2, reason = coalesce($3, reason), transaction_id = $4, network_status = $5,
-        updated_at = clock_timestamp(), decided_at = case when $6 then clock_timestamp() end
+        updated_at = clock_timestamp(), decided_at = case when $6 then clock_timestamp() end,
+        decided_by = case when $6 then $7 end
       where id = $1 returning ${COLUMNS}`,
-    [change.id, change.status, change.reason, transactionId, networkStatus, final],
+    [change.id, change.status, change.reason, transactionId, networkStatus, final, change.actor],
   );
   return { before, after: toDeposit(rows[0]!) };
 }

@@ -2,6 +2,7 @@
  * Workflow-safe types of deposits the custody system reports: what the store keeps, the workflow passes and the API
  * answers. No I/O and no Node built-ins here (the workflow imports it). No personal data: addresses, amounts, hashes.
  */
+import type { Principal } from '../lib/principal';
 
 /**
  * HELD: reported, not yet matched to Travel Rule data (or matched and not yet answered); AWAITING_DATA: the network's
@@ -45,6 +46,8 @@ export interface Deposit {
   createdAt: string;
   updatedAt: string;
   decidedAt: string | null;
+  /** Who made the deposit final: a compliance officer's actor (oidc:…, apikey:…), or system:deposit. */
+  decidedBy: string | null;
 }
 
 /** What the workflow starts with; the durations are the configuration's at intake (a running workflow keeps them). */
@@ -85,6 +88,21 @@ export interface DepositTransition {
   /** The ownership proof that released a self-hosted deposit (audited). */
   proofId?: string;
   actor: string;
+  /** A compliance officer's decision that made the deposit final (audited with its principal). */
+  decision?: DepositDecisionRequest;
+}
+
+/**
+ * A compliance officer's decision on a deposit not final yet (HELD, AWAITING_DATA, AWAITING_PROOF), sent to its
+ * workflow as an update: `release` makes it RELEASED, `return` RETURN_REQUIRED, with the reason and the officer's
+ * identity written and audited.
+ */
+export interface DepositDecisionRequest {
+  decision: 'release' | 'return';
+  reason: string;
+  /** The officer's audit actor (lib/principal.ts auditActor). */
+  actor: string;
+  principal?: Principal;
 }
 
 export interface DepositState {
@@ -93,4 +111,6 @@ export interface DepositState {
   transactionId?: string;
   networkStatus?: string;
   reason?: string;
+  /** Who made it final (absent while it is not, and in states of runs from before decisions were recorded). */
+  decidedBy?: string;
 }

@@ -1,8 +1,13 @@
-import { defineQuery } from '@temporalio/workflow';
-import type { DepositState } from '../deposits/types';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { DepositDecisionRequest, DepositState } from '../deposits/types';
 
 /** The deposit workflow's messages, shared by the workflow and its callers. */
 
-export type { DepositInput, DepositState } from '../deposits/types';
+export type { DepositDecisionRequest, DepositInput, DepositState } from '../deposits/types';
 
 export const depositStateQuery = defineQuery<DepositState>('depositState');
+/**
+ * A compliance officer's release or return of a deposit not final yet; answers the state once the workflow wrote the
+ * decision. Refused (the validator) when the deposit is final or another decision is being taken.
+ */
+export const depositDecisionUpdate = defineUpdate<DepositState, [DepositDecisionRequest]>('decide');

@@ -1,4 +1,6 @@
 import {
+  allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -9,10 +11,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { depositStatusFor, isFinalDepositStatus, nextRecheck, notifyAgain } from '../deposits/status';
-import type { DepositMatch, DepositStatus } from '../deposits/types';
+import { decisionProblem, depositStatusFor, isFinalDepositStatus, nextRecheck, notifyAgain } from '../deposits/status';
+import type { DepositDecisionRequest, DepositMatch, DepositStatus } from '../deposits/types';
 import { summarizeFailure } from './failures';
-import { depositStateQuery, type DepositInput, type DepositState } from './deposit.messages';
+import { depositDecisionUpdate, depositStateQuery, type DepositInput, type DepositState } from './deposit.messages';
 import { walletProofVerifiedSignal } from './wallet-proof.messages';
 
 /** Each write is one short, idempotent transaction: retried until the database answers. */
@@ -52,17 +54,48 @@ const CHECKS_PER_RUN = 500;
  */
 export async function deposit(input: DepositInput): Promise<DepositState> {
   const state: DepositState = input.resumed?.state ?? { id: input.id, status: 'HELD' };
+  const officer: Officer = {};
   setHandler(depositStateQuery, () => state);
+  setHandler(
+    depositDecisionUpdate,
+    async (request) => {
+      officer.decision = request;
+      // Answers once the deposit is final: by this decision, or by the workflow's own if that was written first.
+      await condition(() => isFinalDepositStatus(state.status));
+      if (state.decidedBy !== request.actor)
+        throw ApplicationFailure.nonRetryable(`the deposit became ${state.status} before the decision was taken`);
+      return state;
+    },
+    {
+      validator: (request) => {
+        const problem = decisionProblem(state.status, officer.decision, request);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
+  await decide(input, state, officer);
+  // The officer's update answers from the final state: it finishes before the run does.
+  await condition(allHandlersFinished);
+  return state;
+}
+
+/** A compliance officer's decision, once the update delivered it; taken at the workflow's next step. */
+interface Officer {
+  decision?: DepositDecisionRequest;
+}
+
+async function decide(input: DepositInput, state: DepositState, officer: Officer): Promise<void> {
   // Decided at intake; absent from the deposits reported before, whose histories take the paths below unchanged.
-  if (input.proofRequired) return awaitProof(input, state);
+  if (input.proofRequired) return awaitProof(input, state, officer);
   if (input.classification === 'BELOW_THRESHOLD') {
     await write(state, 'RELEASED', 'below the receiving subsidiary’s Travel Rule threshold');
-    return state;
+    return;
   }
   const matchUntil = input.resumed?.matchUntil ?? Date.now() + input.matchWindowMs;
   const deadline = Date.parse(input.dataDeadlineAt);
   let wait = input.resumed?.waitMs;
   for (let checks = 0; ; checks++) {
+    if (officer.decision) return writeDecision(state, officer.decision);
     // A deposit may wait days: each run keeps its history short, and the next one carries on where it stopped.
     if (checks >= (input.checksPerRun ?? CHECKS_PER_RUN) || workflowInfo().continueAsNewSuggested)
       await continueAsNew<typeof deposit>({ ...input, resumed: { state, matchUntil, waitMs: wait } });
@@ -79,7 +112,7 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
       const reason = `the network refused the check: ${failure.type}: ${failure.message}`.slice(0, 500);
       if (reason !== state.reason) await write(state, state.status, reason);
       wait = nextRecheck(wait, input.recheckInitialMs, input.recheckMaxMs);
-      await sleep(wait);
+      await pause(officer, wait);
       continue;
     }
     const next = depositStatusFor(match.networkStatus);
@@ -87,7 +120,7 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
       const why =
         next === 'RELEASED' ? 'the matched transfer was accepted' : `the matched transfer was ${match.networkStatus}`;
       await write(state, next, why, match);
-      return state;
+      return;
     }
     if (next === 'AWAITING_DATA' && Date.now() >= deadline) {
       await write(
@@ -96,7 +129,7 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
         'the originator’s Travel Rule data did not arrive before the deadline',
         match,
       );
-      return state;
+      return;
     }
     if (
       next !== state.status ||
@@ -107,8 +140,25 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
     wait = nextRecheck(wait, input.recheckInitialMs, input.recheckMaxMs);
     // An INCOMPLETE message is checked once more at the deadline rather than after it.
     const untilDeadline = deadline - Date.now();
-    await sleep(next === 'AWAITING_DATA' && untilDeadline > 0 ? Math.min(wait, untilDeadline) : wait);
+    await pause(officer, next === 'AWAITING_DATA' && untilDeadline > 0 ? Math.min(wait, untilDeadline) : wait);
   }
+}
+
+/**
+ * The wait between checks, cut short by an officer's decision. The same timer as a plain sleep when no decision comes,
+ * so the histories of runs from before decisions existed replay unchanged.
+ */
+async function pause(officer: Officer, ms: number): Promise<void> {
+  if (officer.decision) return;
+  await condition(() => officer.decision !== undefined, ms);
+}
+
+/** The officer's decision, written under the officer's name with the reason given (audited with the principal). */
+async function writeDecision(state: DepositState, decision: DepositDecisionRequest): Promise<void> {
+  await write(state, decision.decision === 'release' ? 'RELEASED' : 'RETURN_REQUIRED', decision.reason, undefined, {
+    actor: decision.actor,
+    decision,
+  });
 }
 
 /**
@@ -119,7 +169,7 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
  * wallet-proof workflow's signal and every PROOF_RECHECK, until the data deadline (a timer of its own, so the decision
  * follows from the history's events) requires a return.
  */
-async function awaitProof(input: DepositInput, state: DepositState): Promise<DepositState> {
+async function awaitProof(input: DepositInput, state: DepositState, officer: Officer): Promise<void> {
   const workflowId = workflowInfo().workflowId;
   let signals = 0;
   setHandler(walletProofVerifiedSignal, () => {
@@ -142,23 +192,26 @@ async function awaitProof(input: DepositInput, state: DepositState): Promise<Dep
         'RELEASED',
         `the customer’s VERIFIED ownership proof ${proofId} of the self-hosted sending wallet`,
         undefined,
-        proofId,
+        { proofId },
       );
-      return state;
+      return;
     }
     if (first)
       await write(state, 'AWAITING_PROOF', 'from a self-hosted wallet: waiting for the customer’s ownership proof');
-    if (passed) break;
+    if (passed || officer.decision) break;
     const seen = signals;
-    await condition(() => signals !== seen || passed, PROOF_RECHECK);
+    await condition(() => signals !== seen || passed || officer.decision !== undefined, PROOF_RECHECK);
   }
   await awaitDepositProof({ id: input.id, workflowId, stop: true });
+  if (officer.decision) {
+    deadline.cancel();
+    return writeDecision(state, officer.decision);
+  }
   await write(
     state,
     'RETURN_REQUIRED',
     'no VERIFIED ownership proof of the self-hosted sending wallet before the deadline',
   );
-  return state;
 }
 
 async function write(
@@ -166,17 +219,20 @@ async function write(
   status: DepositStatus,
   reason?: string,
   match?: DepositMatch,
-  proofId?: string,
+  by: { proofId?: string; actor?: string; decision?: DepositDecisionRequest } = {},
 ): Promise<void> {
+  const actor = by.actor ?? SYSTEM;
   await store.transitionDeposit({
     id: state.id,
     status,
     ...(reason !== undefined ? { reason } : {}),
     ...(match ? { match } : {}),
-    ...(proofId ? { proofId } : {}),
-    actor: SYSTEM,
+    ...(by.proofId ? { proofId: by.proofId } : {}),
+    ...(by.decision ? { decision: by.decision } : {}),
+    actor,
   });
   state.status = status;
+  if (isFinalDepositStatus(status)) state.decidedBy = actor;
   if (reason !== undefined) state.reason = reason;
   if (match) {
     state.transactionId = match.transactionId;

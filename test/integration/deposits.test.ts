@@ -224,6 +224,88 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     expect(list.body.nextCursor).toEqual(expect.any(String));
   });
 
+  it('a compliance officer releases one AWAITING_DATA deposit and returns another; other roles 403, a second decision 409', async () => {
+    const decide = (id: string, body: Json, role: 'compliance' | 'operator' | 'viewer' = 'compliance') =>
+      roleCall(orch, role, 'POST', `/v1/deposits/${id}/decision`, body);
+    /** A deposit whose originator never sends its data: AWAITING_DATA until the hour-long deadline. */
+    const awaitingData = async () => {
+      const to = await ownAddress();
+      const configured = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
+        method: 'PUT',
+        headers: sb.testHeaders({ 'content-type': 'application/json' }),
+        body: JSON.stringify({ [to]: 'never' }),
+      });
+      expect(configured.status).toBe(200);
+      const created = await report({ to });
+      expect(created.status).toBe(201);
+      return (await until(created.body.id, (d) => d.status === 'AWAITING_DATA', 20_000)).id as string;
+    };
+    const [kept, sent] = await Promise.all([awaitingData(), awaitingData()]);
+    const release = { decision: 'release', reason: 'originator confirmed the data out of band' };
+
+    for (const role of ['viewer', 'operator'] as const) expect((await decide(kept, release, role)).status).toBe(403);
+    for (const [body, field] of [
+      [{ decision: 'keep', reason: 'x' }, 'decision'],
+      [{ decision: 'release', reason: '' }, 'reason'],
+      [{ decision: 'release', reason: 'x'.repeat(501) }, 'reason'],
+      [{ decision: 'release' }, 'reason'],
+    ] as const) {
+      const r = await decide(kept, body);
+      expect({ body, status: r.status, field: r.body.error?.field }).toEqual({ body, status: 400, field });
+    }
+    expect((await deposit(kept)).status).toBe('AWAITING_DATA');
+
+    const released = await decide(kept, release);
+    expect(released.status).toBe(200);
+    expect(released.body).toMatchObject({
+      id: kept,
+      status: 'RELEASED',
+      reason: release.reason,
+      decidedBy: expect.stringMatching(/^apikey:/),
+      decidedAt: expect.any(String),
+    });
+    // The answer is the deposit as it is read once the decision is written.
+    expect(released.body).toEqual(await deposit(kept));
+
+    const returned = await decide(sent, { decision: 'return', reason: 'sender is a sanctioned exchange' });
+    expect(returned).toMatchObject({
+      status: 200,
+      body: {
+        id: sent,
+        status: 'RETURN_REQUIRED',
+        reason: 'sender is a sanctioned exchange',
+        decidedBy: expect.any(String),
+      },
+    });
+
+    // Audited under the officer's name, with the decision and the principal.
+    const { rows } = await orch.pool.query<{ actor: string; action: string; details: Json }>(
+      'select actor, action, details from audit_log where subject = $1 order by seq',
+      [kept],
+    );
+    expect(rows.at(-1)).toMatchObject({
+      actor: released.body.decidedBy,
+      action: 'deposit.released',
+      details: {
+        from: 'AWAITING_DATA',
+        to: 'RELEASED',
+        decision: 'release',
+        reason: release.reason,
+        principal: expect.objectContaining({ kind: 'api-key', roles: expect.arrayContaining(['compliance']) }),
+      },
+    });
+    expect(rows.filter((r) => r.action === 'deposit.released')).toHaveLength(1);
+    expect(await auditActions(sent)).toEqual(['deposit.reported', 'deposit.awaiting-data', 'deposit.return-required']);
+
+    // Final: a second decision is refused, names the status, and changes nothing.
+    const again = await decide(kept, { decision: 'return', reason: 'changed my mind' });
+    expect(again).toMatchObject({ status: 409, body: { error: { message: expect.stringMatching(/RELEASED/) } } });
+    expect(await deposit(kept)).toEqual(released.body);
+    expect((await decide('dep-nothing', release)).status).toBe(404);
+    const run = await orch.client.workflow.getHandle(workflowIds.deposit(kept)).describe();
+    expect(run.status.name).toBe('COMPLETED');
+  });
+
   it('bad input answers 400 naming the field, and stores nothing', async () => {
     const to = await ownAddress();
     const stranger = evm();

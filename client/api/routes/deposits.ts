@@ -7,6 +7,8 @@ import { Type, type Static } from 'typebox';
 import { depositOrNotFound, reportDeposit, type DepositDeps } from '../../../deposits/deposits';
 import { listDeposits } from '../../../deposits/store';
 import { DEPOSIT_STATUSES, type DepositStatus } from '../../../deposits/types';
+import { FreeText } from '../../../lib/text';
+import { decideDeposit } from '../../deposits/decide';
 import { principalOf } from '../auth/plugin';
 import { access } from '../auth/roles';
 import { IDEMPOTENCY_KEY } from '../idempotency-key';
@@ -43,6 +45,9 @@ const Deposit = Type.Object({
   createdAt: Type.String(),
   updatedAt: Type.String(),
   decidedAt: Nullable,
+  decidedBy: Type.Union([Type.String(), Type.Null()], {
+    description: 'who made it final: the compliance officer (oidc:…, apikey:…) or system:deposit',
+  }),
 });
 
 // The rules (txHash by chain, whole base units, the group's address) are checked in deposits/deposits.ts, so every
@@ -67,6 +72,14 @@ const ReportBody = Type.Object(
     fromSelfHosted: Type.Optional(
       Type.Boolean({ description: '`from` is a self-hosted wallet (no VASP’s); a proven wallet is one anyway' }),
     ),
+  },
+  { additionalProperties: false },
+);
+// Who decides is the authenticated caller, written with the decision and audited.
+const DecisionBody = Type.Object(
+  {
+    decision: Type.Union([Type.Literal('release'), Type.Literal('return')]),
+    reason: FreeText({ minLength: 1, maxLength: 500 }),
   },
   { additionalProperties: false },
 );
@@ -139,5 +152,29 @@ export function depositRoutes(app: FastifyInstance, deps: DepositRouteDeps) {
       schema: { tags: ['deposits'], summary: 'One deposit', params: Id, response: { 200: Deposit } },
     },
     async (request) => depositOrNotFound(deps.pool, (request.params as Static<typeof Id>).id),
+  );
+  app.post(
+    '/v1/deposits/:id/decision',
+    {
+      config: { roles: access.compliance },
+      schema: {
+        tags: ['deposits'],
+        summary: 'A compliance officer releases a held deposit or requires its return (audited)',
+        description:
+          'Only a deposit in HELD, AWAITING_DATA or AWAITING_PROOF: `release` makes it RELEASED, `return` ' +
+          'RETURN_REQUIRED, with the reason and the caller as `decidedBy`. Answers the deposit once its workflow wrote ' +
+          'the decision; 409 when the deposit is already final (or became final first), 404 for an unknown id.',
+        params: Id,
+        body: DecisionBody,
+        response: { 200: Deposit },
+      },
+    },
+    async (request) =>
+      decideDeposit(
+        deps,
+        (request.params as Static<typeof Id>).id,
+        request.body as Static<typeof DecisionBody>,
+        principalOf(request),
+      ),
   );
 }
