@@ -1,7 +1,9 @@
-// One deposit the custody system reported: its facts and its data deadline with the time left.
+// One deposit the custody system reported: its facts, its data deadline with the time left, and a compliance
+// officer's release or return of a deposit not decided yet.
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, type ConsoleConfig, type DepositView, type Session } from './api';
-import { Amount, errorText, html, Message, QUEUE_REFRESH_MS, StatusBadge, VaspName, when } from './ui';
+import { api, ApiError, canDecide, type ConsoleConfig, type DepositView, type Session } from './api';
+import { Shortened } from './proof';
+import { Amount, errorText, html, Message, QUEUE_REFRESH_MS, StatusBadge, valueOf, VaspName, when } from './ui';
 
 /** Funds still held: not yet credited, not yet sent back. The list shows these by default. */
 export const HELD_STATUSES = ['HELD', 'AWAITING_DATA', 'AWAITING_PROOF', 'RETURN_REQUIRED'];
@@ -33,9 +35,81 @@ export function Deadline({ deposit }: { deposit: DepositView }) {
     : html`${at} <span class="badge bad overdue">overdue by ${duration(-ms)}</span>`;
 }
 
+/**
+ * Release or return a deposit not decided yet, after a confirmation with the reason the API records. Shown to the
+ * roles that may decide; the API checks the role again, and its 403 says so here.
+ */
+export function DepositActions({
+  session,
+  deposit,
+  onDone,
+}: {
+  session: Session;
+  deposit: DepositView;
+  onDone: (updated: DepositView | null, text: string) => void;
+}) {
+  const [deciding, setDeciding] = useState<'release' | 'return' | null>(null);
+  const [reason, setReason] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  if (isFinal(deposit) || !canDecide(session)) return null;
+  const confirm = async (e: Event) => {
+    e.preventDefault();
+    if (!reason.trim()) return setError('A reason is required: it is recorded with the decision.');
+    setBusy(true);
+    try {
+      const updated = await api<DepositView>(
+        session,
+        'POST',
+        `/v1/deposits/${encodeURIComponent(deposit.id)}/decision`,
+        { decision: deciding, reason: reason.trim() },
+      );
+      setDeciding(null);
+      setReason('');
+      setError('');
+      onDone(updated, `Deposit ${deciding === 'release' ? 'released' : 'to be returned'}: now ${updated.status}.`);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 403)
+        setError(`Only the compliance role may release or return a deposit; your key's role may not (${err.message}).`);
+      else if (err instanceof ApiError && err.status === 409) {
+        setDeciding(null);
+        onDone(null, `This deposit is already decided: ${err.message}. The page now shows its current state.`);
+      } else setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (!deciding)
+    return html`<span class="deposit-actions">
+      <button type="button" class="release" onClick=${() => setDeciding('release')}>Release</button>
+      <button type="button" class="return" onClick=${() => setDeciding('return')}>Return</button>
+    </span>`;
+  return html`<form class="panel deposit-confirm" onSubmit=${confirm} role="dialog" aria-label="Confirm the decision">
+    <p>
+      <strong>${deciding === 'release' ? 'Release' : 'Return'}</strong> the deposit of ${deposit.asset} to
+      <${Shortened} value=${deposit.to} />?
+      ${deciding === 'release' ? ' The custody system is told it may credit the funds.' : ' The custody system is told to send the funds back.'}
+    </p>
+    <label
+      >Reason<input
+        class="deposit-reason"
+        maxlength="500"
+        value=${reason}
+        onInput=${(e: Event) => setReason(valueOf(e))}
+    /></label>
+    <${Message}>${error}<//>
+    <div class="row" style="margin-top:.6rem">
+      <button class=${deciding === 'release' ? 'primary confirm' : 'danger confirm'} type="submit" disabled=${busy}>
+        Yes, ${deciding}</button
+      ><button type="button" onClick=${() => setDeciding(null)}>Cancel</button>
+    </div>
+  </form>`;
+}
+
 export function DepositPage({ session, config, id }: { session: Session; config: ConsoleConfig; id: string }) {
   const [deposit, setDeposit] = useState<DepositView | null>(null);
   const [error, setError] = useState('');
+  const [notice, setNotice] = useState('');
   const load = useCallback(async () => {
     try {
       setDeposit(await api<DepositView>(session, 'GET', `/v1/deposits/${encodeURIComponent(id)}`));
@@ -59,6 +133,7 @@ export function DepositPage({ session, config, id }: { session: Session; config:
   return html`<section aria-labelledby="deposit-title">
     <h2 id="deposit-title">Deposit <code>${deposit.id}</code> <${StatusBadge} status=${deposit.status} /></h2>
     <p><a href="#/deposits">All deposits</a></p>
+    <${Message} kind="success">${notice}<//>
     <div class="columns">
       <div class="panel">
         <dl class="facts" id="deposit-facts">
@@ -103,6 +178,15 @@ export function DepositPage({ session, config, id }: { session: Session; config:
       <div class="panel">
         <h3>Decision</h3>
         ${isFinal(deposit) ? html`<p class="muted">Decided: ${deposit.status}.</p>` : html`<p class="muted">Not decided yet: the deposit is held.</p>`}
+        <${DepositActions}
+          session=${session}
+          deposit=${deposit}
+          onDone=${(updated: DepositView | null, text: string) => {
+            setNotice(text);
+            if (updated) setDeposit(updated);
+            else void load();
+          }}
+        />
       </div>
     </div>
   </section>`;

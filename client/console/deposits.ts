@@ -1,8 +1,9 @@
 // Deposits the custody system reported (GET /v1/deposits): by default the ones whose funds are still held, nearest
-// data deadline first; any one status, or all, on request; a subsidiary's only on request; more rows by cursor.
+// data deadline first; any one status, or all, on request; a subsidiary's only on request; more rows by cursor. An
+// undecided deposit is released or returned in its row.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type ConsoleConfig, type DepositView, type Page, type Session } from './api';
-import { Deadline, DEPOSIT_STATUSES, depositLink, HELD_STATUSES } from './deposit';
+import { Deadline, DEPOSIT_STATUSES, DepositActions, depositLink, HELD_STATUSES } from './deposit';
 import { Shortened } from './proof';
 import { Amount, errorText, html, Message, StatusBadge, valueOf, VaspName } from './ui';
 
@@ -42,13 +43,14 @@ function useDepositList(session: Session) {
       if (seq === latest.current) setError(errorText(e));
     }
   };
-  return { rows, next, error, load };
+  return { rows, setRows, next, error, load };
 }
 
 export function Deposits({ session, config }: { session: Session; config: ConsoleConfig }) {
   const [status, setStatus] = useState(HELD);
   const [subsidiary, setSubsidiary] = useState('');
-  const { rows, next, error, load } = useDepositList(session);
+  const { rows, setRows, next, error, load } = useDepositList(session);
+  const [notice, setNotice] = useState('');
   const statuses = status === HELD ? HELD_STATUSES : [status];
   const search = (more?: Record<string, string>) => {
     // Held deposits wait on a deadline: the oldest first. Decided ones read as a history: the newest first.
@@ -60,6 +62,11 @@ export function Deposits({ session, config }: { session: Session; config: Consol
   useEffect(() => {
     void search();
   }, [status, subsidiary]);
+  const decided = (updated: DepositView | null, text: string) => {
+    setNotice(text);
+    if (!updated) return void search();
+    setRows((all) => (all ?? []).map((r) => (r.id === updated.id ? updated : r)));
+  };
   const more = Object.keys(next).length > 0;
   return html`<section aria-labelledby="deposits-title">
     <h2 id="deposits-title">Deposits</h2>
@@ -82,6 +89,7 @@ export function Deposits({ session, config }: { session: Session; config: Consol
       >
       <button type="button" onClick=${() => void search()}>Refresh</button>
     </form>
+    <${Message} kind="success">${notice}<//>
     <${Message}>${error}<//>
     ${
       rows &&
@@ -95,6 +103,7 @@ export function Deposits({ session, config }: { session: Session; config: Consol
               <th>Status</th>
               <th>Reason</th>
               <th>Data deadline</th>
+              <th></th>
             </tr>
           </thead>
           <tbody>
@@ -108,6 +117,7 @@ export function Deposits({ session, config }: { session: Session; config: Consol
                   <td class="status"><${StatusBadge} status=${d.status} /></td>
                   <td class="reason">${d.reason ?? '—'}</td>
                   <td class="deadline"><${Deadline} deposit=${d} /></td>
+                  <td><${DepositActions} session=${session} deposit=${d} onDone=${decided} /></td>
                 </tr>`,
             )}
           </tbody>

@@ -1,7 +1,8 @@
 /**
  * The console's deposits in Chromium (issue 23, item 7): deposits reported through the API are listed, the held ones
  * by default with their data deadline and the time left (overdue marked once it passed), a deposit's page shows its
- * facts, and a viewer sees no release or return buttons.
+ * facts, a compliance officer releases or returns a held deposit with a reason (POST /v1/deposits/:id/decision), and
+ * a viewer sees no release or return buttons.
  */
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -172,6 +173,92 @@ describe('the console lists held deposits with their deadlines, in Chromium (iss
     expect(await page.locator('button.release, button.return').count()).toBe(0);
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  it('a compliance officer returns a held deposit with a reason, and releases one on its page', async () => {
+    const toReturn = await waitingDeposit();
+    const toRelease = await waitingDeposit();
+    const { page, problems } = await signedIn('compliance', 'Carla Compliance');
+    await openDeposits(page);
+    const row = page.locator(`#deposits tr[data-id="${toReturn.id}"]`);
+    await row.waitFor();
+
+    // A reason is required: nothing is sent without one.
+    await row.locator('button.return').click();
+    await row.locator('.deposit-confirm button.confirm').click();
+    expect(await row.locator('.deposit-confirm [role=alert]').textContent()).toContain('A reason is required');
+    expect((await api('viewer', 'GET', `/v1/deposits/${toReturn.id}`)).body.status).toBe('AWAITING_DATA');
+
+    await row.locator('.deposit-confirm input.deposit-reason').fill('originator unknown to the group');
+    await row.locator('.deposit-confirm button.confirm').click();
+    await row.locator('.status', { hasText: 'RETURN_REQUIRED' }).waitFor();
+    expect(await row.locator('.reason').textContent()).toBe('originator unknown to the group');
+    expect(await row.locator('button.release, button.return, .time-left').count()).toBe(0);
+    const returned = (await api('viewer', 'GET', `/v1/deposits/${toReturn.id}`)).body;
+    expect(returned).toMatchObject({
+      status: 'RETURN_REQUIRED',
+      reason: 'originator unknown to the group',
+      decidedBy: expect.stringMatching(/^apikey:/),
+    });
+    await page.screenshot({ path: join(ARTIFACTS, 'deposit-returned.png'), fullPage: true });
+
+    // On a deposit's own page: released, and the page shows who decided.
+    await page.goto(`${orch.apiUrl}/console#/deposit/${toRelease.id}`);
+    await page.waitForSelector('#deposit-facts');
+    await page.click('button.release');
+    await page.fill('.deposit-confirm input.deposit-reason', 'originator data received by e-mail');
+    await page.click('.deposit-confirm button.confirm');
+    await page.locator('#deposit-status', { hasText: 'RELEASED' }).waitFor();
+    expect(await page.textContent('#deposit-reason')).toBe('originator data received by e-mail');
+    const released = (await api('viewer', 'GET', `/v1/deposits/${toRelease.id}`)).body;
+    expect(released).toMatchObject({ status: 'RELEASED', decidedBy: expect.stringMatching(/^apikey:/) });
+    expect(await page.textContent('#deposit-decided')).toContain(`by ${released.decidedBy}`);
+    expect(await page.locator('button.release, button.return').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('a deposit decided meanwhile answers 409 as a plain message; a stale session claiming compliance gets the 403', async () => {
+    const decided = await waitingDeposit();
+    const { page } = await signedIn('compliance', 'Carla Compliance');
+    await openDeposits(page);
+    const row = page.locator(`#deposits tr[data-id="${decided.id}"]`);
+    await row.waitFor();
+    // Another officer returns it while this page still shows it held.
+    const first = await api('compliance', 'POST', `/v1/deposits/${decided.id}/decision`, {
+      decision: 'return',
+      reason: 'returned by another officer',
+    });
+    expect(first.status).toBe(200);
+    await row.locator('button.release').click();
+    await row.locator('.deposit-confirm input.deposit-reason').fill('data complete');
+    await row.locator('.deposit-confirm button.confirm').click();
+    await page.locator('[role=status]', { hasText: 'already decided' }).waitFor();
+    await row.locator('.status', { hasText: 'RETURN_REQUIRED' }).waitFor();
+    expect((await api('viewer', 'GET', `/v1/deposits/${decided.id}`)).body).toMatchObject({
+      status: 'RETURN_REQUIRED',
+      reason: 'returned by another officer',
+    });
+    await page.close();
+
+    // The console shows buttons by the session's roles; the API decides by the key's.
+    const held = await waitingDeposit();
+    const viewer = await signedIn('viewer', 'Vera Viewer');
+    await viewer.page.evaluate(() => {
+      const s = JSON.parse(sessionStorage.getItem('tro-console-session')!);
+      sessionStorage.setItem('tro-console-session', JSON.stringify({ ...s, roles: ['compliance'] }));
+    });
+    await viewer.page.goto(`${orch.apiUrl}/console#/deposit/${held.id}`);
+    await viewer.page.reload();
+    await viewer.page.waitForSelector('#deposit-facts');
+    await viewer.page.click('button.return');
+    await viewer.page.fill('.deposit-confirm input.deposit-reason', 'not allowed');
+    await viewer.page.click('.deposit-confirm button.confirm');
+    const alert = viewer.page.locator('.deposit-confirm [role=alert]');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('Only the compliance role may release or return a deposit');
+    expect((await api('viewer', 'GET', `/v1/deposits/${held.id}`)).body.status).toBe('AWAITING_DATA');
+    await viewer.page.close();
   });
 
   it('a deposit still held after its deadline is marked overdue', async () => {
