@@ -13,7 +13,7 @@ export type ProofStatus = (typeof PROOF_STATUSES)[number];
 /** What proves ownership: a signature, an observed deposit, or a person's review. Never a key, never personal data. */
 export type ProofEvidence =
   | { signature: string }
-  | { txHash: string; from: string; amount: string }
+  | { txHash: string; from: string; amount: string; receivedAt?: string }
   | { reviewedBy: string; decision: 'approve' | 'reject' }
   | Record<string, never>;
 
@@ -89,6 +89,12 @@ export interface DepositObserved {
   txHash: string;
   from: string;
   amount: string;
+  /**
+   * When the API received the report (ISO 8601): the deadline is judged by it, not by when the workflow takes the
+   * update, so a worker far behind does not expire a test whose deposit was reported in time. Absent in reports
+   * from before it was carried.
+   */
+  receivedAt?: string;
 }
 
 export interface ProofState {

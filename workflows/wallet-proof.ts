@@ -40,6 +40,8 @@ interface Run {
   state: ProofState;
   /** An update is writing its outcome: the deadline waits for it rather than race it. */
   busy: boolean;
+  /** The deadline passed with no update running: EXPIRED is being written, and no message is taken any more. */
+  expiring?: boolean;
   decision?: ProofDecision;
 }
 
@@ -71,7 +73,7 @@ function begin(input: WalletProofInput): Run {
     validator: (_arg: unknown) => refuse(pendingProblem(run, 'SIGNATURE')),
   });
   setHandler(depositObservedUpdate, (deposit) => onDeposit(run, deposit), {
-    validator: (_arg: unknown) => refuse(pendingProblem(run, 'SMALL_DEPOSIT')),
+    validator: (deposit) => refuse(pendingProblem(run, 'SMALL_DEPOSIT', reportedAt(deposit))),
   });
   setHandler(
     reviewProofUpdate,
@@ -93,15 +95,25 @@ const phaseOf = (input: WalletProofInput): ProofState['phase'] =>
       ? 'awaiting-deposit'
       : 'awaiting-review';
 
-/** Why the proof takes no such message now (the API answers 409), or undefined. */
-function pendingProblem(run: Run, kind: 'SIGNATURE' | 'SMALL_DEPOSIT' | 'REVIEW'): string | undefined {
+/**
+ * Why the proof takes no such message now (the API answers 409), or undefined. `at`: when the message was received,
+ * if earlier than now. A deposit reported before the deadline is taken in the task where the deadline's timer fires
+ * too (updates are handled before timers in one activation), and the deadline then waits for it (untilDeadline).
+ */
+function pendingProblem(run: Run, kind: 'SIGNATURE' | 'SMALL_DEPOSIT' | 'REVIEW', at = Date.now()): string | undefined {
   const method = run.input.method;
   const takes = kind === 'REVIEW' ? method === 'SCREENSHOT' || method === 'SELF_DECLARATION' : method === kind;
   if (!takes) return `proof ${run.input.id} is a ${method} proof`;
-  if (run.state.status !== 'PENDING' || run.decision || run.busy)
+  if (run.state.status !== 'PENDING' || run.decision || run.busy || run.expiring)
     return `proof ${run.input.id} is no longer pending (${run.state.status})`;
-  if (Date.now() >= Date.parse(run.input.deadline)) return `proof ${run.input.id} expired at ${run.input.deadline}`;
+  if (at >= Date.parse(run.input.deadline)) return `proof ${run.input.id} expired at ${run.input.deadline}`;
   return undefined;
+}
+
+/** The API's receipt time of a deposit report, never later than now (a clock ahead gains nothing). */
+function reportedAt(deposit: DepositObserved): number {
+  const received = deposit.receivedAt === undefined ? NaN : Date.parse(deposit.receivedAt);
+  return Number.isNaN(received) ? Date.now() : Math.min(received, Date.now());
 }
 
 function refuse(problem: string | undefined): void {
@@ -124,7 +136,9 @@ async function awaitDeposit(run: Run): Promise<void> {
 async function untilDeadline(run: Run, reason: string): Promise<void> {
   if (await condition(() => run.state.status !== 'PENDING', remaining(run))) return;
   await condition(() => !run.busy);
-  if (run.state.status === 'PENDING') await finish(run, 'EXPIRED', { reason });
+  if (run.state.status !== 'PENDING') return;
+  run.expiring = true;
+  await finish(run, 'EXPIRED', { reason });
 }
 
 /** Screenshot or declaration: a compliance officer decides; escalated at the review deadline, expired at the last. */

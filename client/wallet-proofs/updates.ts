@@ -35,11 +35,15 @@ const temporalHandle = (deps: Deps, id: string) => deps.temporal.workflow.getHan
 export const submitSignature = (deps: Deps, id: string, signature: string) =>
   update(deps, id, submitSignatureUpdate, { signature });
 
-/** A deposit the custody system saw; its sender must be an address of the proof's chain (400 naming `from`). */
+/**
+ * A deposit the custody system saw; its sender must be an address of the proof's chain (400 naming `from`). Its
+ * receipt time goes with it: the workflow judges the deadline by it.
+ */
 export async function depositObserved(deps: Deps, id: string, deposit: DepositObserved): Promise<WalletProof> {
   const proof = await proofOrNotFound(deps.pool, id);
   assertAddressForAsset('from', proof.asset, deposit.from);
-  return update(deps, id, depositObservedUpdate, deposit);
+  const { txHash, from, amount } = deposit;
+  return update(deps, id, depositObservedUpdate, { txHash, from, amount, receivedAt: new Date().toISOString() });
 }
 
 /** A compliance officer's decision, in the principal's name. */

@@ -300,7 +300,13 @@ describe('wallet proofs API: signatures, small deposits, reviews, reuse, bad inp
     });
     expect(right.status).toBe(200);
     expect(right.body).toMatchObject({ status: 'VERIFIED', reason: null });
-    expect(right.body.evidence).toEqual({ txHash, from: expect.any(String), amount: deposit.amount });
+    expect(right.body.evidence).toEqual({
+      txHash,
+      from: expect.any(String),
+      amount: deposit.amount,
+      // When the API received the report: the deadline is judged by it.
+      receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
   });
 
   it('never opens two deposit tests with the same amount on one deposit address', async () => {

@@ -41,7 +41,10 @@ const Proof = Type.Object({
   challengeExpiresAt: Type.String({ description: 'until when the signature, the deposit or the review may come' }),
   depositAddress: Nullable,
   depositAmount: Type.Union([Type.String(), Type.Null()], { description: 'base units' }),
-  evidence: Type.Unknown({ description: 'the signature, the deposit (txHash, from, amount) or the review' }),
+  evidence: Type.Unknown({
+    description:
+      'the signature, the deposit (txHash, from, amount, receivedAt: when the API received the report) or the review',
+  }),
   createdBy: Type.String(),
   createdAt: Type.String(),
   updatedAt: Type.String(),

@@ -103,6 +103,37 @@ describe('wallet proof workflow: deposit deadline, challenge expiry, review esca
     expect(late).toBeInstanceOf(Error);
   });
 
+  it('a deposit reported before the deadline to a worker far behind verifies the proof, though the deadline passed before the worker took the report', async () => {
+    const calls = stubs();
+    const first = await stubWorker(env, calls);
+    const args = input({ deadline: new Date(Date.now() + 3000).toISOString() });
+    const handle = await first.worker.runUntil(async () => {
+      const h = await env.client.workflow.start(walletProof, {
+        taskQueue: first.taskQueue,
+        workflowId: `wallet-proof-${args.id}`,
+        args: [args],
+      });
+      await h.query(proofStateQuery);
+      return h;
+    });
+    // No worker now: the report, received by the API before the deadline, waits at the server past it.
+    const reported = handle.executeUpdate(depositObservedUpdate, {
+      args: [{ txHash, from: WALLET, amount: '333333333333', receivedAt: new Date().toISOString() }],
+    });
+    await new Promise((r) => setTimeout(r, Date.parse(args.deadline) - Date.now() + 1500));
+    const second = await stubWorker(env, calls, first.taskQueue);
+    const { state, result, events } = await second.worker.runUntil(async () => ({
+      state: await reported,
+      result: await handle.result(),
+      events: (await handle.fetchHistory()).events ?? [],
+    }));
+    expect(state.status).toBe('VERIFIED');
+    expect(result).toMatchObject({ status: 'VERIFIED' });
+    expect(finished(second.calls)).toEqual([expect.objectContaining({ status: 'VERIFIED' })]);
+    // The deadline's timer did fire: the report was taken after it, and judged by its receipt time.
+    expect(timersOf(events)[0]!.firedAt).toBeDefined();
+  });
+
   it('a signature challenge nobody answers expires at its expiry', async () => {
     const { worker, taskQueue, calls } = await stubWorker(env, stubs());
     const args = input({ method: 'SIGNATURE', scheme: 'EIP191', depositAmount: null });
