@@ -1,11 +1,18 @@
 import type { Pool } from 'pg';
-import { awaitDepositProof, checkDeposit, transitionDeposit } from '../deposits/deposits';
+import { awaitDepositProof, checkDeposit, escalateReturn, transitionDeposit } from '../deposits/deposits';
+import { deliverCustodyCallback, type CustodyEvent } from '../deposits/custody-callback';
 import type { DepositMatch, DepositTransition } from '../deposits/types';
 import type { NetworkClient } from '../network/client';
 import { activityIdempotencyKey } from './context';
 
 /** Deposits the custody system reported (workflows/deposit.ts): the network checks and the audited status writes. */
-export function depositActivities(deps: { pool: Pool; network: NetworkClient; gatewayDid?: string }) {
+export function depositActivities(deps: {
+  pool: Pool;
+  network: NetworkClient;
+  gatewayDid?: string;
+  /** CUSTODY_CALLBACK_URL and its secret; absent: no callbacks. */
+  custody?: { url?: string; secret?: string };
+}) {
   return {
     /** The network's message the deposit belongs to: reported again (tx/notify) or read (tx/info). */
     async checkDeposit(input: { id: string; notify: boolean }): Promise<DepositMatch> {
@@ -23,6 +30,16 @@ export function depositActivities(deps: { pool: Pool; network: NetworkClient; ga
      */
     async awaitDepositProof(input: { id: string; workflowId: string; stop?: boolean }): Promise<{ proofId?: string }> {
       return awaitDepositProof(deps.pool, input);
+    },
+
+    /** `deposit.release` or `deposit.return` to the custody system, signed; throws (retried) until it answers 2xx. */
+    async deliverCustodyCallback(input: { id: string; event: CustodyEvent }): Promise<{ delivered: boolean }> {
+      return deliverCustodyCallback({ pool: deps.pool, ...deps.custody }, input, activityIdempotencyKey());
+    },
+
+    /** A return not confirmed by its deadline: escalated and audited, once. */
+    async escalateReturn(input: { id: string; deadline: string }): Promise<{ escalated: boolean }> {
+      return escalateReturn(deps.pool, input, activityIdempotencyKey());
     },
   };
 }

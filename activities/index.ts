@@ -44,6 +44,8 @@ export interface ActivityDeps {
   reviews?: ReviewLookup;
   /** Prices for policies' amount rules (pricing/); without it an amount rule sends the transfer to a person. */
   pricing?: Pricing;
+  /** Deposits' custody callbacks (CUSTODY_CALLBACK_URL and its secret); absent: none are sent. */
+  custody?: { url?: string; secret?: string };
 }
 
 /**

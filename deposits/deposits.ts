@@ -24,7 +24,7 @@ import { storedSpelling } from '../wallet-proofs/proofs';
 import { isProvenWallet, ownershipProofRequired, usableProof } from '../wallet-proofs/requirement';
 import { addProofWaiter, removeProofWaiter } from '../wallet-proofs/store';
 import type { DepositConfig } from './config';
-import { changeDeposit, getDeposit, insertDeposit } from './store';
+import { changeDeposit, getDeposit, insertDeposit, markEscalated, markReturned } from './store';
 import type {
   Deposit,
   DepositClassification,
@@ -125,15 +125,19 @@ export async function reportDeposit(
   return stored;
 }
 
+/** Throws ValidationError naming `field` when `txHash` is not a transaction hash of the chain. */
+function assertDepositTxHash(field: string, chain: keyof typeof TX_HASH, txHash: string): void {
+  const hash = TX_HASH[chain];
+  if (!hash.pattern.test(txHash)) throw new ValidationError(field, `must be ${hash.rule} for an asset on ${chain}`);
+}
+
 async function checkReport(deps: DepositDeps, r: DepositReport) {
   if (!deps.group.subsidiaryDids.includes(r.vaspDid))
     throw new ValidationError('vaspDid', 'must be a subsidiary of the group (the one the deposit reached)');
   const chain = chainOfAsset(r.asset);
   if (!chain)
     throw new ValidationError('asset', 'must be an asset on Ethereum (ETH, a -ERC20 token, eip155:…) or Bitcoin (BTC)');
-  const hash = TX_HASH[chain];
-  if (!hash.pattern.test(r.txHash))
-    throw new ValidationError('txHash', `must be ${hash.rule} for an asset on ${chain}`);
+  assertDepositTxHash('txHash', chain, r.txHash);
   const outputIndex = r.outputIndex ?? 0;
   if (!Number.isInteger(outputIndex) || outputIndex < 0 || outputIndex > MAX_OUTPUT_INDEX)
     throw new ValidationError('outputIndex', `must be a whole number from 0 to ${MAX_OUTPUT_INDEX}`);
@@ -350,6 +354,7 @@ const ACTION: Record<DepositStatus, string> = {
   AWAITING_PROOF: 'deposit.awaiting-proof',
   RELEASED: 'deposit.released',
   RETURN_REQUIRED: 'deposit.return-required',
+  RETURNED: 'deposit.returned',
 };
 
 /**
@@ -418,4 +423,61 @@ export async function awaitDepositProof(
   if (!proof) return {};
   await removeProofWaiter(pool, waiter);
   return { proofId: proof.id };
+}
+
+/**
+ * The custody system confirms a required return with its transaction: RETURN_REQUIRED becomes RETURNED, audited
+ * (`deposit.returned`) in the same transaction. The hash is checked for the deposit's chain (400 naming `txHash`); any
+ * other status is a 409 naming it.
+ */
+export async function confirmReturn(
+  pool: Pool,
+  input: { id: string; txHash: string },
+  principal: Principal,
+): Promise<Deposit> {
+  const d = await depositOrNotFound(pool, input.id);
+  const chain = d.chain in TX_HASH ? (d.chain as keyof typeof TX_HASH) : undefined;
+  if (chain) assertDepositTxHash('txHash', chain, input.txHash);
+  const txHash = input.txHash.toLowerCase();
+  return withTransaction(pool, async (tx) => {
+    const { before, after } = await markReturned(tx, input.id, txHash);
+    if (!after)
+      throw new ConflictError(
+        `the deposit is ${before?.status ?? d.status}: only a deposit in RETURN_REQUIRED can be confirmed returned`,
+        { field: 'id', status: before?.status ?? d.status },
+      );
+    await appendAuditEntry(tx, {
+      actor: auditActor(principal),
+      action: 'deposit.returned',
+      subject: input.id,
+      details: { from: 'RETURN_REQUIRED', to: 'RETURNED', txHash, principal },
+    });
+    return after;
+  });
+}
+
+/**
+ * A return not confirmed by its deadline (10 business days): the deposit gets `escalatedAt` and a
+ * `deposit.return-escalated` entry. Nothing when it was confirmed meanwhile or escalated already.
+ */
+export async function escalateReturn(
+  pool: Pool,
+  input: { id: string; deadline: string },
+  idempotencyKey?: string,
+): Promise<{ escalated: boolean }> {
+  return withTransaction(pool, async (tx) => {
+    const after = await markEscalated(tx, input.id);
+    if (!after) return { escalated: false };
+    await appendAuditEntry(
+      tx,
+      {
+        actor: 'system:deposit',
+        action: 'deposit.return-escalated',
+        subject: input.id,
+        details: { status: after.status, deadline: input.deadline, escalatedAt: after.escalatedAt },
+      },
+      { idempotencyKey },
+    );
+    return { escalated: true };
+  });
 }

@@ -16,7 +16,9 @@ export function depositStatusFor(networkStatus: string | undefined): DepositStat
   return 'HELD';
 }
 
-export const isFinalDepositStatus = (s: DepositStatus): boolean => s === 'RELEASED' || s === 'RETURN_REQUIRED';
+/** RELEASED and RETURN_REQUIRED end the decision; RETURNED follows RETURN_REQUIRED once the return is confirmed. */
+export const isFinalDepositStatus = (s: DepositStatus): boolean =>
+  s === 'RELEASED' || s === 'RETURN_REQUIRED' || s === 'RETURNED';
 
 /**
  * Whether the next check reports the deposit to the network again (tx/notify) rather than reading its message
@@ -47,4 +49,25 @@ export function decisionProblem(
   if (isFinalDepositStatus(status)) return `the deposit is already ${status}: it can no longer be decided`;
   if (pending) return `a decision to ${pending.decision} the deposit is already being taken`;
   return undefined;
+}
+
+// Business days (Monday to Friday, UTC) for the durable timer of a return's confirmation: a pure function of the time
+// it is given, so the workflow computes the same deadline on replay. No holidays: a calendar differs per jurisdiction.
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** How many business days a return may stay unconfirmed before it escalates (issue 23). */
+export const RETURN_CONFIRMATION_BUSINESS_DAYS = 10;
+
+/**
+ * `days` business days after `fromMs`, at the same time of day: each step moves one calendar day on and counts only
+ * when it lands on a weekday. Friday + 1 is Monday; Saturday or Sunday + 1 is Monday too.
+ */
+export function addBusinessDays(fromMs: number, days: number): number {
+  let at = fromMs;
+  for (let counted = 0; counted < days;) {
+    at += DAY_MS;
+    const weekday = new Date(at).getUTCDay();
+    if (weekday !== 0 && weekday !== 6) counted++;
+  }
+  return at;
 }

@@ -7,12 +7,14 @@ import type { PoolClient } from 'pg';
 import { exactTimestamp, pageByCreation, type ListOrder, type Page } from '../db/listing';
 import type { Queryable } from '../db/pool';
 import type { CursorKey } from '../lib/listing/cursor';
+import { isFinalDepositStatus } from './status';
 import type { Deposit, DepositClassification, DepositMatch, DepositStatus } from './types';
 
 const COLUMNS = `id, vasp_did, chain, asset, tx_hash, output_index, to_address, from_address, customer_ref, proof_required,
   amount, status, reason, classification, transaction_id, network_status, ${exactTimestamp('data_deadline_at')} as data_deadline_at, created_by,
   ${exactTimestamp('created_at')} as created_at, ${exactTimestamp('updated_at')} as updated_at,
-  ${exactTimestamp('decided_at')} as decided_at, decided_by`;
+  ${exactTimestamp('decided_at')} as decided_at, decided_by, return_tx_hash,
+  ${exactTimestamp('returned_at')} as returned_at, ${exactTimestamp('escalated_at')} as escalated_at`;
 
 interface Row {
   id: string;
@@ -37,6 +39,9 @@ interface Row {
   updated_at: string;
   decided_at: string | null;
   decided_by: string | null;
+  return_tx_hash: string | null;
+  returned_at: string | null;
+  escalated_at: string | null;
 }
 
 const toDeposit = (r: Row): Deposit => ({
@@ -62,6 +67,9 @@ const toDeposit = (r: Row): Deposit => ({
   updatedAt: r.updated_at,
   decidedAt: r.decided_at,
   decidedBy: r.decided_by,
+  returnTxHash: r.return_tx_hash,
+  returnedAt: r.returned_at,
+  escalatedAt: r.escalated_at,
 });
 
 export type NewDeposit = Pick<
@@ -168,7 +176,7 @@ export async function changeDeposit(
     change.id,
   ]);
   const before = current[0] && toDeposit(current[0]);
-  if (!before || before.status === 'RELEASED' || before.status === 'RETURN_REQUIRED') return undefined;
+  if (!before || isFinalDepositStatus(before.status)) return undefined;
   const transactionId = change.match?.transactionId ?? before.transactionId;
   const networkStatus = change.match?.networkStatus ?? before.networkStatus;
   if (
@@ -178,7 +186,7 @@ export async function changeDeposit(
     (change.reason === null || change.reason === before.reason)
   )
     return undefined;
-  const final = change.status === 'RELEASED' || change.status === 'RETURN_REQUIRED';
+  const final = isFinalDepositStatus(change.status);
   const { rows } = await tx.query<Row>(
     `update deposits set status = $2, reason = coalesce($3, reason), transaction_id = $4, network_status = $5,
         updated_at = clock_timestamp(), decided_at = case when $6 then clock_timestamp() end,
@@ -187,4 +195,35 @@ export async function changeDeposit(
     [change.id, change.status, change.reason, transactionId, networkStatus, final, change.actor],
   );
   return { before, after: toDeposit(rows[0]!) };
+}
+
+/**
+ * RETURN_REQUIRED becomes RETURNED with the return's transaction, locked. Answers the row before and, when it was
+ * RETURN_REQUIRED, after; the caller refuses any other status.
+ */
+export async function markReturned(
+  tx: PoolClient,
+  id: string,
+  txHash: string,
+): Promise<{ before?: Deposit; after?: Deposit }> {
+  const { rows: current } = await tx.query<Row>(`select ${COLUMNS} from deposits where id = $1 for update`, [id]);
+  const before = current[0] && toDeposit(current[0]);
+  if (!before || before.status !== 'RETURN_REQUIRED') return { before };
+  const { rows } = await tx.query<Row>(
+    `update deposits set status = 'RETURNED', return_tx_hash = $2, returned_at = clock_timestamp(),
+        updated_at = clock_timestamp()
+      where id = $1 returning ${COLUMNS}`,
+    [id, txHash],
+  );
+  return { before, after: toDeposit(rows[0]!) };
+}
+
+/** Marks a return still unconfirmed as escalated, once; undefined when it was confirmed or escalated already. */
+export async function markEscalated(tx: PoolClient, id: string): Promise<Deposit | undefined> {
+  const { rows } = await tx.query<Row>(
+    `update deposits set escalated_at = clock_timestamp(), updated_at = clock_timestamp()
+      where id = $1 and status = 'RETURN_REQUIRED' and escalated_at is null returning ${COLUMNS}`,
+    [id],
+  );
+  return rows[0] && toDeposit(rows[0]);
 }

@@ -8,11 +8,19 @@ import type { Principal } from '../lib/principal';
  * HELD: reported, not yet matched to Travel Rule data (or matched and not yet answered); AWAITING_DATA: the network's
  * message for it is INCOMPLETE, waiting for the originator's data; AWAITING_PROOF: from a self-hosted wallet above the
  * subsidiary's proof threshold, waiting for the customer's VERIFIED ownership proof of the sending wallet; RELEASED: the custody system may credit it;
- * RETURN_REQUIRED: the funds must go back (declined, rejected, or no data or proof before the deadline).
+ * RETURN_REQUIRED: the funds must go back (declined, rejected, no data or proof before the deadline, or an officer's
+ * decision); RETURNED: the custody system confirmed the return's transaction (POST /v1/deposits/:id/returned).
  */
-export const DEPOSIT_STATUSES = ['HELD', 'AWAITING_DATA', 'AWAITING_PROOF', 'RELEASED', 'RETURN_REQUIRED'] as const;
+export const DEPOSIT_STATUSES = [
+  'HELD',
+  'AWAITING_DATA',
+  'AWAITING_PROOF',
+  'RELEASED',
+  'RETURN_REQUIRED',
+  'RETURNED',
+] as const;
 export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
-export type FinalDepositStatus = Extract<DepositStatus, 'RELEASED' | 'RETURN_REQUIRED'>;
+export type FinalDepositStatus = Extract<DepositStatus, 'RELEASED' | 'RETURN_REQUIRED' | 'RETURNED'>;
 
 /** The subsidiary's jurisdiction's reading of the amount at intake (jurisdictions/classify.ts). */
 export type DepositClassification = 'BELOW_THRESHOLD' | 'TRAVELRULE' | 'UNKNOWN';
@@ -48,6 +56,11 @@ export interface Deposit {
   decidedAt: string | null;
   /** Who made the deposit final: a compliance officer's actor (oidc:…, apikey:…), or system:deposit. */
   decidedBy: string | null;
+  /** The return's transaction, as the custody system confirmed it (lower case), and when. */
+  returnTxHash: string | null;
+  returnedAt: string | null;
+  /** When a return not confirmed within 10 business days was escalated. */
+  escalatedAt: string | null;
 }
 
 /** What the workflow starts with; the durations are the configuration's at intake (a running workflow keeps them). */
@@ -67,6 +80,11 @@ export interface DepositInput {
    * Absent on deposits reported before proofs were asked for (their histories take the network path).
    */
   proofRequired?: boolean;
+  /**
+   * How long a required return waits for its confirmation before it escalates; absent: 10 business days from the
+   * decision (deposits/status.ts). Set short by tests.
+   */
+  returnConfirmationMs?: number;
   /** Checks per run before the workflow continues as new (default 500); set low by tests. */
   checksPerRun?: number;
   /** Where the previous run stopped, when this run continues it. */
@@ -113,4 +131,6 @@ export interface DepositState {
   reason?: string;
   /** Who made it final (absent while it is not, and in states of runs from before decisions were recorded). */
   decidedBy?: string;
+  /** The required return was not confirmed in time and was escalated. */
+  escalated?: boolean;
 }

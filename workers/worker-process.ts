@@ -92,6 +92,7 @@ export async function startWorker(
       reviews,
       workflowStatus: workflowStatusOf(temporal),
       temporal,
+      custody: { url: config.deposits.custodyCallbackUrl, secret: config.deposits.custodyCallbackSecret },
       transfers: openTransferContext({
         pool,
         network,
@@ -105,6 +106,8 @@ export async function startWorker(
     }),
   });
   const running = worker.run();
+  if (!config.deposits.custodyCallbackUrl)
+    log.info('CUSTODY_CALLBACK_URL is not set: deposits send no deposit.release or deposit.return callbacks');
   log.info(`worker polling task queue ${config.temporal.taskQueue} at ${config.temporal.address}`);
   // The all-in-one process's API serves the one registry both share (METRICS_PORT); a worker alone serves its own.
   const { metricsHost, workerMetricsPort } = config.observability;

@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DepositDecisionRequest, DepositState } from '../deposits/types';
 
 /** The deposit workflow's messages, shared by the workflow and its callers. */
@@ -11,3 +11,8 @@ export const depositStateQuery = defineQuery<DepositState>('depositState');
  * decision. Refused (the validator) when the deposit is final or another decision is being taken.
  */
 export const depositDecisionUpdate = defineUpdate<DepositState, [DepositDecisionRequest]>('decide');
+/**
+ * The custody system confirmed the required return (POST /v1/deposits/:id/returned wrote RETURNED): the workflow stops
+ * waiting for it, and no escalation follows.
+ */
+export const depositReturnedSignal = defineSignal('depositReturned');

@@ -4,6 +4,7 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -11,10 +12,24 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { decisionProblem, depositStatusFor, isFinalDepositStatus, nextRecheck, notifyAgain } from '../deposits/status';
+import {
+  addBusinessDays,
+  decisionProblem,
+  depositStatusFor,
+  isFinalDepositStatus,
+  nextRecheck,
+  notifyAgain,
+  RETURN_CONFIRMATION_BUSINESS_DAYS,
+} from '../deposits/status';
 import type { DepositDecisionRequest, DepositMatch, DepositStatus } from '../deposits/types';
 import { summarizeFailure } from './failures';
-import { depositDecisionUpdate, depositStateQuery, type DepositInput, type DepositState } from './deposit.messages';
+import {
+  depositDecisionUpdate,
+  depositReturnedSignal,
+  depositStateQuery,
+  type DepositInput,
+  type DepositState,
+} from './deposit.messages';
 import { walletProofVerifiedSignal } from './wallet-proof.messages';
 
 /** Each write is one short, idempotent transaction: retried until the database answers. */
@@ -40,6 +55,12 @@ const { awaitDepositProof } = proxyLocalActivities<Activities>({
  */
 const PROOF_RECHECK = '1 hour';
 
+/** A callback is retried until the custody system acknowledges it: for hours if it is down. */
+const custody = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+});
+
 const SYSTEM = 'system:deposit';
 const CHECKS_PER_RUN = 500;
 
@@ -64,7 +85,7 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
       await condition(() => isFinalDepositStatus(state.status));
       if (state.decidedBy !== request.actor)
         throw ApplicationFailure.nonRetryable(`the deposit became ${state.status} before the decision was taken`);
-      return state;
+      return { ...state };
     },
     {
       validator: (request) => {
@@ -73,10 +94,38 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
       },
     },
   );
+  let returned = false;
+  setHandler(depositReturnedSignal, () => {
+    returned = true;
+  });
   await decide(input, state, officer);
+  // Callbacks to the custody system and the wait for a return's confirmation: absent from runs decided before them.
+  if (patched('deposit-custody-callbacks')) await tellCustody(input, state, () => returned);
   // The officer's update answers from the final state: it finishes before the run does.
   await condition(allHandlersFinished);
   return state;
+}
+
+/**
+ * The decision, told to the custody system (deposit.release or deposit.return, retried until acknowledged). A return
+ * then waits for its confirmation (POST /v1/deposits/:id/returned, which writes RETURNED and signals): not confirmed
+ * within 10 business days of the decision, it escalates once, and the run ends; a later confirmation is still taken by
+ * the route.
+ */
+async function tellCustody(input: DepositInput, state: DepositState, returned: () => boolean): Promise<void> {
+  const event = state.status === 'RELEASED' ? 'deposit.release' : 'deposit.return';
+  await custody.deliverCustodyCallback({ id: state.id, event });
+  if (state.status !== 'RETURN_REQUIRED') return;
+  const now = Date.now();
+  const deadline = input.returnConfirmationMs
+    ? now + input.returnConfirmationMs
+    : addBusinessDays(now, RETURN_CONFIRMATION_BUSINESS_DAYS);
+  if (await condition(returned, deadline - now)) {
+    state.status = 'RETURNED';
+    return;
+  }
+  await store.escalateReturn({ id: state.id, deadline: new Date(deadline).toISOString() });
+  state.escalated = true;
 }
 
 /** A compliance officer's decision, once the update delivered it; taken at the workflow's next step. */

@@ -1,16 +1,17 @@
 /**
- * A compliance officer's release or return of a held deposit, for the API: an update of the deposit's workflow
- * (workflows/deposit.ts validates it and writes the decision), answered with the deposit as the store then holds it.
+ * A person's side of a deposit, for the API: a compliance officer's release or return of a held deposit (an update of
+ * the deposit's workflow, which validates it and writes the decision), and the custody system's confirmation of a
+ * return. Each answers the deposit as the store then holds it.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import { depositOrNotFound } from '../../deposits/deposits';
+import { confirmReturn, depositOrNotFound } from '../../deposits/deposits';
 import { isFinalDepositStatus } from '../../deposits/status';
 import type { Deposit } from '../../deposits/types';
 import { ConflictError } from '../../lib/errors';
 import { auditActor, type Principal } from '../../lib/principal';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
-import { depositDecisionUpdate } from '../../workflows/deposit.messages';
+import { depositDecisionUpdate, depositReturnedSignal } from '../../workflows/deposit.messages';
 import { executePersonUpdate } from '../person-update';
 
 export async function decideDeposit(
@@ -32,4 +33,24 @@ export async function decideDeposit(
     },
   );
   return depositOrNotFound(deps.pool, id);
+}
+
+/**
+ * The custody system sent the required return: RETURNED with its transaction (written and audited here, so a deposit
+ * whose workflow ended before returns were awaited is confirmed too), then the workflow is told to stop waiting.
+ */
+export async function confirmDepositReturn(
+  deps: { pool: Pool; temporal: Client },
+  id: string,
+  txHash: string,
+  principal: Principal,
+): Promise<Deposit> {
+  const deposit = await confirmReturn(deps.pool, { id, txHash }, principal);
+  try {
+    await deps.temporal.workflow.getHandle(workflowIds.deposit(id)).signal(depositReturnedSignal);
+  } catch (e) {
+    // The run ended already: decided before returns were awaited, or escalated. RETURNED is written all the same.
+    if (!(e instanceof WorkflowNotFoundError)) throw e;
+  }
+  return deposit;
 }

@@ -428,6 +428,9 @@ export async function startOrchestrator(
     reviews,
     workflowStatus: workflowStatusOf(client),
     temporal: client,
+    ...(opts.deposits?.custodyCallbackUrl
+      ? { custody: { url: opts.deposits.custodyCallbackUrl, secret: opts.deposits.custodyCallbackSecret } }
+      : {}),
   });
   const worker = await createWorker({
     connection: nativeConnection,

@@ -575,6 +575,55 @@ async function record(): Promise<void> {
       await save(client, 'deposit-awaiting-proof-released', workflowIds.deposit(reported.body.id), secrets);
     }
 
+    // Deposits: an originator that never answers (AWAITING_DATA); a compliance officer requires the return (an update),
+    // deposit.return is called back, and the custody system's confirmation (a signal) ends the wait as RETURNED.
+    if (want('deposit-returned-confirmed')) {
+      const to = randomEvm();
+      await register(g.subA, [to]);
+      const never = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
+        method: 'PUT',
+        headers: sb.testHeaders({ 'content-type': 'application/json' }),
+        body: JSON.stringify({ [to]: 'never' }),
+      });
+      if (never.status !== 200) throw new Error(`simulated originator: ${never.status}`);
+      const reported = await api(
+        'POST',
+        '/v1/deposits',
+        {
+          vaspDid: g.subA,
+          asset: 'ETH',
+          txHash: `0x${'dd'.repeat(32)}`,
+          to,
+          from: `0x${'b4'.repeat(20)}`,
+          amount: '1500000000000000000',
+        },
+        'operator',
+      );
+      if (reported.status !== 201) throw new Error(`deposit: ${reported.status} ${JSON.stringify(reported.body)}`);
+      const id = reported.body.id as string;
+      await eventually(async () => {
+        const d = await api('GET', `/v1/deposits/${id}`);
+        return d.body.status === 'AWAITING_DATA' ? true : undefined;
+      });
+      const decided = await api(
+        'POST',
+        `/v1/deposits/${id}/decision`,
+        { decision: 'return', reason: 'no Travel Rule data' },
+        'compliance',
+      );
+      if (decided.status !== 200) throw new Error(`decision: ${decided.status} ${JSON.stringify(decided.body)}`);
+      const confirmed = await api(
+        'POST',
+        `/v1/deposits/${id}/returned`,
+        { txHash: `0x${'dc'.repeat(32)}` },
+        'operator',
+      );
+      if (confirmed.status !== 200) throw new Error(`returned: ${confirmed.status} ${JSON.stringify(confirmed.body)}`);
+      const state = await client.workflow.getHandle(workflowIds.deposit(id)).result();
+      if (state.status !== 'RETURNED') throw new Error(`the deposit ended ${state.status}`);
+      await save(client, 'deposit-returned-confirmed', workflowIds.deposit(id), secrets);
+    }
+
     if (want('outgoing-transfer-cancelled-after-deadline')) {
       orch.transfers.config.answerDeadlineMs = 3000;
       const late = randomUUID();

@@ -8,7 +8,7 @@ import { depositOrNotFound, reportDeposit, type DepositDeps } from '../../../dep
 import { listDeposits } from '../../../deposits/store';
 import { DEPOSIT_STATUSES, type DepositStatus } from '../../../deposits/types';
 import { FreeText } from '../../../lib/text';
-import { decideDeposit } from '../../deposits/decide';
+import { confirmDepositReturn, decideDeposit } from '../../deposits/decide';
 import { principalOf } from '../auth/plugin';
 import { access } from '../auth/roles';
 import { IDEMPOTENCY_KEY } from '../idempotency-key';
@@ -48,6 +48,11 @@ const Deposit = Type.Object({
   decidedBy: Type.Union([Type.String(), Type.Null()], {
     description: 'who made it final: the compliance officer (oidc:…, apikey:…) or system:deposit',
   }),
+  returnTxHash: Type.Union([Type.String(), Type.Null()], { description: 'the confirmed return’s transaction' }),
+  returnedAt: Nullable,
+  escalatedAt: Type.Union([Type.String(), Type.Null()], {
+    description: 'a required return not confirmed within 10 business days was escalated then',
+  }),
 });
 
 // The rules (txHash by chain, whole base units, the group's address) are checked in deposits/deposits.ts, so every
@@ -80,6 +85,12 @@ const DecisionBody = Type.Object(
   {
     decision: Type.Union([Type.Literal('release'), Type.Literal('return')]),
     reason: FreeText({ minLength: 1, maxLength: 500 }),
+  },
+  { additionalProperties: false },
+);
+const ReturnedBody = Type.Object(
+  {
+    txHash: Type.String({ maxLength: 130, description: 'the return’s transaction on the deposit’s chain' }),
   },
   { additionalProperties: false },
 );
@@ -174,6 +185,30 @@ export function depositRoutes(app: FastifyInstance, deps: DepositRouteDeps) {
         deps,
         (request.params as Static<typeof Id>).id,
         request.body as Static<typeof DecisionBody>,
+        principalOf(request),
+      ),
+  );
+
+  app.post(
+    '/v1/deposits/:id/returned',
+    {
+      config: { roles: access.operate },
+      schema: {
+        tags: ['deposits'],
+        summary: 'The custody system confirms it returned a deposit: RETURN_REQUIRED becomes RETURNED (audited)',
+        description:
+          'The txHash is checked for the deposit’s chain like a report’s (400 naming `txHash`). Only a deposit in ' +
+          'RETURN_REQUIRED: any other status answers 409 naming it.',
+        params: Id,
+        body: ReturnedBody,
+        response: { 200: Deposit },
+      },
+    },
+    async (request) =>
+      confirmDepositReturn(
+        deps,
+        (request.params as Static<typeof Id>).id,
+        (request.body as Static<typeof ReturnedBody>).txHash,
         principalOf(request),
       ),
   );

@@ -28,6 +28,8 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     matchWindowMs: 3_600_000,
     recheckInitialMs: 100,
     recheckMaxMs: 300,
+    // A required return escalates after 100 ms unconfirmed (deposit-return.test.ts tests that wait).
+    returnConfirmationMs: 100,
     ...over,
   });
   /** Stubs answering the network's status from `statuses` in turn (the last one repeated). */
@@ -39,6 +41,8 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
         networkStatus: statuses[Math.min(i++, statuses.length - 1)]!,
       }),
       transitionDeposit: async () => undefined,
+      deliverCustodyCallback: async () => ({ delivered: true }),
+      escalateReturn: async () => ({ escalated: true }),
     };
   };
   const run = async (args: DepositInput, s: Stubs) => {
@@ -71,7 +75,8 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     // Reported again at the deadline (the match window is still open): the originator may have added its data.
     expect(checks).toEqual([expect.objectContaining({ notify: true }), expect.objectContaining({ notify: true })]);
     const timers = timersOf(events);
-    expect(timers).toHaveLength(1);
+    // The recheck cut to the deadline, then the wait for the return's confirmation.
+    expect(timers.map((t) => t.durationMs).slice(1)).toEqual([100]);
     expect(timers[0]!.durationMs).toBeLessThanOrEqual(3_000);
     expect(timers[0]!.firedAt).toBeGreaterThanOrEqual(Date.parse(args.dataDeadlineAt) - 50);
   });
@@ -104,6 +109,8 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
         return { transactionId: 'tx-2', networkStatus: 'ACCEPTED' };
       },
       transitionDeposit: async () => undefined,
+      deliverCustodyCallback: async () => ({ delivered: true }),
+      escalateReturn: async () => ({ escalated: true }),
     };
     const { result, writes, checks } = await run(input(), s);
     expect(result).toMatchObject({ status: 'RELEASED', transactionId: 'tx-2' });

@@ -48,7 +48,12 @@ describe("replay: recorded histories of every workflow type replay through today
    * that branch (or the patch) fails the replay. Every patch needs an entry while it is in the code
    * (docs/workflow-versioning.md: a patch is retired once no open workflow predates it, with its `.before-` fixtures).
    */
-  const RECORDED_BEFORE: Record<string, string[]> = {};
+  const RECORDED_BEFORE: Record<string, string[]> = {
+    'deposit-custody-callbacks': [
+      'deposit-awaiting-data-released.before-deposit-custody-callbacks.json',
+      'deposit-awaiting-proof-released.before-deposit-custody-callbacks.json',
+    ],
+  };
 
   /** The patch ids each fixture recorded (core's patch markers, decoded with the fixtures' codec). */
   const patchesOf = async ({ history }: RecordedHistory) => {

@@ -44,4 +44,22 @@ describe("deposits: the decision from the network's status, the rechecks, the se
     expect(() => loadDepositConfig({ DEPOSIT_DATA_DEADLINE: '3 days' })).toThrow(ConfigError);
     expect(() => loadDepositConfig({ DEPOSIT_DATA_DEADLINE: '3 days' })).toThrow(/DEPOSIT_DATA_DEADLINE/);
   });
+
+  it('reads CUSTODY_CALLBACK_URL with its secret; a URL without a usable secret is refused', () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    expect(
+      loadDepositConfig({
+        CUSTODY_CALLBACK_URL: 'https://custody.internal/deposits/',
+        CUSTODY_CALLBACK_SECRET: secret,
+      }),
+    ).toMatchObject({ custodyCallbackUrl: 'https://custody.internal/deposits', custodyCallbackSecret: secret });
+    expect(loadDepositConfig({ CUSTODY_CALLBACK_SECRET: secret }).custodyCallbackUrl).toBeUndefined();
+    for (const bad of [undefined, 'whsec_short', ''])
+      expect(() =>
+        loadDepositConfig({ CUSTODY_CALLBACK_URL: 'https://custody.internal', CUSTODY_CALLBACK_SECRET: bad }),
+      ).toThrow(/CUSTODY_CALLBACK_SECRET/);
+    expect(() => loadDepositConfig({ CUSTODY_CALLBACK_URL: 'ftp://x', CUSTODY_CALLBACK_SECRET: secret })).toThrow(
+      /CUSTODY_CALLBACK_URL/,
+    );
+  });
 });
