@@ -18,6 +18,7 @@ import { loadTransferConfig, type TransferConfig } from '../outgoing/config';
 import { createTransferContext, type TransferContext } from '../outgoing/context';
 import { loadIncomingConfig, type IncomingConfig } from '../incoming/config';
 import type { WebhookConfig } from '../webhooks/config';
+import { loadDepositConfig, type DepositConfig } from '../deposits/config';
 import { buildApi } from '../client/api/server';
 import { createApiKey } from '../client/api/auth/api-keys';
 import { ROLES, systemPrincipal, type Role } from '../lib/principal';
@@ -162,8 +163,14 @@ export async function spawnCollectorSink(): Promise<{ url: string; spans(): Prom
   };
 }
 
-/** `npm run sandbox` as a child process on a free port, seeded with the bench's group. */
-export async function spawnSandbox(seed: Seed): Promise<{
+/**
+ * `npm run sandbox` as a child process on a free port, seeded with the bench's group; with `testToken`, its `/sandbox/*`
+ * test routes are on behind that bearer token (simulated counterparties and transfers).
+ */
+export async function spawnSandbox(
+  seed: Seed,
+  opts: { testToken?: string } = {},
+): Promise<{
   pid?: number;
   url: string;
   networkConfig(c: { clientId: string; clientSecret: string }): NetworkConfig;
@@ -185,6 +192,7 @@ export async function spawnSandbox(seed: Seed): Promise<{
       LOG_LEVEL: 'warn',
       HOST: '127.0.0.1',
       SANDBOX_RATE_LIMIT: process.env.SANDBOX_RATE_LIMIT ?? 'off',
+      ...(opts.testToken && { SANDBOX_TEST_ROUTES: '1', SANDBOX_OPERATOR_TOKEN: opts.testToken }),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -250,6 +258,8 @@ export async function apiWithWorkerProcesses(opts: {
   agentKeys: string;
   transfers: Partial<TransferConfig>;
   incoming?: Partial<IncomingConfig>;
+  /** Reported deposits' settings over the defaults: the API starts each deposit's workflow with them. */
+  deposits?: Partial<DepositConfig>;
   webhooks?: Pick<WebhookConfig, 'notification'>;
   workers: number;
   /** The keystore's master key: the same for every start on one database (the agent's keys are stored under it). */
@@ -353,6 +363,7 @@ export async function apiWithWorkerProcesses(opts: {
     group,
     transfers,
     incoming: { ...loadIncomingConfig({}), ...opts.incoming },
+    deposits: { ...loadDepositConfig({}), ...opts.deposits },
     webhooks,
     // The sandbox's webhooks all come from 127.0.0.1: a limit would measure itself, not the system.
     rateLimits: {
