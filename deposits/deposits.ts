@@ -19,7 +19,14 @@ import { workflowIds } from '../lib/temporal/workflow-ids';
 import type { NetworkClient } from '../network/client';
 import { notifyDeposit, txInfo, txList } from '../network/transactions';
 import type { Pricing } from '../pricing';
-import { assertAddressForAsset, chainOfAsset, toChecksumAddress } from '../wallet-proofs/addresses';
+import {
+  assertAddressForAsset,
+  assertTxHash,
+  chainOfAsset,
+  toChecksumAddress,
+  TX_HASH,
+  type Chain,
+} from '../wallet-proofs/addresses';
 import { storedSpelling } from '../wallet-proofs/proofs';
 import { isProvenWallet, ownershipProofRequired, usableProof } from '../wallet-proofs/requirement';
 import { addProofWaiter, removeProofWaiter } from '../wallet-proofs/store';
@@ -58,11 +65,6 @@ export interface DepositReport {
   fromSelfHosted?: boolean;
 }
 
-/** The form of a transaction hash on each chain the deposits take. */
-const TX_HASH = {
-  ethereum: { pattern: /^0x[0-9a-fA-F]{64}$/, rule: '0x and 64 hex digits' },
-  bitcoin: { pattern: /^[0-9a-fA-F]{64}$/, rule: '64 hex digits (no 0x)' },
-} as const;
 /** The largest 256-bit integer has 78 digits. */
 const AMOUNT = /^[0-9]{1,78}$/;
 const MAX_OUTPUT_INDEX = 2 ** 31 - 1;
@@ -125,19 +127,13 @@ export async function reportDeposit(
   return stored;
 }
 
-/** Throws ValidationError naming `field` when `txHash` is not a transaction hash of the chain. */
-function assertDepositTxHash(field: string, chain: keyof typeof TX_HASH, txHash: string): void {
-  const hash = TX_HASH[chain];
-  if (!hash.pattern.test(txHash)) throw new ValidationError(field, `must be ${hash.rule} for an asset on ${chain}`);
-}
-
 async function checkReport(deps: DepositDeps, r: DepositReport) {
   if (!deps.group.subsidiaryDids.includes(r.vaspDid))
     throw new ValidationError('vaspDid', 'must be a subsidiary of the group (the one the deposit reached)');
   const chain = chainOfAsset(r.asset);
   if (!chain)
     throw new ValidationError('asset', 'must be an asset on Ethereum (ETH, a -ERC20 token, eip155:…) or Bitcoin (BTC)');
-  assertDepositTxHash('txHash', chain, r.txHash);
+  assertTxHash('txHash', chain, r.txHash);
   const outputIndex = r.outputIndex ?? 0;
   if (!Number.isInteger(outputIndex) || outputIndex < 0 || outputIndex > MAX_OUTPUT_INDEX)
     throw new ValidationError('outputIndex', `must be a whole number from 0 to ${MAX_OUTPUT_INDEX}`);
@@ -436,8 +432,8 @@ export async function confirmReturn(
   principal: Principal,
 ): Promise<Deposit> {
   const d = await depositOrNotFound(pool, input.id);
-  const chain = d.chain in TX_HASH ? (d.chain as keyof typeof TX_HASH) : undefined;
-  if (chain) assertDepositTxHash('txHash', chain, input.txHash);
+  const chain = d.chain in TX_HASH ? (d.chain as Chain) : undefined;
+  if (chain) assertTxHash('txHash', chain, input.txHash);
   const txHash = input.txHash.toLowerCase();
   return withTransaction(pool, async (tx) => {
     const { before, after } = await markReturned(tx, input.id, txHash);
