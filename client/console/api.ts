@@ -204,4 +204,9 @@ export interface DepositView {
   decidedAt: string | null;
   /** Who made it final: a compliance officer's actor, or system:deposit (absent from older answers). */
   decidedBy?: string | null;
+  /** The custody system's confirmation of a return (POST /v1/deposits/:id/returned). */
+  returnTxHash?: string | null;
+  returnedAt?: string | null;
+  /** A return not confirmed within 10 business days. */
+  escalatedAt?: string | null;
 }

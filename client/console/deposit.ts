@@ -7,9 +7,12 @@ import { Amount, errorText, html, Message, QUEUE_REFRESH_MS, StatusBadge, valueO
 
 /** Funds still held: not yet credited, not yet sent back. The list shows these by default. */
 export const HELD_STATUSES = ['HELD', 'AWAITING_DATA', 'AWAITING_PROOF', 'RETURN_REQUIRED'];
-export const DEPOSIT_STATUSES = ['HELD', 'AWAITING_DATA', 'AWAITING_PROOF', 'RELEASED', 'RETURN_REQUIRED'];
-/** Decided: a person or the workflow released it or required its return; nothing decides it again. */
-const FINAL = ['RELEASED', 'RETURN_REQUIRED'];
+export const DEPOSIT_STATUSES = ['HELD', 'AWAITING_DATA', 'AWAITING_PROOF', 'RELEASED', 'RETURN_REQUIRED', 'RETURNED'];
+/**
+ * Decided: a person or the workflow released it or required its return (the custody system then confirms the return:
+ * RETURNED); nothing decides it again.
+ */
+const FINAL = ['RELEASED', 'RETURN_REQUIRED', 'RETURNED'];
 export const isFinal = (d: DepositView) => FINAL.includes(d.status);
 
 export const depositLink = (id: string) => `#/deposit/${encodeURIComponent(id)}`;
@@ -121,13 +124,14 @@ export function DepositPage({ session, config, id }: { session: Session; config:
   useEffect(() => {
     void load();
   }, [load]);
-  // An undecided deposit moves on its own (matched, its data arrives, its deadline passes): keep the page current.
-  const final = deposit ? isFinal(deposit) : true;
+  // An undecided deposit moves on its own (matched, its data arrives, its deadline passes), and a return waits for the
+  // custody system's confirmation and may escalate: keep the page current until nothing more can happen.
+  const settled = deposit ? deposit.status === 'RELEASED' || deposit.status === 'RETURNED' : true;
   useEffect(() => {
-    if (final) return undefined;
+    if (settled) return undefined;
     const timer = setInterval(load, QUEUE_REFRESH_MS);
     return () => clearInterval(timer);
-  }, [final, load]);
+  }, [settled, load]);
   if (error) return html`<${Message}>${error}<//>`;
   if (!deposit) return html`<p>Loading…</p>`;
   return html`<section aria-labelledby="deposit-title">
@@ -173,6 +177,25 @@ export function DepositPage({ session, config, id }: { session: Session; config:
           <dd id="deposit-decided">
             ${when(deposit.decidedAt)}${deposit.decidedBy ? html` <span class="muted">by ${deposit.decidedBy}</span>` : ''}
           </dd>
+          ${
+            deposit.status === 'RETURN_REQUIRED' || deposit.status === 'RETURNED'
+              ? html`<dt>Return</dt>
+                  <dd id="deposit-return">
+                    ${
+                      deposit.returnTxHash
+                        ? html`sent back in <code>${deposit.returnTxHash}</code> at ${when(deposit.returnedAt ?? null)}`
+                        : 'not confirmed by the custody system yet'
+                    }
+                    ${
+                      deposit.escalatedAt
+                        ? html` <span class="badge bad escalated"
+                            >escalated ${when(deposit.escalatedAt)}: not confirmed within 10 business days</span
+                          >`
+                        : ''
+                    }
+                  </dd>`
+              : ''
+          }
         </dl>
       </div>
       <div class="panel">

@@ -32,7 +32,7 @@ export function Message({ kind = 'error', children }: { kind?: string; children?
 }
 
 export function StatusBadge({ status }: { status: string }) {
-  const kind = ['ACCEPTED', 'VERIFIED', 'RELEASED'].includes(status)
+  const kind = ['ACCEPTED', 'VERIFIED', 'RELEASED', 'RETURNED'].includes(status)
     ? 'ok'
     : ['DECLINED', 'REJECTED', 'FAILED', 'CANCELLED', 'EXPIRED', 'RETURN_REQUIRED'].includes(status)
       ? 'bad'

@@ -202,6 +202,17 @@ describe('the console lists held deposits with their deadlines, in Chromium (iss
     });
     await page.screenshot({ path: join(ARTIFACTS, 'deposit-returned.png'), fullPage: true });
 
+    // Its page says the return is not confirmed yet; once the custody system confirms it, RETURNED with the hash.
+    await page.goto(`${orch.apiUrl}/console#/deposit/${toReturn.id}`);
+    await page.waitForSelector('#deposit-return');
+    expect(await page.textContent('#deposit-return')).toContain('not confirmed by the custody system yet');
+    const returnTx = `0x${'cd'.repeat(32)}`;
+    expect((await api('operator', 'POST', `/v1/deposits/${toReturn.id}/returned`, { txHash: returnTx })).status).toBe(
+      200,
+    );
+    await page.locator('#deposit-status', { hasText: 'RETURNED' }).waitFor();
+    expect(await page.textContent('#deposit-return')).toContain(`sent back in ${returnTx}`);
+
     // On a deposit's own page: released, and the page shows who decided.
     await page.goto(`${orch.apiUrl}/console#/deposit/${toRelease.id}`);
     await page.waitForSelector('#deposit-facts');
