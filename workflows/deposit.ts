@@ -180,13 +180,14 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
       );
       return;
     }
-    if (
+    const moved =
       next !== state.status ||
       match.transactionId !== state.transactionId ||
-      match.networkStatus !== state.networkStatus
-    )
-      await write(state, next, undefined, match);
-    wait = nextRecheck(wait, input.recheckInitialMs, input.recheckMaxMs);
+      match.networkStatus !== state.networkStatus;
+    if (moved) await write(state, next, undefined, match);
+    // A match that moved (found, or its message went on) is near its answer: the backoff starts again from the first
+    // wait rather than the one it had grown to.
+    wait = nextRecheck(moved ? undefined : wait, input.recheckInitialMs, input.recheckMaxMs);
     // An INCOMPLETE message is checked once more at the deadline rather than after it.
     const untilDeadline = deadline - Date.now();
     await pause(officer, next === 'AWAITING_DATA' && untilDeadline > 0 ? Math.min(wait, untilDeadline) : wait);

@@ -81,10 +81,10 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     expect(timers[0]!.firedAt).toBeGreaterThanOrEqual(Date.parse(args.dataDeadlineAt) - 50);
   });
 
-  it('matched, answered later: rechecks back off (doubling to the maximum), read the message once it stands, RELEASED on ACCEPTED', async () => {
+  it('matched, answered later: rechecks back off (doubling to the maximum) and start again from the first wait once the match moves, read the message once it stands, RELEASED on ACCEPTED', async () => {
     const { result, events, writes, checks } = await run(
       input(),
-      stubs(['INCOMPLETE', 'SENT', 'ACK', 'ACK', 'ACCEPTED']),
+      stubs(['INCOMPLETE', 'INCOMPLETE', 'INCOMPLETE', 'INCOMPLETE', 'SENT', 'ACK', 'ACCEPTED']),
     );
     expect(result).toMatchObject({ status: 'RELEASED', networkStatus: 'ACCEPTED' });
     expect(writes.map((w) => [w.status, w.match?.networkStatus])).toEqual([
@@ -94,8 +94,9 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
       ['RELEASED', 'ACCEPTED'],
     ]);
     // Reported while INCOMPLETE; read (tx/info) once the originator's data made it SENT.
-    expect(checks.map((c) => c.notify)).toEqual([true, true, false, false, false]);
-    expect(timersOf(events).map((t) => t.durationMs)).toEqual([100, 200, 300, 300]);
+    expect(checks.map((c) => c.notify)).toEqual([true, true, true, true, true, false, false]);
+    // 100 → 200 → 300 (the maximum) while nothing moves; SENT and ACK each start the backoff again.
+    expect(timersOf(events).map((t) => t.durationMs)).toEqual([100, 200, 300, 300, 100, 100]);
   });
 
   it('the network refuses a check for good: still HELD with the reason, checked again, then RELEASED', async () => {
@@ -121,15 +122,17 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
 
   it('continues as new after its checks per run, carrying the match, the window and the backoff', async () => {
     const args = input({ checksPerRun: 2 });
-    const { result, writes, checks, events } = await run(args, stubs(['INCOMPLETE', 'INCOMPLETE', 'SENT', 'ACCEPTED']));
+    const { result, writes, checks, events } = await run(
+      args,
+      stubs(['INCOMPLETE', 'INCOMPLETE', 'INCOMPLETE', 'ACCEPTED']),
+    );
     expect(result).toMatchObject({ status: 'RELEASED', transactionId: 'tx-1', networkStatus: 'ACCEPTED' });
     // The INCOMPLETE match is carried over: the second run neither writes it again nor stops reporting it.
     expect(writes.map((w) => [w.status, w.match?.networkStatus])).toEqual([
       ['AWAITING_DATA', 'INCOMPLETE'],
-      ['HELD', 'SENT'],
       ['RELEASED', 'ACCEPTED'],
     ]);
-    expect(checks.map((c) => c.notify)).toEqual([true, true, true, false]);
+    expect(checks.map((c) => c.notify)).toEqual([true, true, true, true]);
     // The last run's history: it started from the previous one, with the backoff where that one left it (200, 300).
     const started = events[0]!.workflowExecutionStartedEventAttributes!;
     expect(started.continuedExecutionRunId).toBeTruthy();
