@@ -90,7 +90,7 @@ export async function reportDeposit(
       ...checked,
       classification,
       proofRequired,
-      dataDeadlineAt: new Date(now + deps.config.dataDeadlineMs).toISOString(),
+      dataDeadlineAt: new Date(now + deadlineOf(deps, checked.vaspDid).dataDeadlineMs).toISOString(),
       createdBy: auditActor(principal),
     });
     if (!result.created) return result;
@@ -236,6 +236,16 @@ async function selfHostedProofRequired(
   return true;
 }
 
+/** The receiving subsidiary's jurisdiction's data deadline and what happens at it (deposits/config.ts). */
+function deadlineOf(deps: DepositDeps, vaspDid: string) {
+  const country = deps.jurisdictions.subsidiaryCountries[vaspDid];
+  const own = country ? deps.config.byCountry[country] : undefined;
+  return {
+    dataDeadlineMs: own?.dataDeadlineMs ?? deps.config.dataDeadlineMs,
+    deadlineAction: own?.deadlineAction ?? deps.config.deadlineAction,
+  };
+}
+
 async function startWorkflow(deps: DepositDeps, d: Deposit): Promise<void> {
   const input: DepositInput = {
     id: d.id,
@@ -246,6 +256,7 @@ async function startWorkflow(deps: DepositDeps, d: Deposit): Promise<void> {
     matchWindowMs: deps.config.matchWindowMs,
     recheckInitialMs: deps.config.recheckInitialMs,
     recheckMaxMs: deps.config.recheckMaxMs,
+    deadlineAction: deadlineOf(deps, d.vaspDid).deadlineAction,
   };
   try {
     await deps.temporal.workflow.start('deposit', {

@@ -85,11 +85,20 @@ export interface DepositInput {
    * decision (deposits/status.ts). Set short by tests.
    */
   returnConfirmationMs?: number;
+  /**
+   * What the receiving subsidiary's jurisdiction does with a deposit whose originator's data did not arrive by the
+   * deadline (DEPOSIT_DEADLINE_ACTION): require its return, hold it for a compliance officer's decision, or release it.
+   * Absent on deposits reported before it was chosen: a return, as then.
+   */
+  deadlineAction?: DepositDeadlineAction;
   /** Checks per run before the workflow continues as new (default 500); set low by tests. */
   checksPerRun?: number;
   /** Where the previous run stopped, when this run continues it. */
-  resumed?: { state: DepositState; matchUntil: number; waitMs?: number };
+  resumed?: { state: DepositState; matchUntil: number; waitMs?: number; reviewing?: boolean };
 }
+
+export const DEPOSIT_DEADLINE_ACTIONS = ['return', 'review', 'release'] as const;
+export type DepositDeadlineAction = (typeof DEPOSIT_DEADLINE_ACTIONS)[number];
 
 /** The network's message a deposit belongs to, as a check reads it. */
 export interface DepositMatch {

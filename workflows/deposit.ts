@@ -70,7 +70,8 @@ const CHECKS_PER_RUN = 500;
  * (tx/notify), which answers the transfer it belongs to or an INCOMPLETE message (AWAITING_DATA) the originator is
  * asked to complete. It checks again on a durable timer with backoff (reporting again within the match window, then
  * reading the message) until the transfer is ACCEPTED (released), DECLINED or REJECTED (return), or an INCOMPLETE
- * message passes the data deadline (return). The network answers one deposit with one message, so a deposit never
+ * message passes the data deadline (the subsidiary jurisdiction's deadline action: a return, a release, or a hold for a
+ * compliance officer while the checks go on). The network answers one deposit with one message, so a deposit never
  * yields two transfers. The row and its audit entries are written by activities; no personal data passes here.
  */
 export async function deposit(input: DepositInput): Promise<DepositState> {
@@ -143,11 +144,16 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
   const matchUntil = input.resumed?.matchUntil ?? Date.now() + input.matchWindowMs;
   const deadline = Date.parse(input.dataDeadlineAt);
   let wait = input.resumed?.waitMs;
+  // Past the deadline, held for a compliance officer (deadlineAction 'review'): checks go on, the deadline acts once.
+  let reviewing = input.resumed?.reviewing ?? false;
   for (let checks = 0; ; checks++) {
     if (officer.decision) return writeDecision(state, officer.decision);
     // A deposit may wait days: each run keeps its history short, and the next one carries on where it stopped.
     if (checks >= (input.checksPerRun ?? CHECKS_PER_RUN) || workflowInfo().continueAsNewSuggested)
-      await continueAsNew<typeof deposit>({ ...input, resumed: { state, matchUntil, waitMs: wait } });
+      await continueAsNew<typeof deposit>({
+        ...input,
+        resumed: { state, matchUntil, waitMs: wait, ...(reviewing ? { reviewing } : {}) },
+      });
     let match: DepositMatch;
     try {
       match = await network.checkDeposit({
@@ -171,14 +177,26 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
       await write(state, next, why, match);
       return;
     }
-    if (next === 'AWAITING_DATA' && Date.now() >= deadline) {
+    if (next === 'AWAITING_DATA' && Date.now() >= deadline && !reviewing) {
+      const action = input.deadlineAction ?? 'return';
+      if (action !== 'review') {
+        const [status, why] =
+          action === 'release'
+            ? ([
+                'RELEASED',
+                'the subsidiary’s policy releases a deposit whose originator’s data did not arrive',
+              ] as const)
+            : (['RETURN_REQUIRED', 'the originator’s Travel Rule data did not arrive before the deadline'] as const);
+        await write(state, status, why, match);
+        return;
+      }
       await write(
         state,
-        'RETURN_REQUIRED',
-        'the originator’s Travel Rule data did not arrive before the deadline',
+        'AWAITING_DATA',
+        'the originator’s data did not arrive before the deadline: held for a compliance officer to release or return',
         match,
       );
-      return;
+      reviewing = true;
     }
     const moved =
       next !== state.status ||
@@ -189,7 +207,7 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
     // wait rather than the one it had grown to.
     wait = nextRecheck(moved ? undefined : wait, input.recheckInitialMs, input.recheckMaxMs);
     // An INCOMPLETE message is checked once more at the deadline rather than after it.
-    const untilDeadline = deadline - Date.now();
+    const untilDeadline = reviewing ? 0 : deadline - Date.now();
     await pause(officer, next === 'AWAITING_DATA' && untilDeadline > 0 ? Math.min(wait, untilDeadline) : wait);
   }
 }

@@ -187,6 +187,57 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     }
   });
 
+  it("the receiving subsidiary's country sets the data deadline and its action: held for a compliance officer past it", async () => {
+    // Subsidiary A in Switzerland, whose deposits wait 4 s and are then held for a person; the default stays 1 h, return.
+    const swiss = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      jurisdictions: { subsidiaryCountries: { [g.subA]: 'CH' } },
+      deposits: {
+        matchWindowMs: 120_000,
+        dataDeadlineMs: 3_600_000,
+        recheckInitialMs: 500,
+        recheckMaxMs: 2_000,
+        byCountry: { CH: { dataDeadlineMs: 4_000, deadlineAction: 'review' } },
+      },
+    });
+    try {
+      const to = await ownAddress();
+      await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
+        method: 'PUT',
+        headers: sb.testHeaders({ 'content-type': 'application/json' }),
+        body: JSON.stringify({ [to]: 'never' }),
+      });
+      const created = await roleCall(swiss, 'operator', 'POST', '/v1/deposits', {
+        vaspDid: g.subA,
+        asset: 'ETH',
+        txHash: ethHash(),
+        amount: ABOVE,
+        to,
+      });
+      expect(created.status).toBe(201);
+      const waits = Date.parse(created.body.dataDeadlineAt) - Date.parse(created.body.createdAt);
+      expect(waits).toBeGreaterThanOrEqual(3_900);
+      expect(waits).toBeLessThan(60_000);
+      const read = (id: string) => roleCall(swiss, 'viewer', 'GET', `/v1/deposits/${id}`).then((r) => r.body as Json);
+      const held = await eventually(async () => {
+        const d = await read(created.body.id);
+        return /held for a compliance officer/.test(d.reason ?? '') ? d : undefined;
+      }, 20_000);
+      expect(held).toMatchObject({ status: 'AWAITING_DATA', networkStatus: 'INCOMPLETE', decidedAt: null });
+      // Still held a few checks later: the deadline acted once, and returned nothing.
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect((await read(created.body.id)).status).toBe('AWAITING_DATA');
+      const released = await roleCall(swiss, 'compliance', 'POST', `/v1/deposits/${created.body.id}/decision`, {
+        decision: 'release',
+        reason: 'originator known; data received by e-mail',
+      });
+      expect(released.status).toBe(200);
+      expect(released.body).toMatchObject({ status: 'RELEASED', decidedBy: expect.stringMatching(/^apikey:/) });
+    } finally {
+      await swiss.close();
+    }
+  });
+
   it('below the subsidiary’s threshold: RELEASED at once, nothing reported to the network', async () => {
     const to = await ownAddress(g.subB);
     const created = await report({ vaspDid: g.subB, to, amount: BELOW });

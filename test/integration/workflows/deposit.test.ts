@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DepositMatch, DepositTransition } from '../../../deposits/types';
 import { deposit } from '../../../workflows/deposit';
+import { depositDecisionUpdate, depositStateQuery } from '../../../workflows/deposit.messages';
 import type { DepositInput } from '../../../workflows/deposit.messages';
 import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -79,6 +80,44 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     expect(timers.map((t) => t.durationMs).slice(1)).toEqual([100]);
     expect(timers[0]!.durationMs).toBeLessThanOrEqual(3_000);
     expect(timers[0]!.firedAt).toBeGreaterThanOrEqual(Date.parse(args.dataDeadlineAt) - 50);
+  });
+
+  it("the deadline's action 'release': RELEASED at the data deadline, by the subsidiary's policy", async () => {
+    const args = input({ dataDeadlineAt: new Date(Date.now() + 1_500).toISOString(), deadlineAction: 'release' });
+    const { result, writes } = await run(args, stubs(['INCOMPLETE']));
+    expect(result).toMatchObject({ status: 'RELEASED', networkStatus: 'INCOMPLETE' });
+    expect(writes.map((w) => w.status)).toEqual(['AWAITING_DATA', 'RELEASED']);
+    expect(writes[1]).toMatchObject({ reason: expect.stringMatching(/policy releases/), actor: 'system:deposit' });
+  });
+
+  it("the deadline's action 'review': held for a compliance officer past the deadline, checks going on, until the officer decides", async () => {
+    const args = input({ dataDeadlineAt: new Date(Date.now() + 1_500).toISOString(), deadlineAction: 'review' });
+    const { worker, taskQueue, calls } = await stubWorker(env, stubs(['INCOMPLETE']));
+    const result = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(deposit, {
+        taskQueue,
+        workflowId: `deposit-${args.id}`,
+        args: [args],
+      });
+      // Past the deadline: the hold's reason is written once, and the deposit is still checked, undecided.
+      const held = () =>
+        callsOf(calls, 'transitionDeposit').filter((c) =>
+          /held for a compliance officer/.test((c.args[0] as DepositTransition).reason ?? ''),
+        ).length;
+      const until = Date.now() + 20_000;
+      while (held() === 0 || callsOf(calls, 'checkDeposit').length < 6) {
+        if (Date.now() > until) throw new Error('not held past the deadline within 20 s');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(held()).toBe(1);
+      expect((await handle.query(depositStateQuery)).status).toBe('AWAITING_DATA');
+      const decided = await handle.executeUpdate(depositDecisionUpdate, {
+        args: [{ decision: 'return', reason: 'no data after a look at the chain', actor: 'oidc:carla' }],
+      });
+      expect(decided).toMatchObject({ status: 'RETURN_REQUIRED', decidedBy: 'oidc:carla' });
+      return handle.result();
+    });
+    expect(result).toMatchObject({ status: 'RETURN_REQUIRED', decidedBy: 'oidc:carla' });
   });
 
   it('matched, answered later: rechecks back off (doubling to the maximum) and start again from the first wait once the match moves, read the message once it stands, RELEASED on ACCEPTED', async () => {

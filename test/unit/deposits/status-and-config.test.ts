@@ -36,6 +36,8 @@ describe("deposits: the decision from the network's status, the rechecks, the se
       dataDeadlineMs: 72 * 3_600_000,
       recheckInitialMs: 5_000,
       recheckMaxMs: 300_000,
+      deadlineAction: 'return',
+      byCountry: {},
     });
     expect(loadDepositConfig({ DEPOSIT_DATA_DEADLINE: '24h', DEPOSIT_MATCH_WINDOW: '30m' })).toMatchObject({
       dataDeadlineMs: 86_400_000,
@@ -61,5 +63,34 @@ describe("deposits: the decision from the network's status, the rechecks, the se
     expect(() => loadDepositConfig({ CUSTODY_CALLBACK_URL: 'ftp://x', CUSTODY_CALLBACK_SECRET: secret })).toThrow(
       /CUSTODY_CALLBACK_URL/,
     );
+  });
+
+  it("reads the deadline's action and the deadlines per country, and refuses what they cannot be", () => {
+    expect(
+      loadDepositConfig({
+        DEPOSIT_DEADLINE_ACTION: 'review',
+        DEPOSIT_DEADLINES_BY_COUNTRY: '{"ch": {"after": "24h", "action": "return"}, "DE": {"action": "release"}}',
+      }),
+    ).toMatchObject({
+      deadlineAction: 'review',
+      byCountry: { CH: { dataDeadlineMs: 86_400_000, deadlineAction: 'return' }, DE: { deadlineAction: 'release' } },
+    });
+    for (const [env, named] of [
+      [{ DEPOSIT_DEADLINE_ACTION: 'credit' }, /DEPOSIT_DEADLINE_ACTION.*"credit" is not a deadline action/],
+      [{ DEPOSIT_DEADLINES_BY_COUNTRY: '{"XX": {}}' }, /DEPOSIT_DEADLINES_BY_COUNTRY.*"XX" is not an ISO 3166-1/],
+      [{ DEPOSIT_DEADLINES_BY_COUNTRY: '{"CH": {"after": "a day"}}' }, /DEPOSIT_DEADLINES_BY_COUNTRY\.CH\.after/],
+      [{ DEPOSIT_DEADLINES_BY_COUNTRY: '{"CH": {"action": "keep"}}' }, /DEPOSIT_DEADLINES_BY_COUNTRY\.CH\.action/],
+      [{ DEPOSIT_DEADLINES_BY_COUNTRY: '[1]' }, /DEPOSIT_DEADLINES_BY_COUNTRY.*not an object/],
+      [{ DEPOSIT_DEADLINES_BY_COUNTRY: '{' }, /DEPOSIT_DEADLINES_BY_COUNTRY.*not JSON/],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        loadDepositConfig(env);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(ConfigError);
+      expect((thrown as Error).message).toMatch(named);
+    }
   });
 });
