@@ -10,17 +10,21 @@
  * outgoing transfers (the simulated counterparty accepts, declines, answers late, or stays silent until the short
  * answer deadline), incoming transfers through the three routing paths (a share from a sanctioned name, held for
  * review and decided here), one subsidiary's address-book reconciliation, one key rotation and wallet ownership proofs
- * (bench/chaos/proofs.ts: signed, deposited, declared, or left to be rejected or to expire). Meanwhile, at seeded
+ * (bench/chaos/proofs.ts: signed, deposited, declared, or left to be rejected or to expire), and deposits reported by
+ * the custody system, each twice (bench/chaos/deposits.ts: below the threshold, the transfer first, the originator's
+ * data late, or never). Meanwhile, at seeded
  * random moments: the worker SIGKILLed 5 times (restarted at once or after a pause longer than the activity
  * timeouts), the Temporal server, the API and the sandbox SIGKILLed and restarted. Round 2 adds network
  * faults in the sandbox (sandbox/faults). Then it waits for quiescence and checks, from the sandbox's tables and the
  * orchestrator's: outcomes, 0 created twice at the network per transactionRef, 0 missing, every incoming decided
  * once, the network's address book equal to the registry, the rotation done with the old key still decrypting, every
  * outgoing transfer's personal data read by its counterparty, every wallet proof final as expected with one status
- * change and one workflow run. Last, the secrets scan (bench/chaos/secrets.ts).
+ * change and one workflow run, every deposit final as expected with one change to its final status, one workflow run
+ * and one message at the network. Last, the secrets scan (bench/chaos/secrets.ts).
  *
  * Options: `--seed=<n>` (printed; replays the fault schedule and the work mix), `--scale=<x>` (counts × x; 1 = 200
- * outgoing, 200 incoming, 100,000 addresses, 100 wallet proofs to verify and 5 each to reject and to expire),
+ * outgoing, 200 incoming, 100,000 addresses, 100 wallet proofs to verify and 5 each to reject and to expire, 100
+ * deposits of which 10 are never answered),
  * `--rounds=1,2`, `--cluster` (the Temporal server on PostgreSQL, see bench/chaos/temporal.ts), `--keep` (keep the
  * data dir and the databases, the Temporal server's included).
  */
@@ -43,6 +47,7 @@ import { loadOrCreateDemoGroup, type DemoVasp } from '../scripts/demo-group';
 import { demoKeys, prepareDemoNetwork } from '../scripts/demo-network';
 import { freePort, httpOk, Proc, sleep, tsxArgs } from './chaos/processes';
 import { checkProofs, driveProof, planProofs, walletKeyNeedles, type PlannedProof } from './chaos/proofs';
+import { checkDeposits, depositNeedles, driveDeposit, planDeposits, prepareDeposits } from './chaos/deposits';
 import { secretsScan, type ScanResult } from './chaos/secrets';
 import { chaosTemporal } from './chaos/temporal';
 import { describeStuck } from './chaos/stuck';
@@ -77,6 +82,19 @@ const N_ODD_PROOFS = Math.max(1, Math.round(5 * SCALE));
  * time expired in the full run of seed 38390975 on eebc342).
  */
 const DEPOSIT_DEADLINE_S = Math.max(180, Math.round(480 * SCALE));
+/** Deposits reported per round (bench/chaos/deposits.ts), and of them whose originator never answers. */
+const N_DEPOSITS = Math.max(12, Math.round(100 * SCALE));
+const N_NEVER_DEPOSITS = Math.max(1, Math.round(10 * SCALE));
+/**
+ * The run's data deadline of deposits (DEPOSIT_DATA_DEADLINE, 72h by default): short, so a deposit whose originator
+ * never answers is returned within the round, and longer than the wait for a deposit's first report to the network
+ * plus its originator's late answer (up to 30 s). The deadline counts from the report to the API, and the first
+ * report to the network waits for a worker and, in round 2, for the network check's retries (their backoff grows to
+ * 5 min through the 503s and lockouts). At 180 s (seed 2147397272, scale 0.05, load average 16) three deposits whose
+ * originator answers late were returned at their first check, having reached the network 193 s (round 1, behind the
+ * worker's two 40 s pauses), 195 s and 349 s (round 2) after their report.
+ */
+const DEPOSIT_DATA_DEADLINE_S = Math.max(480, Math.round(900 * SCALE));
 /** Answer deadline of outgoing transfers: the silent counterparty's transfers end EXPIRED after it. */
 const DEADLINE_S = 90;
 const LATE_S = 20;
@@ -100,6 +118,8 @@ function rng(seed: number) {
 const random = rng(SEED);
 /** The wallet proofs' mix and moments come from a generator of their own: a seed's fault schedule stays as it was. */
 const proofRandom = rng(SEED + 22);
+/** The deposits' too (bench/chaos/deposits.ts). */
+const depositRandom = rng(SEED + 23);
 
 const NETWORK_FAULTS = {
   errors: { share: 0.2 },
@@ -154,7 +174,7 @@ async function main() {
   const started = Date.now();
   say(
     `npm run chaos — seed ${SEED} (replay: npm run chaos -- --seed=${SEED}${SCALE !== 1 ? ` --scale=${SCALE}` : ''}${CLUSTER ? ' --cluster' : ''}), scale ${SCALE}: ` +
-      `${N_OUT} outgoing, ${N_IN} incoming, ${N_ADDR.toLocaleString('en')} addresses, ${N_PROOFS + 2 * N_ODD_PROOFS} wallet proofs per round; data in ${dataDir}`,
+      `${N_OUT} outgoing, ${N_IN} incoming, ${N_ADDR.toLocaleString('en')} addresses, ${N_PROOFS + 2 * N_ODD_PROOFS} wallet proofs, ${N_DEPOSITS} deposits per round; data in ${dataDir}`,
   );
 
   // PostgreSQL: the run's own database (both schemas).
@@ -306,6 +326,9 @@ async function main() {
     RETENTION_CRON: 'off',
     WALLET_PROOF_DEPOSIT_ADDRESSES: JSON.stringify({ ethereum: `0x${randomBytes(20).toString('hex')}` }),
     WALLET_PROOF_DEPOSIT_DEADLINE: `${DEPOSIT_DEADLINE_S}s`,
+    DEPOSIT_DATA_DEADLINE: `${DEPOSIT_DATA_DEADLINE_S}s`,
+    // A deposit whose transfer was accepted is released at its next check: at most 30 s later, not the default 5 min.
+    DEPOSIT_RECHECK_MAX: '30s',
     ...networkEnv,
   };
   const worker = new Proc('worker', tsxArgs('workers/main.ts'), common, logDir, async () => true);
@@ -387,6 +410,7 @@ async function main() {
     faults: string;
     rows: WorkResult[];
     proofSummary: string;
+    depositSummary: string;
     seconds: number;
     quota: { rejected: number; lockouts: number };
   }[] = [];
@@ -516,10 +540,21 @@ async function main() {
     }
     await orch.query('analyze address_registry');
     const rotated = round === 1 ? subA : subB;
-    if (networkFaultsOn) await putNetworkFaults(NETWORK_FAULTS);
-
     // The faults of the round, at seeded moments within its first minutes.
     const windowMs = Math.round((30 + 90 * SCALE) * 1000);
+    // Deposits: their addresses registered and their originators' answers set before the faults.
+    const deposits = planDeposits({
+      prefix: `chaos-${tag}-r${round}`,
+      n: N_DEPOSITS,
+      never: N_NEVER_DEPOSITS,
+      windowMs,
+      vaspDids: [subA.did, subB.did],
+      random: depositRandom,
+    });
+    needles.incomingPii.push(...depositNeedles(deposits));
+    await prepareDeposits(deposits, { call, sandbox: testRoutes, originatorDid: group.external.did });
+    if (networkFaultsOn) await putNetworkFaults(NETWORK_FAULTS);
+
     const events: FaultEvent[] = [
       ...Array.from({ length: 5 }, (_, k): FaultEvent => ({
         kind: 'worker',
@@ -577,6 +612,21 @@ async function main() {
           deadline: t0 + QUIESCENCE_TIMEOUT_MS,
           vaspDid: subA.did,
           patienceMs: WATCH_PATIENCE_MS,
+        }),
+      ),
+    );
+
+    // Deposits: reported twice each during the faults and read until final (bench/chaos/deposits.ts).
+    const depositWork = Promise.all(
+      deposits.map((d) =>
+        driveDeposit(d, {
+          call,
+          t0,
+          deadline: t0 + QUIESCENCE_TIMEOUT_MS,
+          patienceMs: WATCH_PATIENCE_MS,
+          sandbox: testRoutes,
+          originatorDid: group.external.did,
+          gatewayDid: group.gateway.did,
         }),
       ),
     );
@@ -679,6 +729,7 @@ async function main() {
       reconciliation: [],
       'key rotation': [],
       'wallet proofs': [],
+      deposits: [],
     };
     const incomingState = new Map<
       string,
@@ -765,6 +816,7 @@ async function main() {
         reconciliation: reconcileState.finalAt ? 0 : 1,
         rotation: rotationState.finalAt ? 0 : 1,
         proofs: proofs.filter((p) => p.finalAt === undefined && !p.error).length,
+        deposits: deposits.filter((d) => d.finalAt === undefined && !d.error).length,
       };
       const left = Object.values(pending).reduce((a, b) => a + b, 0);
       if (left === 0 && injectorDone) break;
@@ -777,6 +829,10 @@ async function main() {
             .filter((o) => !o.finalAt)
             .slice(0, 3)
             .map((o) => workflowIds.outgoingTransfer(o.id)),
+          ...deposits
+            .filter((d) => d.id && d.finalAt === undefined)
+            .slice(0, 3)
+            .map((d) => workflowIds.deposit(d.id!)),
         ];
         for (const line of await describeStuck(temporalAddress, codecKeys, stuck)) say(line);
         break;
@@ -788,6 +844,7 @@ async function main() {
     }
     await injector;
     await proofWork;
+    await depositWork;
     await readQuota();
     await putQuota({ limit: 6000, windowSeconds: 300, lockoutSeconds: 10, reset: true });
     if (networkFaultsOn) {
@@ -910,7 +967,10 @@ async function main() {
     if (extraIncoming.length)
       inRow.notes.push(`${extraIncoming.length} sent twice by the counterparty's retries (both decided)`);
     if (wrongIn.size) inRow.notes.push(`unexpected outcomes: ${[...wrongIn].map(([k, n]) => `${k} ×${n}`).join(', ')}`);
-    const undecided = netIncoming.filter((t) => t.decisions === 0).length;
+    // The deposits' messages come from the same counterparty: only the incoming transfers' own are counted here.
+    const undecided = netIncoming.filter(
+      (t) => t.decisions === 0 && (known.has(t.id) || extraIncoming.some((x) => x.id === t.id)),
+    ).length;
     if (undecided) inRow.notes.push(`${undecided} undecided at the network`);
 
     const { rows: book } = await net.query<{ missing: number; extra: number; dup: number }>(
@@ -978,10 +1038,29 @@ async function main() {
     };
     say(`  ${proofCheck.summary}`);
 
+    const depositCheck = await checkDeposits(deposits, {
+      call,
+      orch,
+      net,
+      temporalAddress,
+      patienceMs: WATCH_PATIENCE_MS,
+    });
+    completions.deposits!.push(...depositCheck.completions);
+    const depositRow: WorkResult = {
+      work: `deposits (${N_DEPOSITS - N_NEVER_DEPOSITS} released, ${N_NEVER_DEPOSITS} returned; each reported twice)`,
+      total: depositCheck.total,
+      completed: depositCheck.completed,
+      lost: depositCheck.lost,
+      duplicated: depositCheck.duplicated,
+      wrong: depositCheck.wrong,
+      notes: depositCheck.notes,
+    };
+    say(`  ${depositCheck.summary}`);
+
     // Time to recover: per work, from the last fault's process being back (restarted and ready) to that work's last
     // completion, from the completion times recorded by the system; 0 when it was all done before.
-    const rows = [outRow, inRow, bookRow, rotRow, proofRow];
-    const names = ['outgoing', 'incoming', 'reconciliation', 'key rotation', 'wallet proofs'];
+    const rows = [outRow, inRow, bookRow, rotRow, proofRow, depositRow];
+    const names = ['outgoing', 'incoming', 'reconciliation', 'key rotation', 'wallet proofs', 'deposits'];
     const calm = Math.max(...events.map((e) => e.done ?? e.at));
     rows.forEach((row, k) => {
       const done = completions[names[k]!]!;
@@ -1004,6 +1083,7 @@ async function main() {
       faults: faultText + quotaText,
       rows,
       proofSummary: proofCheck.summary,
+      depositSummary: depositCheck.summary,
       seconds: (Date.now() - t0) / 1000,
       quota: { ...quotaTotals },
     });
@@ -1047,6 +1127,7 @@ async function main() {
   }
   lines.push('');
   for (const r of results) lines.push(`round ${r.round} ${r.proofSummary}`);
+  for (const r of results) lines.push(`round ${r.round} ${r.depositSummary}`);
   lines.push('');
   lines.push(...scanLines(scan));
   say('');
