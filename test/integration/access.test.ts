@@ -79,6 +79,9 @@ const POLICY: Record<string, Role[] | typeof PUBLIC> = {
   'POST /v1/deposits': operate,
   'GET /v1/deposits': read,
   'GET /v1/deposits/:id': read,
+  // A compliance officer releases or returns a held deposit; the custody system confirms a return (issue 23).
+  'POST /v1/deposits/:id/decision': compliance,
+  'POST /v1/deposits/:id/returned': operate,
   'GET /v1/policies/:vaspDID': read,
   'PUT /v1/policies/:vaspDID': compliance,
   // Evaluates given facts only: nothing is stored or read but the policy.
