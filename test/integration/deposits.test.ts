@@ -73,6 +73,16 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     return (page.transactions as Json[]).filter((t) => t.transactionBlockchainInfo?.destination === destination);
   };
 
+  /** How the simulated originator answers a deposit to `to`: its data `{afterSeconds}` late, or 'never'. */
+  const originatorAnswers = async (to: string, answer: 'never' | { afterSeconds: number }) => {
+    const r = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
+      method: 'PUT',
+      headers: sb.testHeaders({ 'content-type': 'application/json' }),
+      body: JSON.stringify({ [to]: answer }),
+    });
+    expect(r.status).toBe(200);
+  };
+
   beforeAll(async () => {
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
@@ -126,12 +136,7 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
 
   it('reported before the originator’s transfer: AWAITING_DATA on an INCOMPLETE message, then one transfer and RELEASED', async () => {
     const to = await ownAddress();
-    const configured = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
-      method: 'PUT',
-      headers: sb.testHeaders({ 'content-type': 'application/json' }),
-      body: JSON.stringify({ [to]: { afterSeconds: 4 } }),
-    });
-    expect(configured.status).toBe(200);
+    await originatorAnswers(to, { afterSeconds: 4 });
     const created = await report({ to });
     expect(created.status).toBe(201);
     const waiting = await until(created.body.id, (d) => d.status === 'AWAITING_DATA', 20_000);
@@ -152,12 +157,7 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     });
     try {
       const to = await ownAddress();
-      const configured = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
-        method: 'PUT',
-        headers: sb.testHeaders({ 'content-type': 'application/json' }),
-        body: JSON.stringify({ [to]: 'never' }),
-      });
-      expect(configured.status).toBe(200);
+      await originatorAnswers(to, 'never');
       const created = await roleCall(short, 'operator', 'POST', '/v1/deposits', {
         vaspDid: g.subA,
         asset: 'ETH',
@@ -202,11 +202,7 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     });
     try {
       const to = await ownAddress();
-      await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
-        method: 'PUT',
-        headers: sb.testHeaders({ 'content-type': 'application/json' }),
-        body: JSON.stringify({ [to]: 'never' }),
-      });
+      await originatorAnswers(to, 'never');
       const created = await roleCall(swiss, 'operator', 'POST', '/v1/deposits', {
         vaspDid: g.subA,
         asset: 'ETH',
@@ -281,12 +277,7 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     /** A deposit whose originator never sends its data: AWAITING_DATA until the hour-long deadline. */
     const awaitingData = async () => {
       const to = await ownAddress();
-      const configured = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
-        method: 'PUT',
-        headers: sb.testHeaders({ 'content-type': 'application/json' }),
-        body: JSON.stringify({ [to]: 'never' }),
-      });
-      expect(configured.status).toBe(200);
+      await originatorAnswers(to, 'never');
       const created = await report({ to });
       expect(created.status).toBe(201);
       return (await until(created.body.id, (d) => d.status === 'AWAITING_DATA', 20_000)).id as string;
