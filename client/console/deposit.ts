@@ -1,9 +1,10 @@
 // One deposit the custody system reported: its facts, its data deadline with the time left, and a compliance
 // officer's release or return of a deposit not decided yet.
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, ApiError, canDecide, type ConsoleConfig, type DepositView, type Session } from './api';
+import { useEffect } from 'preact/hooks';
+import { api, canDecide, type ConsoleConfig, type DepositView, type Session } from './api';
+import { ConfirmedDecision, type DecisionChoice, useDecidedRecord } from './decision-form';
 import { Shortened } from './proof';
-import { Amount, errorText, html, Message, QUEUE_REFRESH_MS, StatusBadge, valueOf, VaspName, when } from './ui';
+import { Amount, html, Message, QUEUE_REFRESH_MS, StatusBadge, VaspName, when } from './ui';
 
 /** Funds still held: not yet credited, not yet sent back. The list shows these by default. */
 export const HELD_STATUSES = ['HELD', 'AWAITING_DATA', 'AWAITING_PROOF', 'RETURN_REQUIRED'];
@@ -38,6 +39,23 @@ export function Deadline({ deposit }: { deposit: DepositView }) {
     : html`${at} <span class="badge bad overdue">overdue by ${duration(-ms)}</span>`;
 }
 
+const DEPOSIT_CHOICES = [
+  {
+    value: 'release',
+    label: 'Release',
+    buttonClass: 'release',
+    confirmClass: 'primary',
+    consequence: 'The custody system is told it may credit the funds.',
+  },
+  {
+    value: 'return',
+    label: 'Return',
+    buttonClass: 'return',
+    confirmClass: 'danger',
+    consequence: 'The custody system is told to send the funds back.',
+  },
+] as const satisfies readonly DecisionChoice<'release' | 'return'>[];
+
 /**
  * Release or return a deposit not decided yet, after a confirmation with the reason the API records. Shown to the
  * roles that may decide; the API checks the role again, and its 403 says so here.
@@ -51,79 +69,37 @@ export function DepositActions({
   deposit: DepositView;
   onDone: (updated: DepositView | null, text: string) => void;
 }) {
-  const [deciding, setDeciding] = useState<'release' | 'return' | null>(null);
-  const [reason, setReason] = useState('');
-  const [error, setError] = useState('');
-  const [busy, setBusy] = useState(false);
   if (isFinal(deposit) || !canDecide(session)) return null;
-  const confirm = async (e: Event) => {
-    e.preventDefault();
-    if (!reason.trim()) return setError('A reason is required: it is recorded with the decision.');
-    setBusy(true);
-    try {
-      const updated = await api<DepositView>(
-        session,
-        'POST',
-        `/v1/deposits/${encodeURIComponent(deposit.id)}/decision`,
-        { decision: deciding, reason: reason.trim() },
-      );
-      setDeciding(null);
-      setReason('');
-      setError('');
-      onDone(updated, `Deposit ${deciding === 'release' ? 'released' : 'to be returned'}: now ${updated.status}.`);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 403)
-        setError(`Only the compliance role may release or return a deposit; your key's role may not (${err.message}).`);
-      else if (err instanceof ApiError && err.status === 409) {
-        setDeciding(null);
-        onDone(null, `This deposit is already decided: ${err.message}. The page now shows its current state.`);
-      } else setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  if (!deciding)
-    return html`<span class="deposit-actions">
-      <button type="button" class="release" onClick=${() => setDeciding('release')}>Release</button>
-      <button type="button" class="return" onClick=${() => setDeciding('return')}>Return</button>
-    </span>`;
-  return html`<form class="panel deposit-confirm" onSubmit=${confirm} role="dialog" aria-label="Confirm the decision">
-    <p>
-      <strong>${deciding === 'release' ? 'Release' : 'Return'}</strong> the deposit of ${deposit.asset} to
-      <${Shortened} value=${deposit.to} />?
-      ${deciding === 'release' ? ' The custody system is told it may credit the funds.' : ' The custody system is told to send the funds back.'}
-    </p>
-    <label
-      >Reason<input
-        class="deposit-reason"
-        maxlength="500"
-        value=${reason}
-        onInput=${(e: Event) => setReason(valueOf(e))}
-    /></label>
-    <${Message}>${error}<//>
-    <div class="row" style="margin-top:.6rem">
-      <button class=${deciding === 'release' ? 'primary confirm' : 'danger confirm'} type="submit" disabled=${busy}>
-        Yes, ${deciding}</button
-      ><button type="button" onClick=${() => setDeciding(null)}>Cancel</button>
-    </div>
-  </form>`;
+  return html`<${ConfirmedDecision}
+    choices=${DEPOSIT_CHOICES}
+    subject=${html`the deposit of ${deposit.asset} to <${Shortened} value=${deposit.to} />`}
+    actionsClass="deposit-actions"
+    formClass="deposit-confirm"
+    reasonClass="deposit-reason"
+    maxLength=${500}
+    submit=${(decision: string, reason: string) =>
+      api<DepositView>(session, 'POST', `/v1/deposits/${encodeURIComponent(deposit.id)}/decision`, {
+        decision,
+        reason,
+      })}
+    doneText=${(updated: DepositView, decision: string) =>
+      `Deposit ${decision === 'release' ? 'released' : 'to be returned'}: now ${updated.status}.`}
+    forbiddenText=${(message: string) =>
+      `Only the compliance role may release or return a deposit; your key's role may not (${message}).`}
+    conflictText=${(message: string) =>
+      `This deposit is already decided: ${message}. The page now shows its current state.`}
+    onDone=${onDone}
+  />`;
 }
 
 export function DepositPage({ session, config, id }: { session: Session; config: ConsoleConfig; id: string }) {
-  const [deposit, setDeposit] = useState<DepositView | null>(null);
-  const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
-  const load = useCallback(async () => {
-    try {
-      setDeposit(await api<DepositView>(session, 'GET', `/v1/deposits/${encodeURIComponent(id)}`));
-      setError('');
-    } catch (e) {
-      setError(errorText(e));
-    }
-  }, [session, id]);
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const {
+    record: deposit,
+    error,
+    notice,
+    load,
+    onDone,
+  } = useDecidedRecord<DepositView>(session, `/v1/deposits/${encodeURIComponent(id)}`);
   // An undecided deposit moves on its own (matched, its data arrives, its deadline passes), and a return waits for the
   // custody system's confirmation and may escalate: keep the page current until nothing more can happen.
   const settled = deposit ? deposit.status === 'RELEASED' || deposit.status === 'RETURNED' : true;
@@ -201,15 +177,7 @@ export function DepositPage({ session, config, id }: { session: Session; config:
       <div class="panel">
         <h3>Decision</h3>
         ${isFinal(deposit) ? html`<p class="muted">Decided: ${deposit.status}.</p>` : html`<p class="muted">Not decided yet: the deposit is held.</p>`}
-        <${DepositActions}
-          session=${session}
-          deposit=${deposit}
-          onDone=${(updated: DepositView | null, text: string) => {
-            setNotice(text);
-            if (updated) setDeposit(updated);
-            else void load();
-          }}
-        />
+        <${DepositActions} session=${session} deposit=${deposit} onDone=${onDone} />
       </div>
     </div>
   </section>`;

@@ -1,8 +1,9 @@
 // One wallet ownership proof: its facts and evidence as labelled fields, a compliance officer's review of a screenshot
 // or declaration, and the newest proof of a transfer's beneficiary address on the transfer's page.
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, ApiError, canDecide, type ConsoleConfig, type Page, type Session, type WalletProofView } from './api';
-import { Amount, errorText, html, Message, StatusBadge, valueOf, VaspName, when } from './ui';
+import { useEffect, useState } from 'preact/hooks';
+import { api, canDecide, type ConsoleConfig, type Page, type Session, type WalletProofView } from './api';
+import { ConfirmedDecision, type DecisionChoice, useDecidedRecord } from './decision-form';
+import { Amount, errorText, html, Message, StatusBadge, VaspName, when } from './ui';
 
 /** The methods a person decides; the others are verified by the orchestrator. */
 const REVIEWED = ['SCREENSHOT', 'SELF_DECLARATION'];
@@ -35,6 +36,17 @@ export function timeLeft(iso: string): string {
 
 export const proofLink = (id: string) => `#/wallet-proof/${encodeURIComponent(id)}`;
 
+const REVIEW_CHOICES = [
+  {
+    value: 'approve',
+    label: 'Approve',
+    buttonClass: 'approve',
+    confirmClass: 'primary',
+    consequence: 'The wallet counts as the customer’s and the proof is reused until it expires.',
+  },
+  { value: 'reject', label: 'Reject', buttonClass: 'reject', confirmClass: 'danger', consequence: '' },
+] as const satisfies readonly DecisionChoice<'approve' | 'reject'>[];
+
 /**
  * Approve or reject a pending screenshot or self-declaration, after a confirmation with the reason the API records.
  * Shown to the roles that may decide; the API checks the role again, and its 403 says so here.
@@ -48,56 +60,27 @@ export function ReviewActions({
   proof: WalletProofView;
   onDone: (updated: WalletProofView | null, text: string) => void;
 }) {
-  const [deciding, setDeciding] = useState<'approve' | 'reject' | null>(null);
-  const [reason, setReason] = useState('');
-  const [error, setError] = useState('');
-  const [busy, setBusy] = useState(false);
   if (proof.status !== 'PENDING' || !REVIEWED.includes(proof.method) || !canDecide(session)) return null;
-  const confirm = async (e: Event) => {
-    e.preventDefault();
-    if (!reason.trim()) return setError('A reason is required: it is recorded with the decision.');
-    setBusy(true);
-    try {
-      const updated = await api<WalletProofView>(
-        session,
-        'POST',
-        `/v1/wallet-proofs/${encodeURIComponent(proof.id)}/review`,
-        { decision: deciding, reason: reason.trim() },
-      );
-      setDeciding(null);
-      setReason('');
-      setError('');
-      onDone(updated, `Proof ${updated.status === 'VERIFIED' ? 'approved' : 'rejected'}: now ${updated.status}.`);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 403)
-        setError(`Only the compliance role may approve or reject a proof; your key's role may not (${err.message}).`);
-      else if (err instanceof ApiError && err.status === 409) {
-        setDeciding(null);
-        onDone(null, `This proof can no longer be reviewed: ${err.message}. The list now shows its current state.`);
-      } else setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  if (!deciding)
-    return html`<span class="review-actions">
-      <button type="button" class="approve" onClick=${() => setDeciding('approve')}>Approve</button>
-      <button type="button" class="reject" onClick=${() => setDeciding('reject')}>Reject</button>
-    </span>`;
-  return html`<form class="panel review-confirm" onSubmit=${confirm} role="dialog" aria-label="Confirm the decision">
-    <p>
-      <strong>${deciding === 'approve' ? 'Approve' : 'Reject'}</strong> the ${methodText(proof.method)} of
-      <${Shortened} value=${proof.address} /> for <code>${proof.customerRef}</code>?
-      ${deciding === 'approve' ? ' The wallet counts as the customer’s and the proof is reused until it expires.' : ''}
-    </p>
-    <label>Reason<input class="review-reason" value=${reason} onInput=${(e: Event) => setReason(valueOf(e))} /></label>
-    <${Message}>${error}<//>
-    <div class="row" style="margin-top:.6rem">
-      <button class=${deciding === 'approve' ? 'primary confirm' : 'danger confirm'} type="submit" disabled=${busy}>
-        Yes, ${deciding}</button
-      ><button type="button" onClick=${() => setDeciding(null)}>Cancel</button>
-    </div>
-  </form>`;
+  return html`<${ConfirmedDecision}
+    choices=${REVIEW_CHOICES}
+    subject=${html`the ${methodText(proof.method)} of <${Shortened} value=${proof.address} /> for <code>${proof.customerRef}</code>`}
+    actionsClass="review-actions"
+    formClass="review-confirm"
+    reasonClass="review-reason"
+    maxLength=${1000}
+    submit=${(decision: string, reason: string) =>
+      api<WalletProofView>(session, 'POST', `/v1/wallet-proofs/${encodeURIComponent(proof.id)}/review`, {
+        decision,
+        reason,
+      })}
+    doneText=${(updated: WalletProofView) =>
+      `Proof ${updated.status === 'VERIFIED' ? 'approved' : 'rejected'}: now ${updated.status}.`}
+    forbiddenText=${(message: string) =>
+      `Only the compliance role may approve or reject a proof; your key's role may not (${message}).`}
+    conflictText=${(message: string) =>
+      `This proof can no longer be reviewed: ${message}. The list now shows its current state.`}
+    onDone=${onDone}
+  />`;
 }
 
 /** What proves ownership, field by field: never the raw JSON. */
@@ -130,20 +113,12 @@ function Evidence({ proof, config }: { proof: WalletProofView; config: ConsoleCo
 }
 
 export function ProofPage({ session, config, id }: { session: Session; config: ConsoleConfig; id: string }) {
-  const [proof, setProof] = useState<WalletProofView | null>(null);
-  const [error, setError] = useState('');
-  const [notice, setNotice] = useState('');
-  const load = useCallback(async () => {
-    try {
-      setProof(await api<WalletProofView>(session, 'GET', `/v1/wallet-proofs/${encodeURIComponent(id)}`));
-      setError('');
-    } catch (e) {
-      setError(errorText(e));
-    }
-  }, [session, id]);
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const {
+    record: proof,
+    error,
+    notice,
+    onDone,
+  } = useDecidedRecord<WalletProofView>(session, `/v1/wallet-proofs/${encodeURIComponent(id)}`);
   if (error) return html`<${Message}>${error}<//>`;
   if (!proof) return html`<p>Loading…</p>`;
   const pending = proof.status === 'PENDING';
@@ -195,15 +170,7 @@ export function ProofPage({ session, config, id }: { session: Session; config: C
       <div class="panel">
         <h3>Evidence</h3>
         <${Evidence} proof=${proof} config=${config} />
-        <${ReviewActions}
-          session=${session}
-          proof=${proof}
-          onDone=${(updated: WalletProofView | null, text: string) => {
-            setNotice(text);
-            if (updated) setProof(updated);
-            else void load();
-          }}
-        />
+        <${ReviewActions} session=${session} proof=${proof} onDone=${onDone} />
       </div>
     </div>
   </section>`;
