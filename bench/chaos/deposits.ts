@@ -5,10 +5,11 @@
  * four kinds: below the threshold (RELEASED at once, nothing at the network), the originator's transfer sent to the
  * gateway first (matched to it, RELEASED once the group ACCEPTED it), the originator answering the network's INCOMPLETE
  * message late (AWAITING_DATA, then RELEASED on the same message) and never (RETURN_REQUIRED at the run's short
- * DEPOSIT_DATA_DEADLINE). The sandbox's simulated originator (`PUT /sandbox/counterparties/:vaspDID/deposits`) plays
- * the late and silent originators. The checks read each deposit through the API, its row, its audit entries (one
- * `deposit.reported`, one change to its final status), its workflow runs (one) and the network's messages to its
- * address (one per deposit matched at the network, none below the threshold).
+ * DEPOSIT_DATA_DEADLINE, then RETURNED when the script, as the custody system, confirms the return). The sandbox's
+ * simulated originator (`PUT /sandbox/counterparties/:vaspDID/deposits`) plays the late and silent originators. The
+ * checks read each deposit through the API, its row, its audit entries (one `deposit.reported`, one decision, one
+ * `deposit.returned` for a return), its workflow runs (one, completed) and the network's messages to its address (one
+ * per deposit matched at the network, none below the threshold).
  */
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
@@ -23,7 +24,7 @@ const EXPECTED: Record<DepositKind, string> = {
   below: 'RELEASED',
   'transfer-first': 'RELEASED',
   late: 'RELEASED',
-  never: 'RETURN_REQUIRED',
+  never: 'RETURNED',
 };
 /** The network status of the deposit's one message: none below the threshold (nothing is reported). */
 const NETWORK_EXPECTED: Record<DepositKind, string | undefined> = {
@@ -32,10 +33,11 @@ const NETWORK_EXPECTED: Record<DepositKind, string | undefined> = {
   late: 'ACCEPTED',
   never: 'INCOMPLETE',
 };
-const FINAL = new Set(['RELEASED', 'RETURN_REQUIRED']);
-const FINAL_AUDIT: Record<string, string> = {
+const FINAL = new Set(['RELEASED', 'RETURNED']);
+/** The decision's audit entry: one per deposit (two would be a deposit released or returned twice). */
+const DECISION_AUDIT: Record<string, string> = {
   RELEASED: 'deposit.released',
-  RETURN_REQUIRED: 'deposit.return-required',
+  RETURNED: 'deposit.return-required',
 };
 /** 0.0001 ETH: below FATF's 1,000 USD threshold at the embedded price table's ETH price. */
 const BELOW = 100_000_000_000_000n;
@@ -224,6 +226,17 @@ export async function driveDeposit(
   d.id = answers[0]!.body.id;
   while (Date.now() < ctx.deadline) {
     const g = await call('GET', `/v1/deposits/${d.id}`, 'viewer', undefined, {}, ctx.patienceMs);
+    if (g.status === 200 && g.body.status === 'RETURN_REQUIRED') {
+      // The custody system returns the funds and confirms it; 409: confirmed already (an answer lost), read again.
+      const r = await call('POST', `/v1/deposits/${d.id}/returned`, 'operator', {
+        txHash: `0x${randomBytes(32).toString('hex')}`,
+      });
+      if (r.status !== 200 && r.status !== 409) {
+        d.error = `POST /v1/deposits/${d.id}/returned answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`;
+        return;
+      }
+      continue;
+    }
     if (g.status === 200 && FINAL.has(g.body.status)) {
       d.status = g.body.status;
       const at = Date.parse(g.body.decidedAt ?? g.body.updatedAt ?? '');
@@ -313,7 +326,8 @@ export async function checkDeposits(
     const row = rows[0];
     const actions = (row && auditOf.get(row.id)) || new Map<string, number>();
     const reported = actions.get('deposit.reported') ?? 0;
-    const changes = Object.values(FINAL_AUDIT).reduce((n, a) => n + (actions.get(a) ?? 0), 0);
+    const changes = Object.values(DECISION_AUDIT).reduce((n, a) => n + (actions.get(a) ?? 0), 0);
+    const confirmations = actions.get('deposit.returned') ?? 0;
     // A run continued as new and the run it started are one workflow; any other run under the id is a second one.
     const dRuns = row ? (runs.get(workflowIds.deposit(row.id)) ?? []) : [];
     const workflows = dRuns.filter((s) => s !== 'CONTINUED_AS_NEW').length;
@@ -339,6 +353,7 @@ export async function checkDeposits(
       Math.max(0, rows.length - 1) +
       Math.max(0, reported - 1) +
       Math.max(0, changes - 1) +
+      Math.max(0, confirmations - 1) +
       Math.max(0, workflows - 1) +
       (d.answers.length === 2 && answeredIds.size > 1 ? 1 : 0) +
       extraMessages;
@@ -362,7 +377,8 @@ export async function checkDeposits(
     const right =
       d.status === d.expected &&
       row?.status === d.expected &&
-      actions.get(FINAL_AUDIT[d.expected]!) === 1 &&
+      actions.get(DECISION_AUDIT[d.expected]!) === 1 &&
+      confirmations === (d.expected === 'RETURNED' ? 1 : 0) &&
       dRuns.every((s) => s === 'COMPLETED' || s === 'CONTINUED_AS_NEW') &&
       answeredSame &&
       (NETWORK_EXPECTED[d.kind] ? matched !== undefined : row?.transaction_id === null);
@@ -385,7 +401,7 @@ export async function checkDeposits(
     `deposits: ${result.completed}/${result.total} final as expected ` +
     `(RELEASED: ${by('below')}/${count('below')} below the threshold at once, ${by('transfer-first')}/${count('transfer-first')} ` +
     `whose transfer came first, ${by('late')}/${count('late')} whose originator answered late (${awaited} of them ` +
-    `through AWAITING_DATA); RETURN_REQUIRED: ${by('never')}/${count('never')} whose originator never answered), ` +
+    `through AWAITING_DATA); RETURN_REQUIRED, then RETURNED by the custody system's confirmation: ${by('never')}/${count('never')} whose originator never answered), ` +
     `${result.lost} lost, ${result.duplicated} released, returned, stored, started or sent to the network twice, ` +
     `${result.wrong} wrong; ${sameAnswer}/${result.total} reported twice answered with the same deposit, ` +
     `${matchedAtNetwork} matched to their one network message`;
