@@ -12,12 +12,12 @@
  * per deposit matched at the network, none below the threshold).
  */
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { simulateTransfer, type SandboxTestRoutes } from '../../sandbox/nested-routing/simulate-client';
 import type { ApiCall } from './proofs';
 import { sleep } from './processes';
+import { workflowRuns } from './workflow-runs';
 
 export type DepositKind = 'below' | 'transfer-first' | 'late' | 'never';
 const EXPECTED: Record<DepositKind, string> = {
@@ -295,7 +295,7 @@ export async function checkDeposits(
   );
   const auditOf = new Map<string, Map<string, number>>();
   for (const a of audits) auditOf.set(a.subject, (auditOf.get(a.subject) ?? new Map()).set(a.action, a.n));
-  const runs = await workflowRuns(opts.temporalAddress, new Set(ids.map((id) => workflowIds.deposit(id))));
+  const runs = await workflowRuns(opts.temporalAddress, 'deposit', new Set(ids.map((id) => workflowIds.deposit(id))));
   const { rows: messages } = await opts.net.query<{ id: string; to: string; status: string; first: string }>(
     `select id::text, body -> 'transactionBlockchainInfo' ->> 'destination' as to, status,
             body -> 'actions' -> 0 ->> 'action' as first
@@ -406,29 +406,4 @@ export async function checkDeposits(
     `${result.wrong} wrong; ${sameAnswer}/${result.total} reported twice answered with the same deposit, ` +
     `${matchedAtNetwork} matched to their one network message`;
   return result;
-}
-
-/**
- * The runs of the given workflow ids and their statuses, from the Temporal server's visibility (read until every id has
- * a closed run, or for 30 s: visibility may trail the histories by a moment).
- */
-async function workflowRuns(address: string, ids: Set<string>): Promise<Map<string, string[]>> {
-  const connection = await Connection.connect({ address });
-  try {
-    const client = new Client({ connection });
-    let runs = new Map<string, string[]>();
-    for (let attempt = 0; attempt < 15; attempt++) {
-      runs = new Map();
-      for await (const wf of client.workflow.list({ query: `WorkflowType = 'deposit'` })) {
-        if (!ids.has(wf.workflowId)) continue;
-        runs.set(wf.workflowId, [...(runs.get(wf.workflowId) ?? []), wf.status.name]);
-      }
-      const settled = [...ids].every((id) => (runs.get(id) ?? []).some((s) => s !== 'RUNNING'));
-      if (settled) break;
-      await sleep(2000);
-    }
-    return runs;
-  } finally {
-    await connection.close();
-  }
 }

@@ -8,12 +8,12 @@
  * (one `wallet-proof.create`, one status change) and its workflow runs (exactly one, completed).
  */
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import type { Pool } from 'pg';
 import type { Role } from '../../lib/principal';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { ethereumWallet, type EthereumWallet } from '../../test/harness/wallets';
 import { sleep } from './processes';
+import { workflowRuns } from './workflow-runs';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -227,7 +227,11 @@ export async function checkProofs(
   );
   const auditOf = new Map<string, Map<string, number>>();
   for (const a of audits) auditOf.set(a.subject, (auditOf.get(a.subject) ?? new Map()).set(a.action, a.n));
-  const runs = await workflowRuns(opts.temporalAddress, new Set(ids.map((id) => workflowIds.walletProof(id))));
+  const runs = await workflowRuns(
+    opts.temporalAddress,
+    'walletProof',
+    new Set(ids.map((id) => workflowIds.walletProof(id))),
+  );
 
   const result: ProofCheck = {
     total: proofs.length,
@@ -283,29 +287,4 @@ export async function checkProofs(
     `${result.lost} lost, ${result.duplicated} started or decided twice, ${result.wrong} wrong; ` +
     `${retried} needed more than one attempt at their signature, deposit or review`;
   return result;
-}
-
-/**
- * The runs of the given workflow ids and their statuses, from the Temporal server's visibility (read until every id has
- * a closed run, or for 30 s: visibility may trail the histories by a moment).
- */
-async function workflowRuns(address: string, workflowIds: Set<string>): Promise<Map<string, string[]>> {
-  const connection = await Connection.connect({ address });
-  try {
-    const client = new Client({ connection });
-    let runs = new Map<string, string[]>();
-    for (let attempt = 0; attempt < 15; attempt++) {
-      runs = new Map();
-      for await (const wf of client.workflow.list({ query: `WorkflowType = 'walletProof'` })) {
-        if (!workflowIds.has(wf.workflowId)) continue;
-        runs.set(wf.workflowId, [...(runs.get(wf.workflowId) ?? []), wf.status.name]);
-      }
-      const settled = [...workflowIds].every((id) => (runs.get(id) ?? []).some((s) => s !== 'RUNNING'));
-      if (settled) break;
-      await sleep(2000);
-    }
-    return runs;
-  } finally {
-    await connection.close();
-  }
 }
