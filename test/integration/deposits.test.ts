@@ -83,6 +83,20 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     expect(r.status).toBe(200);
   };
 
+  /** A deposit above the threshold to a fresh address of subsidiary A, whose originator never answers, to `o`. */
+  const reportUnanswered = async (o: RunningOrchestrator) => {
+    const to = await ownAddress();
+    await originatorAnswers(to, 'never');
+    const created = await roleCall(o, 'operator', 'POST', '/v1/deposits', {
+      vaspDid: g.subA,
+      asset: 'ETH',
+      txHash: ethHash(),
+      amount: ABOVE,
+      to,
+    });
+    return { to, created };
+  };
+
   beforeAll(async () => {
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
@@ -156,15 +170,7 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
       deposits: { matchWindowMs: 120_000, dataDeadlineMs: 4_000, recheckInitialMs: 500, recheckMaxMs: 60_000 },
     });
     try {
-      const to = await ownAddress();
-      await originatorAnswers(to, 'never');
-      const created = await roleCall(short, 'operator', 'POST', '/v1/deposits', {
-        vaspDid: g.subA,
-        asset: 'ETH',
-        txHash: ethHash(),
-        amount: ABOVE,
-        to,
-      });
+      const { to, created } = await reportUnanswered(short);
       expect(created.status).toBe(201);
       const deadline = Date.parse(created.body.dataDeadlineAt);
       expect(deadline - Date.parse(created.body.createdAt)).toBeGreaterThanOrEqual(3_900);
@@ -201,15 +207,7 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
       },
     });
     try {
-      const to = await ownAddress();
-      await originatorAnswers(to, 'never');
-      const created = await roleCall(swiss, 'operator', 'POST', '/v1/deposits', {
-        vaspDid: g.subA,
-        asset: 'ETH',
-        txHash: ethHash(),
-        amount: ABOVE,
-        to,
-      });
+      const { created } = await reportUnanswered(swiss);
       expect(created.status).toBe(201);
       const waits = Date.parse(created.body.dataDeadlineAt) - Date.parse(created.body.createdAt);
       expect(waits).toBeGreaterThanOrEqual(3_900);
