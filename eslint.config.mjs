@@ -55,6 +55,7 @@ const capabilities = [
   'jurisdictions',
   'wallet-proofs',
   'deposits',
+  'custody',
 ];
 const layers = {
   lib: { only: [], why: 'lib/ holds what several capabilities share and imports nothing above it' },

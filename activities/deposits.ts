@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { awaitDepositProof, checkDeposit, escalateReturn, transitionDeposit } from '../deposits/deposits';
-import { deliverCustodyCallback, type CustodyEvent } from '../deposits/custody-callback';
+import { deliverDepositCallback, type CustodyEvent } from '../deposits/custody-callback';
 import type { DepositMatch, DepositTransition } from '../deposits/types';
 import type { NetworkClient } from '../network/client';
 import { activityIdempotencyKey } from './context';
@@ -34,7 +34,7 @@ export function depositActivities(deps: {
 
     /** `deposit.release` or `deposit.return` to the custody system, signed; throws (retried) until it answers 2xx. */
     async deliverCustodyCallback(input: { id: string; event: CustodyEvent }): Promise<{ delivered: boolean }> {
-      return deliverCustodyCallback({ pool: deps.pool, ...deps.custody }, input, activityIdempotencyKey());
+      return deliverDepositCallback({ pool: deps.pool, ...deps.custody }, input, activityIdempotencyKey());
     },
 
     /** A return not confirmed by its deadline: escalated and audited, once. */

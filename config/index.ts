@@ -18,6 +18,7 @@ import { loadPolicyConfig, type PolicyConfig } from '../policy/config';
 import { loadPricingConfig, type PricingConfig } from '../pricing/config';
 import { loadWalletProofConfig, type WalletProofConfig } from '../wallet-proofs/config';
 import { loadDepositConfig, type DepositConfig } from '../deposits/config';
+import { loadCustodyConfig, type CustodyConfig } from '../custody/config';
 import { loadJurisdictionConfig, type JurisdictionConfig } from '../jurisdictions/config';
 import { loadWebhookConfig, type WebhookConfig } from '../webhooks/config';
 import type { NetworkBudgetConfig, NetworkConfig } from '../network/config';
@@ -81,6 +82,8 @@ export interface PlatformConfig {
   walletProofs: WalletProofConfig;
   /** Deposits the custody system reports: the match window, the data deadline, the rechecks (deposits/config.ts). */
   deposits: DepositConfig;
+  /** Where the custody system takes the deposits' and outgoing transfers' callbacks (custody/config.ts). */
+  custody: CustodyConfig;
   /** Each subsidiary's country, whose Travel Rule thresholds apply to its transfers (jurisdictions/config.ts). */
   jurisdictions: JurisdictionConfig;
   /** Signing secrets of the network's webhooks (webhooks/config.ts). */
@@ -277,6 +280,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
   }
   const temporalAddress = env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
   const transport = loadApiTransportConfig(env);
+  const custody = loadCustodyConfig(env);
   return {
     host,
     apiPort,
@@ -305,12 +309,13 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     keystoreMasterKey: env.KEYSTORE_MASTER_KEY || undefined,
     keyRotationPeriodMs: keyRotationPeriodMs(env),
     retention: loadRetentionConfig(env),
-    transfers: loadTransferConfig(env),
+    transfers: loadTransferConfig(env, custody),
     incoming: loadIncomingConfig(env),
     policy: loadPolicyConfig(env),
     pricing: loadPricingConfig(env),
     walletProofs: loadWalletProofConfig(env),
     deposits: loadDepositConfig(env),
+    custody,
     jurisdictions: loadJurisdictionConfig(env),
     webhooks: loadWebhookConfig(env),
     auth: loadOperatorAuthConfig(env),

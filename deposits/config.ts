@@ -1,7 +1,6 @@
 /** Settings of reported deposits (environment variables in parentheses); a section of config/index.ts. */
-import { durationSetting, httpUrlSetting, type Env } from '../lib/config-values';
+import { durationSetting, type Env } from '../lib/config-values';
 import { ConfigError } from '../lib/errors';
-import { isUsableWebhookSecret } from '../lib/webhook-signature';
 import { isCountryCode } from '../lib/countries';
 import { DEPOSIT_DEADLINE_ACTIONS, type DepositDeadlineAction } from './types';
 
@@ -28,13 +27,6 @@ export interface DepositConfig {
   recheckInitialMs: number;
   /** The longest wait between checks (DEPOSIT_RECHECK_MAX, 5m). */
   recheckMaxMs: number;
-  /**
-   * Where the custody system takes `deposit.release` and `deposit.return` (CUSTODY_CALLBACK_URL); unset: no callbacks,
-   * the custody system reads GET /v1/deposits/:id.
-   */
-  custodyCallbackUrl?: string;
-  /** The `whsec_…` secret the callbacks are signed with, the network's webhook scheme (CUSTODY_CALLBACK_SECRET). */
-  custodyCallbackSecret?: string;
 }
 
 export function loadDepositConfig(env: Env): DepositConfig {
@@ -46,21 +38,7 @@ export function loadDepositConfig(env: Env): DepositConfig {
     byCountry: deadlinesByCountry(env),
     recheckInitialMs: initial,
     recheckMaxMs: Math.max(initial, durationSetting(env, 'DEPOSIT_RECHECK_MAX', '5m', 100).ms),
-    ...custodyCallback(env),
   };
-}
-
-function custodyCallback(env: Env): Pick<DepositConfig, 'custodyCallbackUrl' | 'custodyCallbackSecret'> {
-  const url = httpUrlSetting(env, 'CUSTODY_CALLBACK_URL', 'https://custody.internal/travel-rule/deposits');
-  if (!url) return {};
-  const secret = env.CUSTODY_CALLBACK_SECRET;
-  if (!secret || !isUsableWebhookSecret(secret))
-    throw new ConfigError(
-      'CUSTODY_CALLBACK_SECRET',
-      'is missing or not a webhook secret (whsec_ and base64 of at least 16 bytes)',
-      'Set it to the secret the custody system verifies the callbacks with, e.g. whsec_ and 32 random bytes in base64',
-    );
-  return { custodyCallbackUrl: url, custodyCallbackSecret: secret };
 }
 
 function deadlineActionSetting(raw: string | undefined, name: string): DepositDeadlineAction | undefined {

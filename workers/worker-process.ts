@@ -92,7 +92,7 @@ export async function startWorker(
       reviews,
       workflowStatus: workflowStatusOf(temporal),
       temporal,
-      custody: { url: config.deposits.custodyCallbackUrl, secret: config.deposits.custodyCallbackSecret },
+      custody: { url: config.custody.callbackUrl, secret: config.custody.callbackSecret },
       transfers: openTransferContext({
         pool,
         network,
@@ -106,8 +106,8 @@ export async function startWorker(
     }),
   });
   const running = worker.run();
-  if (!config.deposits.custodyCallbackUrl)
-    log.info('CUSTODY_CALLBACK_URL is not set: deposits send no deposit.release or deposit.return callbacks');
+  if (!config.custody.callbackUrl)
+    log.info('CUSTODY_CALLBACK_URL is not set: no deposit.* or transfer.* callbacks go to the custody system');
   log.info(`worker polling task queue ${config.temporal.taskQueue} at ${config.temporal.address}`);
   // The all-in-one process's API serves the one registry both share (METRICS_PORT); a worker alone serves its own.
   const { metricsHost, workerMetricsPort } = config.observability;

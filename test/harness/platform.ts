@@ -362,6 +362,8 @@ export interface OrchestratorOptions {
   walletProofs?: Partial<WalletProofConfig>;
   /** Reported deposits' settings (DEPOSIT_*) over the defaults. */
   deposits?: Partial<DepositConfig>;
+  /** Where deposit.* and transfer.* callbacks go (CUSTODY_CALLBACK_URL and its secret); default: none. */
+  custody?: { url: string; secret: string };
 }
 
 const UNREACHED_LIMIT = { max: 1_000_000, windowMs: 60_000 };
@@ -409,7 +411,7 @@ export async function startOrchestrator(
     network: networkClient,
     keystore,
     keyWrapper: new LocalKeyWrapper(Buffer.from(masterKey, 'base64')),
-    config: { ...loadTransferConfig({}), ...opts.transfers },
+    config: { ...loadTransferConfig({}), custodyCallbacks: opts.custody !== undefined, ...opts.transfers },
     group,
     logger: quietLogger(),
   });
@@ -428,9 +430,7 @@ export async function startOrchestrator(
     reviews,
     workflowStatus: workflowStatusOf(client),
     temporal: client,
-    ...(opts.deposits?.custodyCallbackUrl
-      ? { custody: { url: opts.deposits.custodyCallbackUrl, secret: opts.deposits.custodyCallbackSecret } }
-      : {}),
+    ...(opts.custody ? { custody: opts.custody } : {}),
   });
   const worker = await createWorker({
     connection: nativeConnection,

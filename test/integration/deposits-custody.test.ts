@@ -103,9 +103,8 @@ describe('deposits: deposit.release and deposit.return callbacks, signed and ret
         dataDeadlineMs: 3_600_000,
         recheckInitialMs: 500,
         recheckMaxMs: 2_000,
-        custodyCallbackUrl: url,
-        custodyCallbackSecret: secret,
       },
+      custody: { url, secret },
     });
     gwToken = await sb.token(g.gatewayUser);
     await sb.simulateCounterparty(g.external);

@@ -1,3 +1,4 @@
+import { loadCustodyConfig } from '../../../custody/config';
 import { loadDepositConfig } from '../../../deposits/config';
 import { depositStatusFor, isFinalDepositStatus, nextRecheck, notifyAgain } from '../../../deposits/status';
 import { ConfigError } from '../../../lib/errors';
@@ -50,17 +51,17 @@ describe("deposits: the decision from the network's status, the rechecks, the se
   it('reads CUSTODY_CALLBACK_URL with its secret; a URL without a usable secret is refused', () => {
     const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     expect(
-      loadDepositConfig({
+      loadCustodyConfig({
         CUSTODY_CALLBACK_URL: 'https://custody.internal/deposits/',
         CUSTODY_CALLBACK_SECRET: secret,
       }),
-    ).toMatchObject({ custodyCallbackUrl: 'https://custody.internal/deposits', custodyCallbackSecret: secret });
-    expect(loadDepositConfig({ CUSTODY_CALLBACK_SECRET: secret }).custodyCallbackUrl).toBeUndefined();
+    ).toEqual({ callbackUrl: 'https://custody.internal/deposits', callbackSecret: secret });
+    expect(loadCustodyConfig({ CUSTODY_CALLBACK_SECRET: secret }).callbackUrl).toBeUndefined();
     for (const bad of [undefined, 'whsec_short', ''])
       expect(() =>
-        loadDepositConfig({ CUSTODY_CALLBACK_URL: 'https://custody.internal', CUSTODY_CALLBACK_SECRET: bad }),
+        loadCustodyConfig({ CUSTODY_CALLBACK_URL: 'https://custody.internal', CUSTODY_CALLBACK_SECRET: bad }),
       ).toThrow(/CUSTODY_CALLBACK_SECRET/);
-    expect(() => loadDepositConfig({ CUSTODY_CALLBACK_URL: 'ftp://x', CUSTODY_CALLBACK_SECRET: secret })).toThrow(
+    expect(() => loadCustodyConfig({ CUSTODY_CALLBACK_URL: 'ftp://x', CUSTODY_CALLBACK_SECRET: secret })).toThrow(
       /CUSTODY_CALLBACK_URL/,
     );
   });
