@@ -15,6 +15,7 @@ import type { ReviewLookup } from '../counterparties/review-cache';
 import { addressBookActivities } from './address-book';
 import { connectivityActivities } from './connectivity';
 import { counterpartyActivities } from './counterparties';
+import { custodyActivities } from './custody';
 import { depositActivities } from './deposits';
 import { withFailureMapping } from './failures';
 import { incomingActivities, incomingSweepActivities } from './incoming-transfers';
@@ -44,7 +45,7 @@ export interface ActivityDeps {
   reviews?: ReviewLookup;
   /** Prices for policies' amount rules (pricing/); without it an amount rule sends the transfer to a person. */
   pricing?: Pricing;
-  /** Deposits' custody callbacks (CUSTODY_CALLBACK_URL and its secret); absent: none are sent. */
+  /** Deposits' and outgoing transfers' custody callbacks (CUSTODY_CALLBACK_URL and its secret); absent: none are sent. */
   custody?: { url?: string; secret?: string };
 }
 
@@ -65,6 +66,7 @@ export function createActivities(deps: ActivityDeps) {
     ...incomingSweepActivities(deps),
     ...walletProofActivities(deps),
     ...depositActivities({ ...deps, gatewayDid: deps.transfers?.group.gatewayDid }),
+    ...custodyActivities(deps),
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,

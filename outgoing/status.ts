@@ -1,10 +1,18 @@
 /**
  * The outgoing transfer's status logic, apart from the workflow that drives it: which update moves the transfer on,
- * which is stale, what the answer deadline makes of a CANCELLED, and the history each change leaves. Workflow-safe:
+ * which is stale, what the answer deadline makes of a CANCELLED, the history each change leaves, and when the funds may
+ * be broadcast (transfer.release or transfer.halt). Workflow-safe:
  * pure functions over the state, no I/O, no clock of their own (the caller passes `now`).
  */
 import { isFinalNetworkStatus, isNetworkStatus, networkStatusProgress } from '../lib/network-status';
-import type { OutgoingReview, TransferState } from './types';
+import type {
+  BroadcastDecision,
+  BroadcastEvent,
+  BroadcastInput,
+  BroadcastRule,
+  OutgoingReview,
+  TransferState,
+} from './types';
 
 /**
  * Where the wait for the counterparty's answer stands: the deadline's timer is not started yet (the transaction does
@@ -136,3 +144,77 @@ export function reviewRequestProblem(state: TransferState, request: OutgoingRevi
     return 'principal: is required: the authenticated caller who decides';
   return undefined;
 }
+
+// When the custody system may broadcast the funds (issue 23 item 5): the rule's types are in types.ts.
+
+/** Transfers started by an API from before the rule: the safe choice, nothing leaves before the answer. */
+export const DEFAULT_BROADCAST: BroadcastInput = { rule: { when: 'on-accepted' }, callback: false };
+
+export function ruleLabel(rule: BroadcastRule): string {
+  return rule.when === 'after-timeout' ? `after-timeout:${durationLabel(rule.afterMs)}` : rule.when;
+}
+
+/**
+ * The announcement due now, if any: none when one was made. `timeoutPassed`: the after-timeout rule's timer, started
+ * at the transaction's creation, fired.
+ */
+export function broadcastDue(
+  rule: BroadcastRule,
+  state: Pick<TransferState, 'status' | 'final' | 'transactionId' | 'broadcast'>,
+  timeoutPassed: boolean,
+): Omit<BroadcastDecision, 'at'> | undefined {
+  if (state.broadcast) return undefined;
+  const label = ruleLabel(rule);
+  if (state.final)
+    return state.status === 'ACCEPTED'
+      ? { event: 'transfer.release', reason: 'the beneficiary VASP accepted the transfer', rule: label }
+      : { event: 'transfer.halt', reason: `the transfer ended ${state.status}`, rule: label };
+  if (!state.transactionId) return undefined;
+  if (rule.when === 'at-once')
+    return { event: 'transfer.release', reason: 'the Travel Rule data is at the network', rule: label };
+  if (rule.when === 'after-timeout' && timeoutPassed)
+    return {
+      event: 'transfer.release',
+      reason: `no final answer within ${durationLabel(rule.afterMs)} of sending the Travel Rule data`,
+      rule: label,
+    };
+  return undefined;
+}
+
+function durationLabel(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const)
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+/** What the custody system is told: the transfer's ids, parties' DIDs, asset and amount; no personal data. */
+export function broadcastCallbackBody(
+  state: Pick<
+    TransferState,
+    'id' | 'status' | 'originatorVaspDid' | 'beneficiaryVaspDid' | 'asset' | 'amount' | 'transactionId'
+  >,
+  decision: BroadcastDecision,
+): Record<string, unknown> {
+  return {
+    event: decision.event,
+    transferId: state.id,
+    vaspDid: state.originatorVaspDid,
+    beneficiaryVaspDid: state.beneficiaryVaspDid ?? null,
+    asset: state.asset,
+    amount: state.amount,
+    transactionId: state.transactionId ?? null,
+    status: state.status,
+    rule: decision.rule,
+    reason: decision.reason,
+    decidedAt: decision.at,
+  };
+}
+
+/** One id per transfer and event: a retry is the same message to the receiver. */
+export const broadcastWebhookId = (transferId: string, event: BroadcastEvent) =>
+  `msg_${transferId}_${event === 'transfer.release' ? 'release' : 'halt'}`;

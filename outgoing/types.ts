@@ -27,6 +27,8 @@ export interface OutgoingTransferInput {
    * started without one (by an API from before) is planned in the worker.
    */
   plan?: TransferPlan;
+  /** When the custody system may broadcast the funds (outgoing/broadcast.ts); absent: started by an API from before. */
+  broadcast?: BroadcastInput;
 }
 
 export interface TransactionUpdate {
@@ -77,6 +79,8 @@ export interface TransferState {
   policy?: PolicyDecision;
   /** The person's decision on a held transfer. */
   review?: OutgoingReview & { at: string };
+  /** The one `transfer.release` or `transfer.halt` the custody system was told, once due. */
+  broadcast?: BroadcastDecision;
   history: TransferHistoryEntry[];
 }
 
@@ -93,4 +97,40 @@ export function initialState(input: OutgoingTransferInput, workflowId: string, a
     amount: input.amount,
     history: [{ status: 'RECEIVED', at: at.toISOString(), source: 'request' }],
   };
+}
+
+/**
+ * When the custody system may broadcast an outgoing transfer's funds (issue 23 item 5): the sending subsidiary's rule,
+ * and the one announcement each transfer ends with, `transfer.release` (broadcast) or `transfer.halt` (do not).
+ * Its decision is outgoing/status.ts's broadcastDue.
+ *
+ * - `on-accepted`: released when the beneficiary VASP accepts; halted when the transfer ends any other way.
+ * - `at-once`: released as soon as the network holds the Travel Rule data (the transaction is created), without
+ *   waiting for the answer; halted when the transfer ends before that (refused by the policy or a person, failed, no
+ *   ownership proof).
+ * - `after-timeout`: released on ACCEPTED, or when no final answer came within `afterMs` of the transaction's creation;
+ *   halted when the transfer ends otherwise before that.
+ * A transfer held for a person or waiting for a wallet's proof announces nothing until that is decided. Once released,
+ * a later rejection changes nothing: the funds may have left; the transfer's status and audit say what followed.
+ */
+
+export const BROADCAST_RULES = ['on-accepted', 'at-once', 'after-timeout'] as const;
+
+export type BroadcastRule = { when: 'on-accepted' } | { when: 'at-once' } | { when: 'after-timeout'; afterMs: number };
+
+export type BroadcastEvent = 'transfer.release' | 'transfer.halt';
+
+/** What the workflow is started with: the subsidiary's rule, and whether a custody callback URL is configured. */
+export interface BroadcastInput {
+  rule: BroadcastRule;
+  callback: boolean;
+}
+
+/** The announcement made, in the transfer's state (GET /v1/transfers/:id). */
+export interface BroadcastDecision {
+  event: BroadcastEvent;
+  reason: string;
+  /** The rule it followed, as configured: `on-accepted`, `at-once`, `after-timeout:10m`. */
+  rule: string;
+  at: string;
 }

@@ -3,6 +3,8 @@ import {
   CancellationScope,
   condition,
   log,
+  patched,
+  proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -33,9 +35,12 @@ import {
 } from './outgoing-transfer.messages';
 import { walletProofVerifiedSignal } from './wallet-proof.messages';
 
-import type { OutgoingTransferInput } from '../outgoing/types';
+import type { BroadcastInput, OutgoingTransferInput } from '../outgoing/types';
 import {
   applyStatus,
+  broadcastCallbackBody,
+  broadcastDue,
+  DEFAULT_BROADCAST,
   atDeadline,
   expiryOutcome,
   initialTracking,
@@ -98,6 +103,14 @@ const { awaitBeneficiaryProof } = proxyLocalActivities<Activities>({
  * may be lost (its notify step failed, or the proof was verified while this transfer registered).
  */
 const PROOF_RECHECK = '1 hour';
+/**
+ * transfer.release / transfer.halt to the custody system, retried until acknowledged: for hours if it is down. A
+ * scheduled activity, so the wait for the counterparty's answer goes on meanwhile.
+ */
+const { deliverTransferCallback } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+});
 const { finishOutgoingTransfer } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   localRetryThreshold: '10 seconds',
@@ -116,6 +129,12 @@ interface Run {
   viewVersion: number;
   /** How many walletProofVerifiedSignal arrived: each wakes a transfer in AWAITING_PROOF to look again. */
   proofSignals: number;
+  /** When the funds may be broadcast; absent from runs started before the rule (not patched). */
+  broadcast?: BroadcastInput;
+  /** The after-timeout rule's timer fired. */
+  broadcastTimeout: boolean;
+  /** The custody system's acknowledgement of the announcement, awaited before the run ends. */
+  announced?: Promise<void>;
 }
 
 /**
@@ -142,7 +161,9 @@ function begin(input: OutgoingTransferInput): Run {
     early: [],
     viewVersion: 0,
     proofSignals: 0,
+    broadcastTimeout: false,
   };
+  if (patched('outgoing-broadcast-callbacks')) run.broadcast = input.broadcast ?? DEFAULT_BROADCAST;
   setHandler(transferStatusQuery, () => run.state);
   setHandler(walletProofVerifiedSignal, () => {
     run.proofSignals++;
@@ -204,6 +225,7 @@ async function create(run: Run): Promise<CreatedTransaction | undefined> {
   state.transactionId = created.id;
   state.beneficiaryVaspDid = created.beneficiaryVaspDid ?? state.beneficiaryVaspDid;
   advance(run, { status: created.status, source: 'network', updatedAt: networkUpdatedAtOf(created.transaction) });
+  startBroadcastTimer(run);
   for (const update of run.early.splice(0)) if (update.transactionId === created.id) advance(run, update);
   // What the send step wrote counts when it is where the workflow stands (no webhook got in between). Compared by
   // version and status only: the entry also holds the first activation's clock reading, which differs on replay.
@@ -354,8 +376,9 @@ async function settle(run: Run, transactionId: string): Promise<void> {
   await fetchOutgoingStatus({ transactionId }).catch((e: unknown) =>
     log.warn('status poll failed', { error: describe(e).message }),
   );
-  if (settleCancelled(run.state, run.tracking, new Date()))
-    upsertSearchAttributes([{ key: TransferStatus, value: run.state.status }]);
+  if (!settleCancelled(run.state, run.tracking, new Date())) return;
+  upsertSearchAttributes([{ key: TransferStatus, value: run.state.status }]);
+  announce(run);
 }
 
 /**
@@ -394,12 +417,48 @@ async function finish(run: Run): Promise<void> {
     log.error('final status could not be reported', { error: describe(e).message });
   }
   await publish(run);
+  await run.announced;
 }
 
-/** Applies a status (outgoing/status.ts) and, when it changed and `searchable`, says it in the search attributes. */
+/**
+ * Applies a status (outgoing/status.ts) and, when it changed and `searchable`, says it in the search attributes; then
+ * makes the broadcast announcement the change made due.
+ */
 function advance(run: Run, change: StatusChange, searchable = true): void {
-  if (applyStatus(run.state, run.tracking, change, new Date()) && searchable)
-    upsertSearchAttributes([{ key: TransferStatus, value: run.state.status }]);
+  if (!applyStatus(run.state, run.tracking, change, new Date())) return;
+  if (searchable) upsertSearchAttributes([{ key: TransferStatus, value: run.state.status }]);
+  announce(run);
+}
+
+/** The after-timeout rule counts from the transaction's creation: its timer ends with the run. */
+function startBroadcastTimer(run: Run): void {
+  const rule = run.broadcast?.rule;
+  if (rule?.when !== 'after-timeout') return;
+  void sleep(rule.afterMs).then(
+    () => {
+      run.broadcastTimeout = true;
+      announce(run);
+    },
+    () => undefined,
+  );
+}
+
+/**
+ * The one transfer.release or transfer.halt (outgoing/broadcast.ts), once due: kept in the state and, with a custody
+ * callback URL, delivered by an activity that runs beside the wait and that the run's end waits for.
+ */
+function announce(run: Run): void {
+  const { state } = run;
+  if (!run.broadcast) return;
+  const due = broadcastDue(run.broadcast.rule, state, run.broadcastTimeout);
+  if (!due) return;
+  state.broadcast = { ...due, at: new Date().toISOString() };
+  if (!run.broadcast.callback) return;
+  const input = { id: state.id, event: due.event, body: broadcastCallbackBody(state, state.broadcast) };
+  run.announced = deliverTransferCallback(input).then(
+    () => undefined,
+    (e: unknown) => log.error('the custody system was not told', { event: due.event, error: describe(e).message }),
+  );
 }
 
 const viewBehind = (run: Run) => run.viewVersion !== run.state.history.length;

@@ -111,6 +111,10 @@ export async function startOutgoingTransfer(
     pollIntervalMs: ctx.config.pollIntervalMs,
     report: ctx.config.callbackUrl !== undefined,
     ...(plan ? { plan } : {}),
+    broadcast: {
+      rule: ctx.config.broadcast.bySubsidiary[request.body.originatorVASPdid] ?? ctx.config.broadcast.rule,
+      callback: ctx.config.custodyCallbacks,
+    },
   };
   const workflowId = workflowIds.outgoingTransfer(id);
   try {

@@ -14,6 +14,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -22,6 +24,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { createDataConverter } from '../../lib/temporal/data-converter';
 import { NetworkClient } from '../../network/client';
 import { createDidKeyRecord } from '../../lib/crypto';
+import { generateWebhookSecret } from '../../lib/webhook-signature';
 import { loadSdnList } from '../../screening/load-sdn';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { followReconcile, startReconcile } from '../../client/cli/addresses';
@@ -93,6 +96,9 @@ async function record(): Promise<void> {
     sweepMinAge: '0s',
   };
   const sb = await startSandbox(g.seed);
+  // The custody system: acknowledges every callback, so the histories hold their activities.
+  const custody = createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end()));
+  await new Promise<void>((done) => custody.listen(0, '127.0.0.1', done));
   const options = {
     group: { gatewayDid: g.gateway, subsidiaryDids },
     agentKeys: JSON.stringify([
@@ -104,6 +110,10 @@ async function record(): Promise<void> {
     addressBook: addressBookTestSettings({ chunkRows: 20, chunksPerExecution: 2 }),
     walletProofs: { depositAddresses: { ethereum: `0x${'d0'.repeat(20)}` } },
     deposits: { recheckInitialMs: 1000, recheckMaxMs: 4000 },
+    custody: {
+      url: `http://127.0.0.1:${(custody.address() as AddressInfo).port}/custody`,
+      secret: generateWebhookSecret(),
+    },
     // Subsidiary A is in the EU: a transfer of 1 ETH to a self-hosted wallet needs the wallet's ownership proof.
     jurisdictions: { subsidiaryCountries: { [g.subA]: 'DE' } },
   };
@@ -661,6 +671,7 @@ async function record(): Promise<void> {
   } finally {
     if (!closed) await orch.close();
     await sb.close();
+    custody.close();
   }
 }
 

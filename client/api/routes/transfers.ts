@@ -56,6 +56,23 @@ export const TransferStateSchema = Type.Object({
       description: 'The blockchain transaction, once the custody system broadcast it (PATCH /v1/transfers/:id)',
     }),
   ),
+  broadcast: Type.Optional(
+    Type.Object(
+      {
+        event: Type.Union([Type.Literal('transfer.release'), Type.Literal('transfer.halt')]),
+        reason: Type.String(),
+        rule: Type.String({
+          description:
+            "the sending subsidiary's rule: on-accepted, at-once or after-timeout:<duration> (TRANSFER_BROADCAST)",
+        }),
+        at: Type.String(),
+      },
+      {
+        description:
+          'Whether the custody system may broadcast the funds (transfer.release) or must not (transfer.halt), once decided; also sent to CUSTODY_CALLBACK_URL, signed',
+      },
+    ),
+  ),
   history: Type.Array(Type.Object({ status: Type.String(), at: Type.String(), source: Type.String() })),
 });
 

@@ -53,6 +53,10 @@ describe("replay: recorded histories of every workflow type replay through today
       'deposit-awaiting-data-released.before-deposit-custody-callbacks.json',
       'deposit-awaiting-proof-released.before-deposit-custody-callbacks.json',
     ],
+    'outgoing-broadcast-callbacks': [
+      'outgoing-transfer-accepted.before-outgoing-broadcast-callbacks.json',
+      'outgoing-transfer-policy-held-released.before-outgoing-broadcast-callbacks.json',
+    ],
   };
 
   /** The patch ids each fixture recorded (core's patch markers, decoded with the fixtures' codec). */

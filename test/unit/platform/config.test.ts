@@ -171,7 +171,17 @@ describe('loadConfig: one configuration, with every section', () => {
       noKeyMode: 'originator-only',
       callbackUrl: undefined,
       directoryCacheMs: 60_000,
+      broadcast: { rule: { when: 'on-accepted' }, bySubsidiary: {} },
+      custodyCallbacks: false,
     });
+    expect(c.custody).toEqual({});
+    // One CUSTODY_CALLBACK_URL serves the deposits' and the transfers' callbacks.
+    const withCustody = loadConfig({
+      CUSTODY_CALLBACK_URL: 'https://custody.internal/callbacks',
+      CUSTODY_CALLBACK_SECRET: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+    });
+    expect(withCustody.custody.callbackUrl).toBe('https://custody.internal/callbacks');
+    expect(withCustody.transfers.custodyCallbacks).toBe(true);
     expect(c.incoming).toEqual({
       routeDeadline: '1h',
       routeGiveUpAfter: '24h',
