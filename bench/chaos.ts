@@ -48,6 +48,8 @@ import { demoKeys, prepareDemoNetwork } from '../scripts/demo-network';
 import { freePort, httpOk, Proc, sleep, tsxArgs } from './chaos/processes';
 import { checkProofs, driveProof, planProofs, walletKeyNeedles, type PlannedProof } from './chaos/proofs';
 import { checkDeposits, depositNeedles, driveDeposit, planDeposits, prepareDeposits } from './chaos/deposits';
+import { checkCustody, startCustodyReceiver, type CustodySubject } from './chaos/custody';
+import { generateWebhookSecret } from '../lib/webhook-signature';
 import { secretsScan, type ScanResult } from './chaos/secrets';
 import { chaosTemporal } from './chaos/temporal';
 import { describeStuck } from './chaos/stuck';
@@ -98,6 +100,8 @@ const DEPOSIT_DATA_DEADLINE_S = Math.max(480, Math.round(900 * SCALE));
 /** Answer deadline of outgoing transfers: the silent counterparty's transfers end EXPIRED after it. */
 const DEADLINE_S = 90;
 const LATE_S = 20;
+/** Subsidiary B's broadcast rule's timeout: before the late answers, so both orders happen under the faults. */
+const BROADCAST_TIMEOUT_S = 15;
 /** A worker pause "longer than the activity timeouts" (the longest outgoing/incoming/rotation one is 30 s). */
 const LONG_PAUSE_MS = 40_000;
 const QUIESCENCE_TIMEOUT_MS = 25 * 60_000;
@@ -232,6 +236,14 @@ async function main() {
   group.seed.vasps.push({ did: subC.did, name: subC.name, parentDid: group.gateway.did });
   group.seed.vasps = group.seed.vasps.map((v) => (v.did === group.external.did ? { ...v, simulated: true } : v));
   const [subA, subB] = group.subsidiaries as [DemoVasp, DemoVasp, DemoVasp];
+  // The custody system, in this process: takes the deposits' and the outgoing transfers' callbacks.
+  const custodySecret = generateWebhookSecret();
+  const custody = await startCustodyReceiver(custodySecret, SEED);
+  const stopCleanUp = cleanUp;
+  cleanUp = async () => {
+    await custody.close();
+    await stopCleanUp?.();
+  };
   const seedFile = resolve(dataDir, 'sandbox-seed.json');
   writeFileSync(seedFile, JSON.stringify(group.seed), { mode: 0o600 });
 
@@ -329,6 +341,11 @@ async function main() {
     DEPOSIT_DATA_DEADLINE: `${DEPOSIT_DATA_DEADLINE_S}s`,
     // A deposit whose transfer was accepted is released at its next check: at most 30 s later, not the default 5 min.
     DEPOSIT_RECHECK_MAX: '30s',
+    CUSTODY_CALLBACK_URL: custody.url,
+    CUSTODY_CALLBACK_SECRET: custodySecret,
+    // Subsidiary A broadcasts once the beneficiary accepted (the default); B also when no answer came within the
+    // timeout, which races the late answers and the silent ones' deadline.
+    TRANSFER_BROADCAST_BY_SUBSIDIARY: JSON.stringify({ [subB.did]: `after-timeout:${BROADCAST_TIMEOUT_S}s` }),
     ...networkEnv,
   };
   const worker = new Proc('worker', tsxArgs('workers/main.ts'), common, logDir, async () => true);
@@ -411,6 +428,7 @@ async function main() {
     rows: WorkResult[];
     proofSummary: string;
     depositSummary: string;
+    custodySummary: string;
     seconds: number;
     quota: { rejected: number; lockouts: number };
   }[] = [];
@@ -730,6 +748,7 @@ async function main() {
       'key rotation': [],
       'wallet proofs': [],
       deposits: [],
+      custody: [],
     };
     const incomingState = new Map<
       string,
@@ -1057,10 +1076,39 @@ async function main() {
     };
     say(`  ${depositCheck.summary}`);
 
+    // What the custody system was told: one event per final transfer and deposit, the one its outcome calls for.
+    const custodySubjects: CustodySubject[] = [
+      ...outgoing
+        .filter((o) => o.status && FINAL_OUT.has(o.status))
+        .map((o): CustodySubject => ({
+          id: o.id,
+          kind: 'transfer',
+          expected: o.status === 'ACCEPTED' ? 'release' : o.originator === subB ? 'either' : 'halt',
+        })),
+      ...deposits
+        .filter((d) => d.id && (d.status === 'RELEASED' || d.status === 'RETURNED'))
+        .map((d): CustodySubject => ({
+          id: d.id!,
+          kind: 'deposit',
+          expected: d.status === 'RELEASED' ? 'release' : 'return',
+        })),
+    ];
+    const custodyCheck = await checkCustody(custody, custodySubjects, 120_000);
+    const custodyRow: WorkResult = {
+      work: 'custody callbacks (transfer.*, deposit.*)',
+      total: N_OUT + deposits.length,
+      completed: custodyCheck.completed,
+      lost: custodyCheck.lost,
+      duplicated: custodyCheck.duplicated,
+      wrong: custodyCheck.wrong,
+      notes: custodyCheck.notes,
+    };
+    say(`  ${custodyCheck.summary}`);
+
     // Time to recover: per work, from the last fault's process being back (restarted and ready) to that work's last
     // completion, from the completion times recorded by the system; 0 when it was all done before.
-    const rows = [outRow, inRow, bookRow, rotRow, proofRow, depositRow];
-    const names = ['outgoing', 'incoming', 'reconciliation', 'key rotation', 'wallet proofs', 'deposits'];
+    const rows = [outRow, inRow, bookRow, rotRow, proofRow, depositRow, custodyRow];
+    const names = ['outgoing', 'incoming', 'reconciliation', 'key rotation', 'wallet proofs', 'deposits', 'custody'];
     const calm = Math.max(...events.map((e) => e.done ?? e.at));
     rows.forEach((row, k) => {
       const done = completions[names[k]!]!;
@@ -1084,6 +1132,7 @@ async function main() {
       rows,
       proofSummary: proofCheck.summary,
       depositSummary: depositCheck.summary,
+      custodySummary: custodyCheck.summary,
       seconds: (Date.now() - t0) / 1000,
       quota: { ...quotaTotals },
     });
@@ -1128,6 +1177,7 @@ async function main() {
   lines.push('');
   for (const r of results) lines.push(`round ${r.round} ${r.proofSummary}`);
   for (const r of results) lines.push(`round ${r.round} ${r.depositSummary}`);
+  for (const r of results) lines.push(`round ${r.round} ${r.custodySummary}`);
   lines.push('');
   lines.push(...scanLines(scan));
   say('');
