@@ -144,6 +144,17 @@ export interface TransferDetails {
   review?: { decision: string; actor: string; principal?: Principal; at: string; reason?: string };
   /** The broadcast blockchain transaction, once the custody system gave it (outgoing). */
   txHash?: string;
+  /** Whether the custody system may broadcast the funds, once decided (outgoing; outgoing/types.ts BroadcastDecision). */
+  broadcast?: BroadcastDecisionView;
+}
+
+/** The one `transfer.release` or `transfer.halt` an outgoing transfer announces to the custody system. */
+export interface BroadcastDecisionView {
+  event: 'transfer.release' | 'transfer.halt';
+  reason: string;
+  /** The sending subsidiary's rule as configured: `on-accepted`, `at-once`, `after-timeout:10m`. */
+  rule: string;
+  at: string;
 }
 
 /** A wallet ownership proof (GET /v1/wallet-proofs, wallet-proofs/types.ts WalletProof). */

@@ -60,6 +60,39 @@ function PolicyPanel({ details }: { details: TransferDetails | null }) {
   </div>`;
 }
 
+/**
+ * Whether the custody system may broadcast an outgoing transfer's funds: the one transfer.release or transfer.halt the
+ * transfer announces, by the sending subsidiary's rule. Before that the rule is not known here: only the API applies it.
+ */
+function BroadcastPanel({ details }: { details: TransferDetails | null }) {
+  if (!details) return '';
+  const b = details.broadcast;
+  return html`<div class="panel" id="broadcast">
+    <h3>Custody</h3>
+    ${
+      b
+        ? html`<dl class="facts">
+            <dt>Broadcast</dt>
+            <dd id="broadcast-event">
+              ${
+                b.event === 'transfer.release'
+                  ? html`<span class="badge ok">Funds may be broadcast</span> `
+                  : html`<span class="badge bad">Do not broadcast</span> `
+              }
+              <span class="muted">${b.event}</span>
+            </dd>
+            <dt>Rule</dt>
+            <dd id="broadcast-rule"><code>${b.rule}</code></dd>
+            <dt>Reason</dt>
+            <dd id="broadcast-reason">${b.reason}</dd>
+            <dt>Decided</dt>
+            <dd id="broadcast-at">${when(b.at)}</dd>
+          </dl>`
+        : html`<p class="muted" id="broadcast-event">Not decided yet.</p>`
+    }
+  </div>`;
+}
+
 /** Release or refuse an outgoing transfer the policy held (status HELD). */
 function ReleaseForm({ session, view, onDone }: { session: Session; view: TransferRow; onDone: () => void }) {
   const [reason, setReason] = useState('');
@@ -338,6 +371,7 @@ export function TransferPage({
           ${!view.decision && decisions.length === 0 ? html`<p class="muted">No decision by a person.</p>` : ''}
         </div>
         <${PolicyPanel} details=${details} />
+        ${view.direction === 'outgoing' ? html`<${BroadcastPanel} details=${details} />` : ''}
         ${view.direction === 'outgoing' ? html`<${TransferProof} session=${session} status=${view.status} address=${details?.classification?.beneficiaryWallet?.address} />` : ''}
         ${view.direction === 'outgoing' ? html`<${ClassificationPanel} view=${details?.classification} title="Classification (stored with the transfer)" />` : ''}
         ${

@@ -384,6 +384,7 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.goto(`${orch.apiUrl}/console#/transfer/outgoing-${id}`);
     await page.waitForSelector('#release-form');
     expect(await page.textContent('#policy-decision')).toContain('ASSET ETH');
+    expect(await page.textContent('#broadcast-event')).toContain('Not decided yet');
     await shot(page, 'outgoing-held-by-policy');
     await page.fill('#release-reason', 'known customer, checked by hand');
     await page.click('#release');
@@ -399,6 +400,15 @@ describe('the compliance console in Chromium: a reviewer declines the sanctioned
     await page.reload();
     await page.waitForSelector('#tx-hash');
     expect(await page.textContent('#tx-hash')).toBe(txHash);
+    // Accepted by the counterparty: under the default rule (on-accepted) the page shows the transfer.release.
+    await eventually(async () => ((await api('GET', `/v1/transfers/${id}`)).body.broadcast ? true : undefined), 30_000);
+    await page.reload();
+    await page.waitForSelector('#broadcast-rule');
+    expect(await page.textContent('#broadcast-event')).toContain('Funds may be broadcast');
+    expect(await page.textContent('#broadcast-rule')).toBe('on-accepted');
+    expect(await page.textContent('#broadcast-reason')).toBe('the beneficiary VASP accepted the transfer');
+    expect(await page.textContent('#broadcast-at')).not.toBe('—');
+    await shot(page, 'outgoing-released-for-broadcast');
     await page.close();
   });
 
