@@ -4,7 +4,7 @@ import { broadcastWebhookId } from '../outgoing/status';
 import type { BroadcastEvent } from '../outgoing/types';
 import { activityIdempotencyKey } from './context';
 
-/** Outgoing transfers' callbacks to the custody system (workflows/outgoing-transfer.ts, outgoing/broadcast.ts). */
+/** Outgoing transfers' callbacks to the custody system (workflows/outgoing-transfer.ts; the rule in outgoing/status.ts). */
 export function custodyActivities(deps: { pool: Pool; custody?: { url?: string; secret?: string } }) {
   return {
     /** `transfer.release` or `transfer.halt`, signed; throws (retried) until the custody system answers 2xx. */

@@ -1,6 +1,6 @@
 /**
  * One signed callback to the custody system: deposits' `deposit.release`/`deposit.return` (deposits/custody-callback.ts)
- * and outgoing transfers' `transfer.release`/`transfer.halt` (outgoing/broadcast-callback.ts). Signed the way the
+ * and outgoing transfers' `transfer.release`/`transfer.halt` (activities/custody.ts, bodies by outgoing/status.ts). Signed the way the
  * network signs its webhooks (lib/webhook-signature.ts: webhook-id, webhook-timestamp, webhook-signature over the raw
  * body), with one stable webhook id per subject and event so the receiver can de-duplicate retries. Anything but a 2xx
  * throws a retryable error: the workflow's activity retries with backoff until the custody system acknowledges.

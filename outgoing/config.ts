@@ -21,7 +21,7 @@ export interface TransferConfig {
   /** How long directory answers (`pii_didkey`, escrow keys) are reused (TRANSFER_DIRECTORY_CACHE, default 60s; 0 = off). */
   directoryCacheMs: number;
   /**
-   * When the custody system may broadcast a transfer's funds (outgoing/broadcast.ts): `on-accepted` (default),
+   * When the custody system may broadcast a transfer's funds (outgoing/types.ts BroadcastRule): `on-accepted` (default),
    * `at-once` or `after-timeout:<duration>` (TRANSFER_BROADCAST), per sending subsidiary where it differs
    * (TRANSFER_BROADCAST_BY_SUBSIDIARY, JSON `{"did:ethr:0x…": "at-once"}`).
    */

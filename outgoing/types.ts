@@ -27,7 +27,7 @@ export interface OutgoingTransferInput {
    * started without one (by an API from before) is planned in the worker.
    */
   plan?: TransferPlan;
-  /** When the custody system may broadcast the funds (outgoing/broadcast.ts); absent: started by an API from before. */
+  /** When the custody system may broadcast the funds (BroadcastRule below); absent: started by an API from before. */
   broadcast?: BroadcastInput;
 }
 

@@ -444,7 +444,7 @@ function startBroadcastTimer(run: Run): void {
 }
 
 /**
- * The one transfer.release or transfer.halt (outgoing/broadcast.ts), once due: kept in the state and, with a custody
+ * The one transfer.release or transfer.halt (outgoing/status.ts broadcastDue), once due: kept in the state and, with a custody
  * callback URL, delivered by an activity that runs beside the wait and that the run's end waits for.
  */
 function announce(run: Run): void {

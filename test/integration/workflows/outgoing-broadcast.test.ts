@@ -9,7 +9,7 @@ import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type Stubs } fr
 
 /**
  * Issue 23 item 5: when the custody system may broadcast an outgoing transfer's funds, by the sending subsidiary's
- * rule, announced once per transfer as transfer.release or transfer.halt (outgoing/broadcast.ts), with stubbed
+ * rule, announced once per transfer as transfer.release or transfer.halt (outgoing/status.ts broadcastDue), with stubbed
  * activities: which announcement, when, delivered by an activity retried until acknowledged while the wait goes on.
  */
 describe('outgoing transfer workflow: transfer.release / transfer.halt by the broadcast rule', () => {
