@@ -135,6 +135,15 @@ export async function depositOnChain(
   return rows[0] && toDeposit(rows[0]);
 }
 
+/** The deposits still waiting on the network's message `transactionId` (its final status decides them). */
+export async function waitingDepositsOf(db: Queryable, transactionId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `select id from deposits where transaction_id = $1 and status in ('HELD', 'AWAITING_DATA')`,
+    [transactionId],
+  );
+  return rows.map((r) => r.id);
+}
+
 export async function getDeposit(db: Queryable, id: string): Promise<Deposit | undefined> {
   const { rows } = await db.query<Row>(`select ${COLUMNS} from deposits where id = $1`, [id]);
   return rows[0] && toDeposit(rows[0]);

@@ -16,3 +16,8 @@ export const depositDecisionUpdate = defineUpdate<DepositState, [DepositDecision
  * waiting for it, and no escalation follows.
  */
 export const depositReturnedSignal = defineSignal('depositReturned');
+/**
+ * The network's message the deposit matched reached a final status (the notification webhook saw it): the workflow
+ * checks at once instead of at the end of its recheck wait, which stays the fallback when no webhook comes.
+ */
+export const depositMatchMovedSignal = defineSignal('depositMatchMoved');

@@ -25,6 +25,7 @@ import type { DepositDecisionRequest, DepositMatch, DepositStatus } from '../dep
 import { summarizeFailure } from './failures';
 import {
   depositDecisionUpdate,
+  depositMatchMovedSignal,
   depositReturnedSignal,
   depositStateQuery,
   type DepositInput,
@@ -76,8 +77,11 @@ const CHECKS_PER_RUN = 500;
  */
 export async function deposit(input: DepositInput): Promise<DepositState> {
   const state: DepositState = input.resumed?.state ?? { id: input.id, status: 'HELD' };
-  const officer: Officer = {};
+  const officer: Officer = { matchMoved: 0 };
   setHandler(depositStateQuery, () => state);
+  setHandler(depositMatchMovedSignal, () => {
+    officer.matchMoved++;
+  });
   setHandler(
     depositDecisionUpdate,
     async (request) => {
@@ -129,9 +133,13 @@ async function tellCustody(input: DepositInput, state: DepositState, returned: (
   state.escalated = true;
 }
 
-/** A compliance officer's decision, once the update delivered it; taken at the workflow's next step. */
+/**
+ * What ends a wait early: a compliance officer's decision, once the update delivered it (taken at the workflow's next
+ * step), and the count of depositMatchMovedSignal.
+ */
 interface Officer {
   decision?: DepositDecisionRequest;
+  matchMoved: number;
 }
 
 async function decide(input: DepositInput, state: DepositState, officer: Officer): Promise<void> {
@@ -213,12 +221,13 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
 }
 
 /**
- * The wait between checks, cut short by an officer's decision. The same timer as a plain sleep when no decision comes,
- * so the histories of runs from before decisions existed replay unchanged.
+ * The wait between checks, cut short by an officer's decision or by the webhook's word that the matched message moved.
+ * The same timer as a plain sleep when neither comes, so the histories of runs from before them replay unchanged.
  */
 async function pause(officer: Officer, ms: number): Promise<void> {
   if (officer.decision) return;
-  await condition(() => officer.decision !== undefined, ms);
+  const seen = officer.matchMoved;
+  await condition(() => officer.decision !== undefined || officer.matchMoved !== seen, ms);
 }
 
 /** The officer's decision, written under the officer's name with the reason given (audited with the principal). */

@@ -163,6 +163,39 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     expect(actions).toEqual(expect.arrayContaining(['deposit.reported', 'deposit.awaiting-data', 'deposit.released']));
   });
 
+  it('the webhook of the matched message’s ACCEPTED wakes the deposit: RELEASED before its next recheck is due', async () => {
+    // An orchestrator of its own whose deposits recheck only every 90 s; the gateway's webhook reaches the first one's
+    // API, which finds the deposit by its message and signals its workflow.
+    const slow = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      deposits: { matchWindowMs: 120_000, dataDeadlineMs: 3_600_000, recheckInitialMs: 90_000, recheckMaxMs: 90_000 },
+    });
+    try {
+      const to = await ownAddress();
+      await originatorAnswers(to, { afterSeconds: 2 });
+      const created = await roleCall(slow, 'operator', 'POST', '/v1/deposits', {
+        vaspDid: g.subA,
+        asset: 'ETH',
+        txHash: ethHash(),
+        amount: ABOVE,
+        to,
+      });
+      expect(created.status).toBe(201);
+      const waiting = await until(created.body.id, (d) => d.status === 'AWAITING_DATA', 20_000);
+      const done = await until(created.body.id, (d) => d.status === 'RELEASED', 80_000);
+      expect(done).toMatchObject({ transactionId: waiting.transactionId, networkStatus: 'ACCEPTED' });
+      expect(Date.parse(done.decidedAt) - Date.parse(created.body.createdAt)).toBeLessThan(85_000);
+      const { events } = await slow.client.workflow.getHandle(workflowIds.deposit(created.body.id)).fetchHistory();
+      const signals = (events ?? []).flatMap((e) => e.workflowExecutionSignaledEventAttributes?.signalName ?? []);
+      expect(signals).toContain('depositMatchMoved');
+      // The one timer of the wait it cut short, and no second check on a timer before the release.
+      const fired = (events ?? []).filter((e) => e.timerFiredEventAttributes).length;
+      expect(fired).toBe(0);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('an originator that never answers: AWAITING_DATA, then RETURN_REQUIRED at the data deadline', async () => {
     // An orchestrator of its own whose deposits wait 4 s for the data (DEPOSIT_DATA_DEADLINE), on the same network.
     const short = await startOrchestrator(sb.networkConfig(g.gatewayUser), {

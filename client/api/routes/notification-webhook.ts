@@ -14,6 +14,7 @@ import type { WebhookConfig } from '../../../webhooks/config';
 import { needTransfers } from '../../transfers/start-outgoing';
 import { passOutgoingUpdate } from '../../transfers/network-update';
 import { passIncomingUpdate } from '../../incoming/network-update';
+import { wakeDeposits } from '../../deposits/network-update';
 
 export interface WebhookRouteDeps {
   temporal: Client;
@@ -167,6 +168,13 @@ export function notificationWebhookRoutes(app: FastifyInstance, deps: WebhookRou
         );
         throw new UpstreamUnavailableError('the webhook could not be passed on; deliver it again');
       }
+      // Deposits matched to this message check now; their rechecks catch up should this fail.
+      await wakeDeposits({ temporal: deps.temporal, pool: ctx.pool }, tx).catch((e: unknown) =>
+        request.log.warn(
+          { err: { message: (e as Error).message }, transactionId: tx.id },
+          'deposits waiting on the message could not be woken',
+        ),
+      );
       await recordWebhookOutcome(ctx.pool, webhookId, outcome);
       metrics.webhooks.inc({ outcome });
       return { received: true, duplicate: false, outcome };
