@@ -22,6 +22,8 @@ export interface FloorResult {
   /** CPU milliseconds per workflow: the Temporal server, and this process (client and worker). */
   serverCpuMs: number;
   selfCpuMs: number;
+  /** The measured workflows' ids (bench/cost.ts reads their histories). */
+  workflowIds: string[];
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc. */
@@ -46,6 +48,8 @@ export async function runFloor(opts: {
   seconds: number;
   eager: boolean;
   serverPid?: number;
+  /** Workflows run before the measure (default 50). */
+  warmUp?: number;
 }): Promise<FloorResult> {
   const taskQueue = `floor-${Date.now()}-${opts.eager ? 'eager' : 'plain'}`;
   const bundle = await bundleWorkflowCode({
@@ -77,7 +81,7 @@ export async function runFloor(opts: {
         args: [String(i)],
         ...(opts.eager ? { requestEagerStart: true } : {}),
       });
-    for (let i = 0; i < 50; i++) await one(-1 - i); // warm-up
+    for (let i = 0; i < (opts.warmUp ?? 50); i++) await one(-1 - i); // warm-up
     const server = opts.serverPid ?? temporalServerPid();
     const total = Math.round(opts.rate * opts.seconds);
     const latencies: number[] = [];
@@ -102,6 +106,7 @@ export async function runFloor(opts: {
       p99: quantile(latencies, 0.99),
       serverCpuMs: ((cpuSeconds(server) - cpu0.server) * 1000) / total,
       selfCpuMs: (self.user + self.system) / 1000 / total,
+      workflowIds: Array.from({ length: total }, (_, i) => `${taskQueue}-${i}`),
     };
   } finally {
     worker.shutdown();

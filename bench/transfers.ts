@@ -45,9 +45,11 @@ import type { OutgoingTransferBody } from '../outgoing/request';
 import { createDidKeyRecord } from '../lib/crypto';
 import { webhookHeaders } from '../lib/webhook-signature';
 import { createPool } from '../db/pool';
+import { workflowIds } from '../lib/temporal/workflow-ids';
 import { groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
 import { quantile } from './stats';
 import { describeFloor, runFloor } from './floor';
+import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
 import {
   apiWithWorkerProcesses,
   benchOptions,
@@ -304,6 +306,7 @@ async function measure(temporal: BenchTemporal) {
       [ids],
     );
     return {
+      ids,
       cpu,
       label,
       count: latencies.length,
@@ -339,6 +342,24 @@ async function measure(temporal: BenchTemporal) {
   log(`load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   const results = [];
   const paths = (process.env.BENCH_PATHS ?? 'temporal,observability,direct').split(',');
+  // What a transfer costs in counts (issue 27): the database's writes around the first measured run of a path, and
+  // after everything is timed, the histories of a sample of its workflows. BENCH_COST=off: none of it.
+  const costing = process.env.BENCH_COST !== 'off';
+  const orchestratorTables = costing ? createPool(testEnv().databaseUrl, 'orchestrator') : undefined;
+  const writeLines: string[] = [];
+  /** `measure` with the orchestrator schema's writes read before and after it (its timing is not affected). */
+  const withWrites = async <R extends { count: number; label: string }>(
+    measure: () => Promise<R>,
+    counted = true,
+  ): Promise<R> => {
+    if (!orchestratorTables || !counted) return measure();
+    const before = await dbWrites(orchestratorTables);
+    const r = await measure();
+    const after = await dbWrites(orchestratorTables);
+    writeLines.push(describeWrites(r.label, writesPer(before, after, r.count)));
+    return r;
+  };
+  let costIds: string[] = [];
   for (const [i, workers] of options.workerCounts.entries()) {
     if (i > 0) {
       await orch.close();
@@ -346,10 +367,14 @@ async function measure(temporal: BenchTemporal) {
     }
     // Warm-up: JIT, connection pools, directory cache, workflow bundle.
     await run('warm-up (temporal)', Math.min(100, N), viaApi);
-    if (paths.includes('temporal'))
-      results.push(
-        await run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi),
+    if (paths.includes('temporal')) {
+      const r = await withWrites(
+        () => run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi),
+        i === 0,
       );
+      if (i === 0) costIds = r.ids;
+      results.push(r);
+    }
   }
   const observabilityRounds: { mode: 'off' | 'on'; worker: number; total: number }[] = [];
   let spansExported = 0;
@@ -409,11 +434,15 @@ async function measure(temporal: BenchTemporal) {
       workerPids: [],
     };
     await run('warm-up (all-in-one)', Math.min(100, N), viaApi);
-    results.push(await run('through the API and Temporal, all-in-one process (API + worker, eager start)', N, viaApi));
+    const r = await withWrites(() =>
+      run('through the API and Temporal, all-in-one process (API + worker, eager start)', N, viaApi),
+    );
+    if (!costIds.length) costIds = r.ids;
+    results.push(r);
   }
   directMode = true;
   await run('warm-up (direct)', Math.min(100, N), direct);
-  if (paths.includes('direct')) results.push(await run('direct, without Temporal', N, direct));
+  if (paths.includes('direct')) results.push(await withWrites(() => run('direct, without Temporal', N, direct)));
 
   driving = false;
   await driver;
@@ -460,6 +489,7 @@ async function measure(temporal: BenchTemporal) {
   }
   log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   // The empty workflow's cost on the same server in the same run: what the orchestration's share is compared with.
+  const floorCosts: (CostSummary | string)[] = [];
   if (process.env.BENCH_FLOOR !== 'off' && !options.cluster) {
     for (const eager of [false, true]) {
       const floor = await runFloor({
@@ -471,8 +501,38 @@ async function measure(temporal: BenchTemporal) {
         serverPid: temporal.temporalPid(),
       });
       log(`temporal floor, same server: ${describeFloor(floor)}`);
+      if (costing)
+        floorCosts.push(
+          await sampledCost(
+            testEnv().temporalAddress,
+            `floorWorkflow (empty, one local activity${eager ? ', eager start' : ''})`,
+            floor.workflowIds,
+            testEnv().keyring,
+          ),
+        );
     }
   }
+  if (costing) {
+    log('');
+    const rows = costIds.length
+      ? [
+          await sampledCost(
+            testEnv().temporalAddress,
+            'outgoingTransfer',
+            costIds.map(workflowIds.outgoingTransfer),
+            testEnv().keyring,
+          ),
+        ]
+      : [];
+    log(
+      costBlock(
+        'cost per workflow, sampled after the timed runs',
+        [],
+        [...costLines([...rows, ...floorCosts]), ...writeLines.map((l) => `database writes, ${l}`)],
+      ),
+    );
+  }
+  await orchestratorTables?.end();
   log(`\n(total run ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 
   await orch.close();
