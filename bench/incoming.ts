@@ -31,6 +31,8 @@ import { createDidKeyRecord } from '../lib/crypto';
 import { createPool } from '../db/pool';
 import { groupSeed, startSandbox, testEnv } from '../test/harness/platform';
 import { describeFloor, runFloor } from './floor';
+import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer } from './cost';
+import { workflowIds } from '../lib/temporal/workflow-ids';
 import { quantile } from './stats';
 import {
   apiWithWorkerProcesses,
@@ -188,6 +190,7 @@ async function main() {
         .filter((r) => webhooks.has(r.id))
         .map((r) => at(r.body, 'confirm') - webhooks.get(r.id)!);
       return {
+        ids: sent,
         sent: sent.length,
         lost: sent.length - confirmedCount,
         duplicated,
@@ -246,6 +249,11 @@ async function main() {
     process.stdout.write(`${cpuLine(baseline.cpu)}\n`);
     const checks: string[] = [];
     let firstRatio: number | undefined;
+    // What a transfer costs in counts (issue 27): the orchestrator's writes around the first measured run, and after
+    // everything is timed, the histories of a sample of its workflows. BENCH_COST=off: none of it.
+    const costing = process.env.BENCH_COST !== 'off';
+    let costIds: string[] = [];
+    let writes: string | undefined;
     for (const [i, workers] of options.workerCounts.entries()) {
       if (i > 0) {
         await orch.close();
@@ -253,7 +261,15 @@ async function main() {
         await registerScenario(orch, 2 + i);
       }
       if (FIND_RATE) await run(2 + i, PROBE_RATES[0], measured); // the same warm-up as the baseline's
+      const before = costing && i === 0 ? await dbWrites(orchestratorTables) : undefined;
       const ours = await run(2 + i, rate);
+      if (before) {
+        writes = describeWrites(
+          `${ours.sent} incoming transfers`,
+          writesPer(before, await dbWrites(orchestratorTables), ours.sent),
+        );
+        costIds = ours.ids;
+      }
       const label = `${workers} worker process${workers > 1 ? 'es' : ''}`;
       process.stdout.write(
         `${line(`orchestrator (${label}): webhook received→confirmed`, ours.fromWebhook)}   ${ours.throughput.toFixed(1)} transfers/s\n`,
@@ -281,6 +297,7 @@ async function main() {
     process.stdout.write(
       `bench process RSS ${rss()} MB; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`,
     );
+    let floorIds: string[] = [];
     if (process.env.BENCH_FLOOR !== 'off') {
       const floor = await runFloor({
         address: testEnv().temporalAddress,
@@ -291,6 +308,19 @@ async function main() {
         serverPid: temporal.temporalPid(),
       });
       process.stdout.write(`temporal floor, same server and rate: ${describeFloor(floor)}\n`);
+      if (costing) floorIds = floor.workflowIds;
+    }
+    if (costing) {
+      const address = testEnv().temporalAddress;
+      const rows = [
+        await sampledCost(address, 'incomingTransfer', costIds.map(workflowIds.incomingTransfer), testEnv().keyring),
+        ...(floorIds.length
+          ? [await sampledCost(address, 'floorWorkflow (empty, one local activity)', floorIds, testEnv().keyring)]
+          : []),
+      ];
+      process.stdout.write(
+        `\n${costBlock('cost per workflow, sampled after the timed runs', [], [...costLines(rows), ...(writes ? [`database writes, ${writes}`] : [])])}\n`,
+      );
     }
     if (checks.length) process.exitCode = 1;
   } finally {
