@@ -36,6 +36,8 @@ import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
 import type { Seed } from '../sandbox/seed';
 import { groupSeed, testEnv } from '../test/harness/platform';
 import { quantile } from './stats';
+import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
+import { runFloor } from './floor';
 import {
   apiWithWorkerProcesses,
   benchOptions,
@@ -426,7 +428,17 @@ async function main() {
       `${line(`baseline at ${rate}/s again, before the orchestrator`, base2.latencies)}   ${base2.throughput.toFixed(1)}/s`,
     );
     const baseLatencies = [...base.latencies, ...base2.latencies];
+    // What a deposit costs in counts (issue 27): the orchestrator's writes around the measured run, and after everything
+    // is timed, the histories of a sample of its workflows. BENCH_COST=off: none of it.
+    const costing = process.env.BENCH_COST !== 'off';
+    const writesBefore = costing ? await dbWrites(orchestratorTables) : undefined;
     const m = await measured(rate, ours.slice(warm));
+    const writes =
+      writesBefore &&
+      describeWrites(
+        `${m.ids.length} deposits, each transfer there first`,
+        writesPer(writesBefore, await dbWrites(orchestratorTables), m.ids.length),
+      );
     say(line(`baseline at ${rate}/s, both runs: tx/notify → matched`, baseLatencies));
     say(line(`orchestrator at ${rate}/s: POST /v1/deposits → RELEASED`, m.latencies));
     say(line(`  of which POST → row stored (created_at)`, m.intake));
@@ -489,6 +501,7 @@ async function main() {
     }
     say(line(`  the gateway's tx/list alone (100 calls, one at a time)`, lists));
     let latePass = true;
+    let lateIds: string[] = [];
     if (LATE) {
       // B: the deposit reported before its transfer; the simulated originator supplies it ORIGINATOR_DELAY seconds later.
       const [lateBase, lateOurs] = [await register(n), await register(n)];
@@ -516,6 +529,7 @@ async function main() {
         lateOurs.map((destination) => ({ destination })),
       );
       say(line(`orchestrator: POST /v1/deposits → RELEASED`, lm.latencies));
+      lateIds = lm.ids;
       const times = await networkTimes([...lm.transactionIds.values()]);
       const phase = (f: (id: string, t: { created?: number; accepted?: number }) => number | undefined) =>
         [...lm.transactionIds].flatMap(([id, tx]) => {
@@ -544,6 +558,39 @@ async function main() {
       latePass = lateRatio <= TARGET_RATIO && !lm.notReleased && !lb.errors;
       say(
         `ratio p99 orchestrator / baseline, originator ${ORIGINATOR_DELAY_S} s late, at ${rate}/s: ${lateRatio.toFixed(2)}× (target ≤ ${TARGET_RATIO}×); not released ${lm.notReleased}: ${latePass ? 'PASS' : 'FAIL'}`,
+      );
+    }
+    if (costing) {
+      const address = testEnv().temporalAddress;
+      const rows: (CostSummary | string)[] = [
+        await sampledCost(address, 'deposit (transfer there first)', m.ids.map(workflowIds.deposit), testEnv().keyring),
+      ];
+      if (lateIds.length)
+        rows.push(
+          await sampledCost(
+            address,
+            `deposit (originator ${ORIGINATOR_DELAY_S} s late)`,
+            lateIds.map(workflowIds.deposit),
+            testEnv().keyring,
+          ),
+        );
+      // The empty workflow beside them, run here only for its counts (a few workflows, no timing).
+      if (process.env.BENCH_FLOOR !== 'off' && !options.cluster) {
+        const floor = await runFloor({
+          address,
+          keyring: testEnv().keyring,
+          rate: 10,
+          seconds: 2,
+          eager: false,
+          warmUp: 0,
+          serverPid: temporal.temporalPid(),
+        });
+        rows.push(
+          await sampledCost(address, 'floorWorkflow (empty, one local activity)', floor.workflowIds, testEnv().keyring),
+        );
+      }
+      say(
+        `\n${costBlock('cost per workflow, sampled after the timed runs', [], [...costLines(rows), ...(writes ? [`database writes, ${writes}`] : [])])}`,
       );
     }
     say(`load after the run ${load()}`);
