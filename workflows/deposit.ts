@@ -34,15 +34,35 @@ import {
 import { walletProofVerifiedSignal } from './wallet-proof.messages';
 
 /** Each write is one short, idempotent transaction: retried until the database answers. */
-const store = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const STORE_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
+const store = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: STORE_RETRY });
 /** A check calls the network: retried with backoff while it is down or rate-limited (the report is idempotent there). */
-const network = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-});
+const NETWORK_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' };
+const network = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: NETWORK_RETRY });
+/** Where a run's checks and writes go. */
+interface Steps {
+  checkDeposit: Activities['checkDeposit'];
+  transitionDeposit: Activities['transitionDeposit'];
+}
+/** Runs from before local steps keep their scheduled activities. */
+const scheduledSteps: Steps = { checkDeposit: network.checkDeposit, transitionDeposit: store.transitionDeposit };
+/**
+ * The same steps as local activities, run in the worker that runs the workflow: each is short and idempotent, and this
+ * saves a trip through the task queue and a workflow task per step. Past 10 s of retries, the next attempt waits on a
+ * durable timer, so a network down for hours holds no worker slot.
+ */
+const localSteps: Steps = {
+  transitionDeposit: proxyLocalActivities<Activities>({
+    startToCloseTimeout: '30 seconds',
+    localRetryThreshold: '10 seconds',
+    retry: STORE_RETRY,
+  }).transitionDeposit,
+  checkDeposit: proxyLocalActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    localRetryThreshold: '10 seconds',
+    retry: NETWORK_RETRY,
+  }).checkDeposit,
+};
 
 // The wait for a wallet's proof registers and re-checks through this: retried until the database answers.
 const { awaitDepositProof } = proxyLocalActivities<Activities>({
@@ -77,15 +97,18 @@ const CHECKS_PER_RUN = 500;
  */
 export async function deposit(input: DepositInput): Promise<DepositState> {
   const state: DepositState = input.resumed?.state ?? { id: input.id, status: 'HELD' };
-  const officer: Officer = { matchMoved: 0 };
+  const run: Run = {
+    matchMoved: 0,
+    steps: patched('deposit-local-steps') ? localSteps : scheduledSteps,
+  };
   setHandler(depositStateQuery, () => state);
   setHandler(depositMatchMovedSignal, () => {
-    officer.matchMoved++;
+    run.matchMoved++;
   });
   setHandler(
     depositDecisionUpdate,
     async (request) => {
-      officer.decision = request;
+      run.decision = request;
       // Answers once the deposit is final: by this decision, or by the workflow's own if that was written first.
       await condition(() => isFinalDepositStatus(state.status));
       if (state.decidedBy !== request.actor)
@@ -94,7 +117,7 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
     },
     {
       validator: (request) => {
-        const problem = decisionProblem(state.status, officer.decision, request);
+        const problem = decisionProblem(state.status, run.decision, request);
         if (problem) throw new Error(problem);
       },
     },
@@ -103,7 +126,7 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
   setHandler(depositReturnedSignal, () => {
     returned = true;
   });
-  await decide(input, state, officer);
+  await decide(input, state, run);
   // Callbacks to the custody system and the wait for a return's confirmation: absent from runs decided before them.
   if (patched('deposit-custody-callbacks')) await tellCustody(input, state, () => returned);
   // The officer's update answers from the final state: it finishes before the run does.
@@ -134,19 +157,21 @@ async function tellCustody(input: DepositInput, state: DepositState, returned: (
 }
 
 /**
- * What ends a wait early: a compliance officer's decision, once the update delivered it (taken at the workflow's next
- * step), and the count of depositMatchMovedSignal.
+ * What a run carries beside its state: what ends a wait early (a compliance officer's decision, once the update
+ * delivered it, taken at the workflow's next step; the count of depositMatchMovedSignal) and where its steps run.
  */
-interface Officer {
+interface Run {
   decision?: DepositDecisionRequest;
   matchMoved: number;
+  /** The run's checks and writes. */
+  steps: Steps;
 }
 
-async function decide(input: DepositInput, state: DepositState, officer: Officer): Promise<void> {
+async function decide(input: DepositInput, state: DepositState, run: Run): Promise<void> {
   // Decided at intake; absent from the deposits reported before, whose histories take the paths below unchanged.
-  if (input.proofRequired) return awaitProof(input, state, officer);
+  if (input.proofRequired) return awaitProof(input, state, run);
   if (input.classification === 'BELOW_THRESHOLD') {
-    await write(state, 'RELEASED', 'below the receiving subsidiary’s Travel Rule threshold');
+    await write(run, state, 'RELEASED', 'below the receiving subsidiary’s Travel Rule threshold');
     return;
   }
   const matchUntil = input.resumed?.matchUntil ?? Date.now() + input.matchWindowMs;
@@ -155,7 +180,7 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
   // Past the deadline, held for a compliance officer (deadlineAction 'review'): checks go on, the deadline acts once.
   let reviewing = input.resumed?.reviewing ?? false;
   for (let checks = 0; ; checks++) {
-    if (officer.decision) return writeDecision(state, officer.decision);
+    if (run.decision) return writeDecision(run, state, run.decision);
     // A deposit may wait days: each run keeps its history short, and the next one carries on where it stopped.
     if (checks >= (input.checksPerRun ?? CHECKS_PER_RUN) || workflowInfo().continueAsNewSuggested)
       await continueAsNew<typeof deposit>({
@@ -164,7 +189,7 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
       });
     let match: DepositMatch;
     try {
-      match = await network.checkDeposit({
+      match = await run.steps.checkDeposit({
         id: input.id,
         notify: notifyAgain(state.networkStatus, Date.now() < matchUntil),
       });
@@ -173,16 +198,16 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
       // person to see, and is checked again after the next wait rather than lost with a failed workflow.
       const failure = summarizeFailure(e);
       const reason = `the network refused the check: ${failure.type}: ${failure.message}`.slice(0, 500);
-      if (reason !== state.reason) await write(state, state.status, reason);
+      if (reason !== state.reason) await write(run, state, state.status, reason);
       wait = nextRecheck(wait, input.recheckInitialMs, input.recheckMaxMs);
-      await pause(officer, wait);
+      await pause(run, wait);
       continue;
     }
     const next = depositStatusFor(match.networkStatus);
     if (isFinalDepositStatus(next)) {
       const why =
         next === 'RELEASED' ? 'the matched transfer was accepted' : `the matched transfer was ${match.networkStatus}`;
-      await write(state, next, why, match);
+      await write(run, state, next, why, match);
       return;
     }
     if (next === 'AWAITING_DATA' && Date.now() >= deadline && !reviewing) {
@@ -195,10 +220,11 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
                 'the subsidiary’s policy releases a deposit whose originator’s data did not arrive',
               ] as const)
             : (['RETURN_REQUIRED', 'the originator’s Travel Rule data did not arrive before the deadline'] as const);
-        await write(state, status, why, match);
+        await write(run, state, status, why, match);
         return;
       }
       await write(
+        run,
         state,
         'AWAITING_DATA',
         'the originator’s data did not arrive before the deadline: held for a compliance officer to release or return',
@@ -210,13 +236,13 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
       next !== state.status ||
       match.transactionId !== state.transactionId ||
       match.networkStatus !== state.networkStatus;
-    if (moved) await write(state, next, undefined, match);
+    if (moved) await write(run, state, next, undefined, match);
     // A match that moved (found, or its message went on) is near its answer: the backoff starts again from the first
     // wait rather than the one it had grown to.
     wait = nextRecheck(moved ? undefined : wait, input.recheckInitialMs, input.recheckMaxMs);
     // An INCOMPLETE message is checked once more at the deadline rather than after it.
     const untilDeadline = reviewing ? 0 : deadline - Date.now();
-    await pause(officer, next === 'AWAITING_DATA' && untilDeadline > 0 ? Math.min(wait, untilDeadline) : wait);
+    await pause(run, next === 'AWAITING_DATA' && untilDeadline > 0 ? Math.min(wait, untilDeadline) : wait);
   }
 }
 
@@ -224,18 +250,25 @@ async function decide(input: DepositInput, state: DepositState, officer: Officer
  * The wait between checks, cut short by an officer's decision or by the webhook's word that the matched message moved.
  * The same timer as a plain sleep when neither comes, so the histories of runs from before them replay unchanged.
  */
-async function pause(officer: Officer, ms: number): Promise<void> {
-  if (officer.decision) return;
-  const seen = officer.matchMoved;
-  await condition(() => officer.decision !== undefined || officer.matchMoved !== seen, ms);
+async function pause(run: Run, ms: number): Promise<void> {
+  if (run.decision) return;
+  const seen = run.matchMoved;
+  await condition(() => run.decision !== undefined || run.matchMoved !== seen, ms);
 }
 
 /** The officer's decision, written under the officer's name with the reason given (audited with the principal). */
-async function writeDecision(state: DepositState, decision: DepositDecisionRequest): Promise<void> {
-  await write(state, decision.decision === 'release' ? 'RELEASED' : 'RETURN_REQUIRED', decision.reason, undefined, {
-    actor: decision.actor,
-    decision,
-  });
+async function writeDecision(run: Run, state: DepositState, decision: DepositDecisionRequest): Promise<void> {
+  await write(
+    run,
+    state,
+    decision.decision === 'release' ? 'RELEASED' : 'RETURN_REQUIRED',
+    decision.reason,
+    undefined,
+    {
+      actor: decision.actor,
+      decision,
+    },
+  );
 }
 
 /**
@@ -246,7 +279,7 @@ async function writeDecision(state: DepositState, decision: DepositDecisionReque
  * wallet-proof workflow's signal and every PROOF_RECHECK, until the data deadline (a timer of its own, so the decision
  * follows from the history's events) requires a return.
  */
-async function awaitProof(input: DepositInput, state: DepositState, officer: Officer): Promise<void> {
+async function awaitProof(input: DepositInput, state: DepositState, run: Run): Promise<void> {
   const workflowId = workflowInfo().workflowId;
   let signals = 0;
   setHandler(walletProofVerifiedSignal, () => {
@@ -265,6 +298,7 @@ async function awaitProof(input: DepositInput, state: DepositState, officer: Off
     if (proofId) {
       deadline.cancel();
       await write(
+        run,
         state,
         'RELEASED',
         `the customer’s VERIFIED ownership proof ${proofId} of the self-hosted sending wallet`,
@@ -274,17 +308,23 @@ async function awaitProof(input: DepositInput, state: DepositState, officer: Off
       return;
     }
     if (first)
-      await write(state, 'AWAITING_PROOF', 'from a self-hosted wallet: waiting for the customer’s ownership proof');
-    if (passed || officer.decision) break;
+      await write(
+        run,
+        state,
+        'AWAITING_PROOF',
+        'from a self-hosted wallet: waiting for the customer’s ownership proof',
+      );
+    if (passed || run.decision) break;
     const seen = signals;
-    await condition(() => signals !== seen || passed || officer.decision !== undefined, PROOF_RECHECK);
+    await condition(() => signals !== seen || passed || run.decision !== undefined, PROOF_RECHECK);
   }
   await awaitDepositProof({ id: input.id, workflowId, stop: true });
-  if (officer.decision) {
+  if (run.decision) {
     deadline.cancel();
-    return writeDecision(state, officer.decision);
+    return writeDecision(run, state, run.decision);
   }
   await write(
+    run,
     state,
     'RETURN_REQUIRED',
     'no VERIFIED ownership proof of the self-hosted sending wallet before the deadline',
@@ -292,6 +332,7 @@ async function awaitProof(input: DepositInput, state: DepositState, officer: Off
 }
 
 async function write(
+  run: Run,
   state: DepositState,
   status: DepositStatus,
   reason?: string,
@@ -299,7 +340,7 @@ async function write(
   by: { proofId?: string; actor?: string; decision?: DepositDecisionRequest } = {},
 ): Promise<void> {
   const actor = by.actor ?? SYSTEM;
-  await store.transitionDeposit({
+  await run.steps.transitionDeposit({
     id: state.id,
     status,
     ...(reason !== undefined ? { reason } : {}),

@@ -53,6 +53,11 @@ describe("replay: recorded histories of every workflow type replay through today
       'deposit-awaiting-data-released.before-deposit-custody-callbacks.json',
       'deposit-awaiting-proof-released.before-deposit-custody-callbacks.json',
     ],
+    'deposit-local-steps': [
+      'deposit-awaiting-data-released.before-deposit-local-steps.json',
+      'deposit-awaiting-proof-released.before-deposit-local-steps.json',
+      'deposit-returned-confirmed.before-deposit-local-steps.json',
+    ],
     'outgoing-broadcast-callbacks': [
       'outgoing-transfer-accepted.before-outgoing-broadcast-callbacks.json',
       'outgoing-transfer-policy-held-released.before-outgoing-broadcast-callbacks.json',
