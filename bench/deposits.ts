@@ -23,6 +23,10 @@
  * The deposit workflow runs with an operator's settings for fast matching, printed: DEPOSIT_RECHECK_INITIAL 1s and
  * DEPOSIT_RECHECK_MAX 5s (BENCH_DEPOSIT_RECHECK_INITIAL, BENCH_DEPOSIT_RECHECK_MAX), the default 1h match window.
  * Shorter waits would spend the network's quota (20 calls/s) on held deposits: 100 of them at 5 s are 20 calls/s.
+ *
+ * Last, the cost in counts (issue 27; BENCH_COST=off skips it): the orchestrator schema's rows written around the
+ * measured run, and the histories of up to 50 sampled deposit workflows of each scenario beside a few empty workflows
+ * of the floor, run for their counts only (bench/cost.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';

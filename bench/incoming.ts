@@ -11,6 +11,8 @@
  * Last, the Temporal floor at the same rate (bench/floor.ts): empty workflows of one local activity, started and awaited
  * through the same server — what this machine allows any workflow-based flow before the project's own work.
  * Target: p99 under 250 ms at 100 transfers/s.
+ * Then the cost in counts (issue 27; BENCH_COST=off skips it): the orchestrator schema's rows written around the first
+ * measured run, and the histories of up to 50 sampled incoming workflows and of the floor's (bench/cost.ts).
  *
  * `--find-rate` or BENCH_RATE=find (issue #11's incoming target): first finds the highest rate at which the sandbox's own
  * routing keeps its p99 under 250 ms (after a discarded warm-up, the baseline at each of BENCH_RATES, default

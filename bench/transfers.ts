@@ -26,6 +26,11 @@
  * ended ACCEPTED exactly once (lost: no callback within BENCH_LOST_AFTER_MS, default 120 s; duplicated: a second
  * callback, or a second transaction at the network under the same transactionRef), and prints each process's CPU.
  *
+ * Cost in counts (issue 27; BENCH_COST=off skips it): the orchestrator schema's rows written and the database's commits
+ * around the first measured run of each path, and after everything is timed, the histories of up to 50 sampled
+ * workflows of the Temporal path and of the floor (workflow tasks, activities, local activities, events, payload bytes:
+ * bench/cost.ts).
+ *
  * Observability's cost (issue 24, path `observability`, on by default): the Temporal path again, one worker process,
  * with metrics and tracing off (every /metrics listener `off`, no OTEL_EXPORTER_OTLP_ENDPOINT) and on (every
  * listener on, scraped every BENCH_SCRAPE_MS, default 5000, as Prometheus would; traces of the API and the worker
