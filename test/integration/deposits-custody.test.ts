@@ -1,14 +1,12 @@
 /**
  * Issue 23, item 4: a deposit's release or return told to the custody system, and the return's confirmation. A real
- * HTTP receiver started here plays the custody system: it verifies each callback's signature with
+ * HTTP receiver (test/harness/custody-receiver.ts) plays the custody system: it verifies each callback's signature with
  * lib/webhook-signature.ts, answers 500 to the first delivery of each event (the retry must come) and 200 after.
  * Against the real Temporal server, PostgreSQL and the sandbox over HTTP.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
-import { checkWebhookSignature, generateWebhookSecret } from '../../lib/webhook-signature';
+import { startCustodyReceiver, type CustodyReceiver } from '../harness/custody-receiver';
 import { bearerCall, roleCall } from '../harness/http';
 import {
   eventually,
@@ -25,18 +23,9 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 const ABOVE = '1500000000000000000';
 const BELOW = '100000000000000';
 
-interface Delivery {
-  headers: IncomingHttpHeaders;
-  raw: string;
-  verified: boolean;
-  answered: number;
-}
-
 describe('deposits: deposit.release and deposit.return callbacks, signed and retried; the return confirmed (issue 23)', () => {
   const g = groupSeed();
-  const secret = generateWebhookSecret();
-  const deliveries: Delivery[] = [];
-  let receiver: Server;
+  let receiver: CustodyReceiver;
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
   let gwToken: string;
@@ -65,10 +54,7 @@ describe('deposits: deposit.release and deposit.return callbacks, signed and ret
     );
   /** The deliveries of one deposit's event, in order. */
   const deliveriesOf = (depositId: string, event: string) =>
-    deliveries.filter((d) => {
-      const body = JSON.parse(d.raw) as Json;
-      return body.depositId === depositId && body.event === event;
-    });
+    receiver.deliveries.filter((d) => d.body.depositId === depositId && d.body.event === event);
   const audit = async (id: string) =>
     (
       await orch.pool.query<{ actor: string; action: string; details: Json }>(
@@ -78,23 +64,7 @@ describe('deposits: deposit.release and deposit.return callbacks, signed and ret
     ).rows;
 
   beforeAll(async () => {
-    const seen = new Set<string>();
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const verified = checkWebhookSignature(secret, req.headers, raw).ok;
-        const id = String(req.headers['webhook-id']);
-        // The first delivery of each message fails: the orchestrator must retry it until acknowledged.
-        const answered = !verified ? 401 : seen.has(id) ? 200 : 500;
-        seen.add(id);
-        deliveries.push({ headers: req.headers, raw, verified, answered });
-        res.writeHead(answered).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/custody/deposits`;
+    receiver = await startCustodyReceiver();
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
@@ -104,7 +74,7 @@ describe('deposits: deposit.release and deposit.return callbacks, signed and ret
         recheckInitialMs: 500,
         recheckMaxMs: 2_000,
       },
-      custody: { url, secret },
+      custody: receiver.custody,
     });
     gwToken = await sb.token(g.gatewayUser);
     await sb.simulateCounterparty(g.external);
@@ -112,7 +82,7 @@ describe('deposits: deposit.release and deposit.return callbacks, signed and ret
   afterAll(async () => {
     await orch?.close();
     await sb?.close();
-    await new Promise((resolve) => receiver?.close(resolve));
+    await receiver?.close();
   });
 
   it('RELEASED: deposit.release is signed, refused once with 500, delivered again with the same id, and audited once', async () => {

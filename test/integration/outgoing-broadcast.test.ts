@@ -1,18 +1,16 @@
 /**
  * Issue 23, item 5: when the custody system may broadcast an outgoing transfer, by the sending subsidiary's rule
  * (TRANSFER_BROADCAST, TRANSFER_BROADCAST_BY_SUBSIDIARY), told once per transfer as `transfer.release` or
- * `transfer.halt`. A real HTTP receiver started here plays the custody system: it verifies each callback's signature,
+ * `transfer.halt`. A real HTTP receiver (test/harness/custody-receiver.ts) plays the custody system: it verifies each callback's signature,
  * answers 500 to the first delivery of each message (the retry must come) and 200 after. Through the API with the real
  * Temporal server, PostgreSQL and the sandbox over HTTP, whose simulated beneficiary VASP accepts, rejects or answers
  * late by destination address.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createDidKeyRecord } from '../../lib/crypto';
-import { checkWebhookSignature, generateWebhookSecret } from '../../lib/webhook-signature';
+import { startCustodyReceiver, type CustodyReceiver } from '../harness/custody-receiver';
 import { roleCall } from '../harness/http';
 import {
   eventually,
@@ -28,43 +26,20 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 const ivms = JSON.parse(readFileSync(join(__dirname, '../fixtures/pii-sdk/ivms101-40-fields.json'), 'utf8')) as Json;
 
-interface Delivery {
-  webhookId: string;
-  body: Json;
-  verified: boolean;
-  answered: number;
-}
-
 describe('outgoing transfers: transfer.release / transfer.halt to the custody system by the subsidiary rule (issue 23)', () => {
   const g = groupSeed();
   const keyA = createDidKeyRecord();
   const keyB = createDidKeyRecord();
-  const secret = generateWebhookSecret();
-  const deliveries: Delivery[] = [];
   const evm = () => `0x${randomBytes(20).toString('hex')}`;
   const accepting = evm();
   const rejecting = evm();
   const late = evm();
-  let receiver: Server;
+  let receiver: CustodyReceiver;
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
 
   beforeAll(async () => {
-    const seen = new Set<string>();
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const verified = checkWebhookSignature(secret, req.headers, raw).ok;
-        const webhookId = String(req.headers['webhook-id']);
-        const answered = !verified ? 401 : seen.has(webhookId) ? 200 : 500;
-        seen.add(webhookId);
-        deliveries.push({ webhookId, body: JSON.parse(raw) as Json, verified, answered });
-        res.writeHead(answered).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiver = await startCustodyReceiver();
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
@@ -78,7 +53,7 @@ describe('outgoing transfers: transfer.release / transfer.halt to the custody sy
         // Subsidiary A broadcasts at once; B, by the group's rule, once the beneficiary accepted.
         broadcast: { rule: { when: 'on-accepted' }, bySubsidiary: { [g.subA]: { when: 'at-once' } } },
       },
-      custody: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/custody`, secret },
+      custody: receiver.custody,
     });
     await sb.simulateCounterparty(g.external, {
       behaviours: { [accepting]: 'accept', [rejecting]: 'reject', [late]: 'late:4' },
@@ -87,7 +62,7 @@ describe('outgoing transfers: transfer.release / transfer.halt to the custody sy
   afterAll(async () => {
     await orch?.close();
     await sb?.close();
-    await new Promise((resolve) => receiver?.close(resolve));
+    await receiver?.close();
   });
 
   async function send(from: string, destination: string): Promise<string> {
@@ -117,7 +92,7 @@ describe('outgoing transfers: transfer.release / transfer.halt to the custody sy
   /** The deliveries of a transfer, once one was acknowledged. */
   const acknowledged = (id: string) =>
     eventually(async () => {
-      const of = deliveries.filter((d) => d.body.transferId === id);
+      const of = receiver.deliveries.filter((d) => d.body.transferId === id);
       return of.some((d) => d.answered === 200) ? of : undefined;
     }, 60_000);
   const audited = async (id: string) =>
@@ -186,6 +161,6 @@ describe('outgoing transfers: transfer.release / transfer.halt to the custody sy
     expect(['SENT', 'ACK']).toContain(sent[1]!.body.status);
     expect((await final(id)).status).toBe('ACCEPTED');
     // The run ended after the acceptance: still the one release.
-    expect(deliveries.filter((d) => d.body.transferId === id)).toHaveLength(2);
+    expect(receiver.deliveries.filter((d) => d.body.transferId === id)).toHaveLength(2);
   });
 });
