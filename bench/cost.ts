@@ -242,17 +242,25 @@ export interface DbWrites {
   inserted: number;
   updated: number;
   deleted: number;
+  /** Rows written (inserted + updated + deleted) by table. */
+  tables: Record<string, number>;
 }
 
 async function readWrites(pool: Pool, schema: string): Promise<DbWrites> {
-  const { rows } = await pool.query<{ commits: string; ins: string; upd: string; del: string }>(
+  const { rows } = await pool.query<{ commits: string; name: string; ins: string; upd: string; del: string }>(
     `select (select xact_commit from pg_stat_database where datname = current_database()) commits,
-            coalesce(sum(n_tup_ins), 0) ins, coalesce(sum(n_tup_upd), 0) upd, coalesce(sum(n_tup_del), 0) del
+            relname name, n_tup_ins ins, n_tup_upd upd, n_tup_del del
        from pg_stat_user_tables where schemaname = $1`,
     [schema],
   );
-  const r = rows[0]!;
-  return { commits: Number(r.commits), inserted: Number(r.ins), updated: Number(r.upd), deleted: Number(r.del) };
+  const sum = (k: 'ins' | 'upd' | 'del') => rows.reduce((s, r) => s + Number(r[k]), 0);
+  return {
+    commits: Number(rows[0]?.commits ?? 0),
+    inserted: sum('ins'),
+    updated: sum('upd'),
+    deleted: sum('del'),
+    tables: Object.fromEntries(rows.map((r) => [r.name, Number(r.ins) + Number(r.upd) + Number(r.del)])),
+  };
 }
 
 /**
@@ -278,8 +286,13 @@ export async function dbWrites(pool: Pool, schema = 'orchestrator', maxWaitMs = 
 
 /** Writes per transfer between two readings. */
 export function writesPer(before: DbWrites, after: DbWrites, transfers: number) {
-  const per = (k: keyof DbWrites) => (after[k] - before[k]) / transfers;
+  const per = (k: 'commits' | 'inserted' | 'updated' | 'deleted') => (after[k] - before[k]) / transfers;
+  const tables = Object.entries(after.tables)
+    .map(([t, n]): [string, number] => [t, (n - (before.tables[t] ?? 0)) / transfers])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
   return {
+    tables,
     commits: per('commits'),
     inserted: per('inserted'),
     updated: per('updated'),
@@ -291,4 +304,5 @@ export function writesPer(before: DbWrites, after: DbWrites, transfers: number) 
 export const describeWrites = (label: string, w: ReturnType<typeof writesPer>, schema = 'orchestrator') =>
   `${label}: ${w.rows.toFixed(1)} rows written in the ${schema} schema per transfer (${w.inserted.toFixed(1)} inserted, ` +
   `${w.updated.toFixed(1)} updated, ${w.deleted.toFixed(1)} deleted); ${w.commits.toFixed(1)} commits per transfer in the ` +
-  `whole database (every schema and client on it, the sandbox's included)`;
+  `whole database (every schema and client on it, the sandbox's included); by table: ` +
+  (w.tables.map(([t, n]) => `${t} ${n.toFixed(1)}`).join(', ') || 'none');
