@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { CreatedTransaction, TransferPlan } from '../../../activities/outgoing-transfers';
 import type { BroadcastInput } from '../../../outgoing/types';
-import { outgoingViewAfterSend } from '../../../transfer-view/status';
 import { outgoingTransfer, type OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
 import { transactionUpdatedSignal, transferStatusQuery } from '../../../workflows/outgoing-transfer.messages';
 import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
+import { silentCounterparty, STUB_BENEFICIARY, STUB_ORIGINATOR } from '../../harness/outgoing-stubs';
 
 /**
  * Issue 23 item 5: when the custody system may broadcast an outgoing transfer's funds, by the sending subsidiary's
@@ -19,8 +18,8 @@ describe('outgoing transfer workflow: transfer.release / transfer.halt by the br
   });
   afterAll(() => env?.teardown());
 
-  const originator = 'did:ethr:0x1111111111111111111111111111111111111111';
-  const beneficiary = 'did:ethr:0x2222222222222222222222222222222222222222';
+  const originator = STUB_ORIGINATOR;
+  const beneficiary = STUB_BENEFICIARY;
   const input = (broadcast: BroadcastInput, over: Partial<OutgoingTransferInput> = {}): OutgoingTransferInput => ({
     id: `ref-${randomBytes(4).toString('hex')}`,
     originatorVaspDid: originator,
@@ -33,32 +32,8 @@ describe('outgoing transfer workflow: transfer.release / transfer.halt by the br
     broadcast,
     ...over,
   });
-  const plan: TransferPlan = {
-    originatorVaspDid: originator,
-    beneficiaryVaspDid: beneficiary,
-    beneficiaryResolvedBy: 'request',
-    mode: 'end-to-end',
-    recipients: [],
-  };
-  const created: CreatedTransaction = {
-    id: 'tx-1',
-    status: 'SENT',
-    beneficiaryVaspDid: beneficiary,
-    transaction: { id: 'tx-1' } as CreatedTransaction['transaction'],
-  };
-  const stubs = (over: Stubs = {}): Stubs => ({
-    sendOutgoingTransfer: async (i) => ({
-      plan,
-      created,
-      view: i.view && outgoingViewAfterSend(i.view, plan, created, false),
-    }),
-    finishOutgoingTransfer: async () => ({ viewWritten: true, delivered: false }),
-    fetchOutgoingStatus: async () => ({ status: 'SENT' }),
-    cancelOutgoingTransaction: async () => ({ status: 'CANCELLED', cancelled: true }),
-    recordTransferView: async () => undefined,
-    deliverTransferCallback: async () => ({ delivered: true }),
-    ...over,
-  });
+  const stubs = (over: Stubs = {}): Stubs =>
+    silentCounterparty({ finishOutgoingTransfer: async () => ({ viewWritten: true, delivered: false }), ...over });
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const untilCalled = async (calls: { name: string }[], name: string, n = 1) => {
     for (let i = 0; i < 1500 && calls.filter((c) => c.name === name).length < n; i++) await sleep(20);

@@ -4,7 +4,13 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createDataConverter } from '../../../lib/temporal/data-converter';
 import { testEnv } from '../../harness/platform';
-import type { CreatedTransaction, TransferPlan } from '../../../activities/outgoing-transfers';
+import {
+  silentCounterparty,
+  STUB_BENEFICIARY,
+  STUB_ORIGINATOR,
+  stubCreated,
+  stubPlan,
+} from '../../harness/outgoing-stubs';
 import { outgoingTransfer, type OutgoingTransferInput } from '../../../workflows/outgoing-transfer';
 import {
   reviewOutgoingUpdate,
@@ -12,15 +18,7 @@ import {
   transferStatusQuery,
 } from '../../../workflows/outgoing-transfer.messages';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { outgoingViewAfterSend } from '../../../transfer-view/status';
-import {
-  callsOf,
-  firstTaskStartedAt,
-  stubWorker,
-  timersOf,
-  workflowTestEnvironment,
-  type Stubs,
-} from '../../harness/workflow-env';
+import { callsOf, firstTaskStartedAt, stubWorker, timersOf, workflowTestEnvironment } from '../../harness/workflow-env';
 
 /**
  * The outgoing transfer's wait for the counterparty's answer, with stubbed activities: the poll interval and the answer
@@ -35,8 +33,8 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
 
   const POLL_MS = 1000;
   const DEADLINE_MS = 3000;
-  const originator = 'did:ethr:0x1111111111111111111111111111111111111111';
-  const beneficiary = 'did:ethr:0x2222222222222222222222222222222222222222';
+  const originator = STUB_ORIGINATOR;
+  const beneficiary = STUB_BENEFICIARY;
 
   const input = (over: Partial<OutgoingTransferInput> = {}): OutgoingTransferInput => ({
     id: `ref-${randomBytes(4).toString('hex')}`,
@@ -49,33 +47,9 @@ describe('outgoing transfer workflow: poll interval, answer deadline, expiry', (
     report: true,
     ...over,
   });
-  const plan: TransferPlan = {
-    originatorVaspDid: originator,
-    beneficiaryVaspDid: beneficiary,
-    beneficiaryResolvedBy: 'request',
-    mode: 'end-to-end',
-    recipients: [],
-  };
-  const created: CreatedTransaction = {
-    id: 'tx-1',
-    status: 'SENT',
-    beneficiaryVaspDid: beneficiary,
-    transaction: { id: 'tx-1' } as CreatedTransaction['transaction'],
-  };
-
-  /** A counterparty that never answers: every poll says SENT. */
-  const silent = (over: Stubs = {}): Stubs => ({
-    sendOutgoingTransfer: async (i) => ({
-      plan,
-      created,
-      view: i.view && outgoingViewAfterSend(i.view, plan, created, false),
-    }),
-    finishOutgoingTransfer: async () => ({ viewWritten: true, delivered: true }),
-    fetchOutgoingStatus: async () => ({ status: 'SENT' }),
-    cancelOutgoingTransaction: async () => ({ status: 'CANCELLED', cancelled: true }),
-    recordTransferView: async () => undefined,
-    ...over,
-  });
+  const plan = stubPlan;
+  const created = stubCreated;
+  const silent = silentCounterparty;
 
   it('polls every interval, and at the deadline cancels the transaction at the network and ends EXPIRED', async () => {
     const { worker, taskQueue, calls } = await stubWorker(env, silent());
