@@ -325,6 +325,13 @@ interface GatewayMessage {
 const AT_GATEWAY = ['SENT', 'ACK', 'NOT_READY'];
 
 /**
+ * How many pages (of 100, newest first) of the gateway's unanswered messages a first check reads at most. One page is
+ * enough unless the gateway's routing is behind (the network's quota reached, say) by more than 100 transfers; a
+ * transfer further down would be missed and the report would make a second message.
+ */
+const GATEWAY_PAGES = 5;
+
+/**
  * A transfer for the deposit that reached the gateway and waits there to be routed to the subsidiary: the network
  * matches a report only among the messages of the VASP it names, so reporting now would make a second message (an
  * INCOMPLETE one at the subsidiary). Same destination, asset and amount, and no other txHash. The routing keeps the
@@ -334,25 +341,31 @@ async function atGateway(
   deps: { network: NetworkClient; gatewayDid?: string },
   d: Deposit,
 ): Promise<DepositMatch | undefined> {
-  if (!deps.gatewayDid || deps.gatewayDid === d.vaspDid) return undefined;
-  const page = await txList<GatewayMessage>(deps.network, {
-    vaspDID: deps.gatewayDid,
-    page: 0,
-    txDirection: 'incoming',
-    status: AT_GATEWAY,
-  });
+  const gatewayDid = deps.gatewayDid;
+  if (!gatewayDid || gatewayDid === d.vaspDid) return undefined;
   const hex = (s: string | undefined) => (s && /^(0x)?[0-9a-fA-F]+$/.test(s) ? s.toLowerCase() : s);
-  const found = (page.transactions ?? []).find(
-    (t) =>
-      t.beneficiaryVASPdid === deps.gatewayDid &&
-      AT_GATEWAY.includes(String(t.status)) &&
-      hex(t.transactionBlockchainInfo?.destination) === hex(d.to) &&
-      typeof t.transactionAsset === 'string' &&
-      t.transactionAsset.toUpperCase() === d.asset.toUpperCase() &&
-      t.transactionAmount?.replace(/^0+(?=\d)/, '') === d.amount &&
-      (!t.transactionBlockchainInfo?.txHash || hex(t.transactionBlockchainInfo.txHash) === d.txHash),
-  );
-  return found ? { transactionId: found.id, networkStatus: String(found.status) } : undefined;
+  const isTheDeposits = (t: GatewayMessage) =>
+    t.beneficiaryVASPdid === gatewayDid &&
+    AT_GATEWAY.includes(String(t.status)) &&
+    hex(t.transactionBlockchainInfo?.destination) === hex(d.to) &&
+    typeof t.transactionAsset === 'string' &&
+    t.transactionAsset.toUpperCase() === d.asset.toUpperCase() &&
+    t.transactionAmount?.replace(/^0+(?=\d)/, '') === d.amount &&
+    (!t.transactionBlockchainInfo?.txHash || hex(t.transactionBlockchainInfo.txHash) === d.txHash);
+  for (let page = 0; page < GATEWAY_PAGES; page++) {
+    const { transactions = [], paginateInfo } = await txList<GatewayMessage>(deps.network, {
+      vaspDID: gatewayDid,
+      page,
+      txDirection: 'incoming',
+      status: AT_GATEWAY,
+    });
+    const found = transactions.find(isTheDeposits);
+    if (found) return { transactionId: found.id, networkStatus: String(found.status) };
+    const last =
+      paginateInfo?.totalPages !== undefined ? page + 1 >= paginateInfo.totalPages : transactions.length < 100;
+    if (last || transactions.length === 0) return undefined;
+  }
+  return undefined;
 }
 
 const ACTION: Record<DepositStatus, string> = {
