@@ -192,6 +192,20 @@ function group(env: Env): GroupConfig {
   return { gatewayDid, subsidiaryDids };
 }
 
+/**
+ * A setting keyed by VASP DID names only the group's own VASPs: a mistyped DID would otherwise be ignored without a
+ * word, and its VASP fall back to the default.
+ */
+function refuseOtherVasps(name: string, keys: string[], allowed: string[]): void {
+  const other = keys.find((k) => !allowed.includes(k));
+  if (other)
+    throw new ConfigError(
+      name,
+      `"${other}" is not one of the group's VASPs`,
+      'Use DIDs of GATEWAY_VASP_DID or SUBSIDIARY_VASP_DIDS (for TRANSFER_BROADCAST_BY_SUBSIDIARY: subsidiaries only)',
+    );
+}
+
 export const DEFAULT_KEY_ROTATION_PERIOD = '90d';
 
 /** `KEY_ROTATION_PERIOD`: a duration of at least one minute, or `off` (or 0) for no scheduled rotation. */
@@ -281,6 +295,18 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
   const temporalAddress = env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
   const transport = loadApiTransportConfig(env);
   const custody = loadCustodyConfig(env);
+  const vasps = group(env);
+  const transfers = loadTransferConfig(env, custody);
+  const jurisdictions = loadJurisdictionConfig(env);
+  refuseOtherVasps(
+    'TRANSFER_BROADCAST_BY_SUBSIDIARY',
+    Object.keys(transfers.broadcast.bySubsidiary),
+    vasps.subsidiaryDids,
+  );
+  refuseOtherVasps('SUBSIDIARY_JURISDICTIONS', Object.keys(jurisdictions.subsidiaryCountries), [
+    ...(vasps.gatewayDid ? [vasps.gatewayDid] : []),
+    ...vasps.subsidiaryDids,
+  ]);
   return {
     host,
     apiPort,
@@ -304,19 +330,19 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
       url(env, 'PUBLIC_API_URL') ??
       `${transport.tls ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${apiPort}`,
     uiOrigin: url(env, 'TEMPORAL_UI_ORIGIN') ?? `http://localhost:${uiPort}`,
-    group: group(env),
+    group: vasps,
     addressBook: loadAddressBookConfig(env),
     keystoreMasterKey: env.KEYSTORE_MASTER_KEY || undefined,
     keyRotationPeriodMs: keyRotationPeriodMs(env),
     retention: loadRetentionConfig(env),
-    transfers: loadTransferConfig(env, custody),
+    transfers,
     incoming: loadIncomingConfig(env),
     policy: loadPolicyConfig(env),
     pricing: loadPricingConfig(env),
     walletProofs: loadWalletProofConfig(env),
     deposits: loadDepositConfig(env),
     custody,
-    jurisdictions: loadJurisdictionConfig(env),
+    jurisdictions,
     webhooks: loadWebhookConfig(env),
     auth: loadOperatorAuthConfig(env),
     agent: loadAgentListenerConfig(env, apiPort, transport),

@@ -114,6 +114,28 @@ describe('loadConfig', () => {
       { GATEWAY_VASP_DID: 'did:ethr:0x1', SUBSIDIARY_VASP_DIDS: 'did:ethr:0x2,did:ethr:0x1' },
       /contains the gateway DID/,
     ],
+    // Settings keyed by VASP name only the group's own: a mistyped DID is refused, not silently ignored.
+    [
+      {
+        GATEWAY_VASP_DID: 'did:ethr:0x1',
+        SUBSIDIARY_VASP_DIDS: 'did:ethr:0x2',
+        TRANSFER_BROADCAST_BY_SUBSIDIARY: '{"did:ethr:0x3": "at-once"}',
+      },
+      /^TRANSFER_BROADCAST_BY_SUBSIDIARY: "did:ethr:0x3" is not one of the group's VASPs/,
+    ],
+    [
+      // The gateway sends nothing: its own broadcast rule would be a mistake too.
+      {
+        GATEWAY_VASP_DID: 'did:ethr:0x1',
+        SUBSIDIARY_VASP_DIDS: 'did:ethr:0x2',
+        TRANSFER_BROADCAST_BY_SUBSIDIARY: '{"did:ethr:0x1": "at-once"}',
+      },
+      /^TRANSFER_BROADCAST_BY_SUBSIDIARY: "did:ethr:0x1" is not one of the group's VASPs/,
+    ],
+    [
+      { SUBSIDIARY_VASP_DIDS: 'did:ethr:0x2', SUBSIDIARY_JURISDICTIONS: '{"did:ethr:0x9": "DE"}' },
+      /^SUBSIDIARY_JURISDICTIONS: "did:ethr:0x9" is not one of the group's VASPs/,
+    ],
   ])('rejects %j with one ConfigError line', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -182,6 +204,15 @@ describe('loadConfig: one configuration, with every section', () => {
     });
     expect(withCustody.custody.callbackUrl).toBe('https://custody.internal/callbacks');
     expect(withCustody.transfers.custodyCallbacks).toBe(true);
+    // The group's own VASPs are accepted.
+    const keyed = loadConfig({
+      GATEWAY_VASP_DID: 'did:ethr:0x1',
+      SUBSIDIARY_VASP_DIDS: 'did:ethr:0x2',
+      TRANSFER_BROADCAST_BY_SUBSIDIARY: '{"did:ethr:0x2": "at-once"}',
+      SUBSIDIARY_JURISDICTIONS: '{"did:ethr:0x1": "CH", "did:ethr:0x2": "DE"}',
+    });
+    expect(keyed.transfers.broadcast.bySubsidiary).toEqual({ 'did:ethr:0x2': { when: 'at-once' } });
+    expect(keyed.jurisdictions.subsidiaryCountries).toEqual({ 'did:ethr:0x1': 'CH', 'did:ethr:0x2': 'DE' });
     expect(c.incoming).toEqual({
       routeDeadline: '1h',
       routeGiveUpAfter: '24h',
