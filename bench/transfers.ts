@@ -38,6 +38,10 @@
  * (BENCH_OBSERVABILITY_PAIRS on-rounds, default 2) of BENCH_OBSERVABILITY_TRANSFERS each (default BENCH_TRANSFERS).
  * Each on-round is compared with the mean of the off-rounds beside it, so drift in the machine's load weighs on both
  * sides; the ratio is the median of those. Target: CPU per transfer at most 3 % above the same run's without them.
+ * BENCH_OBSERVABILITY_RATE starts each round's transfers at that fixed rate instead of as fast as they finish.
+ *
+ * At the end, issue 27's targets from this run's figures (costTargetLines): the orchestration's CPU per transfer and
+ * the latency it adds, each against the empty-workflow floor.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -53,7 +57,7 @@ import { createPool } from '../db/pool';
 import { workflowIds } from '../lib/temporal/workflow-ids';
 import { groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
 import { quantile } from './stats';
-import { describeFloor, runFloor } from './floor';
+import { describeFloor, runFloor, type FloorResult } from './floor';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
 import {
   apiWithWorkerProcesses,
@@ -118,6 +122,14 @@ const FLOOR_RATE = Number(process.env.BENCH_FLOOR_RATE ?? 20);
 const OBSERVABILITY_PAIRS = Number(process.env.BENCH_OBSERVABILITY_PAIRS ?? 2);
 const OBSERVABILITY_TRANSFERS = Number(process.env.BENCH_OBSERVABILITY_TRANSFERS ?? N);
 const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_MS ?? 5000);
+/**
+ * BENCH_OBSERVABILITY_RATE: the rounds' transfers started at this many per second rather than as fast as they finish.
+ * A process's CPU per transfer follows the throughput (more contention, more CPU per unit of work), so rounds at one
+ * fixed rate below the machine's capacity compare the same work at the same pace.
+ */
+const OBSERVABILITY_RATE = process.env.BENCH_OBSERVABILITY_RATE
+  ? Number(process.env.BENCH_OBSERVABILITY_RATE)
+  : undefined;
 /** What the on-rounds turn on (BENCH_OBSERVABILITY_PARTS): metrics, tracing or both (default). */
 const OBSERVABILITY_PARTS = (process.env.BENCH_OBSERVABILITY_PARTS ?? 'metrics,tracing').split(',');
 const OBSERVABILITY_TARGET = 1.03;
@@ -265,7 +277,8 @@ async function measure(temporal: BenchTemporal) {
     beneficiary: pii.beneficiary,
   });
 
-  async function run(label: string, count: number, one: (id: string) => Promise<void>) {
+  /** `perSecond`: transfers started at that fixed rate (still at most CONCURRENCY in flight), else as fast as they finish. */
+  async function run(label: string, count: number, one: (id: string) => Promise<void>, perSecond?: number) {
     const latencies: number[] = [];
     const ids: string[] = [];
     let next = 0;
@@ -277,7 +290,9 @@ async function measure(temporal: BenchTemporal) {
     await Promise.all(
       Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
         while (next < count) {
+          const due = perSecond ? t0 + (next * 1000) / perSecond : 0;
           next++;
+          if (due > performance.now()) await new Promise((r) => setTimeout(r, due - performance.now()));
           const id = `bench-${randomUUID()}`;
           ids.push(id);
           let timer: NodeJS.Timeout | undefined;
@@ -407,6 +422,7 @@ async function measure(temporal: BenchTemporal) {
           `${OBSERVABILITY_PARTS.join(' and ')} ${mode}, round ${round + 1}, 1 worker process`,
           OBSERVABILITY_TRANSFERS,
           viaApi,
+          OBSERVABILITY_RATE,
         );
         results.push(r);
         const worker = r.cpu['worker 1'] ?? NaN;
@@ -495,6 +511,7 @@ async function measure(temporal: BenchTemporal) {
   log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   // The empty workflow's cost on the same server in the same run: what the orchestration's share is compared with.
   const floorCosts: (CostSummary | string)[] = [];
+  const floors: FloorResult[] = [];
   if (process.env.BENCH_FLOOR !== 'off' && !options.cluster) {
     for (const eager of [false, true]) {
       const floor = await runFloor({
@@ -506,6 +523,7 @@ async function measure(temporal: BenchTemporal) {
         serverPid: temporal.temporalPid(),
       });
       log(`temporal floor, same server: ${describeFloor(floor)}`);
+      floors.push(floor);
       if (costing)
         floorCosts.push(
           await sampledCost(
@@ -517,6 +535,7 @@ async function measure(temporal: BenchTemporal) {
         );
     }
   }
+  for (const line of costTargetLines(results, floors, CONCURRENCY)) log(line);
   if (costing) {
     log('');
     const rows = costIds.length
@@ -545,6 +564,41 @@ async function measure(temporal: BenchTemporal) {
   await sandboxTables.end();
   await new Promise((r) => callbacks.close(r));
   if (bad.length) process.exitCode = 1;
+}
+
+/**
+ * Issue 27's two targets for outgoing transfers, from this run's figures. Orchestration CPU: all processes' CPU per
+ * transfer through the API and Temporal less the direct path's (the same engine work without API, workflow, signal or
+ * callback), against the plain-start floor's CPU per empty workflow (Temporal server + client and worker); target
+ * ≤ 1.5×. Latency: what the Temporal path adds to the direct path's p50, against the floor's start → result p50;
+ * target ≤ 2×, meant for one transfer alone (BENCH_CONCURRENCY=1, with a slow floor such as BENCH_FLOOR_RATE=2).
+ */
+function costTargetLines(
+  results: { label: string; p50: number; cpu: Record<string, number | undefined> }[],
+  floors: FloorResult[],
+  concurrency: number,
+): string[] {
+  const temporalPath = results.find((r) => r.label.startsWith('through the API and Temporal, 1 worker'));
+  const directPath = results.find((r) => r.label.startsWith('direct'));
+  const floor = floors.find((f) => !f.eager);
+  if (!temporalPath || !directPath || !floor) return [];
+  const total = (cpu: Record<string, number | undefined>, without?: string) =>
+    Object.entries(cpu).reduce((s, [k, v]) => (k === without ? s : s + (v ?? 0)), 0);
+  const floorCpu = floor.serverCpuMs + floor.selfCpuMs;
+  const verdict = (ratio: number, target: number) =>
+    `${ratio.toFixed(2)}× (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`;
+  const orchestration = total(temporalPath.cpu) - total(directPath.cpu);
+  const withoutDb = total(temporalPath.cpu, 'PostgreSQL') - total(directPath.cpu, 'PostgreSQL');
+  const added = temporalPath.p50 - directPath.p50;
+  return [
+    '',
+    `issue 27, orchestration CPU per outgoing transfer: ${orchestration.toFixed(1)} ms (Temporal path ${total(temporalPath.cpu).toFixed(1)} − direct ${total(directPath.cpu).toFixed(1)}), ` +
+      `${withoutDb.toFixed(1)} ms without PostgreSQL; the empty workflow's ${floorCpu.toFixed(1)} ms (server ${floor.serverCpuMs.toFixed(1)} + client and worker ${floor.selfCpuMs.toFixed(1)}): ` +
+      `${verdict(orchestration / floorCpu, 1.5)}; without PostgreSQL ${(withoutDb / floorCpu).toFixed(2)}×`,
+    `issue 27, latency the orchestration adds (${concurrency} in flight): p50 ${temporalPath.p50.toFixed(0)} − ${directPath.p50.toFixed(0)} = ${added.toFixed(0)} ms; ` +
+      `the empty workflow's start → result p50 ${floor.p50.toFixed(0)} ms at ${floor.rate}/s: ${verdict(added / floor.p50, 2)}` +
+      (concurrency === 1 ? '' : ' (the target is for one transfer alone: BENCH_CONCURRENCY=1)'),
+  ];
 }
 
 main().then(
