@@ -17,7 +17,7 @@ import { auditActor, type Principal } from '../lib/principal';
 import { Asset, VaspDid } from '../lib/temporal/search-attributes';
 import { workflowIds } from '../lib/temporal/workflow-ids';
 import type { NetworkClient } from '../network/client';
-import { notifyDeposit, txInfo, txList } from '../network/transactions';
+import { notifyDeposit, txInfo, txListPages } from '../network/transactions';
 import type { Pricing } from '../pricing';
 import {
   assertAddressForAsset,
@@ -352,18 +352,14 @@ async function atGateway(
     t.transactionAsset.toUpperCase() === d.asset.toUpperCase() &&
     t.transactionAmount?.replace(/^0+(?=\d)/, '') === d.amount &&
     (!t.transactionBlockchainInfo?.txHash || hex(t.transactionBlockchainInfo.txHash) === d.txHash);
-  for (let page = 0; page < GATEWAY_PAGES; page++) {
-    const { transactions = [], paginateInfo } = await txList<GatewayMessage>(deps.network, {
-      vaspDID: gatewayDid,
-      page,
-      txDirection: 'incoming',
-      status: AT_GATEWAY,
-    });
+  const pages = txListPages<GatewayMessage>(
+    deps.network,
+    { vaspDID: gatewayDid, txDirection: 'incoming', status: AT_GATEWAY },
+    { maxPages: GATEWAY_PAGES, untilShortPage: true },
+  );
+  for await (const transactions of pages) {
     const found = transactions.find(isTheDeposits);
     if (found) return { transactionId: found.id, networkStatus: String(found.status) };
-    const last =
-      paginateInfo?.totalPages !== undefined ? page + 1 >= paginateInfo.totalPages : transactions.length < 100;
-    if (last || transactions.length === 0) return undefined;
   }
   return undefined;
 }

@@ -2,7 +2,7 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { isIncomingToGroup } from '../lib/group';
 import { UNANSWERED_NETWORK_STATUSES } from '../lib/network-status';
 import type { NetworkClient } from '../network/client';
-import { txList } from '../network/transactions';
+import { txListPages } from '../network/transactions';
 
 export interface UnansweredIncomingQuery {
   gatewayDid: string;
@@ -32,19 +32,19 @@ export async function listUnansweredIncoming(
   const before = Date.now() - msToNumber(query.minAge as never);
   const ids = new Set<string>();
   for (const vaspDID of [query.gatewayDid, ...query.subsidiaryDids]) {
-    for (let page = 0; ids.size < query.limit; page += 1) {
-      const listed = await txList<ListedTx>(network, {
-        vaspDID,
-        page,
-        txDirection: 'incoming',
-        status: [...UNANSWERED_NETWORK_STATUSES],
-        sort: 'createdAt:ASC',
-      });
-      for (const tx of listed.transactions) {
+    if (ids.size >= query.limit) break;
+    const pages = txListPages<ListedTx>(network, {
+      vaspDID,
+      txDirection: 'incoming',
+      status: [...UNANSWERED_NETWORK_STATUSES],
+      sort: 'createdAt:ASC',
+    });
+    for await (const transactions of pages) {
+      for (const tx of transactions) {
         const created = tx.createdAt ? Date.parse(tx.createdAt) : 0;
         if (created <= before && isIncomingToGroup(group, tx) && ids.size < query.limit) ids.add(tx.id);
       }
-      if (listed.transactions.length === 0 || page + 1 >= (listed.paginateInfo?.totalPages ?? 0)) break;
+      if (ids.size >= query.limit) break;
     }
   }
   return [...ids];

@@ -143,15 +143,41 @@ export interface TxListPage<T> {
   paginateInfo?: { totalPages?: number; currentPage?: number };
 }
 
-export function txList<T>(
-  network: NetworkClient,
-  query: { vaspDID: string; page: number; txDirection?: 'incoming' | 'outgoing'; status?: string[]; sort?: string },
-): Promise<TxListPage<T>> {
+export interface TxListQuery {
+  vaspDID: string;
+  page: number;
+  txDirection?: 'incoming' | 'outgoing';
+  status?: string[];
+  sort?: string;
+}
+
+export function txList<T>(network: NetworkClient, query: TxListQuery): Promise<TxListPage<T>> {
   const searchParams = new URLSearchParams({ vaspDID: query.vaspDID, page: String(query.page), resultsPerPage: '100' });
   if (query.txDirection) searchParams.set('txDirection', query.txDirection);
   if (query.sort) searchParams.set('sort', query.sort);
   for (const s of query.status ?? []) searchParams.append('status', s);
   return network.call('GET /tx/list', () => network.api.get('tx/list', { searchParams }).json<TxListPage<T>>());
+}
+
+/**
+ * The transactions of `GET /tx/list`, page by page from page 0, up to `maxPages`. Ends after an empty page or the last
+ * by `paginateInfo.totalPages`; a page without `totalPages` is the last unless `untilShortPage`, which reads on while
+ * pages are full (100). A caller that has what it needs leaves the loop (`break`), and no further page is read.
+ */
+export async function* txListPages<T>(
+  network: NetworkClient,
+  query: Omit<TxListQuery, 'page'>,
+  options: { maxPages?: number; untilShortPage?: boolean } = {},
+): AsyncGenerator<T[], void, undefined> {
+  for (let page = 0; page < (options.maxPages ?? Infinity); page++) {
+    const { transactions = [], paginateInfo } = await txList<T>(network, { ...query, page });
+    yield transactions;
+    const last =
+      paginateInfo?.totalPages !== undefined
+        ? page + 1 >= paginateInfo.totalPages
+        : !options.untilShortPage || transactions.length < 100;
+    if (last || transactions.length === 0) return;
+  }
 }
 
 /** `POST /tx/notify`'s body: the beneficiary VASP's report of an on-chain deposit (the spec's TransactionNotifyRequest). */

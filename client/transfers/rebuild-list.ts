@@ -5,7 +5,7 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import { txList } from '../../network/transactions';
+import { txListPages } from '../../network/transactions';
 import type { NetworkClient } from '../../network/client';
 import { writeTransferViewUpdate } from '../../transfer-view/store';
 import type { GroupConfig } from '../../config';
@@ -124,12 +124,7 @@ export async function rebuildTransferView(deps: RebuildDeps): Promise<RebuildRes
   const seen = new Set<string>();
   const result: RebuildResult = { listed: 0, fromNetwork: 0, fromWorkflows: 0 };
   for (const vaspDid of group) {
-    for (let page = 0; ; page++) {
-      const { transactions, paginateInfo } = await txList<ListedTx>(deps.network, {
-        vaspDID: vaspDid,
-        page,
-        sort: 'createdAt:ASC',
-      });
+    for await (const transactions of txListPages<ListedTx>(deps.network, { vaspDID: vaspDid, sort: 'createdAt:ASC' })) {
       for (const tx of transactions) {
         result.listed++;
         for (const row of rowsFromNetwork(tx, group)) {
@@ -141,7 +136,6 @@ export async function rebuildTransferView(deps: RebuildDeps): Promise<RebuildRes
           else result.fromNetwork++;
         }
       }
-      if (transactions.length === 0 || page + 1 >= (paginateInfo?.totalPages ?? page + 1)) break;
     }
   }
   deps.logger.info(result, 'transfer list rebuilt from the network');
