@@ -238,10 +238,10 @@ async function main() {
   const [subA, subB] = group.subsidiaries as [DemoVasp, DemoVasp, DemoVasp];
   // The custody system, in this process: takes the deposits' and the outgoing transfers' callbacks.
   const custodySecret = generateWebhookSecret();
-  const custody = await startCustodyReceiver(custodySecret, SEED);
+  const custodyReceiver = await startCustodyReceiver(custodySecret, SEED);
   const stopCleanUp = cleanUp;
   cleanUp = async () => {
-    await custody.close();
+    await custodyReceiver.close();
     await stopCleanUp?.();
   };
   const seedFile = resolve(dataDir, 'sandbox-seed.json');
@@ -341,7 +341,7 @@ async function main() {
     DEPOSIT_DATA_DEADLINE: `${DEPOSIT_DATA_DEADLINE_S}s`,
     // A deposit whose transfer was accepted is released at its next check: at most 30 s later, not the default 5 min.
     DEPOSIT_RECHECK_MAX: '30s',
-    CUSTODY_CALLBACK_URL: custody.url,
+    CUSTODY_CALLBACK_URL: custodyReceiver.custody.url,
     CUSTODY_CALLBACK_SECRET: custodySecret,
     // Subsidiary A broadcasts once the beneficiary accepted (the default); B also when no answer came within the
     // timeout, which races the late answers and the silent ones' deadline.
@@ -1093,7 +1093,7 @@ async function main() {
           expected: d.status === 'RELEASED' ? 'release' : 'return',
         })),
     ];
-    const custodyCheck = await checkCustody(custody, custodySubjects, 120_000);
+    const custodyCheck = await checkCustody(custodyReceiver, custodySubjects, 120_000);
     const custodyRow: WorkResult = {
       work: 'custody callbacks (transfer.*, deposit.*)',
       total: N_OUT + deposits.length,

@@ -7,70 +7,46 @@
  * signature.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { checkWebhookSignature } from '../../lib/webhook-signature';
+import {
+  startCustodyReceiver as startReceiver,
+  type CustodyDelivery,
+  type CustodyReceiver,
+} from '../../test/harness/custody-receiver';
 import { sleep } from './processes';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
+/** The verified deliveries of one webhook id: a retry is the same message. */
 interface Message {
   event: string;
   subject: string;
-  body: Json;
   deliveries: number;
   acknowledged: boolean;
 }
 
-export interface CustodyReceiver {
-  url: string;
-  /** By webhook id: a retry is the same message. */
-  messages: Map<string, Message>;
-  badSignatures: number;
-  refused: number;
-  close(): Promise<void>;
+/** The receiver on a free loopback port; `seed` picks the one message in five whose first delivery gets a 503. */
+export function startCustodyReceiver(secret: string, seed: number): Promise<CustodyReceiver> {
+  return startReceiver({
+    secret,
+    refuseFirst: (id) => createHash('sha256').update(`${seed}:${id}`).digest()[0]! < 51,
+    refuseWith: 503,
+  });
 }
 
-/** The receiver on a free loopback port; `seed` picks which messages' first delivery is refused. */
-export async function startCustodyReceiver(secret: string, seed: number): Promise<CustodyReceiver> {
-  const receiver: CustodyReceiver = {
-    url: '',
-    messages: new Map(),
-    badSignatures: 0,
-    refused: 0,
-    close: async () => undefined,
-  };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      if (!checkWebhookSignature(secret, req.headers, raw).ok) {
-        receiver.badSignatures++;
-        res.writeHead(401).end();
-        return;
-      }
-      const id = String(req.headers['webhook-id']);
-      const body = JSON.parse(raw) as Json;
-      const m = receiver.messages.get(id) ?? {
-        event: String(body.event),
-        subject: String(body.transferId ?? body.depositId),
-        body,
-        deliveries: 0,
-        acknowledged: false,
-      };
-      m.deliveries++;
-      receiver.messages.set(id, m);
-      const refuse = m.deliveries === 1 && createHash('sha256').update(`${seed}:${id}`).digest()[0]! < 51;
-      if (refuse) receiver.refused++;
-      else m.acknowledged = true;
-      res.writeHead(refuse ? 503 : 200).end();
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/custody`;
-  receiver.close = () => new Promise((done) => server.close(() => done()));
-  return receiver;
+/** The messages by webhook id, each from its verified deliveries (the first gives its event and subject). */
+function messagesOf(deliveries: CustodyDelivery[]): Map<string, Message> {
+  const messages = new Map<string, Message>();
+  for (const d of deliveries) {
+    if (!d.verified) continue;
+    const m = messages.get(d.webhookId) ?? {
+      event: String(d.body.event),
+      subject: String(d.body.transferId ?? d.body.depositId),
+      deliveries: 0,
+      acknowledged: false,
+    };
+    m.deliveries++;
+    if (d.answered === 200) m.acknowledged = true;
+    messages.set(d.webhookId, m);
+  }
+  return messages;
 }
 
 /** What a final subject must have been told, by its outcome and rule; `either` when both are right (a timer race). */
@@ -108,7 +84,7 @@ export async function checkCustody(
 ): Promise<CustodyCheck> {
   const told = () => {
     const by = new Map<string, Message[]>();
-    for (const m of receiver.messages.values()) by.set(m.subject, [...(by.get(m.subject) ?? []), m]);
+    for (const m of messagesOf(receiver.deliveries).values()) by.set(m.subject, [...(by.get(m.subject) ?? []), m]);
     return by;
   };
   const until = Date.now() + waitMs;
@@ -146,13 +122,15 @@ export async function checkCustody(
     }
   }
   if (wrong.size) check.notes.push(`wrong: ${[...wrong].map(([k, n]) => `${k} ×${n}`).join(', ')}`);
-  if (receiver.badSignatures) {
-    check.wrong += receiver.badSignatures;
-    check.notes.push(`${receiver.badSignatures} deliveries with a bad signature`);
+  const badSignatures = receiver.deliveries.filter((d) => !d.verified).length;
+  if (badSignatures) {
+    check.wrong += badSignatures;
+    check.notes.push(`${badSignatures} deliveries with a bad signature`);
   }
+  const refused = receiver.deliveries.filter((d) => d.verified && d.answered !== 200).length;
   check.summary =
     `custody callbacks: ${check.completed}/${check.total} told exactly the expected event once ` +
-    `(${receiver.refused} first deliveries refused with 503, ${retried} of these subjects' messages delivered more than once); ` +
+    `(${refused} first deliveries refused with 503, ${retried} of these subjects' messages delivered more than once); ` +
     `${check.lost} told nothing, ${check.duplicated} told two events, ${check.wrong} wrong`;
   return check;
 }

@@ -1,7 +1,9 @@
 /**
- * A custody system for tests: a real HTTP receiver of the orchestrator's `deposit.*` and `transfer.*` callbacks. It
- * verifies each delivery's signature with lib/webhook-signature.ts, answers 500 to the first delivery of each message
- * (by webhook id: the orchestrator must retry it until acknowledged) and 200 after, 401 to a bad signature.
+ * A custody system for tests and for `npm run chaos`: a real HTTP receiver of the orchestrator's `deposit.*` and
+ * `transfer.*` callbacks. It verifies each delivery's signature with lib/webhook-signature.ts (401 to a bad one),
+ * records every delivery, and answers 200 to a verified one unless it is the first verified delivery of its message
+ * (by webhook id) and `refuseFirst` picks it: then `refuseWith`, so the orchestrator must retry until acknowledged.
+ * By default every message's first delivery is refused with 500.
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,20 +16,32 @@ export interface CustodyDelivery {
   headers: IncomingHttpHeaders;
   webhookId: string;
   raw: string;
+  /** The parsed body; empty when the body was not JSON. */
   body: Json;
   verified: boolean;
   answered: number;
 }
 
+export interface CustodyReceiverOptions {
+  /** The callbacks' secret; a new one when absent. */
+  secret?: string;
+  /** Whether to refuse this message's first verified delivery; every one when absent. */
+  refuseFirst?: (webhookId: string) => boolean;
+  /** The status of a refusal; 500 when absent. */
+  refuseWith?: number;
+}
+
 export interface CustodyReceiver {
   /** For the orchestrator's `custody` option (CUSTODY_CALLBACK_URL and its secret). */
   custody: { url: string; secret: string };
+  /** In arrival order, bad signatures included. */
   deliveries: CustodyDelivery[];
   close(): Promise<void>;
 }
 
-export async function startCustodyReceiver(): Promise<CustodyReceiver> {
-  const secret = generateWebhookSecret();
+export async function startCustodyReceiver(options: CustodyReceiverOptions = {}): Promise<CustodyReceiver> {
+  const secret = options.secret ?? generateWebhookSecret();
+  const refuseFirst = options.refuseFirst ?? (() => true);
   const deliveries: CustodyDelivery[] = [];
   const seen = new Set<string>();
   const server = createServer((req, res) => {
@@ -37,9 +51,19 @@ export async function startCustodyReceiver(): Promise<CustodyReceiver> {
       const raw = Buffer.concat(chunks).toString('utf8');
       const verified = checkWebhookSignature(secret, req.headers, raw).ok;
       const webhookId = String(req.headers['webhook-id']);
-      const answered = !verified ? 401 : seen.has(webhookId) ? 200 : 500;
-      seen.add(webhookId);
-      deliveries.push({ headers: req.headers, webhookId, raw, body: JSON.parse(raw) as Json, verified, answered });
+      let body: Json = {};
+      try {
+        body = JSON.parse(raw) as Json;
+      } catch {
+        // Kept with its raw text: a receiver that threw here would end the test process.
+      }
+      let answered = 200;
+      if (!verified) answered = 401;
+      else if (!seen.has(webhookId)) {
+        seen.add(webhookId);
+        if (refuseFirst(webhookId)) answered = options.refuseWith ?? 500;
+      }
+      deliveries.push({ headers: req.headers, webhookId, raw, body, verified, answered });
       res.writeHead(answered).end();
     });
   });
