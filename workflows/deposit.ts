@@ -97,8 +97,20 @@ const CHECKS_PER_RUN = 500;
  */
 export async function deposit(input: DepositInput): Promise<DepositState> {
   const state: DepositState = input.resumed?.state ?? { id: input.id, status: 'HELD' };
+  const run = begin(state);
+  await decide(input, state, run);
+  // Callbacks to the custody system and the wait for a return's confirmation: absent from runs decided before them.
+  if (patched('deposit-custody-callbacks')) await tellCustody(input, state, () => run.returned);
+  // The officer's update answers from the final state: it finishes before the run does.
+  await condition(allHandlersFinished);
+  return state;
+}
+
+/** Where the run's steps go, and the handlers of the query, the signals and the officer's update. */
+function begin(state: DepositState): Run {
   const run: Run = {
     matchMoved: 0,
+    returned: false,
     steps: patched('deposit-local-steps') ? localSteps : scheduledSteps,
   };
   setHandler(depositStateQuery, () => state);
@@ -122,16 +134,10 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
       },
     },
   );
-  let returned = false;
   setHandler(depositReturnedSignal, () => {
-    returned = true;
+    run.returned = true;
   });
-  await decide(input, state, run);
-  // Callbacks to the custody system and the wait for a return's confirmation: absent from runs decided before them.
-  if (patched('deposit-custody-callbacks')) await tellCustody(input, state, () => returned);
-  // The officer's update answers from the final state: it finishes before the run does.
-  await condition(allHandlersFinished);
-  return state;
+  return run;
 }
 
 /**
@@ -158,13 +164,27 @@ async function tellCustody(input: DepositInput, state: DepositState, returned: (
 
 /**
  * What a run carries beside its state: what ends a wait early (a compliance officer's decision, once the update
- * delivered it, taken at the workflow's next step; the count of depositMatchMovedSignal) and where its steps run.
+ * delivered it, taken at the workflow's next step; the count of depositMatchMovedSignal), whether the custody system
+ * confirmed a return (depositReturnedSignal) and where its steps run.
  */
 interface Run {
   decision?: DepositDecisionRequest;
   matchMoved: number;
+  returned: boolean;
   /** The run's checks and writes. */
   steps: Steps;
+}
+
+/** What one check passes to the next, and one run to the next (DepositInput.resumed). */
+interface Checks {
+  /** Until when a check reports the deposit to the network again (tx/notify) rather than reading its message. */
+  matchUntil: number;
+  /** The data deadline, in epoch ms. */
+  deadline: number;
+  /** The last wait between checks: the backoff doubles from it. */
+  waitMs?: number;
+  /** Past the deadline, held for a compliance officer (deadlineAction 'review'): checks go on, the deadline acted. */
+  reviewing: boolean;
 }
 
 async function decide(input: DepositInput, state: DepositState, run: Run): Promise<void> {
@@ -174,76 +194,123 @@ async function decide(input: DepositInput, state: DepositState, run: Run): Promi
     await write(run, state, 'RELEASED', 'below the receiving subsidiary’s Travel Rule threshold');
     return;
   }
-  const matchUntil = input.resumed?.matchUntil ?? Date.now() + input.matchWindowMs;
-  const deadline = Date.parse(input.dataDeadlineAt);
-  let wait = input.resumed?.waitMs;
-  // Past the deadline, held for a compliance officer (deadlineAction 'review'): checks go on, the deadline acts once.
-  let reviewing = input.resumed?.reviewing ?? false;
-  for (let checks = 0; ; checks++) {
+  const checks: Checks = {
+    matchUntil: input.resumed?.matchUntil ?? Date.now() + input.matchWindowMs,
+    deadline: Date.parse(input.dataDeadlineAt),
+    waitMs: input.resumed?.waitMs,
+    reviewing: input.resumed?.reviewing ?? false,
+  };
+  for (let count = 0; ; count++) {
     if (run.decision) return writeDecision(run, state, run.decision);
     // A deposit may wait days: each run keeps its history short, and the next one carries on where it stopped.
-    if (checks >= (input.checksPerRun ?? CHECKS_PER_RUN) || workflowInfo().continueAsNewSuggested)
-      await continueAsNew<typeof deposit>({
-        ...input,
-        resumed: { state, matchUntil, waitMs: wait, ...(reviewing ? { reviewing } : {}) },
-      });
-    let match: DepositMatch;
-    try {
-      match = await run.steps.checkDeposit({
-        id: input.id,
-        notify: notifyAgain(state.networkStatus, Date.now() < matchUntil),
-      });
-    } catch (e) {
-      // The network refused the check for good (a 400 is not retried): the deposit stays held, with the reason for a
-      // person to see, and is checked again after the next wait rather than lost with a failed workflow.
-      const failure = summarizeFailure(e);
-      const reason = `the network refused the check: ${failure.type}: ${failure.message}`.slice(0, 500);
-      if (reason !== state.reason) await write(run, state, state.status, reason);
-      wait = nextRecheck(wait, input.recheckInitialMs, input.recheckMaxMs);
-      await pause(run, wait);
+    if (count >= (input.checksPerRun ?? CHECKS_PER_RUN) || workflowInfo().continueAsNewSuggested)
+      await continueAsNew<typeof deposit>({ ...input, resumed: resumeFrom(state, checks) });
+    const match = await check(input, state, run, checks);
+    if (!match) {
+      await pause(run, backoff(input, checks));
       continue;
     }
     const next = depositStatusFor(match.networkStatus);
-    if (isFinalDepositStatus(next)) {
-      const why =
-        next === 'RELEASED' ? 'the matched transfer was accepted' : `the matched transfer was ${match.networkStatus}`;
-      await write(run, state, next, why, match);
-      return;
-    }
-    if (next === 'AWAITING_DATA' && Date.now() >= deadline && !reviewing) {
-      const action = input.deadlineAction ?? 'return';
-      if (action !== 'review') {
-        const [status, why] =
-          action === 'release'
-            ? ([
-                'RELEASED',
-                'the subsidiary’s policy releases a deposit whose originator’s data did not arrive',
-              ] as const)
-            : (['RETURN_REQUIRED', 'the originator’s Travel Rule data did not arrive before the deadline'] as const);
-        await write(run, state, status, why, match);
-        return;
-      }
-      await write(
-        run,
-        state,
-        'AWAITING_DATA',
-        'the originator’s data did not arrive before the deadline: held for a compliance officer to release or return',
-        match,
-      );
-      reviewing = true;
-    }
-    const moved =
-      next !== state.status ||
-      match.transactionId !== state.transactionId ||
-      match.networkStatus !== state.networkStatus;
-    if (moved) await write(run, state, next, undefined, match);
-    // A match that moved (found, or its message went on) is near its answer: the backoff starts again from the first
-    // wait rather than the one it had grown to.
-    wait = nextRecheck(moved ? undefined : wait, input.recheckInitialMs, input.recheckMaxMs);
-    // An INCOMPLETE message is checked once more at the deadline rather than after it.
-    const untilDeadline = reviewing ? 0 : deadline - Date.now();
-    await pause(run, next === 'AWAITING_DATA' && untilDeadline > 0 ? Math.min(wait, untilDeadline) : wait);
+    if (isFinalDepositStatus(next)) return writeFinal(run, state, next, match);
+    if (await actOnDeadline(input, state, run, checks, next, match)) return;
+    const moved = await writeIfMoved(run, state, next, match);
+    await pause(run, waitAfterMatch(input, checks, next, moved));
   }
+}
+
+/** Where the next run carries on: its continue-as-new input. */
+function resumeFrom(state: DepositState, checks: Checks): NonNullable<DepositInput['resumed']> {
+  const { matchUntil, waitMs, reviewing } = checks;
+  return { state, matchUntil, waitMs, ...(reviewing ? { reviewing } : {}) };
+}
+
+/**
+ * One check at the network: the deposit reported again (tx/notify) when notifyAgain says so, else its message read. A
+ * refusal for good (a 400 is not retried) answers undefined: the deposit stays held, with the reason for a person to
+ * see, and is checked again after the next wait rather than lost with a failed workflow.
+ */
+async function check(
+  input: DepositInput,
+  state: DepositState,
+  run: Run,
+  checks: Checks,
+): Promise<DepositMatch | undefined> {
+  try {
+    return await run.steps.checkDeposit({
+      id: input.id,
+      notify: notifyAgain(state.networkStatus, Date.now() < checks.matchUntil),
+    });
+  } catch (e) {
+    const failure = summarizeFailure(e);
+    const reason = `the network refused the check: ${failure.type}: ${failure.message}`.slice(0, 500);
+    if (reason !== state.reason) await write(run, state, state.status, reason);
+    return undefined;
+  }
+}
+
+/** The matched transfer's final status decides: ACCEPTED releases the deposit, DECLINED or REJECTED returns it. */
+async function writeFinal(run: Run, state: DepositState, next: DepositStatus, match: DepositMatch): Promise<void> {
+  const why =
+    next === 'RELEASED' ? 'the matched transfer was accepted' : `the matched transfer was ${match.networkStatus}`;
+  await write(run, state, next, why, match);
+}
+
+/**
+ * An INCOMPLETE message at or past the data deadline, once: the subsidiary's deadline action returns or releases the
+ * deposit (true: decided), or holds it for a compliance officer while the checks go on.
+ */
+async function actOnDeadline(
+  input: DepositInput,
+  state: DepositState,
+  run: Run,
+  checks: Checks,
+  next: DepositStatus,
+  match: DepositMatch,
+): Promise<boolean> {
+  if (next !== 'AWAITING_DATA' || Date.now() < checks.deadline || checks.reviewing) return false;
+  const action = input.deadlineAction ?? 'return';
+  if (action === 'review') {
+    await write(
+      run,
+      state,
+      'AWAITING_DATA',
+      'the originator’s data did not arrive before the deadline: held for a compliance officer to release or return',
+      match,
+    );
+    checks.reviewing = true;
+    return false;
+  }
+  const [status, why] =
+    action === 'release'
+      ? (['RELEASED', 'the subsidiary’s policy releases a deposit whose originator’s data did not arrive'] as const)
+      : (['RETURN_REQUIRED', 'the originator’s Travel Rule data did not arrive before the deadline'] as const);
+  await write(run, state, status, why, match);
+  return true;
+}
+
+/** Writes the match when it moved (found, or its message went on): true then. */
+async function writeIfMoved(run: Run, state: DepositState, next: DepositStatus, match: DepositMatch): Promise<boolean> {
+  const moved =
+    next !== state.status || match.transactionId !== state.transactionId || match.networkStatus !== state.networkStatus;
+  if (moved) await write(run, state, next, undefined, match);
+  return moved;
+}
+
+/** The next wait between checks, doubling from the last one, or from the first wait again when `restart`. */
+function backoff(input: DepositInput, checks: Checks, restart = false): number {
+  checks.waitMs = nextRecheck(restart ? undefined : checks.waitMs, input.recheckInitialMs, input.recheckMaxMs);
+  return checks.waitMs;
+}
+
+/**
+ * The wait after a check that found the deposit's match. A match that moved is near its answer: the backoff starts
+ * again from the first wait rather than the one it had grown to. An INCOMPLETE message is checked once more at the
+ * deadline rather than after it.
+ */
+function waitAfterMatch(input: DepositInput, checks: Checks, next: DepositStatus, moved: boolean): number {
+  const wait = backoff(input, checks, moved);
+  const untilDeadline = checks.reviewing ? 0 : checks.deadline - Date.now();
+  return next === 'AWAITING_DATA' && untilDeadline > 0 ? Math.min(wait, untilDeadline) : wait;
 }
 
 /**
