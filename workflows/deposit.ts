@@ -1,14 +1,12 @@
 import {
   allHandlersFinished,
   ApplicationFailure,
-  CancellationScope,
   condition,
   continueAsNew,
   patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
-  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -31,7 +29,7 @@ import {
   type DepositInput,
   type DepositState,
 } from './deposit.messages';
-import { walletProofVerifiedSignal } from './wallet-proof.messages';
+import { countProofSignals, startProofDeadline, waitForProof } from './proof-wait';
 
 /** Each write is one short, idempotent transaction: retried until the database answers. */
 const STORE_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
@@ -70,11 +68,6 @@ const { awaitDepositProof } = proxyLocalActivities<Activities>({
   localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
-/**
- * How often a deposit in AWAITING_PROOF asks the store again without a signal: the wallet-proof workflow's signal may
- * be lost (its notify step failed, or the proof was verified while this deposit registered).
- */
-const PROOF_RECHECK = '1 hour';
 
 /** A callback is retried until the custody system acknowledges it: for hours if it is down. */
 const custody = proxyActivities<Activities>({
@@ -342,50 +335,35 @@ async function writeDecision(run: Run, state: DepositState, decision: DepositDec
  * A deposit from a self-hosted wallet above the subsidiary's proof threshold. It is not reported to the network: no
  * originator VASP sends Travel Rule data for a self-hosted wallet, so tx/notify would only make an INCOMPLETE message
  * nobody completes. The customer's VERIFIED ownership proof of the sending wallet releases it, at once when it exists;
- * otherwise the deposit is AWAITING_PROOF: registered as a waiter of the wallet, it asks the store again on the
- * wallet-proof workflow's signal and every PROOF_RECHECK, until the data deadline (a timer of its own, so the decision
- * follows from the history's events) requires a return.
+ * otherwise the deposit is AWAITING_PROOF, a waiter of the wallet (proof-wait.ts), until an officer's decision or the
+ * data deadline, which requires a return.
  */
 async function awaitProof(input: DepositInput, state: DepositState, run: Run): Promise<void> {
   const workflowId = workflowInfo().workflowId;
-  let signals = 0;
-  setHandler(walletProofVerifiedSignal, () => {
-    signals++;
+  const signals = countProofSignals();
+  const deadline = startProofDeadline(Math.max(1, Date.parse(input.dataDeadlineAt) - Date.now()));
+  const proof = await waitForProof({
+    deadline,
+    signals,
+    check: () => awaitDepositProof({ id: input.id, workflowId }),
+    verified: (answer) => !!answer.proofId,
+    stop: () => awaitDepositProof({ id: input.id, workflowId, stop: true }),
+    waiting: () =>
+      write(run, state, 'AWAITING_PROOF', 'from a self-hosted wallet: waiting for the customer’s ownership proof'),
+    interrupted: () => run.decision !== undefined,
   });
-  let passed = false;
-  const deadline = new CancellationScope();
-  deadline
-    .run(() => sleep(Math.max(1, Date.parse(input.dataDeadlineAt) - Date.now())))
-    .then(
-      () => (passed = true),
-      () => undefined,
+  if (proof?.proofId) {
+    deadline.cancel();
+    await write(
+      run,
+      state,
+      'RELEASED',
+      `the customer’s VERIFIED ownership proof ${proof.proofId} of the self-hosted sending wallet`,
+      undefined,
+      { proofId: proof.proofId },
     );
-  for (let first = true; ; first = false) {
-    const { proofId } = await awaitDepositProof({ id: input.id, workflowId });
-    if (proofId) {
-      deadline.cancel();
-      await write(
-        run,
-        state,
-        'RELEASED',
-        `the customer’s VERIFIED ownership proof ${proofId} of the self-hosted sending wallet`,
-        undefined,
-        { proofId },
-      );
-      return;
-    }
-    if (first)
-      await write(
-        run,
-        state,
-        'AWAITING_PROOF',
-        'from a self-hosted wallet: waiting for the customer’s ownership proof',
-      );
-    if (passed || run.decision) break;
-    const seen = signals;
-    await condition(() => signals !== seen || passed || run.decision !== undefined, PROOF_RECHECK);
+    return;
   }
-  await awaitDepositProof({ id: input.id, workflowId, stop: true });
   if (run.decision) {
     deadline.cancel();
     return writeDecision(run, state, run.decision);

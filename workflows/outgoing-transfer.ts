@@ -1,6 +1,5 @@
 import {
   ApplicationFailure,
-  CancellationScope,
   condition,
   log,
   patched,
@@ -33,7 +32,7 @@ import {
   initialState,
   type TransferState,
 } from './outgoing-transfer.messages';
-import { walletProofVerifiedSignal } from './wallet-proof.messages';
+import { countProofSignals, startProofDeadline, waitForProof } from './proof-wait';
 
 import type { BroadcastInput, OutgoingTransferInput } from '../outgoing/types';
 import {
@@ -99,11 +98,6 @@ const { awaitBeneficiaryProof } = proxyLocalActivities<Activities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 /**
- * How often a transfer in AWAITING_PROOF asks the store again without a signal: the wallet-proof workflow's signal
- * may be lost (its notify step failed, or the proof was verified while this transfer registered).
- */
-const PROOF_RECHECK = '1 hour';
-/**
  * transfer.release / transfer.halt to the custody system, retried until acknowledged: for hours if it is down. A
  * scheduled activity, so the wait for the counterparty's answer goes on meanwhile.
  */
@@ -128,7 +122,7 @@ interface Run {
   /** The history length the console's list entry was last written at. */
   viewVersion: number;
   /** How many walletProofVerifiedSignal arrived: each wakes a transfer in AWAITING_PROOF to look again. */
-  proofSignals: number;
+  proofSignals: () => number;
   /** When the funds may be broadcast; absent from runs started before the rule (not patched). */
   broadcast?: BroadcastInput;
   /** The after-timeout rule's timer fired. */
@@ -160,14 +154,11 @@ function begin(input: OutgoingTransferInput): Run {
     tracking: initialTracking(),
     early: [],
     viewVersion: 0,
-    proofSignals: 0,
+    proofSignals: countProofSignals(),
     broadcastTimeout: false,
   };
   if (patched('outgoing-broadcast-callbacks')) run.broadcast = input.broadcast ?? DEFAULT_BROADCAST;
   setHandler(transferStatusQuery, () => run.state);
-  setHandler(walletProofVerifiedSignal, () => {
-    run.proofSignals++;
-  });
   setHandler(transactionUpdatedSignal, (update) => {
     if (!run.state.transactionId) run.early.push(update);
     else if (update.transactionId === run.state.transactionId) advance(run, update);
@@ -288,34 +279,27 @@ async function hold(run: Run, verdict: TransferDecision): Promise<boolean> {
 
 /**
  * AWAITING_PROOF: the sending subsidiary's jurisdiction asks for the self-hosted beneficiary wallet's ownership proof
- * and none is given or VERIFIED. The workflow registers as a waiter of the wallet and waits for the wallet-proof
- * workflow's signal, asking the store again on the signal and every PROOF_RECHECK, until the customer's proof is
- * VERIFIED (true). A REJECTED or EXPIRED proof changes nothing: another may follow. The answer deadline
- * (TRANSFER_ANSWER_DEADLINE, a timer of its own) ends the wait: the transfer EXPIRED, nothing sent (false).
+ * and none is given or VERIFIED. The workflow waits as a waiter of the wallet (proof-wait.ts) until the customer's
+ * proof is VERIFIED (true). The answer deadline (TRANSFER_ANSWER_DEADLINE) ends the wait: the transfer EXPIRED,
+ * nothing sent (false).
  */
 async function awaitProof(run: Run): Promise<boolean> {
   const { input, state } = run;
   const workflowId = workflowInfo().workflowId;
   advance(run, { status: 'AWAITING_PROOF', source: 'wallet-proof' });
   await publish(run);
-  let passed = false;
-  const deadline = new CancellationScope();
-  deadline
-    .run(() => sleep(input.answerDeadlineMs))
-    .then(
-      () => (passed = true),
-      () => undefined,
-    );
-  for (;;) {
-    if ((await awaitBeneficiaryProof({ id: input.id, workflowId })).verified) {
-      deadline.cancel();
-      return true;
-    }
-    if (passed) break;
-    const seen = run.proofSignals;
-    await condition(() => run.proofSignals !== seen || passed, PROOF_RECHECK);
+  const deadline = startProofDeadline(input.answerDeadlineMs);
+  const proof = await waitForProof({
+    deadline,
+    signals: run.proofSignals,
+    check: () => awaitBeneficiaryProof({ id: input.id, workflowId }),
+    verified: (answer) => answer.verified,
+    stop: () => awaitBeneficiaryProof({ id: input.id, workflowId, stop: true }),
+  });
+  if (proof) {
+    deadline.cancel();
+    return true;
   }
-  await awaitBeneficiaryProof({ id: input.id, workflowId, stop: true });
   state.error = {
     type: 'OwnershipProofMissing',
     message: 'no VERIFIED ownership proof of the self-hosted beneficiary wallet before the deadline; nothing was sent',
