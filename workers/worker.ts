@@ -4,6 +4,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { CodecKeyring } from '../lib/temporal/codec';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import type { Activities } from '../activities';
+import { localCallDigests } from '../activities/context';
 import { droppedWorkflowSpans, type Tracing } from '../lib/tracing';
 
 export interface WorkerDeps {
@@ -49,7 +50,7 @@ function workflowCode(
   tracing: Tracing | undefined,
 ): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'interceptors'> {
   const codePath = bundlePath ?? (existsSync(builtBundle) ? builtBundle : undefined);
-  const activity = tracing?.workerInterceptors.activity ?? [];
+  const activity = [localCallDigests, ...(tracing?.workerInterceptors.activity ?? [])];
   // A prebuilt bundle holds the workflow interceptor modules already; bundling here adds them.
   return codePath
     ? { workflowBundle: { codePath }, interceptors: { activity } }

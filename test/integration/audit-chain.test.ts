@@ -4,7 +4,9 @@ import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client, type Pool } from 'pg';
+import { Context } from '@temporalio/activity';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { localCallDigests } from '../../activities/context';
 import { registerAuditCommands } from '../../client/cli/audit';
 import { recordAuditEntry } from '../../audit/store';
 import { migrate } from '../../db/migrate';
@@ -507,6 +509,31 @@ describe('the tamper-evident audit log: one hash chain per group of actions, ver
     await env.run(orch.activities.recordAudit, entry);
     const once = await pool.query(`select idempotency_key from audit_log where subject = 'retry-test'`);
     expect(once.rows).toEqual([{ idempotency_key: 'incoming-retry-test/run-1/7' }]);
+
+    // A local activity's id is its sequence number in the run: a retried workflow task can issue another call under the
+    // same id (an earlier check answered differently). Its write is a new row; the same call again is still one.
+    const local = new MockActivityEnvironment({
+      workflowExecution: { workflowId: 'local-retry-test', runId: 'run-1' },
+      activityId: '2',
+      isLocal: true,
+    } as never);
+    const throughWorker = (e: typeof entry) =>
+      local.run(async (arg: typeof entry) => {
+        const interceptor = localCallDigests(Context.current()).inbound!;
+        return interceptor.execute!({ args: [arg], headers: {} }, (input) =>
+          orch.activities.recordAudit(input.args[0] as typeof entry),
+        );
+      }, e);
+    const matched = { ...entry, action: 'deposit.matched', subject: 'local-retry-test' };
+    const released = { ...entry, action: 'deposit.released', subject: 'local-retry-test' };
+    await throughWorker(matched);
+    await throughWorker(released);
+    await throughWorker(released);
+    const calls = await pool.query(
+      `select action, idempotency_key from audit_log where subject = 'local-retry-test' order by seq`,
+    );
+    expect(calls.rows.map((r) => r.action)).toEqual(['deposit.matched', 'deposit.released']);
+    for (const r of calls.rows) expect(r.idempotency_key).toMatch(/^local-retry-test\/run-1\/2\/[\w-]{16}$/);
     expect(await audit('verify')).toMatch(/intact/);
   });
 });
