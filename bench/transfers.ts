@@ -380,6 +380,7 @@ async function measure(temporal: BenchTemporal) {
     return r;
   };
   let costIds: string[] = [];
+  const targetPaths: TargetPaths = {};
   for (const [i, workers] of options.workerCounts.entries()) {
     if (i > 0) {
       await orch.close();
@@ -392,7 +393,10 @@ async function measure(temporal: BenchTemporal) {
         () => run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi),
         i === 0,
       );
-      if (i === 0) costIds = r.ids;
+      if (i === 0) {
+        costIds = r.ids;
+        targetPaths.temporal = r;
+      }
       results.push(r);
     }
   }
@@ -463,7 +467,11 @@ async function measure(temporal: BenchTemporal) {
   }
   directMode = true;
   await run('warm-up (direct)', Math.min(100, N), direct);
-  if (paths.includes('direct')) results.push(await withWrites(() => run('direct, without Temporal', N, direct)));
+  if (paths.includes('direct')) {
+    const r = await withWrites(() => run('direct, without Temporal', N, direct));
+    targetPaths.direct = r;
+    results.push(r);
+  }
 
   driving = false;
   await driver;
@@ -535,7 +543,7 @@ async function measure(temporal: BenchTemporal) {
         );
     }
   }
-  for (const line of costTargetLines(results, floors, CONCURRENCY)) log(line);
+  for (const line of costTargetLines(targetPaths, floors, CONCURRENCY)) log(line);
   if (costing) {
     log('');
     const rows = costIds.length
@@ -566,6 +574,12 @@ async function measure(temporal: BenchTemporal) {
   if (bad.length) process.exitCode = 1;
 }
 
+/** The two runs issue 27's targets compare: the Temporal path (its first worker count) and the direct path. */
+interface TargetPaths {
+  temporal?: { p50: number; cpu: Record<string, number | undefined> };
+  direct?: { p50: number; cpu: Record<string, number | undefined> };
+}
+
 /**
  * Issue 27's two targets for outgoing transfers, from this run's figures. Orchestration CPU: all processes' CPU per
  * transfer through the API and Temporal less the direct path's (the same engine work without API, workflow, signal or
@@ -574,12 +588,10 @@ async function measure(temporal: BenchTemporal) {
  * target ≤ 2×, meant for one transfer alone (BENCH_CONCURRENCY=1, with a slow floor such as BENCH_FLOOR_RATE=2).
  */
 function costTargetLines(
-  results: { label: string; p50: number; cpu: Record<string, number | undefined> }[],
+  { temporal: temporalPath, direct: directPath }: TargetPaths,
   floors: FloorResult[],
   concurrency: number,
 ): string[] {
-  const temporalPath = results.find((r) => r.label.startsWith('through the API and Temporal, 1 worker'));
-  const directPath = results.find((r) => r.label.startsWith('direct'));
   const floor = floors.find((f) => !f.eager);
   if (!temporalPath || !directPath || !floor) return [];
   const total = (cpu: Record<string, number | undefined>, without?: string) =>
