@@ -21,6 +21,7 @@ import { loadDepositConfig, type DepositConfig } from '../deposits/config';
 import { loadCustodyConfig, type CustodyConfig } from '../custody/config';
 import { loadJurisdictionConfig, type JurisdictionConfig } from '../jurisdictions/config';
 import { loadWebhookConfig, type WebhookConfig } from '../webhooks/config';
+import { loadWorkerTuning, type WorkerTuning } from '../lib/temporal/worker-tuning';
 import type { NetworkBudgetConfig, NetworkConfig } from '../network/config';
 import type { GroupConfig } from '../lib/group';
 import { durationSetting, httpUrlSetting, intSetting, type Env } from '../lib/config-values';
@@ -98,6 +99,8 @@ export interface PlatformConfig {
   audit: AuditConfig;
   /** Prometheus listeners and the OpenTelemetry export (docs/configuration.md, "Observability"). */
   observability: ObservabilityConfig;
+  /** The worker's capacity: cached workflows, concurrent tasks, pollers (lib/temporal/worker-tuning.ts). */
+  worker: WorkerTuning;
 }
 
 export interface ObservabilityConfig {
@@ -349,6 +352,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     transport,
     audit: loadAuditConfig(env),
     observability: loadObservabilityConfig(env),
+    worker: loadWorkerTuning(env),
   };
 }
 

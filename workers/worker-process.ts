@@ -81,6 +81,7 @@ export async function startWorker(
     taskQueue: config.temporal.taskQueue,
     keyring,
     tracing,
+    tuning: config.worker,
     activities: createActivities({
       pool,
       network,

@@ -6,6 +6,7 @@ import { createDataConverter } from '../lib/temporal/data-converter';
 import type { Activities } from '../activities';
 import { localCallDigests } from '../activities/context';
 import { droppedWorkflowSpans, type Tracing } from '../lib/tracing';
+import type { PollerSetting, WorkerTuning } from '../lib/temporal/worker-tuning';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -17,6 +18,8 @@ export interface WorkerDeps {
   workflowBundlePath?: string;
   /** The process's tracing (lib/tracing): activity interceptors and the sink of the workflows' spans; absent: off. */
   tracing?: Tracing;
+  /** WORKER_* capacity settings (lib/temporal/worker-tuning.ts); each unset one is the SDK's default. */
+  tuning?: WorkerTuning;
   options?: Partial<WorkerOptions>;
 }
 
@@ -41,6 +44,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     activities: deps.activities,
     dataConverter: createDataConverter(deps.keyring, { refuseUnencrypted: true }),
     sinks: deps.tracing?.sinks ?? droppedWorkflowSpans,
+    ...tuningOptions(deps.tuning ?? {}),
     ...deps.options,
   });
 }
@@ -55,4 +59,25 @@ function workflowCode(
   return codePath
     ? { workflowBundle: { codePath }, interceptors: { activity } }
     : { workflowsPath, interceptors: { activity, workflowModules: workflowInterceptorModules } };
+}
+
+const pollerBehavior = (setting: PollerSetting) =>
+  setting === 'autoscaling'
+    ? { type: 'autoscaling' as const }
+    : { type: 'simple-maximum' as const, maximum: setting.fixed };
+
+/** The settings that are set, as the SDK's options (the rest stay the SDK's defaults). */
+export function tuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
+  return {
+    ...(t.maxCachedWorkflows !== undefined && { maxCachedWorkflows: t.maxCachedWorkflows }),
+    ...(t.maxConcurrentWorkflowTasks !== undefined && {
+      maxConcurrentWorkflowTaskExecutions: t.maxConcurrentWorkflowTasks,
+    }),
+    ...(t.maxConcurrentActivities !== undefined && { maxConcurrentActivityTaskExecutions: t.maxConcurrentActivities }),
+    ...(t.maxConcurrentLocalActivities !== undefined && {
+      maxConcurrentLocalActivityExecutions: t.maxConcurrentLocalActivities,
+    }),
+    ...(t.workflowTaskPollers && { workflowTaskPollerBehavior: pollerBehavior(t.workflowTaskPollers) }),
+    ...(t.activityTaskPollers && { activityTaskPollerBehavior: pollerBehavior(t.activityTaskPollers) }),
+  };
 }

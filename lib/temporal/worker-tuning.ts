@@ -1,0 +1,56 @@
+/**
+ * The worker's capacity settings (environment variables in parentheses); a section of config/index.ts, read by workers/worker.ts. Unset, each is
+ * the Temporal SDK's own default. docs/benchmarks.md ("Worker options, measured") has what each one changed here.
+ */
+import { intSetting, type Env } from '../config-values';
+import { ConfigError } from '../errors';
+
+/** How many long polls a worker keeps open on a task queue: a fixed number, or scaled by the server's hints. */
+export type PollerSetting = { fixed: number } | 'autoscaling';
+
+export interface WorkerTuning {
+  /** Workflows kept in memory between their tasks (WORKER_MAX_CACHED_WORKFLOWS); unset: the SDK's, by heap size. */
+  maxCachedWorkflows?: number;
+  /** Workflow tasks run at once (WORKER_MAX_CONCURRENT_WORKFLOW_TASKS); the SDK's default is 40. */
+  maxConcurrentWorkflowTasks?: number;
+  /** Scheduled activities run at once (WORKER_MAX_CONCURRENT_ACTIVITIES); the SDK's default is 100. */
+  maxConcurrentActivities?: number;
+  /** Local activities run at once (WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES); the SDK's default is 100. */
+  maxConcurrentLocalActivities?: number;
+  /** Workflow task polls (WORKER_WORKFLOW_TASK_POLLERS: a count, or `autoscaling`); the SDK's default is 10. */
+  workflowTaskPollers?: PollerSetting;
+  /** Activity task polls (WORKER_ACTIVITY_TASK_POLLERS: a count, or `autoscaling`); the SDK's default is 10. */
+  activityTaskPollers?: PollerSetting;
+}
+
+const optionalInt = (env: Env, name: string, min: number, max: number): number | undefined =>
+  (env[name] ?? '').trim() === '' ? undefined : intSetting(env, name, min, min, max);
+
+function pollers(env: Env, name: string): PollerSetting | undefined {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return undefined;
+  if (raw === 'autoscaling') return raw;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 100)
+    throw new ConfigError(name, `"${raw}" is not a count from 1 to 100 or autoscaling`, `Set ${name} or unset it`);
+  return { fixed: Number(raw) };
+}
+
+export function loadWorkerTuning(env: Env): WorkerTuning {
+  const tuning: WorkerTuning = {
+    maxCachedWorkflows: optionalInt(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, 100_000),
+    maxConcurrentWorkflowTasks: optionalInt(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', 2, 10_000),
+    maxConcurrentActivities: optionalInt(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 1, 10_000),
+    maxConcurrentLocalActivities: optionalInt(env, 'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES', 1, 10_000),
+    workflowTaskPollers: pollers(env, 'WORKER_WORKFLOW_TASK_POLLERS'),
+    activityTaskPollers: pollers(env, 'WORKER_ACTIVITY_TASK_POLLERS'),
+  };
+  const { maxCachedWorkflows: cached, maxConcurrentWorkflowTasks: tasks } = tuning;
+  // The SDK would lower it to the cache's size with a warning; a setting that is not what runs is refused instead.
+  if (cached !== undefined && cached > 0 && tasks !== undefined && tasks > cached)
+    throw new ConfigError(
+      'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
+      `${tasks} is more than WORKER_MAX_CACHED_WORKFLOWS (${cached})`,
+      'A worker runs at most as many workflow tasks at once as it caches workflows: lower it or raise the cache',
+    );
+  return tuning;
+}
