@@ -265,6 +265,8 @@ export async function apiWithWorkerProcesses(opts: {
   /** The keystore's master key: the same for every start on one database (the agent's keys are stored under it). */
   masterKey: string;
   observability?: BenchObservability;
+  /** Settings the worker processes get over the bench's environment (bench:transfers' variant rounds). */
+  workerEnv?: Record<string, string>;
 }): Promise<ApiWithWorkers> {
   const env = testEnv();
   const taskQueue = `bench-${randomUUID()}`;
@@ -292,7 +294,7 @@ export async function apiWithWorkerProcesses(opts: {
     };
   };
   const workerEnvs = [];
-  for (let i = 0; i < opts.workers; i++) workerEnvs.push(await observabilityEnv());
+  for (let i = 0; i < opts.workers; i++) workerEnvs.push({ ...(await observabilityEnv()), ...opts.workerEnv });
   const workers: ChildProcess[] = workerEnvs.map((extraEnv) =>
     spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
       env: {

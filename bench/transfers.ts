@@ -40,6 +40,11 @@
  * sides; the ratio is the median of those. Target: CPU per transfer at most 3 % above the same run's without them.
  * BENCH_OBSERVABILITY_RATE starts each round's transfers at that fixed rate instead of as fast as they finish.
  *
+ * A worker setting's cost (path `variant`, issue 27's tuning): the same alternation, the on-rounds' worker started with
+ * BENCH_VARIANT's settings (`NAME=value …`, e.g. `WORKER_WORKFLOW_TASK_POLLERS=2`), BENCH_VARIANT_PAIRS,
+ * BENCH_VARIANT_TRANSFERS and BENCH_VARIANT_RATE as above; the ratios of the worker's, the Temporal server's and all
+ * processes' CPU per transfer, the throughput and the p50.
+ *
  * At the end, issue 27's targets from this run's figures (costTargetLines): the orchestration's CPU per transfer and
  * the latency it adds, each against the empty-workflow floor.
  */
@@ -119,20 +124,29 @@ const SMALL = {
 const LOST_AFTER_MS = Number(process.env.BENCH_LOST_AFTER_MS ?? 120_000);
 /** The empty-workflow floor's rate, printed after the paths (BENCH_FLOOR=off: none). */
 const FLOOR_RATE = Number(process.env.BENCH_FLOOR_RATE ?? 20);
-const OBSERVABILITY_PAIRS = Number(process.env.BENCH_OBSERVABILITY_PAIRS ?? 2);
-const OBSERVABILITY_TRANSFERS = Number(process.env.BENCH_OBSERVABILITY_TRANSFERS ?? N);
+
 const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_MS ?? 5000);
-/**
- * BENCH_OBSERVABILITY_RATE: the rounds' transfers started at this many per second rather than as fast as they finish.
- * A process's CPU per transfer follows the throughput (more contention, more CPU per unit of work), so rounds at one
- * fixed rate below the machine's capacity compare the same work at the same pace.
- */
-const OBSERVABILITY_RATE = process.env.BENCH_OBSERVABILITY_RATE
-  ? Number(process.env.BENCH_OBSERVABILITY_RATE)
-  : undefined;
 /** What the on-rounds turn on (BENCH_OBSERVABILITY_PARTS): metrics, tracing or both (default). */
 const OBSERVABILITY_PARTS = (process.env.BENCH_OBSERVABILITY_PARTS ?? 'metrics,tracing').split(',');
 const OBSERVABILITY_TARGET = 1.03;
+/** The alternated rounds' shape from `BENCH_<prefix>_PAIRS`, `_TRANSFERS` and `_RATE` (a fixed start rate per second). */
+function alternation(prefix: string): Alternation {
+  const rate = process.env[`BENCH_${prefix}_RATE`];
+  return {
+    pairs: Number(process.env[`BENCH_${prefix}_PAIRS`] ?? 2),
+    transfers: Number(process.env[`BENCH_${prefix}_TRANSFERS`] ?? N),
+    ...(rate && { rate: Number(rate) }),
+  };
+}
+const OBSERVABILITY = alternation('OBSERVABILITY');
+const VARIANT = alternation('VARIANT');
+/** BENCH_VARIANT: the on-rounds' worker settings, `NAME=value` pairs separated by spaces (WORKER_*, for instance). */
+const VARIANT_ENV: Record<string, string> = Object.fromEntries(
+  (process.env.BENCH_VARIANT ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 
 async function main() {
   const options = benchOptions();
@@ -201,7 +215,11 @@ async function measure(temporal: BenchTemporal) {
   const webhooks = { notification: { [group.subA]: SECRET } };
   const masterKey = randomBytes(32).toString('base64');
   // The workers run in their own processes (`npm run worker`), as deployed, unless BENCH_WORKER=inline.
-  const startOrch = async (workers: number, observability?: BenchObservability): Promise<ApiWithWorkers> =>
+  const startOrch = async (
+    workers: number,
+    observability?: BenchObservability,
+    workerEnv?: Record<string, string>,
+  ): Promise<ApiWithWorkers> =>
     process.env.BENCH_WORKER === 'inline'
       ? {
           ...(await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
@@ -222,6 +240,7 @@ async function measure(temporal: BenchTemporal) {
           workers,
           masterKey,
           observability,
+          workerEnv,
         });
   let orch = await startOrch(options.workerCounts[0]!);
 
@@ -400,49 +419,88 @@ async function measure(temporal: BenchTemporal) {
       results.push(r);
     }
   }
-  const observabilityRounds: { mode: 'off' | 'on'; worker: number; total: number }[] = [];
-  let spansExported = 0;
-  if (paths.includes('observability') && process.env.BENCH_WORKER !== 'inline') {
-    const sink = await spawnCollectorSink();
-    const modes = ['off' as const, ...Array.from({ length: OBSERVABILITY_PAIRS }, () => ['on', 'off'] as const).flat()];
+  /**
+   * Rounds alternating off, on, off, …, off (`pairs` on-rounds), each on an orchestrator with one worker process
+   * started afresh for it, warmed up first; `during` runs beside a round and returns its stop.
+   */
+  async function alternate(
+    name: string,
+    alternation: Alternation,
+    start: (mode: RoundMode) => Promise<ApiWithWorkers>,
+    during?: (mode: RoundMode) => (() => void) | undefined,
+  ): Promise<AlternateRound[]> {
+    const rounds: AlternateRound[] = [];
+    const modes = ['off' as const, ...Array.from({ length: alternation.pairs }, () => ['on', 'off'] as const).flat()];
     for (const [round, mode] of modes.entries()) {
       await orch.close();
-      const on = (part: string) => mode === 'on' && OBSERVABILITY_PARTS.includes(part);
-      orch = await startOrch(1, { metrics: on('metrics'), ...(on('tracing') && { otlpEndpoint: sink.url }) });
-      const urls = orch.metricsUrls ?? [];
-      const scrape = () =>
-        Promise.all(
-          urls.map((u) =>
-            fetch(u).then(
-              (r) => r.text(),
-              () => '',
-            ),
-          ),
-        );
-      const scraper = mode === 'on' ? setInterval(() => void scrape(), SCRAPE_MS) : undefined;
+      orch = await start(mode);
+      const stop = during?.(mode);
       try {
-        await run(`warm-up (observability ${mode})`, Math.min(50, OBSERVABILITY_TRANSFERS), viaApi);
+        await run(`warm-up (${name} ${mode})`, Math.min(50, alternation.transfers), viaApi);
         const r = await run(
-          `${OBSERVABILITY_PARTS.join(' and ')} ${mode}, round ${round + 1}, 1 worker process`,
-          OBSERVABILITY_TRANSFERS,
+          `${name} ${mode}, round ${round + 1}, 1 worker process`,
+          alternation.transfers,
           viaApi,
-          OBSERVABILITY_RATE,
+          alternation.rate,
         );
         results.push(r);
-        const worker = r.cpu['worker 1'] ?? NaN;
-        const total = Object.values(r.cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
-        observabilityRounds.push({ mode, worker, total });
-        log(
-          `  observability round ${round + 1} (${mode}): worker ${worker.toFixed(2)} ms/transfer, all processes ${total.toFixed(2)} ms/transfer${urls.length ? `, ${urls.length} /metrics scraped every ${SCRAPE_MS} ms` : ''}`,
-        );
+        rounds.push({ mode, cpu: r.cpu, rate: r.rate, p50: r.p50 });
+        log(`  ${name} round ${round + 1} (${mode}): ${roundFigures(rounds.at(-1)!)}`);
       } finally {
-        if (scraper) clearInterval(scraper);
+        stop?.();
       }
     }
     await orch.close();
-    spansExported = await sink.spans();
-    await sink.close();
     orch = await startOrch(options.workerCounts[0]!);
+    return rounds;
+  }
+  const alternations: string[] = [];
+  if (paths.includes('observability') && process.env.BENCH_WORKER !== 'inline') {
+    const sink = await spawnCollectorSink();
+    const name = OBSERVABILITY_PARTS.join(' and ');
+    let urls: string[] = [];
+    const rounds = await alternate(
+      name,
+      OBSERVABILITY,
+      async (mode) => {
+        const on = (part: string) => mode === 'on' && OBSERVABILITY_PARTS.includes(part);
+        const started = await startOrch(1, {
+          metrics: on('metrics'),
+          ...(on('tracing') && { otlpEndpoint: sink.url }),
+        });
+        urls = started.metricsUrls ?? [];
+        return started;
+      },
+      (mode) => {
+        if (mode === 'off') return undefined;
+        log(`  ${urls.length} /metrics scraped every ${SCRAPE_MS} ms`);
+        const scraper = setInterval(
+          () =>
+            void Promise.all(
+              urls.map((u) =>
+                fetch(u).then(
+                  (r) => r.text(),
+                  () => '',
+                ),
+              ),
+            ),
+          SCRAPE_MS,
+        );
+        return () => clearInterval(scraper);
+      },
+    );
+    alternations.push(...alternationLines(name, rounds, OBSERVABILITY_TARGET));
+    alternations.push(`spans the collector sink received: ${await sink.spans()}`);
+    await sink.close();
+  }
+  if (paths.includes('variant') && process.env.BENCH_WORKER !== 'inline') {
+    const name = `worker with ${Object.entries(VARIANT_ENV)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`;
+    const rounds = await alternate(name, VARIANT, (mode) =>
+      mode === 'on' ? startOrch(1, undefined, VARIANT_ENV) : startOrch(1),
+    );
+    alternations.push(...alternationLines(name, rounds));
   }
   if (paths.includes('all-in-one')) {
     // What workers/all-in-one.ts runs: the API and a worker in this process on one NativeConnection, eager starts.
@@ -495,27 +553,7 @@ async function measure(temporal: BenchTemporal) {
       ? `CHECK FAILED: ${bad.map((r) => `${r.label}: ${r.failures} failed, ${r.lost} lost, ${r.duplicated} duplicated`).join('; ')}`
       : 'check: 0 failed, 0 lost, 0 duplicated in every run',
   );
-  if (observabilityRounds.length > 1) {
-    const mean = (mode: string, key: 'worker' | 'total') => {
-      const xs = observabilityRounds.filter((r) => r.mode === mode).map((r) => r[key]);
-      return xs.reduce((s, x) => s + x, 0) / xs.length;
-    };
-    const ratios = (key: 'worker' | 'total') =>
-      Array.from(
-        { length: OBSERVABILITY_PAIRS },
-        (_, i) =>
-          observabilityRounds[2 * i + 1]![key] /
-          ((observabilityRounds[2 * i]![key] + observabilityRounds[2 * i + 2]![key]) / 2),
-      );
-    for (const key of ['worker', 'total'] as const) {
-      const rs = ratios(key);
-      const ratio = quantile(rs, 0.5);
-      log(
-        `${OBSERVABILITY_PARTS.join(' and ')}, CPU per transfer of ${key === 'worker' ? 'the worker process' : 'all processes'}: off ${mean('off', key).toFixed(2)} ms, on ${mean('on', key).toFixed(2)} ms (means); each on-round / its neighbours' mean ${rs.map((r) => r.toFixed(3)).join(', ')}; median ratio ${ratio.toFixed(3)}× (target ≤ ${OBSERVABILITY_TARGET}×: ${ratio <= OBSERVABILITY_TARGET ? 'met' : 'NOT met'})`,
-      );
-    }
-    log(`spans the collector sink received: ${spansExported}`);
-  }
+  for (const line of alternations) log(line);
   log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   // The empty workflow's cost on the same server in the same run: what the orchestration's share is compared with.
   const floorCosts: (CostSummary | string)[] = [];
@@ -611,6 +649,55 @@ function costTargetLines(
       `the empty workflow's start → result p50 ${floor.p50.toFixed(0)} ms at ${floor.rate}/s: ${verdict(added / floor.p50, 2)}` +
       (concurrency === 1 ? '' : ' (the target is for one transfer alone: BENCH_CONCURRENCY=1)'),
   ];
+}
+
+type RoundMode = 'off' | 'on';
+interface Alternation {
+  pairs: number;
+  transfers: number;
+  rate?: number;
+}
+interface AlternateRound {
+  mode: RoundMode;
+  cpu: Record<string, number | undefined>;
+  rate: number;
+  p50: number;
+}
+const roundWorker = (r: AlternateRound) => r.cpu['worker 1'] ?? NaN;
+const roundTemporal = (r: AlternateRound) => r.cpu.temporal ?? NaN;
+const roundTotal = (r: AlternateRound) => Object.values(r.cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
+const roundFigures = (r: AlternateRound) =>
+  `worker ${roundWorker(r).toFixed(2)}, Temporal ${roundTemporal(r).toFixed(2)}, all processes ${roundTotal(r).toFixed(2)} ms/transfer; ${r.rate.toFixed(1)} transfers/s, p50 ${r.p50.toFixed(0)} ms`;
+
+/**
+ * Each on-round against the mean of the off-rounds beside it, so that drift in the machine's load weighs on both
+ * sides; the median of those ratios per figure. `target`: the CPU ratio the on-rounds may reach.
+ */
+function alternationLines(name: string, rounds: AlternateRound[], target?: number): string[] {
+  const pairs = (rounds.length - 1) / 2;
+  const figures: [string, (r: AlternateRound) => number][] = [
+    ['CPU per transfer of the worker process', roundWorker],
+    ['CPU per transfer of the Temporal server', roundTemporal],
+    ['CPU per transfer of all processes', roundTotal],
+    ['transfers/s', (r) => r.rate],
+    ['p50', (r) => r.p50],
+  ];
+  return figures.map(([what, of]) => {
+    const mean = (mode: RoundMode) => {
+      const xs = rounds.filter((r) => r.mode === mode).map(of);
+      return xs.reduce((s, x) => s + x, 0) / xs.length;
+    };
+    const ratios = Array.from(
+      { length: pairs },
+      (_, i) => of(rounds[2 * i + 1]!) / ((of(rounds[2 * i]!) + of(rounds[2 * i + 2]!)) / 2),
+    );
+    const ratio = quantile(ratios, 0.5);
+    const verdict =
+      target !== undefined && what.startsWith('CPU') && !what.includes('Temporal')
+        ? ` (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`
+        : '';
+    return `${name}, ${what}: off ${mean('off').toFixed(2)}, on ${mean('on').toFixed(2)} (means); each on-round / its neighbours' mean ${ratios.map((r) => r.toFixed(3)).join(', ')}; median ratio ${ratio.toFixed(3)}×${verdict}`;
+  });
 }
 
 main().then(
