@@ -4,7 +4,8 @@
  * continue-as-new chain), and database writes around a benchmark's phase. The benchmarks print these for a sample of
  * their workflows after the timed phase, next to the empty workflow of the floor (bench/floor.ts).
  *
- * Counts, not timings: they do not depend on the machine's load.
+ * Counts do not depend on the machine's load; the times read from the events' timestamps (a workflow task's wait and
+ * run, start to close) do, and say where one workflow's latency goes when it runs alone (BENCH_CONCURRENCY=1).
  */
 import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
@@ -48,6 +49,15 @@ export interface WorkflowCost {
   plainBytes: number;
   /** Runs not closed when read (their counts are so far). */
   open: number;
+  /**
+   * Times from the events' timestamps, in ms (they depend on the load: read them with one workflow in flight): each
+   * workflow task's wait from scheduled to started (the dispatch to a worker), summed; …
+   */
+  taskWaitMs: number;
+  /** … each workflow task's run from started to completed (the activations, local activities included), summed; … */
+  taskRunMs: number;
+  /** … and the first event to the closing one (NaN while open). */
+  lifeMs: number;
 }
 
 export const COST_KEYS = [
@@ -66,6 +76,9 @@ export const COST_KEYS = [
   'payloadBytes',
   'plainBytes',
   'open',
+  'taskWaitMs',
+  'taskRunMs',
+  'lifeMs',
 ] as const satisfies readonly (keyof WorkflowCost)[];
 
 export const emptyCost = (): WorkflowCost =>
@@ -87,6 +100,25 @@ const CLOSING: (keyof HistoryEvent)[] = [
   'workflowExecutionContinuedAsNewEventAttributes',
 ];
 
+/** An event's time in ms since the epoch: a protobuf Timestamp as the server sends it, or a JSON history's string. */
+function eventMs(e: HistoryEvent): number {
+  const t = e.eventTime as { seconds?: unknown; nanos?: number | null } | string | null | undefined;
+  if (!t) return NaN;
+  if (typeof t === 'string') return Date.parse(t);
+  return Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6;
+}
+
+/** The time from each event of `attrs` back to the event it names by `idOf`, summed. */
+function spans(events: HistoryEvent[], attrs: keyof HistoryEvent, idOf: (e: HistoryEvent) => unknown): number {
+  const byId = new Map(events.map((e) => [Number(e.eventId), e]));
+  return events
+    .filter((e) => has(e, attrs))
+    .reduce((sum, e) => {
+      const from = byId.get(Number(idOf(e)));
+      return from ? sum + eventMs(e) - eventMs(from) : sum;
+    }, 0);
+}
+
 /** The counts of one run's history (pure; payload bytes as stored, plainBytes left 0). */
 export function countHistory(history: History): WorkflowCost {
   const events = history.events ?? [];
@@ -95,6 +127,7 @@ export function countHistory(history: History): WorkflowCost {
     (e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
   ).length;
   const payloads = payloadsIn(history);
+  const closing = events.find((e) => CLOSING.some((k) => has(e, k)));
   return {
     runs: 1,
     workflowTasks: n('workflowTaskCompletedEventAttributes'),
@@ -110,7 +143,18 @@ export function countHistory(history: History): WorkflowCost {
     payloads: payloads.length,
     payloadBytes: payloads.reduce((s, p) => s + temporal.api.common.v1.Payload.encode(p).finish().length, 0),
     plainBytes: 0,
-    open: CLOSING.some((k) => events.some((e) => has(e, k))) ? 0 : 1,
+    open: closing ? 0 : 1,
+    taskWaitMs: spans(
+      events,
+      'workflowTaskStartedEventAttributes',
+      (e) => e.workflowTaskStartedEventAttributes?.scheduledEventId,
+    ),
+    taskRunMs: spans(
+      events,
+      'workflowTaskCompletedEventAttributes',
+      (e) => e.workflowTaskCompletedEventAttributes?.startedEventId,
+    ),
+    lifeMs: closing && events[0] ? eventMs(closing) - eventMs(events[0]) : NaN,
   };
 }
 
@@ -195,6 +239,9 @@ const COLUMNS: [string, keyof WorkflowCost][] = [
   ['events', 'events'],
   ['payload bytes (stored, after codec)', 'payloadBytes'],
   ['payload bytes (decoded)', 'plainBytes'],
+  ['workflow tasks waiting, ms', 'taskWaitMs'],
+  ['workflow tasks running, ms', 'taskRunMs'],
+  ['start to close, ms', 'lifeMs'],
 ];
 
 const num = (x: number) => (Number.isNaN(x) ? '–' : Number.isInteger(x) ? String(x) : x.toFixed(1));
@@ -209,7 +256,8 @@ export const costTableLine = (s: CostSummary) =>
 /** The whole "cost per workflow" block: a title, the header and a line per type. */
 export const costBlock = (title: string, summaries: CostSummary[], notes: string[] = []) =>
   [
-    `${title} (each cell mean / p50 / max over the sampled workflows, all runs of each; counts, independent of load)`,
+    `${title} (each cell mean / p50 / max over the sampled workflows, all runs of each; counts, independent of load, ` +
+      `and times from the events' timestamps, which are not)`,
     costTableHeader(),
     ...summaries.map(costTableLine),
     ...notes,

@@ -22,9 +22,10 @@
  * BENCH_WORKERS=1,2 (the Temporal path once per worker-process count; default 1), BENCH_PATHS (any of temporal,
  * all-in-one,direct: `all-in-one` runs the API and a worker in this process on one connection with eager start, as
  * workers/all-in-one.ts does), BENCH_FLOOR=off (else the empty-workflow floor is measured at the end on the same server,
- * BENCH_FLOOR_RATE per second, default 20). Every run checks that each transfer
- * ended ACCEPTED exactly once (lost: no callback within BENCH_LOST_AFTER_MS, default 120 s; duplicated: a second
- * callback, or a second transaction at the network under the same transactionRef), and prints each process's CPU.
+ * BENCH_FLOOR_RATE per second, default 20), BENCH_RATE (the paths' transfers started at that fixed rate). Every run
+ * checks that each transfer ended ACCEPTED exactly once (lost: no callback within BENCH_LOST_AFTER_MS, default 120 s;
+ * duplicated: a second callback, or a second transaction at the network under the same transactionRef), and prints
+ * each process's CPU.
  *
  * Cost in counts (issue 27; BENCH_COST=off skips it): the orchestrator schema's rows written and the database's commits
  * around the first measured run of each path, and after everything is timed, the histories of up to 50 sampled
@@ -79,6 +80,12 @@ import {
 
 const N = Number(process.env.BENCH_TRANSFERS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+/**
+ * BENCH_RATE: the measured runs of the temporal, all-in-one and direct paths started at this many transfers per second
+ * (at most BENCH_CONCURRENCY in flight) instead of as fast as they finish, so that what each process spends per second
+ * (pollers, the sandbox's loops) weighs alike on every path's CPU per transfer; unset: as fast as they finish.
+ */
+const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const FIELDS = process.env.BENCH_FIELDS ?? 'small';
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -376,7 +383,7 @@ async function measure(temporal: BenchTemporal) {
   };
 
   log(
-    `bench:transfers — ${temporal.label}; ${N} transfers per path, ${CONCURRENCY} in flight, ${FIELDS === '40' ? '40' : '9'}-field IVMS101, end-to-end mode`,
+    `bench:transfers — ${temporal.label}; ${N} transfers per path, ${CONCURRENCY} in flight${RATE ? ` at most, started at ${RATE}/s` : ''}, ${FIELDS === '40' ? '40' : '9'}-field IVMS101, end-to-end mode`,
   );
   log(`load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   const results = [];
@@ -409,7 +416,7 @@ async function measure(temporal: BenchTemporal) {
     await run('warm-up (temporal)', Math.min(100, N), viaApi);
     if (paths.includes('temporal')) {
       const r = await withWrites(
-        () => run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi),
+        () => run(`through the API and Temporal, ${workers} worker process${workers > 1 ? 'es' : ''}`, N, viaApi, RATE),
         i === 0,
       );
       if (i === 0) {
@@ -518,7 +525,7 @@ async function measure(temporal: BenchTemporal) {
     };
     await run('warm-up (all-in-one)', Math.min(100, N), viaApi);
     const r = await withWrites(() =>
-      run('through the API and Temporal, all-in-one process (API + worker, eager start)', N, viaApi),
+      run('through the API and Temporal, all-in-one process (API + worker, eager start)', N, viaApi, RATE),
     );
     if (!costIds.length) costIds = r.ids;
     results.push(r);
@@ -526,7 +533,7 @@ async function measure(temporal: BenchTemporal) {
   directMode = true;
   await run('warm-up (direct)', Math.min(100, N), direct);
   if (paths.includes('direct')) {
-    const r = await withWrites(() => run('direct, without Temporal', N, direct));
+    const r = await withWrites(() => run('direct, without Temporal', N, direct, RATE));
     targetPaths.direct = r;
     results.push(r);
   }

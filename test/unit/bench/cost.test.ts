@@ -31,6 +31,12 @@ describe("bench/cost: a workflow's cost counted from its history", () => {
       payloadBytes: 13360,
       plainBytes: 0,
       open: 1,
+      // Summed from the events' timestamps by a script apart from the code under test: each WorkflowTaskStarted less
+      // its scheduled event, each WorkflowTaskCompleted less its started event (to a microsecond: the sums are of
+      // epoch milliseconds in doubles); no closing event, so no life.
+      taskWaitMs: expect.closeTo(18.271327, 3),
+      taskRunMs: expect.closeTo(246.488914, 3),
+      lifeMs: NaN,
     });
   });
 
@@ -45,6 +51,10 @@ describe("bench/cost: a workflow's cost counted from its history", () => {
       events: 24,
       open: 0,
     });
+    // Its times, summed the same way apart from the code; start to close from the first event to the completion.
+    expect(accepted.taskWaitMs).toBeCloseTo(24.767787, 3);
+    expect(accepted.taskRunMs).toBeCloseTo(367.858194, 3);
+    expect(accepted.lifeMs).toBeCloseTo(1126.713734, 3);
     // 41 events: started, 7 workflow tasks (scheduled, started, completed), 6 activities (the same), continued as new.
     const first = countHistory(fixture('address-book-first-sync.1'));
     expect(first).toMatchObject({ workflowTasks: 7, activities: 6, localActivities: 0, events: 41, open: 0 });
