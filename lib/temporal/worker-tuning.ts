@@ -1,6 +1,7 @@
 /**
- * The worker's capacity settings (environment variables in parentheses); a section of config/index.ts, read by workers/worker.ts. Unset, each is
- * the Temporal SDK's own default. docs/benchmarks.md ("Worker options, measured") has what each one changed here.
+ * The worker's capacity settings (environment variables in parentheses); a section of config/index.ts, applied by
+ * workers/worker.ts. Unset, each is the Temporal SDK's own default. docs/benchmarks.md ("Worker options, measured")
+ * has what each one changed here.
  */
 import { intSetting, type Env } from '../config-values';
 import { ConfigError } from '../errors';
@@ -45,6 +46,13 @@ export function loadWorkerTuning(env: Env): WorkerTuning {
     activityTaskPollers: pollers(env, 'WORKER_ACTIVITY_TASK_POLLERS'),
   };
   const { maxCachedWorkflows: cached, maxConcurrentWorkflowTasks: tasks } = tuning;
+  // The SDK would turn a cache of one into two, with a warning.
+  if (cached === 1)
+    throw new ConfigError(
+      'WORKER_MAX_CACHED_WORKFLOWS',
+      '1 is not a cache size the SDK runs',
+      'Set 0 (no cache: every task replays its history) or at least 2',
+    );
   // The SDK would lower it to the cache's size with a warning; a setting that is not what runs is refused instead.
   if (cached !== undefined && cached > 0 && tasks !== undefined && tasks > cached)
     throw new ConfigError(

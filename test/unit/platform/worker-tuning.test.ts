@@ -36,6 +36,7 @@ describe('the worker capacity settings (WORKER_*)', () => {
       /^WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: "1" is not a whole number from 2/,
     ],
     [{ WORKER_MAX_CACHED_WORKFLOWS: '-1' }, /^WORKER_MAX_CACHED_WORKFLOWS: "-1" is not a whole number from 0/],
+    [{ WORKER_MAX_CACHED_WORKFLOWS: '1' }, /^WORKER_MAX_CACHED_WORKFLOWS: 1 is not a cache size the SDK runs/],
     [
       { WORKER_MAX_CACHED_WORKFLOWS: '10', WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '20' },
       /^WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: 20 is more than WORKER_MAX_CACHED_WORKFLOWS \(10\)/,
