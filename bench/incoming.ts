@@ -24,6 +24,10 @@
  * the orchestrator's scenario once per worker-process count (the API stays in this process, with the sandbox). Each
  * run checks that every transfer was confirmed (lost: not within BENCH_LOST_AFTER_MS, default 120 s) and confirmed or
  * redirected once (duplicated), and prints each process's CPU per transfer.
+ *
+ * BENCH_VARIANT (worker settings, `NAME=value …`, as bench:transfers' `variant` path): after the runs above, the
+ * orchestrator's scenario again in 2 × BENCH_VARIANT_PAIRS + 1 rounds (default 2 pairs) alternating a worker without
+ * and with them, each on-round against its neighbours' mean (bench/alternation.ts).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
@@ -36,6 +40,14 @@ import { describeFloor, runFloor } from './floor';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer } from './cost';
 import { workflowIds } from '../lib/temporal/workflow-ids';
 import { quantile } from './stats';
+import {
+  alternation,
+  alternationLines,
+  roundFigures,
+  variantEnv,
+  type AlternateRound,
+  type RoundMode,
+} from './alternation';
 import {
   apiWithWorkerProcesses,
   benchOptions,
@@ -85,7 +97,7 @@ async function main() {
     });
     await sb.simulateCounterparty(g.external);
     /** The API here and `workers` worker processes, the gateway's notification webhook pointing at that API. */
-    const startOrch = async (workers: number) => {
+    const startOrch = async (workers: number, workerEnv?: Record<string, string>) => {
       const o = await apiWithWorkerProcesses({
         network: sb.networkConfig(g.gatewayUser),
         group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
@@ -94,6 +106,7 @@ async function main() {
         incoming: { pollInterval: '30s' },
         workers,
         masterKey,
+        workerEnv,
       });
       const hook = await sandbox('POST', '/webhook', {
         vaspDID: g.gateway,
@@ -292,6 +305,33 @@ async function main() {
         process.stdout.write(
           `    target p99 < 250 ms at ${rate}/s: ${quantile(ours.fromWebhook, 0.99) < 250 ? 'met' : 'NOT met'}\n`,
         );
+    }
+    // BENCH_VARIANT (worker settings, `NAME=value …`): the orchestrator's scenario again in rounds alternating a worker
+    // without them and one with them (bench/alternation.ts), each round on addresses of its own and a fresh worker.
+    const variant = variantEnv();
+    if (Object.keys(variant).length) {
+      const { pairs } = alternation('VARIANT', measured);
+      const first = 2 + options.workerCounts.length;
+      // An address is `0x`, the scenario's digit and 39 more: scenarios 1 to 9.
+      if (first + 2 * pairs > 9)
+        throw new Error(`BENCH_VARIANT_PAIRS: at most ${Math.floor((9 - first) / 2)} here (one digit per scenario)`);
+      const name = `worker with ${Object.entries(variant)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`;
+      const rounds: AlternateRound[] = [];
+      for (let k = 0; k <= 2 * pairs; k++) {
+        const mode: RoundMode = k % 2 ? 'on' : 'off';
+        await orch.close();
+        orch = await startOrch(1, mode === 'on' ? variant : undefined);
+        await registerScenario(orch, first + k);
+        const r = await run(first + k, rate);
+        if (r.lost || r.duplicated) checks.push(`${name} ${mode}: ${r.lost} lost, ${r.duplicated} duplicated`);
+        rounds.push({ mode, cpu: r.cpu, rate: r.throughput, p50: quantile(r.fromWebhook, 0.5) });
+        process.stdout.write(
+          `  ${name} round ${k + 1} (${mode}): ${roundFigures(rounds.at(-1)!)} (p50: webhook received → confirmed)\n`,
+        );
+      }
+      for (const l of alternationLines(name, rounds)) process.stdout.write(`${l}\n`);
     }
     process.stdout.write(
       checks.length ? `CHECK FAILED: ${checks.join('; ')}\n` : 'check: 0 lost, 0 duplicated in every run\n',

@@ -1,0 +1,73 @@
+/**
+ * Rounds alternating off, on, off, …, off, each on-round set against the mean of the off-rounds beside it, so that drift
+ * in the machine's load weighs on both sides: how bench:transfers measures observability's cost and a worker setting's
+ * (`variant`), and bench:incoming a worker setting's.
+ */
+import { quantile } from './stats';
+
+/** The alternated rounds' shape from `BENCH_<prefix>_PAIRS`, `_TRANSFERS` and `_RATE` (a fixed start rate per second). */
+export function alternation(prefix: string, transfers: number): Alternation {
+  const rate = process.env[`BENCH_${prefix}_RATE`];
+  return {
+    pairs: Number(process.env[`BENCH_${prefix}_PAIRS`] ?? 2),
+    transfers: Number(process.env[`BENCH_${prefix}_TRANSFERS`] ?? transfers),
+    ...(rate && { rate: Number(rate) }),
+  };
+}
+/** BENCH_VARIANT: the on-rounds' worker settings, `NAME=value` pairs separated by spaces (WORKER_*, for instance). */
+export const variantEnv = (): Record<string, string> =>
+  Object.fromEntries(
+    (process.env.BENCH_VARIANT ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+
+export type RoundMode = 'off' | 'on';
+export interface Alternation {
+  pairs: number;
+  transfers: number;
+  rate?: number;
+}
+export interface AlternateRound {
+  mode: RoundMode;
+  cpu: Record<string, number | undefined>;
+  rate: number;
+  p50: number;
+}
+const roundWorker = (r: AlternateRound) => r.cpu['worker 1'] ?? NaN;
+const roundTemporal = (r: AlternateRound) => r.cpu.temporal ?? NaN;
+const roundTotal = (r: AlternateRound) => Object.values(r.cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
+export const roundFigures = (r: AlternateRound) =>
+  `worker ${roundWorker(r).toFixed(2)}, Temporal ${roundTemporal(r).toFixed(2)}, all processes ${roundTotal(r).toFixed(2)} ms/transfer; ${r.rate.toFixed(1)} transfers/s, p50 ${r.p50.toFixed(0)} ms`;
+
+/**
+ * Each on-round against the mean of the off-rounds beside it, so that drift in the machine's load weighs on both
+ * sides; the median of those ratios per figure. `target`: the CPU ratio the on-rounds may reach.
+ */
+export function alternationLines(name: string, rounds: AlternateRound[], target?: number): string[] {
+  const pairs = (rounds.length - 1) / 2;
+  const figures: [string, (r: AlternateRound) => number][] = [
+    ['CPU per transfer of the worker process', roundWorker],
+    ['CPU per transfer of the Temporal server', roundTemporal],
+    ['CPU per transfer of all processes', roundTotal],
+    ['transfers/s', (r) => r.rate],
+    ['p50', (r) => r.p50],
+  ];
+  return figures.map(([what, of]) => {
+    const mean = (mode: RoundMode) => {
+      const xs = rounds.filter((r) => r.mode === mode).map(of);
+      return xs.reduce((s, x) => s + x, 0) / xs.length;
+    };
+    const ratios = Array.from(
+      { length: pairs },
+      (_, i) => of(rounds[2 * i + 1]!) / ((of(rounds[2 * i]!) + of(rounds[2 * i + 2]!)) / 2),
+    );
+    const ratio = quantile(ratios, 0.5);
+    const verdict =
+      target !== undefined && what.startsWith('CPU') && !what.includes('Temporal')
+        ? ` (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`
+        : '';
+    return `${name}, ${what}: off ${mean('off').toFixed(2)}, on ${mean('on').toFixed(2)} (means); each on-round / its neighbours' mean ${ratios.map((r) => r.toFixed(3)).join(', ')}; median ratio ${ratio.toFixed(3)}×${verdict}`;
+  });
+}
