@@ -6,7 +6,7 @@ import { createDataConverter } from '../lib/temporal/data-converter';
 import type { Activities } from '../activities';
 import { localCallDigests } from '../activities/context';
 import { droppedWorkflowSpans, type Tracing } from '../lib/tracing';
-import type { PollerSetting, WorkerTuning } from '../lib/temporal/worker-tuning';
+import { tuningOptions, type WorkerTuning } from '../lib/temporal/worker-tuning';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -59,25 +59,4 @@ function workflowCode(
   return codePath
     ? { workflowBundle: { codePath }, interceptors: { activity } }
     : { workflowsPath, interceptors: { activity, workflowModules: workflowInterceptorModules } };
-}
-
-const pollerBehavior = (setting: PollerSetting) =>
-  setting === 'autoscaling'
-    ? { type: 'autoscaling' as const }
-    : { type: 'simple-maximum' as const, maximum: setting.fixed };
-
-/** The settings that are set, as the SDK's options (the rest stay the SDK's defaults). */
-export function tuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
-  return {
-    ...(t.maxCachedWorkflows !== undefined && { maxCachedWorkflows: t.maxCachedWorkflows }),
-    ...(t.maxConcurrentWorkflowTasks !== undefined && {
-      maxConcurrentWorkflowTaskExecutions: t.maxConcurrentWorkflowTasks,
-    }),
-    ...(t.maxConcurrentActivities !== undefined && { maxConcurrentActivityTaskExecutions: t.maxConcurrentActivities }),
-    ...(t.maxConcurrentLocalActivities !== undefined && {
-      maxConcurrentLocalActivityExecutions: t.maxConcurrentLocalActivities,
-    }),
-    ...(t.workflowTaskPollers && { workflowTaskPollerBehavior: pollerBehavior(t.workflowTaskPollers) }),
-    ...(t.activityTaskPollers && { activityTaskPollerBehavior: pollerBehavior(t.activityTaskPollers) }),
-  };
 }

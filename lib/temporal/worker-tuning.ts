@@ -1,9 +1,10 @@
 /**
  * The worker's capacity settings (environment variables in parentheses); a section of config/index.ts, applied by
- * workers/worker.ts. Unset, each is the Temporal SDK's own default. docs/benchmarks.md ("Worker options, measured")
- * has what each one changed here.
+ * workers/worker.ts through tuningOptions. Unset, each is the Temporal SDK's own default. docs/benchmarks.md ("Worker
+ * options, measured") has what each one changed here.
  */
-import { intSetting, type Env } from '../config-values';
+import type { WorkerOptions } from '@temporalio/worker';
+import type { Env } from '../config-values';
 import { ConfigError } from '../errors';
 
 /** How many long polls a worker keeps open on a task queue: a fixed number, or scaled by the server's hints. */
@@ -24,24 +25,39 @@ export interface WorkerTuning {
   activityTaskPollers?: PollerSetting;
 }
 
-const optionalInt = (env: Env, name: string, min: number, max: number): number | undefined =>
-  (env[name] ?? '').trim() === '' ? undefined : intSetting(env, name, min, min, max);
+/** A whole number from `min` to `max`, or undefined when unset (the SDK's default, `sdkDefault`, applies). */
+function optionalInt(env: Env, name: string, min: number, max: number, sdkDefault: string): number | undefined {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return undefined;
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= min && n <= max))
+    throw new ConfigError(
+      name,
+      `"${raw}" is not a whole number from ${min} to ${max}`,
+      `Set ${name} within that range, or unset it for the SDK's default (${sdkDefault})`,
+    );
+  return n;
+}
 
 function pollers(env: Env, name: string): PollerSetting | undefined {
   const raw = (env[name] ?? '').trim();
   if (raw === '') return undefined;
   if (raw === 'autoscaling') return raw;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 100)
-    throw new ConfigError(name, `"${raw}" is not a count from 1 to 100 or autoscaling`, `Set ${name} or unset it`);
+    throw new ConfigError(
+      name,
+      `"${raw}" is not a count from 1 to 100 or autoscaling`,
+      `Set ${name} to a count of polls or to autoscaling, or unset it for the SDK's default (10)`,
+    );
   return { fixed: Number(raw) };
 }
 
 export function loadWorkerTuning(env: Env): WorkerTuning {
   const tuning: WorkerTuning = {
-    maxCachedWorkflows: optionalInt(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, 100_000),
-    maxConcurrentWorkflowTasks: optionalInt(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', 2, 10_000),
-    maxConcurrentActivities: optionalInt(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 1, 10_000),
-    maxConcurrentLocalActivities: optionalInt(env, 'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES', 1, 10_000),
+    maxCachedWorkflows: optionalInt(env, 'WORKER_MAX_CACHED_WORKFLOWS', 0, 100_000, 'from the heap size'),
+    maxConcurrentWorkflowTasks: optionalInt(env, 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS', 2, 10_000, '40'),
+    maxConcurrentActivities: optionalInt(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 1, 10_000, '100'),
+    maxConcurrentLocalActivities: optionalInt(env, 'WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES', 1, 10_000, '100'),
     workflowTaskPollers: pollers(env, 'WORKER_WORKFLOW_TASK_POLLERS'),
     activityTaskPollers: pollers(env, 'WORKER_ACTIVITY_TASK_POLLERS'),
   };
@@ -61,4 +77,25 @@ export function loadWorkerTuning(env: Env): WorkerTuning {
       'A worker runs at most as many workflow tasks at once as it caches workflows: lower it or raise the cache',
     );
   return tuning;
+}
+
+const pollerBehavior = (setting: PollerSetting) =>
+  setting === 'autoscaling'
+    ? { type: 'autoscaling' as const }
+    : { type: 'simple-maximum' as const, maximum: setting.fixed };
+
+/** The settings that are set, as the SDK's options (the rest stay the SDK's defaults). */
+export function tuningOptions(t: WorkerTuning): Partial<WorkerOptions> {
+  return {
+    ...(t.maxCachedWorkflows !== undefined && { maxCachedWorkflows: t.maxCachedWorkflows }),
+    ...(t.maxConcurrentWorkflowTasks !== undefined && {
+      maxConcurrentWorkflowTaskExecutions: t.maxConcurrentWorkflowTasks,
+    }),
+    ...(t.maxConcurrentActivities !== undefined && { maxConcurrentActivityTaskExecutions: t.maxConcurrentActivities }),
+    ...(t.maxConcurrentLocalActivities !== undefined && {
+      maxConcurrentLocalActivityExecutions: t.maxConcurrentLocalActivities,
+    }),
+    ...(t.workflowTaskPollers && { workflowTaskPollerBehavior: pollerBehavior(t.workflowTaskPollers) }),
+    ...(t.activityTaskPollers && { activityTaskPollerBehavior: pollerBehavior(t.activityTaskPollers) }),
+  };
 }

@@ -1,6 +1,6 @@
 import { loadConfig } from '../../../config';
 import { ConfigError } from '../../../lib/errors';
-import { tuningOptions } from '../../../workers/worker';
+import { tuningOptions } from '../../../lib/temporal/worker-tuning';
 
 describe('the worker capacity settings (WORKER_*)', () => {
   it("leaves every option to the SDK's defaults when nothing is set", () => {
