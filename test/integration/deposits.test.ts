@@ -146,6 +146,15 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     expect(actions[0]).toBe('deposit.reported');
     expect(actions.at(-1)).toBe('deposit.released');
     expect(actions.filter((a) => a === 'deposit.released')).toHaveLength(1);
+    // Written by a local activity of the real worker: its key names the call (workflow, run, activity id, then a digest
+    // of its arguments; activities/context.ts localCallDigests), so a retried task's different call is not taken for it.
+    const { rows } = await orch.pool.query<{ idempotency_key: string }>(
+      `select idempotency_key from audit_log where subject = $1 and action = 'deposit.released'`,
+      [created.body.id],
+    );
+    expect(rows[0]!.idempotency_key).toMatch(
+      new RegExp(`^${workflowIds.deposit(created.body.id)}/[0-9a-f-]{36}/\\d+/[\\w-]{16}$`),
+    );
   });
 
   it('reported before the originator’s transfer: AWAITING_DATA on an INCOMPLETE message, then one transfer and RELEASED', async () => {
