@@ -4,6 +4,7 @@
  * (`variant`), and bench:incoming a worker setting's.
  */
 import { quantile } from './stats';
+import { cpuTotal } from './topology';
 
 /** The alternated rounds' shape from `BENCH_<prefix>_PAIRS`, `_TRANSFERS` and `_RATE` (a fixed start rate per second). */
 export function alternation(prefix: string, transfers: number): Alternation {
@@ -23,6 +24,12 @@ export const variantEnv = (): Record<string, string> =>
       .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
   );
 
+/** How the rounds with BENCH_VARIANT's settings are named in the output. */
+export const variantName = (env: Record<string, string>) =>
+  `worker with ${Object.entries(env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}`;
+
 export type RoundMode = 'off' | 'on';
 export interface Alternation {
   pairs: number;
@@ -37,7 +44,7 @@ export interface AlternateRound {
 }
 const roundWorker = (r: AlternateRound) => r.cpu['worker 1'] ?? NaN;
 const roundTemporal = (r: AlternateRound) => r.cpu.temporal ?? NaN;
-const roundTotal = (r: AlternateRound) => Object.values(r.cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
+const roundTotal = (r: AlternateRound) => cpuTotal(r.cpu);
 export const roundFigures = (r: AlternateRound) =>
   `worker ${roundWorker(r).toFixed(2)}, Temporal ${roundTemporal(r).toFixed(2)}, all processes ${roundTotal(r).toFixed(2)} ms/transfer; ${r.rate.toFixed(1)} transfers/s, p50 ${r.p50.toFixed(0)} ms`;
 

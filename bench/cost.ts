@@ -12,7 +12,7 @@ import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Pool } from 'pg';
 import { EncryptionCodec, type CodecKeyring } from '../lib/temporal/codec';
-import { payloadsIn } from '../test/harness/history';
+import { payloadsIn, timestampMs } from '../test/harness/history';
 import { quantile } from './stats';
 
 type History = temporal.api.history.v1.IHistory;
@@ -100,13 +100,8 @@ const CLOSING: (keyof HistoryEvent)[] = [
   'workflowExecutionContinuedAsNewEventAttributes',
 ];
 
-/** An event's time in ms since the epoch: a protobuf Timestamp as the server sends it, or a JSON history's string. */
-function eventMs(e: HistoryEvent): number {
-  const t = e.eventTime as { seconds?: unknown; nanos?: number | null } | string | null | undefined;
-  if (!t) return NaN;
-  if (typeof t === 'string') return Date.parse(t);
-  return Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6;
-}
+/** An event's time in ms since the epoch (NaN without one). */
+const eventMs = (e: HistoryEvent) => (e.eventTime ? timestampMs(e.eventTime) : NaN);
 
 /** The time from each event of `attrs` back to the event it names by `idOf`, summed. */
 function spans(events: HistoryEvent[], attrs: keyof HistoryEvent, idOf: (e: HistoryEvent) => unknown): number {

@@ -27,7 +27,8 @@
  *
  * BENCH_VARIANT (worker settings, `NAME=value …`, as bench:transfers' `variant` path): after the runs above, the
  * orchestrator's scenario again in 2 × BENCH_VARIANT_PAIRS + 1 rounds (default 2 pairs) alternating a worker without
- * and with them, each on-round against its neighbours' mean (bench/alternation.ts).
+ * and with them, each on-round against its neighbours' mean (bench/alternation.ts). Each round is BENCH_RATE ×
+ * BENCH_SECONDS transfers, like the runs above (BENCH_VARIANT_TRANSFERS and _RATE are bench:transfers' only).
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
@@ -45,6 +46,7 @@ import {
   alternationLines,
   roundFigures,
   variantEnv,
+  variantName,
   type AlternateRound,
   type RoundMode,
 } from './alternation';
@@ -53,6 +55,7 @@ import {
   benchOptions,
   cpuPerTransfer,
   cpuSnapshot,
+  cpuTotal,
   setupBenchTemporal,
   type ApiWithWorkers,
 } from './topology';
@@ -223,9 +226,7 @@ async function main() {
     const cpuLine = (cpu: Record<string, number | undefined>) =>
       `    CPU ms/transfer: ${Object.entries(cpu)
         .map(([k, v]) => `${k} ${v === undefined ? '–' : v.toFixed(1)}`)
-        .join(', ')}, total ${Object.values(cpu)
-        .reduce<number>((s, v) => s + (v ?? 0), 0)
-        .toFixed(1)}`;
+        .join(', ')}, total ${cpuTotal(cpu).toFixed(1)}`;
     orch = await startOrch(options.workerCounts[0]!);
     await registerScenario(orch, 2);
     let rate = RATE;
@@ -315,9 +316,7 @@ async function main() {
       // An address is `0x`, the scenario's digit and 39 more: scenarios 1 to 9.
       if (first + 2 * pairs > 9)
         throw new Error(`BENCH_VARIANT_PAIRS: at most ${Math.floor((9 - first) / 2)} here (one digit per scenario)`);
-      const name = `worker with ${Object.entries(variant)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(' ')}`;
+      const name = variantName(variant);
       const rounds: AlternateRound[] = [];
       for (let k = 0; k <= 2 * pairs; k++) {
         const mode: RoundMode = k % 2 ? 'on' : 'off';

@@ -25,7 +25,14 @@ import { putReview } from '../counterparties/store';
 import type { PolicyRule } from '../policy/types';
 import { decideTransfer, type DecideDeps } from '../policy/decide';
 import { quantile } from './stats';
-import { apiWithWorkerProcesses, benchOptions, cpuPerTransfer, cpuSnapshot, setupBenchTemporal } from './topology';
+import {
+  apiWithWorkerProcesses,
+  benchOptions,
+  cpuPerTransfer,
+  cpuSnapshot,
+  cpuTotal,
+  setupBenchTemporal,
+} from './topology';
 
 const TRANSFERS = Number(process.env.BENCH_POLICY_TRANSFERS ?? 150);
 const RATE = Number(process.env.BENCH_RATE ?? 10);
@@ -105,7 +112,7 @@ async function main() {
         const { lost } = await sendAndWait(sb, g, all.slice(0, TRANSFERS), RATE);
         const cpu = cpuPerTransfer(before, await cpuSnapshot(parts), TRANSFERS);
         const worker = cpu['worker 1'] ?? NaN;
-        const total = Object.values(cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
+        const total = cpuTotal(cpu);
         results.push({ mode, worker, total, lost });
         process.stdout.write(
           `  round ${round + 1} (${mode.padEnd(3)}): worker ${worker.toFixed(2)} ms/transfer, all processes ${total.toFixed(2)} ms/transfer${lost ? `, ${lost} not accepted` : ''}\n`,

@@ -427,6 +427,10 @@ export async function cpuSnapshot(parts: {
   return { processes, postgres };
 }
 
+/** The CPU per transfer of every process together (`without` one of them, e.g. PostgreSQL). */
+export const cpuTotal = (cpu: Record<string, number | undefined>, without?: string) =>
+  Object.entries(cpu).reduce((sum, [k, v]) => (k === without ? sum : sum + (v ?? 0)), 0);
+
 /**
  * CPU ms per transfer of each process between two snapshots. PostgreSQL: its backends serving the run's databases
  * (pools keep them; one that started in between counts from zero, one that ended in between is missed); the server's

@@ -68,6 +68,7 @@ import {
   alternationLines,
   roundFigures,
   variantEnv,
+  variantName,
   type Alternation,
   type AlternateRound,
   type RoundMode,
@@ -79,6 +80,7 @@ import {
   benchOptions,
   cpuPerTransfer,
   cpuSnapshot,
+  cpuTotal,
   setupBenchTemporal,
   spawnSandbox,
   spawnCollectorSink,
@@ -495,9 +497,7 @@ async function measure(temporal: BenchTemporal) {
     await sink.close();
   }
   if (paths.includes('variant') && process.env.BENCH_WORKER !== 'inline') {
-    const name = `worker with ${Object.entries(VARIANT_ENV)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(' ')}`;
+    const name = variantName(VARIANT_ENV);
     const rounds = await alternate(name, VARIANT, (mode) =>
       mode === 'on' ? startOrch(1, undefined, VARIANT_ENV) : startOrch(1),
     );
@@ -542,7 +542,7 @@ async function measure(temporal: BenchTemporal) {
   );
   log(`|---|${'---:|'.repeat(8 + columns.length + 1)}`);
   for (const r of results) {
-    const total = Object.values(r.cpu).reduce<number>((s, v) => s + (v ?? 0), 0);
+    const total = cpuTotal(r.cpu);
     log(
       `| ${r.label} | ${r.count} | ${r.failures} | ${r.lost} | ${r.duplicated} | ${r.seconds.toFixed(1)} | ${r.rate.toFixed(1)} | ${r.p50.toFixed(0)} | ${r.p99.toFixed(0)} ` +
         `| ${columns.map((c) => ms(r.cpu[c])).join(' | ')} | ${total.toFixed(1)} |`,
@@ -633,17 +633,15 @@ function costTargetLines(
 ): string[] {
   const floor = floors.find((f) => !f.eager);
   if (!temporalPath || !directPath || !floor) return [];
-  const total = (cpu: Record<string, number | undefined>, without?: string) =>
-    Object.entries(cpu).reduce((s, [k, v]) => (k === without ? s : s + (v ?? 0)), 0);
   const floorCpu = floor.serverCpuMs + floor.selfCpuMs;
   const verdict = (ratio: number, target: number) =>
     `${ratio.toFixed(2)}× (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`;
-  const orchestration = total(temporalPath.cpu) - total(directPath.cpu);
-  const withoutDb = total(temporalPath.cpu, 'PostgreSQL') - total(directPath.cpu, 'PostgreSQL');
+  const orchestration = cpuTotal(temporalPath.cpu) - cpuTotal(directPath.cpu);
+  const withoutDb = cpuTotal(temporalPath.cpu, 'PostgreSQL') - cpuTotal(directPath.cpu, 'PostgreSQL');
   const added = temporalPath.p50 - directPath.p50;
   return [
     '',
-    `issue 27, orchestration CPU per outgoing transfer: ${orchestration.toFixed(1)} ms (Temporal path ${total(temporalPath.cpu).toFixed(1)} − direct ${total(directPath.cpu).toFixed(1)}), ` +
+    `issue 27, orchestration CPU per outgoing transfer: ${orchestration.toFixed(1)} ms (Temporal path ${cpuTotal(temporalPath.cpu).toFixed(1)} − direct ${cpuTotal(directPath.cpu).toFixed(1)}), ` +
       `${withoutDb.toFixed(1)} ms without PostgreSQL; the empty workflow's ${floorCpu.toFixed(1)} ms (server ${floor.serverCpuMs.toFixed(1)} + client and worker ${floor.selfCpuMs.toFixed(1)}): ` +
       `${verdict(orchestration / floorCpu, 1.5)}; without PostgreSQL ${(withoutDb / floorCpu).toFixed(2)}×`,
     `issue 27, latency the orchestration adds (${concurrency} in flight): p50 ${temporalPath.p50.toFixed(0)} − ${directPath.p50.toFixed(0)} = ${added.toFixed(0)} ms; ` +

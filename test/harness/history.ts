@@ -14,3 +14,10 @@ export function payloadsIn(
   for (const child of Object.values(v)) payloadsIn(child, out);
   return out;
 }
+
+/** A protobuf Timestamp or Duration in milliseconds, to the nanosecond (seconds may be a Long or a string). */
+export function timestampMs(t: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  const s = t?.seconds as { toNumber?: () => number } | number | string | null | undefined;
+  const seconds = typeof s === 'object' && s?.toNumber ? s.toNumber() : Number(s ?? 0);
+  return seconds * 1000 + (t?.nanos ?? 0) / 1e6;
+}

@@ -5,6 +5,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import { createDataConverter } from '../../lib/temporal/data-converter';
 import { createWorker } from '../../workers/worker';
+import { timestampMs } from './history';
 import { testEnv } from './platform';
 
 /**
@@ -70,12 +71,8 @@ export const callsOf = (calls: StubCall[], name: keyof Activities) => calls.filt
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-/** A protobuf Timestamp or Duration in milliseconds (seconds may be a Long). */
-export const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => {
-  const s = t?.seconds as { toNumber?: () => number } | number | null | undefined;
-  const seconds = typeof s === 'object' && s?.toNumber ? s.toNumber() : Number(s ?? 0);
-  return seconds * 1000 + Math.round((t?.nanos ?? 0) / 1e6);
-};
+/** A protobuf Timestamp or Duration in whole milliseconds (seconds may be a Long). */
+export const ms = (t: Parameters<typeof timestampMs>[0]) => Math.round(timestampMs(t));
 
 /** A timer of the history: its configured duration, when it started, and when it fired (undefined if cancelled). */
 export interface HistoryTimer {
