@@ -89,12 +89,9 @@ const N_DEPOSITS = Math.max(12, Math.round(100 * SCALE));
 const N_NEVER_DEPOSITS = Math.max(1, Math.round(10 * SCALE));
 /**
  * The run's data deadline of deposits (DEPOSIT_DATA_DEADLINE, 72h by default): short, so a deposit whose originator
- * never answers is returned within the round, and longer than the wait for a deposit's first report to the network
- * plus its originator's late answer (up to 30 s). The deadline counts from the report to the API, and the first
- * report to the network waits for a worker and, in round 2, for the network check's retries (their backoff grows to
- * 5 min through the 503s and lockouts). At 180 s (seed 2147397272, scale 0.05, load average 16) three deposits whose
- * originator answers late were returned at their first check, having reached the network 193 s (round 1, behind the
- * worker's two 40 s pauses), 195 s and 349 s (round 2) after their report.
+ * never answers is returned within the round, and well beyond its originator's late answer (up to 30 s after the
+ * network's INCOMPLETE message, from which the deadline counts), which the sandbox's restart and the round's faults
+ * can delay.
  */
 const DEPOSIT_DATA_DEADLINE_S = Math.max(480, Math.round(900 * SCALE));
 /** Answer deadline of outgoing transfers: the silent counterparty's transfers end EXPIRED after it. */

@@ -253,6 +253,7 @@ async function startWorkflow(deps: DepositDeps, d: Deposit): Promise<void> {
     classification: d.classification,
     ...(d.proofRequired ? { proofRequired: true } : {}),
     dataDeadlineAt: d.dataDeadlineAt,
+    dataDeadlineMs: deadlineOf(deps, d.vaspDid).dataDeadlineMs,
     matchWindowMs: deps.config.matchWindowMs,
     recheckInitialMs: deps.config.recheckInitialMs,
     recheckMaxMs: deps.config.recheckMaxMs,
@@ -288,6 +289,14 @@ export async function depositOrNotFound(pool: Pool, id: string): Promise<Deposit
  * answers the same message); otherwise the matched message read with tx/info, at low priority (a recheck).
  */
 export async function checkDeposit(
+  deps: { pool: Pool; network: NetworkClient; gatewayDid?: string },
+  input: { id: string; notify: boolean },
+): Promise<DepositMatch> {
+  const match = await matchAtNetwork(deps, input);
+  return { ...match, checkedAt: Date.now() };
+}
+
+async function matchAtNetwork(
   deps: { pool: Pool; network: NetworkClient; gatewayDid?: string },
   input: { id: string; notify: boolean },
 ): Promise<DepositMatch> {
@@ -384,6 +393,7 @@ export async function transitionDeposit(pool: Pool, t: DepositTransition, idempo
       status: t.status,
       reason: t.reason ?? null,
       ...(t.match ? { match: t.match } : {}),
+      ...(t.dataDeadlineAt ? { dataDeadlineAt: t.dataDeadlineAt } : {}),
       actor: t.actor,
     });
     if (!changed) return depositOrNotFound(pool, t.id);
@@ -406,6 +416,9 @@ export async function transitionDeposit(pool: Pool, t: DepositTransition, idempo
           ...(after.networkStatus ? { networkStatus: after.networkStatus } : {}),
           ...(t.reason ? { reason: t.reason } : {}),
           ...(t.proofId ? { proofId: t.proofId } : {}),
+          ...(t.dataDeadlineAt && before.dataDeadlineAt !== after.dataDeadlineAt
+            ? { dataDeadlineAt: after.dataDeadlineAt }
+            : {}),
           ...(t.decision
             ? { decision: t.decision.decision, ...(t.decision.principal ? { principal: t.decision.principal } : {}) }
             : {}),

@@ -179,7 +179,14 @@ export async function listDeposits(
  */
 export async function changeDeposit(
   tx: PoolClient,
-  change: { id: string; status: DepositStatus; reason: string | null; match?: DepositMatch; actor: string },
+  change: {
+    id: string;
+    status: DepositStatus;
+    reason: string | null;
+    match?: DepositMatch;
+    dataDeadlineAt?: string;
+    actor: string;
+  },
 ): Promise<{ before: Deposit; after: Deposit } | undefined> {
   const { rows: current } = await tx.query<Row>(`select ${COLUMNS} from deposits where id = $1 for update`, [
     change.id,
@@ -192,16 +199,26 @@ export async function changeDeposit(
     before.status === change.status &&
     before.transactionId === transactionId &&
     before.networkStatus === networkStatus &&
-    (change.reason === null || change.reason === before.reason)
+    (change.reason === null || change.reason === before.reason) &&
+    (change.dataDeadlineAt === undefined || Date.parse(change.dataDeadlineAt) === Date.parse(before.dataDeadlineAt))
   )
     return undefined;
   const final = isFinalDepositStatus(change.status);
   const { rows } = await tx.query<Row>(
     `update deposits set status = $2, reason = coalesce($3, reason), transaction_id = $4, network_status = $5,
         updated_at = clock_timestamp(), decided_at = case when $6 then clock_timestamp() end,
-        decided_by = case when $6 then $7 end
+        decided_by = case when $6 then $7 end, data_deadline_at = coalesce($8::timestamptz, data_deadline_at)
       where id = $1 returning ${COLUMNS}`,
-    [change.id, change.status, change.reason, transactionId, networkStatus, final, change.actor],
+    [
+      change.id,
+      change.status,
+      change.reason,
+      transactionId,
+      networkStatus,
+      final,
+      change.actor,
+      change.dataDeadlineAt ?? null,
+    ],
   );
   return { before, after: toDeposit(rows[0]!) };
 }

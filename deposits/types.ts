@@ -49,6 +49,10 @@ export interface Deposit {
   /** The network's transaction the deposit is matched to. */
   transactionId: string | null;
   networkStatus: string | null;
+  /**
+   * When the originator's data must have arrived: the report's time plus the subsidiary's deadline, counted again from
+   * the network's INCOMPLETE message once it asks the originator (a self-hosted wallet's proof keeps the report's).
+   */
   dataDeadlineAt: string;
   createdBy: string;
   createdAt: string;
@@ -68,8 +72,18 @@ export interface DepositInput {
   id: string;
   vaspDid: string;
   classification: DepositClassification;
-  /** ISO 8601: an INCOMPLETE match not completed by then requires a return. */
+  /**
+   * ISO 8601: an INCOMPLETE match not completed by then requires a return. With `dataDeadlineMs`, the report's
+   * deadline only until the network's INCOMPLETE message asks the originator: the wait counts from then.
+   */
   dataDeadlineAt: string;
+  /**
+   * How long the originator has once the network's INCOMPLETE message asks it for its data (the subsidiary's
+   * DEPOSIT_DATA_DEADLINE): the deadline counts from that message, not from the report, so time the report spent
+   * reaching a network that was down or rate-limiting is not taken from the originator. Absent on deposits reported
+   * before it (their histories keep the report's deadline).
+   */
+  dataDeadlineMs?: number;
   /** How long the deposit is reported to the network again while nothing or an INCOMPLETE message matches it. */
   matchWindowMs: number;
   /** The first wait between checks, doubled after each up to `recheckMaxMs`. */
@@ -94,7 +108,14 @@ export interface DepositInput {
   /** Checks per run before the workflow continues as new (default 500); set low by tests. */
   checksPerRun?: number;
   /** Where the previous run stopped, when this run continues it. */
-  resumed?: { state: DepositState; matchUntil: number; waitMs?: number; reviewing?: boolean };
+  resumed?: {
+    state: DepositState;
+    matchUntil: number;
+    waitMs?: number;
+    reviewing?: boolean;
+    /** The data deadline in epoch ms, once counted from the originator's request (absent before that). */
+    deadline?: number;
+  };
 }
 
 export const DEPOSIT_DEADLINE_ACTIONS = ['return', 'review', 'release'] as const;
@@ -104,6 +125,12 @@ export type DepositDeadlineAction = (typeof DEPOSIT_DEADLINE_ACTIONS)[number];
 export interface DepositMatch {
   transactionId: string;
   networkStatus: string;
+  /**
+   * Epoch ms when the network gave this answer: an INCOMPLETE message's first answer is when the originator was asked,
+   * which starts the data deadline. The workflow's own clock can lag it by the check's local retries. Absent from
+   * checks recorded before it.
+   */
+  checkedAt?: number;
 }
 
 /** A change the workflow writes (through an activity), audited in the same transaction. */
@@ -114,6 +141,8 @@ export interface DepositTransition {
   match?: DepositMatch;
   /** The ownership proof that released a self-hosted deposit (audited). */
   proofId?: string;
+  /** ISO 8601: the data deadline, counted again from the originator's request when the network first asked for it. */
+  dataDeadlineAt?: string;
   actor: string;
   /** A compliance officer's decision that made the deposit final (audited with its principal). */
   decision?: DepositDecisionRequest;

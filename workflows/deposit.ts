@@ -84,8 +84,9 @@ const CHECKS_PER_RUN = 500;
  * (tx/notify), which answers the transfer it belongs to or an INCOMPLETE message (AWAITING_DATA) the originator is
  * asked to complete. It checks again on a durable timer with backoff (reporting again within the match window, then
  * reading the message) until the transfer is ACCEPTED (released), DECLINED or REJECTED (return), or an INCOMPLETE
- * message passes the data deadline (the subsidiary jurisdiction's deadline action: a return, a release, or a hold for a
- * compliance officer while the checks go on). The network answers one deposit with one message, so a deposit never
+ * message passes the data deadline, counted from the first INCOMPLETE match, when the originator was asked (the
+ * subsidiary jurisdiction's deadline action: a return, a release, or a hold for a compliance officer while the checks
+ * go on). The network answers one deposit with one message, so a deposit never
  * yields two transfers. The row and its audit entries are written by activities; no personal data passes here.
  */
 export async function deposit(input: DepositInput): Promise<DepositState> {
@@ -174,6 +175,11 @@ interface Checks {
   matchUntil: number;
   /** The data deadline, in epoch ms. */
   deadline: number;
+  /**
+   * Set while the deadline waits to be counted from the originator's request: the first INCOMPLETE match starts it
+   * (`dataDeadlineMs` from then). Unset on runs whose input has no `dataDeadlineMs` (the report's deadline stands).
+   */
+  countFromRequest?: boolean;
   /** The last wait between checks: the backoff doubles from it. */
   waitMs?: number;
   /** Past the deadline, held for a compliance officer (deadlineAction 'review'): checks go on, the deadline acted. */
@@ -189,9 +195,14 @@ async function decide(input: DepositInput, state: DepositState, run: Run): Promi
   }
   const checks: Checks = {
     matchUntil: input.resumed?.matchUntil ?? Date.now() + input.matchWindowMs,
-    deadline: Date.parse(input.dataDeadlineAt),
+    deadline: input.resumed?.deadline ?? Date.parse(input.dataDeadlineAt),
     waitMs: input.resumed?.waitMs,
     reviewing: input.resumed?.reviewing ?? false,
+    // Asked in the first activation (before any local activity), and only by runs whose input gives the wait.
+    countFromRequest:
+      input.dataDeadlineMs !== undefined &&
+      input.resumed?.deadline === undefined &&
+      patched('deposit-deadline-from-request'),
   };
   for (let count = 0; ; count++) {
     if (run.decision) return writeDecision(run, state, run.decision);
@@ -205,16 +216,34 @@ async function decide(input: DepositInput, state: DepositState, run: Run): Promi
     }
     const next = depositStatusFor(match.networkStatus);
     if (isFinalDepositStatus(next)) return writeFinal(run, state, next, match);
+    const started = next === 'AWAITING_DATA' && startDeadline(input, checks, match);
     if (await actOnDeadline(input, state, run, checks, next, match)) return;
-    const moved = await writeIfMoved(run, state, next, match);
+    const moved = await writeIfMoved(run, state, next, match, started ? checks.deadline : undefined);
     await pause(run, waitAfterMatch(input, checks, next, moved));
   }
 }
 
 /** Where the next run carries on: its continue-as-new input. */
 function resumeFrom(state: DepositState, checks: Checks): NonNullable<DepositInput['resumed']> {
-  const { matchUntil, waitMs, reviewing } = checks;
-  return { state, matchUntil, waitMs, ...(reviewing ? { reviewing } : {}) };
+  const { matchUntil, waitMs, reviewing, deadline, countFromRequest } = checks;
+  return {
+    state,
+    matchUntil,
+    waitMs,
+    ...(reviewing ? { reviewing } : {}),
+    ...(countFromRequest === false ? { deadline } : {}),
+  };
+}
+
+/**
+ * The first INCOMPLETE match: the network has just asked the originator for its data, and the subsidiary's wait
+ * (`dataDeadlineMs`) counts from its answer. True when it started the deadline here (the match's write records it).
+ */
+function startDeadline(input: DepositInput, checks: Checks, match: DepositMatch): boolean {
+  if (!checks.countFromRequest || input.dataDeadlineMs === undefined) return false;
+  checks.deadline = (match.checkedAt ?? Date.now()) + input.dataDeadlineMs;
+  checks.countFromRequest = false;
+  return true;
 }
 
 /**
@@ -281,11 +310,20 @@ async function actOnDeadline(
   return true;
 }
 
-/** Writes the match when it moved (found, or its message went on): true then. */
-async function writeIfMoved(run: Run, state: DepositState, next: DepositStatus, match: DepositMatch): Promise<boolean> {
+/** Writes the match when it moved (found, or its message went on), with the deadline when it started: true then. */
+async function writeIfMoved(
+  run: Run,
+  state: DepositState,
+  next: DepositStatus,
+  match: DepositMatch,
+  deadline?: number,
+): Promise<boolean> {
   const moved =
-    next !== state.status || match.transactionId !== state.transactionId || match.networkStatus !== state.networkStatus;
-  if (moved) await write(run, state, next, undefined, match);
+    next !== state.status ||
+    match.transactionId !== state.transactionId ||
+    match.networkStatus !== state.networkStatus ||
+    deadline !== undefined;
+  if (moved) await write(run, state, next, undefined, match, deadline !== undefined ? { deadline } : {});
   return moved;
 }
 
@@ -382,7 +420,7 @@ async function write(
   status: DepositStatus,
   reason?: string,
   match?: DepositMatch,
-  by: { proofId?: string; actor?: string; decision?: DepositDecisionRequest } = {},
+  by: { proofId?: string; actor?: string; decision?: DepositDecisionRequest; deadline?: number } = {},
 ): Promise<void> {
   const actor = by.actor ?? SYSTEM;
   await run.steps.transitionDeposit({
@@ -391,6 +429,7 @@ async function write(
     ...(reason !== undefined ? { reason } : {}),
     ...(match ? { match } : {}),
     ...(by.proofId ? { proofId: by.proofId } : {}),
+    ...(by.deadline !== undefined ? { dataDeadlineAt: new Date(by.deadline).toISOString() } : {}),
     ...(by.decision ? { decision: by.decision } : {}),
     actor,
   });

@@ -98,7 +98,8 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
   };
 
   beforeAll(async () => {
-    sb = await startSandbox(g.seed);
+    // Faults switchable (none on unless a test sets them): one test makes the network refuse tx/notify for a while.
+    sb = await startSandbox(g.seed, { faults: true });
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
       agentKeys: JSON.stringify([
@@ -231,6 +232,55 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
       const incoming = orch.client.workflow.getHandle(workflowIds.incomingTransfer(returned.transactionId));
       await expect(incoming.describe()).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
     } finally {
+      await short.close();
+    }
+  });
+
+  it("the network refuses the report past the report's deadline: the originator's time counts from the INCOMPLETE message", async () => {
+    const faults = async (config: Json) => {
+      const r = await fetch(`${sb.url}/sandbox/faults`, {
+        method: 'PUT',
+        headers: sb.testHeaders({ 'content-type': 'application/json' }),
+        body: JSON.stringify(config),
+      });
+      expect(r.status).toBe(200);
+    };
+    const short = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
+      group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      deposits: { matchWindowMs: 120_000, dataDeadlineMs: 4_000, recheckInitialMs: 500, recheckMaxMs: 60_000 },
+    });
+    try {
+      // tx/notify answers 503 (the network down or holding the group's calls back) until a second past the deadline.
+      await faults({ errors: { share: 0, routes: { 'POST /tx/notify': 1 } } });
+      const { to, created } = await reportUnanswered(short);
+      expect(created.status).toBe(201);
+      const reportDeadline = Date.parse(created.body.dataDeadlineAt);
+      await new Promise((r) => setTimeout(r, reportDeadline + 1_000 - Date.now()));
+      expect(await messagesTo(to)).toHaveLength(0);
+      expect((await roleCall(short, 'viewer', 'GET', `/v1/deposits/${created.body.id}`)).body.status).toBe('HELD');
+      const reachable = Date.now();
+      await faults({});
+      const read = async (check: (d: Json) => boolean, timeoutMs: number) =>
+        eventually(async () => {
+          const d = (await roleCall(short, 'viewer', 'GET', `/v1/deposits/${created.body.id}`)).body as Json;
+          return check(d) ? d : undefined;
+        }, timeoutMs);
+      // Asked now, the originator gets its 4 s: AWAITING_DATA with the deadline counted again, not returned at once.
+      const awaiting = await read((d) => d.status !== 'HELD', 30_000);
+      expect(awaiting).toMatchObject({ status: 'AWAITING_DATA', networkStatus: 'INCOMPLETE' });
+      const deadline = Date.parse(awaiting.dataDeadlineAt);
+      expect(deadline).toBeGreaterThanOrEqual(reachable + 4_000);
+      const { rows } = await short.pool.query<{ details: Json }>(
+        `select details from audit_log where subject = $1 and action = 'deposit.awaiting-data'`,
+        [created.body.id],
+      );
+      expect(rows).toEqual([{ details: expect.objectContaining({ dataDeadlineAt: awaiting.dataDeadlineAt }) }]);
+      const returned = await read((d) => d.status === 'RETURN_REQUIRED', 30_000);
+      expect(Date.parse(returned.decidedAt)).toBeGreaterThanOrEqual(deadline);
+      expect(returned.dataDeadlineAt).toBe(awaiting.dataDeadlineAt);
+      expect(await messagesTo(to)).toHaveLength(1);
+    } finally {
+      await faults({});
       await short.close();
     }
   });

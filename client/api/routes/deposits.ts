@@ -40,7 +40,10 @@ const Deposit = Type.Object({
   }),
   transactionId: Type.Union([Type.String(), Type.Null()], { description: "the network's matched transaction" }),
   networkStatus: Nullable,
-  dataDeadlineAt: Type.String({ description: 'until when an INCOMPLETE match waits for the originator’s data' }),
+  dataDeadlineAt: Type.String({
+    description:
+      'until when an INCOMPLETE match waits for the originator’s data: the report’s time plus the deadline, counted again from the network’s request to the originator once the message is INCOMPLETE',
+  }),
   createdBy: Type.String(),
   createdAt: Type.String(),
   updatedAt: Type.String(),

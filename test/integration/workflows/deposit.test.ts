@@ -82,6 +82,61 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     expect(timers[0]!.firedAt).toBeGreaterThanOrEqual(Date.parse(args.dataDeadlineAt) - 50);
   });
 
+  /**
+   * Stubs whose first check fails as a network that is down does (retried by the workflow, 2 s later), then answer
+   * INCOMPLETE; `asked` is when the first INCOMPLETE answer was given, `returned` when RETURN_REQUIRED was written.
+   */
+  const askedLate = () => {
+    const seen: { asked?: number; returned?: number } = {};
+    let calls = 0;
+    const s: Stubs = {
+      checkDeposit: async (): Promise<DepositMatch> => {
+        if (calls++ === 0) throw ApplicationFailure.retryable('POST /tx/notify: network answered 503', 'UpstreamError');
+        seen.asked ??= Date.now();
+        return { transactionId: 'tx-1', networkStatus: 'INCOMPLETE', checkedAt: Date.now() };
+      },
+      transitionDeposit: async (t: DepositTransition) => {
+        if (t.status === 'RETURN_REQUIRED') seen.returned ??= Date.now();
+        return undefined;
+      },
+      deliverCustodyCallback: async () => ({ delivered: true }),
+      escalateReturn: async () => ({ escalated: true }),
+    };
+    return { s, seen };
+  };
+
+  it("the network answers only after the report's deadline: the deadline counts from the INCOMPLETE message, RETURN_REQUIRED at it", async () => {
+    // The report's deadline passes while the first check waits for its retry; the originator then gets its 2.5 s.
+    const args = input({ dataDeadlineAt: new Date(Date.now() + 500).toISOString(), dataDeadlineMs: 2_500 });
+    const { s, seen } = askedLate();
+    const { result, writes } = await run(args, s);
+    expect(result).toMatchObject({ status: 'RETURN_REQUIRED', networkStatus: 'INCOMPLETE' });
+    expect(writes.map((w) => w.status)).toEqual(['AWAITING_DATA', 'RETURN_REQUIRED']);
+    expect(seen.asked!).toBeGreaterThan(Date.parse(args.dataDeadlineAt));
+    // The AWAITING_DATA write carries the deadline counted from the request, and the return waits for it.
+    const deadline = Date.parse(writes[0]!.dataDeadlineAt!);
+    expect(deadline - seen.asked!).toBeGreaterThanOrEqual(2_500 - 50);
+    expect(deadline - seen.asked!).toBeLessThan(2_500 + 1_000);
+    expect(seen.returned!).toBeGreaterThanOrEqual(deadline - 50);
+    expect(writes[1]!.dataDeadlineAt).toBeUndefined();
+  });
+
+  it('continued as new, a run keeps the deadline counted from the first INCOMPLETE message rather than starting it again', async () => {
+    const args = input({
+      dataDeadlineAt: new Date(Date.now() + 500).toISOString(),
+      dataDeadlineMs: 2_500,
+      checksPerRun: 2,
+    });
+    const { s, seen } = askedLate();
+    const { result, writes, events } = await run(args, s);
+    expect(result).toMatchObject({ status: 'RETURN_REQUIRED', networkStatus: 'INCOMPLETE' });
+    expect(events[0]!.workflowExecutionStartedEventAttributes!.continuedExecutionRunId).toBeTruthy();
+    expect(writes.map((w) => w.status)).toEqual(['AWAITING_DATA', 'RETURN_REQUIRED']);
+    const deadline = Date.parse(writes[0]!.dataDeadlineAt!);
+    expect(seen.returned!).toBeGreaterThanOrEqual(deadline - 50);
+    expect(seen.returned! - deadline).toBeLessThan(1_500);
+  });
+
   it("the deadline's action 'release': RELEASED at the data deadline, by the subsidiary's policy", async () => {
     const args = input({ dataDeadlineAt: new Date(Date.now() + 1_500).toISOString(), deadlineAction: 'release' });
     const { result, writes } = await run(args, stubs(['INCOMPLETE']));

@@ -49,6 +49,10 @@ describe("replay: recorded histories of every workflow type replay through today
    * (docs/workflow-versioning.md: a patch is retired once no open workflow predates it, with its `.before-` fixtures).
    */
   const RECORDED_BEFORE: Record<string, string[]> = {
+    'deposit-deadline-from-request': [
+      'deposit-awaiting-data-released.before-deposit-deadline-from-request.json',
+      'deposit-returned-confirmed.before-deposit-deadline-from-request.json',
+    ],
     'deposit-custody-callbacks': [
       'deposit-awaiting-data-released.before-deposit-custody-callbacks.json',
       'deposit-awaiting-proof-released.before-deposit-custody-callbacks.json',
