@@ -35,21 +35,35 @@ export function activityRunId(): string | undefined {
   return current()?.info.workflowExecution?.runId;
 }
 
-/** A digest of each running local activity's arguments, set by localCallDigests. */
+/** Each running local activity's arguments, kept by localCallDigests, and their digest once a key asked for it. */
+const callArgs = new WeakMap<Context, unknown[]>();
 const callDigests = new WeakMap<Context, string>();
+
+/** The digest of the local activity's arguments as it received them: computed once, when a key first needs it. */
+function callDigest(ctx: Context): string | undefined {
+  const known = callDigests.get(ctx);
+  if (known !== undefined) return known;
+  const args = callArgs.get(ctx);
+  if (!args) return undefined;
+  const digest = createHash('sha256').update(JSON.stringify(args)).digest('base64url').slice(0, 16);
+  callDigests.set(ctx, digest);
+  return digest;
+}
 
 /**
  * The worker's activity interceptor that lets activityIdempotencyKey name a local activity's call. A local activity's
  * id is its sequence number in the run, and its marker is recorded only when the workflow task completes: when that
  * task is retried (its worker died), the same id can come back as a different call, because an earlier local
  * activity's answer (a check of the network) differed. A scheduled activity's id is in the history before it runs.
+ * The arguments are kept by reference and hashed only by a call that asks for a key (most local activities do not);
+ * the activities ask before they use their input, so the digest is of the arguments as received.
  */
 export const localCallDigests: ActivityInterceptorsFactory = (ctx) => ({
   inbound: {
     execute(input, next) {
       if (ctx.info.isLocal) {
-        const digest = createHash('sha256').update(JSON.stringify(input.args)).digest('base64url').slice(0, 16);
-        callDigests.set(ctx, digest);
+        callArgs.set(ctx, input.args);
+        callDigests.delete(ctx);
       }
       return next(input);
     },
@@ -67,6 +81,6 @@ export function activityIdempotencyKey(): string | undefined {
   const info = ctx?.info;
   if (!ctx || !info?.workflowExecution) return undefined;
   const key = `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}/${info.activityId}`;
-  const digest = info.isLocal ? callDigests.get(ctx) : undefined;
+  const digest = info.isLocal ? callDigest(ctx) : undefined;
   return digest ? `${key}/${digest}` : key;
 }
