@@ -343,7 +343,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     policy: loadPolicyConfig(env),
     pricing: loadPricingConfig(env),
     walletProofs: loadWalletProofConfig(env),
-    deposits: loadDepositConfig(env),
+    deposits: loadDepositConfig(env, custody),
     custody,
     jurisdictions,
     webhooks: loadWebhookConfig(env),

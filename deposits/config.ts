@@ -27,9 +27,11 @@ export interface DepositConfig {
   recheckInitialMs: number;
   /** The longest wait between checks (DEPOSIT_RECHECK_MAX, 5m). */
   recheckMaxMs: number;
+  /** Whether decisions are called back to the custody system (CUSTODY_CALLBACK_URL is set, custody/config.ts). */
+  custodyCallbacks: boolean;
 }
 
-export function loadDepositConfig(env: Env): DepositConfig {
+export function loadDepositConfig(env: Env, custody: { callbackUrl?: string } = {}): DepositConfig {
   const initial = durationSetting(env, 'DEPOSIT_RECHECK_INITIAL', '5s', 100).ms;
   return {
     matchWindowMs: durationSetting(env, 'DEPOSIT_MATCH_WINDOW', '1h').ms,
@@ -38,6 +40,7 @@ export function loadDepositConfig(env: Env): DepositConfig {
     byCountry: deadlinesByCountry(env),
     recheckInitialMs: initial,
     recheckMaxMs: Math.max(initial, durationSetting(env, 'DEPOSIT_RECHECK_MAX', '5m', 100).ms),
+    custodyCallbacks: custody.callbackUrl !== undefined,
   };
 }
 

@@ -258,6 +258,7 @@ async function startWorkflow(deps: DepositDeps, d: Deposit): Promise<void> {
     recheckInitialMs: deps.config.recheckInitialMs,
     recheckMaxMs: deps.config.recheckMaxMs,
     deadlineAction: deadlineOf(deps, d.vaspDid).deadlineAction,
+    ...(deps.config.custodyCallbacks ? {} : { custodyCallbacks: false }),
   };
   try {
     await deps.temporal.workflow.start('deposit', {

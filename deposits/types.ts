@@ -105,6 +105,12 @@ export interface DepositInput {
    * Absent on deposits reported before it was chosen: a return, as then.
    */
   deadlineAction?: DepositDeadlineAction;
+  /**
+   * False when no custody callback URL is configured: the decision is not called back (the custody system reads
+   * GET /v1/deposits/:id), and no activity runs for it. Absent on deposits reported before it: called as then (the
+   * activity does nothing without a URL).
+   */
+  custodyCallbacks?: boolean;
   /** Checks per run before the workflow continues as new (default 500); set low by tests. */
   checksPerRun?: number;
   /** Where the previous run stopped, when this run continues it. */

@@ -91,21 +91,23 @@ const CHECKS_PER_RUN = 500;
  */
 export async function deposit(input: DepositInput): Promise<DepositState> {
   const state: DepositState = input.resumed?.state ?? { id: input.id, status: 'HELD' };
-  const run = begin(state);
+  const run = begin(input, state);
   await decide(input, state, run);
   // Callbacks to the custody system and the wait for a return's confirmation: absent from runs decided before them.
-  if (patched('deposit-custody-callbacks')) await tellCustody(input, state, () => run.returned);
+  if (patched('deposit-custody-callbacks')) await tellCustody(input, state, run);
   // The officer's update answers from the final state: it finishes before the run does.
   await condition(allHandlersFinished);
   return state;
 }
 
 /** Where the run's steps go, and the handlers of the query, the signals and the officer's update. */
-function begin(state: DepositState): Run {
+function begin(input: DepositInput, state: DepositState): Run {
   const run: Run = {
     matchMoved: 0,
     returned: false,
     steps: patched('deposit-local-steps') ? localSteps : scheduledSteps,
+    // Asked in the first activation, and only by runs whose input says no callback URL is configured.
+    callsCustody: input.custodyCallbacks !== false || !patched('deposit-callbacks-with-url'),
   };
   setHandler(depositStateQuery, () => state);
   setHandler(depositMatchMovedSignal, () => {
@@ -135,20 +137,20 @@ function begin(state: DepositState): Run {
 }
 
 /**
- * The decision, told to the custody system (deposit.release or deposit.return, retried until acknowledged). A return
- * then waits for its confirmation (POST /v1/deposits/:id/returned, which writes RETURNED and signals): not confirmed
- * within 10 business days of the decision, it escalates once, and the run ends; a later confirmation is still taken by
- * the route.
+ * The decision, told to the custody system when a callback URL is configured (deposit.release or deposit.return,
+ * retried until acknowledged). A return then waits for its confirmation (POST /v1/deposits/:id/returned, which writes
+ * RETURNED and signals): not confirmed within 10 business days of the decision, it escalates once, and the run ends; a
+ * later confirmation is still taken by the route.
  */
-async function tellCustody(input: DepositInput, state: DepositState, returned: () => boolean): Promise<void> {
+async function tellCustody(input: DepositInput, state: DepositState, run: Run): Promise<void> {
   const event = state.status === 'RELEASED' ? 'deposit.release' : 'deposit.return';
-  await custody.deliverCustodyCallback({ id: state.id, event });
+  if (run.callsCustody) await custody.deliverCustodyCallback({ id: state.id, event });
   if (state.status !== 'RETURN_REQUIRED') return;
   const now = Date.now();
   const deadline = input.returnConfirmationMs
     ? now + input.returnConfirmationMs
     : addBusinessDays(now, RETURN_CONFIRMATION_BUSINESS_DAYS);
-  if (await condition(returned, deadline - now)) {
+  if (await condition(() => run.returned, deadline - now)) {
     state.status = 'RETURNED';
     return;
   }
@@ -165,6 +167,8 @@ interface Run {
   decision?: DepositDecisionRequest;
   matchMoved: number;
   returned: boolean;
+  /** Whether the decision is called back (deliverCustodyCallback): not when no callback URL is configured. */
+  callsCustody: boolean;
   /** The run's checks and writes. */
   steps: Steps;
 }

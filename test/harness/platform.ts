@@ -303,6 +303,8 @@ export interface RunningOrchestrator {
   transfers: TransferContext;
   /** Incoming transfers' settings the API uses. */
   incoming: IncomingConfig;
+  /** Reported deposits' settings the API uses (a test may change them between reports). */
+  deposits: DepositConfig;
   /** The webhooks' signing secrets the API checks (tests add an endpoint's secret once they have registered it). */
   webhooks: WebhookConfig;
   /** The agent-compatible endpoints without credentials, on their own loopback listener (client/api/agent-server.ts). */
@@ -450,6 +452,11 @@ export async function startOrchestrator(
     await connection.close();
     if (!opts.pool) await pool.end();
   };
+  const deposits: DepositConfig = {
+    ...loadDepositConfig({}),
+    custodyCallbacks: opts.custody !== undefined,
+    ...opts.deposits,
+  };
   let api: FastifyInstance | undefined;
   let apiUrl: string;
   let agent: FastifyInstance | undefined;
@@ -475,7 +482,7 @@ export async function startOrchestrator(
       jurisdictions: opts.jurisdictions,
       tracing: opts.tracing !== undefined,
       walletProofs: { ...loadWalletProofConfig({}), ...opts.walletProofs },
-      deposits: { ...loadDepositConfig({}), ...opts.deposits },
+      deposits,
     });
     apiUrl = await listen(api);
     agent = await buildAgentApi({
@@ -513,6 +520,7 @@ export async function startOrchestrator(
     keystore,
     transfers,
     incoming,
+    deposits,
     webhooks,
     apiKeys,
     headers: (role = 'admin', extra = {}) => {

@@ -156,6 +156,9 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
     expect(rows[0]!.idempotency_key).toMatch(
       new RegExp(`^${workflowIds.deposit(created.body.id)}/[0-9a-f-]{36}/\\d+/[\\w-]{16}$`),
     );
+    // No custody callback URL here: the decision is not called back, and the run schedules no activity for it.
+    const { events } = await orch.client.workflow.getHandle(workflowIds.deposit(created.body.id)).fetchHistory();
+    expect(events!.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
   });
 
   it('reported before the originator’s transfer: AWAITING_DATA on an INCOMPLETE message, then one transfer and RELEASED', async () => {

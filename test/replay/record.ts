@@ -553,6 +553,38 @@ async function record(): Promise<void> {
       await save(client, 'deposit-awaiting-data-released', workflowIds.deposit(reported.body.id), secrets);
     }
 
+    // Deposits where no custody callback URL is configured: the same path as above, decided without the callback's
+    // activity.
+    if (want('deposit-released-without-callback')) {
+      await sandboxCall('POST', '/tf/vasps/update', {
+        did: g.subA,
+        fields: [{ fieldName: 'pii_didkey', values: [{ value: originatorKey.did }] }],
+      });
+      const to = randomEvm();
+      await register(g.subA, [to]);
+      const late = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
+        method: 'PUT',
+        headers: sb.testHeaders({ 'content-type': 'application/json' }),
+        body: JSON.stringify({ [to]: { afterSeconds: 2 } }),
+      });
+      if (late.status !== 200) throw new Error(`simulated originator: ${late.status}`);
+      orch.deposits.custodyCallbacks = false;
+      try {
+        const reported = await api(
+          'POST',
+          '/v1/deposits',
+          { vaspDid: g.subA, asset: 'ETH', txHash: `0x${'dc'.repeat(32)}`, to, amount: '1500000000000000000' },
+          'operator',
+        );
+        if (reported.status !== 201) throw new Error(`deposit: ${reported.status} ${JSON.stringify(reported.body)}`);
+        const state = await client.workflow.getHandle(workflowIds.deposit(reported.body.id)).result();
+        if (state.status !== 'RELEASED') throw new Error(`the deposit ended ${state.status}`);
+        await save(client, 'deposit-released-without-callback', workflowIds.deposit(reported.body.id), secrets);
+      } finally {
+        orch.deposits.custodyCallbacks = true;
+      }
+    }
+
     // Deposits from a self-hosted wallet above subsidiary A's EU proof threshold: AWAITING_PROOF, woken by
     // walletProofVerifiedSignal when a compliance officer approves the customer's screenshot, then RELEASED.
     if (want('deposit-awaiting-proof-released')) {

@@ -115,4 +115,35 @@ describe('deposit workflow: custody callbacks, the wait for a return’s confirm
     ]);
     expect(timersOf(events)).toEqual([]);
   });
+
+  it('no callback URL configured (custodyCallbacks false): no callback activity; a return still waits for its confirmation and escalates', async () => {
+    const released = input({ custodyCallbacks: false });
+    const returned = input({ custodyCallbacks: false, returnConfirmationMs: 1_000 });
+    const scheduled = (events: { activityTaskScheduledEventAttributes?: unknown }[]) =>
+      events.filter((e) => e.activityTaskScheduledEventAttributes).length;
+    for (const [args, status] of [
+      [released, 'ACCEPTED'],
+      [returned, 'REJECTED'],
+    ] as const) {
+      const { worker, taskQueue, calls } = await stubWorker(env, stubs(status));
+      const { result, events } = await worker.runUntil(async () => {
+        const handle = await env.client.workflow.start(deposit, {
+          taskQueue,
+          workflowId: `deposit-${args.id}`,
+          args: [args],
+        });
+        return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
+      });
+      expect(callsOf(calls, 'deliverCustodyCallback')).toEqual([]);
+      if (args === released) {
+        expect(result.status).toBe('RELEASED');
+        // The checks and writes are local activities: the run schedules no activity at all.
+        expect(scheduled(events)).toBe(0);
+      } else {
+        expect(result).toMatchObject({ status: 'RETURN_REQUIRED', escalated: true });
+        expect(callsOf(calls, 'escalateReturn')).toHaveLength(1);
+        expect(scheduled(events)).toBe(1);
+      }
+    }
+  });
 });

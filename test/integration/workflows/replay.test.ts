@@ -49,6 +49,7 @@ describe("replay: recorded histories of every workflow type replay through today
    * (docs/workflow-versioning.md: a patch is retired once no open workflow predates it, with its `.before-` fixtures).
    */
   const RECORDED_BEFORE: Record<string, string[]> = {
+    'deposit-callbacks-with-url': ['deposit-released-without-callback.before-deposit-callbacks-with-url.json'],
     'deposit-deadline-from-request': [
       'deposit-awaiting-data-released.before-deposit-deadline-from-request.json',
       'deposit-returned-confirmed.before-deposit-deadline-from-request.json',

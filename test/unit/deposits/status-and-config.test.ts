@@ -39,6 +39,7 @@ describe("deposits: the decision from the network's status, the rechecks, the se
       recheckMaxMs: 300_000,
       deadlineAction: 'return',
       byCountry: {},
+      custodyCallbacks: false,
     });
     expect(loadDepositConfig({ DEPOSIT_DATA_DEADLINE: '24h', DEPOSIT_MATCH_WINDOW: '30m' })).toMatchObject({
       dataDeadlineMs: 86_400_000,
@@ -46,6 +47,9 @@ describe("deposits: the decision from the network's status, the rechecks, the se
     });
     expect(() => loadDepositConfig({ DEPOSIT_DATA_DEADLINE: '3 days' })).toThrow(ConfigError);
     expect(() => loadDepositConfig({ DEPOSIT_DATA_DEADLINE: '3 days' })).toThrow(/DEPOSIT_DATA_DEADLINE/);
+    // Decisions are called back only where the custody system gave a URL.
+    expect(loadDepositConfig({}).custodyCallbacks).toBe(false);
+    expect(loadDepositConfig({}, { callbackUrl: 'https://custody.internal/cb' }).custodyCallbacks).toBe(true);
   });
 
   it('reads CUSTODY_CALLBACK_URL with its secret; a URL without a usable secret is refused', () => {
