@@ -69,6 +69,25 @@ export async function stubWorker(
 
 export const callsOf = (calls: StubCall[], name: keyof Activities) => calls.filter((c) => c.name === name);
 
+/**
+ * Runs one workflow to its end on a stub worker (stubWorker): its result, its history's events and the stubs' calls.
+ * The workflow id is `<prefix>-<random>` unless given.
+ */
+export async function runWithStubs<A extends unknown[], R>(
+  env: TestWorkflowEnvironment,
+  workflow: (...args: A) => Promise<R>,
+  args: A,
+  stubs: Stubs,
+  workflowId = `${workflow.name}-${randomBytes(6).toString('hex')}`,
+): Promise<{ result: R; events: HistoryEvent[]; calls: StubCall[] }> {
+  const { worker, taskQueue, calls } = await stubWorker(env, stubs);
+  const { result, events } = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start(workflow, { taskQueue, workflowId, args });
+    return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
+  });
+  return { result, events, calls };
+}
+
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** A protobuf Timestamp or Duration in whole milliseconds (seconds may be a Long). */

@@ -524,11 +524,11 @@ async function record(): Promise<void> {
       await save(client, 'incoming-transfer-policy-not-ready', workflowIds.incomingTransfer(id), secrets);
     }
 
-    // Outgoing: the deadline passes while no worker runs, and the network's CANCELLED webhook is there first; the next
-    // worker hears both in one activation, the signal first, and the transfer ends EXPIRED (the deadline's own).
-    // Deposits: reported before the originator's transfer (the network answers an INCOMPLETE message, AWAITING_DATA);
-    // the sandbox's simulated originator completes it seconds later, the group accepts it, the deposit is RELEASED.
-    if (want('deposit-awaiting-data-released')) {
+    /**
+     * Deposits reported before the originator's transfer (the network answers an INCOMPLETE message, AWAITING_DATA):
+     * the sandbox's simulated originator completes it seconds later, the group accepts it, the deposit is RELEASED.
+     */
+    const recordLateDeposit = async (name: string, hashByte: string) => {
       await sandboxCall('POST', '/tf/vasps/update', {
         did: g.subA,
         fields: [{ fieldName: 'pii_didkey', values: [{ value: originatorKey.did }] }],
@@ -544,42 +544,20 @@ async function record(): Promise<void> {
       const reported = await api(
         'POST',
         '/v1/deposits',
-        { vaspDid: g.subA, asset: 'ETH', txHash: `0x${'de'.repeat(32)}`, to, amount: '1500000000000000000' },
+        { vaspDid: g.subA, asset: 'ETH', txHash: `0x${hashByte.repeat(32)}`, to, amount: '1500000000000000000' },
         'operator',
       );
       if (reported.status !== 201) throw new Error(`deposit: ${reported.status} ${JSON.stringify(reported.body)}`);
       const state = await client.workflow.getHandle(workflowIds.deposit(reported.body.id)).result();
       if (state.status !== 'RELEASED') throw new Error(`the deposit ended ${state.status}`);
-      await save(client, 'deposit-awaiting-data-released', workflowIds.deposit(reported.body.id), secrets);
-    }
-
-    // Deposits where no custody callback URL is configured: the same path as above, decided without the callback's
-    // activity.
+      await save(client, name, workflowIds.deposit(reported.body.id), secrets);
+    };
+    if (want('deposit-awaiting-data-released')) await recordLateDeposit('deposit-awaiting-data-released', 'de');
+    // The same where no custody callback URL is configured: decided without the callback's activity.
     if (want('deposit-released-without-callback')) {
-      await sandboxCall('POST', '/tf/vasps/update', {
-        did: g.subA,
-        fields: [{ fieldName: 'pii_didkey', values: [{ value: originatorKey.did }] }],
-      });
-      const to = randomEvm();
-      await register(g.subA, [to]);
-      const late = await fetch(`${sb.url}/sandbox/counterparties/${g.external}/deposits`, {
-        method: 'PUT',
-        headers: sb.testHeaders({ 'content-type': 'application/json' }),
-        body: JSON.stringify({ [to]: { afterSeconds: 2 } }),
-      });
-      if (late.status !== 200) throw new Error(`simulated originator: ${late.status}`);
       orch.deposits.custodyCallbacks = false;
       try {
-        const reported = await api(
-          'POST',
-          '/v1/deposits',
-          { vaspDid: g.subA, asset: 'ETH', txHash: `0x${'dc'.repeat(32)}`, to, amount: '1500000000000000000' },
-          'operator',
-        );
-        if (reported.status !== 201) throw new Error(`deposit: ${reported.status} ${JSON.stringify(reported.body)}`);
-        const state = await client.workflow.getHandle(workflowIds.deposit(reported.body.id)).result();
-        if (state.status !== 'RELEASED') throw new Error(`the deposit ended ${state.status}`);
-        await save(client, 'deposit-released-without-callback', workflowIds.deposit(reported.body.id), secrets);
+        await recordLateDeposit('deposit-released-without-callback', 'dc');
       } finally {
         orch.deposits.custodyCallbacks = true;
       }
@@ -666,6 +644,8 @@ async function record(): Promise<void> {
       await save(client, 'deposit-returned-confirmed', workflowIds.deposit(id), secrets);
     }
 
+    // Outgoing: the deadline passes while no worker runs, and the network's CANCELLED webhook is there first; the next
+    // worker hears both in one activation, the signal first, and the transfer ends EXPIRED (the deadline's own).
     if (want('outgoing-transfer-cancelled-after-deadline')) {
       orch.transfers.config.answerDeadlineMs = 3000;
       const late = randomUUID();

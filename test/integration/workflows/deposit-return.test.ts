@@ -3,7 +3,14 @@ import { addBusinessDays } from '../../../deposits/status';
 import type { DepositTransition } from '../../../deposits/types';
 import { deposit } from '../../../workflows/deposit';
 import { depositReturnedSignal, depositStateQuery, type DepositInput } from '../../../workflows/deposit.messages';
-import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
+import {
+  callsOf,
+  runWithStubs,
+  stubWorker,
+  timersOf,
+  workflowTestEnvironment,
+  type Stubs,
+} from '../../harness/workflow-env';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 
 /**
@@ -99,15 +106,7 @@ describe('deposit workflow: custody callbacks, the wait for a return’s confirm
         return { delivered: true };
       },
     };
-    const { worker, taskQueue, calls } = await stubWorker(env, s);
-    const { result, events } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(deposit, {
-        taskQueue,
-        workflowId: `deposit-${args.id}`,
-        args: [args],
-      });
-      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
-    });
+    const { result, events, calls } = await runWithStubs(env, deposit, [args], s, `deposit-${args.id}`);
     expect(result.status).toBe('RELEASED');
     expect(callsOf(calls, 'deliverCustodyCallback').map((c) => c.args[0])).toEqual([
       { id: args.id, event: 'deposit.release' },
@@ -125,15 +124,7 @@ describe('deposit workflow: custody callbacks, the wait for a return’s confirm
       [released, 'ACCEPTED'],
       [returned, 'REJECTED'],
     ] as const) {
-      const { worker, taskQueue, calls } = await stubWorker(env, stubs(status));
-      const { result, events } = await worker.runUntil(async () => {
-        const handle = await env.client.workflow.start(deposit, {
-          taskQueue,
-          workflowId: `deposit-${args.id}`,
-          args: [args],
-        });
-        return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
-      });
+      const { result, events, calls } = await runWithStubs(env, deposit, [args], stubs(status), `deposit-${args.id}`);
       expect(callsOf(calls, 'deliverCustodyCallback')).toEqual([]);
       if (args === released) {
         expect(result.status).toBe('RELEASED');

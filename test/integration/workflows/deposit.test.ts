@@ -3,7 +3,14 @@ import type { DepositMatch, DepositTransition } from '../../../deposits/types';
 import { deposit } from '../../../workflows/deposit';
 import { depositDecisionUpdate, depositStateQuery } from '../../../workflows/deposit.messages';
 import type { DepositInput } from '../../../workflows/deposit.messages';
-import { callsOf, stubWorker, timersOf, workflowTestEnvironment, type Stubs } from '../../harness/workflow-env';
+import {
+  callsOf,
+  runWithStubs,
+  stubWorker,
+  timersOf,
+  workflowTestEnvironment,
+  type Stubs,
+} from '../../harness/workflow-env';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 
@@ -47,15 +54,7 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     };
   };
   const run = async (args: DepositInput, s: Stubs) => {
-    const { worker, taskQueue, calls } = await stubWorker(env, s);
-    const { result, events } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(deposit, {
-        taskQueue,
-        workflowId: `deposit-${args.id}`,
-        args: [args],
-      });
-      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
-    });
+    const { result, events, calls } = await runWithStubs(env, deposit, [args], s, `deposit-${args.id}`);
     const writes = callsOf(calls, 'transitionDeposit').map((c) => c.args[0] as DepositTransition);
     const checks = callsOf(calls, 'checkDeposit').map((c) => c.args[0] as { notify: boolean });
     return { result, events, writes, checks };
