@@ -262,35 +262,6 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(timers.map((t) => [t.durationMs, t.cancelled, t.firedAt])).toEqual([[3_600_000, true, undefined]]);
   });
 
-  it('no callback URL configured (reportsOutcome false): an escalated, then declined transfer reports nothing and schedules no report', async () => {
-    const { worker, taskQueue, calls } = await stubWorker(env, flagged());
-    const id = `tx-${randomBytes(4).toString('hex')}`;
-    const { result, events } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(incomingTransfer, {
-        taskQueue,
-        workflowId: `incoming-${id}`,
-        args: [input(id, { reportsOutcome: false })],
-      });
-      // Escalated at the review deadline (written in the state), then decided.
-      await until(() => callsOf(calls, 'screenIncomingTransfer').length > 0);
-      for (;;) {
-        const status = await handle.query(incomingStatusQuery);
-        if (status.escalated) break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
-      await handle.executeUpdate(decideUpdate, {
-        args: [{ decision: 'decline', reason: 'confirmed match', actor: officer.name, principal: officer }],
-      });
-      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
-    });
-    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'DECLINED', escalated: true });
-    expect(callsOf(calls, 'reportIncomingOutcome')).toEqual([]);
-    const scheduled = events
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter((name) => name !== undefined);
-    expect(scheduled).toEqual(['screenIncomingTransfer']);
-  });
-
   it("on the way to the confirmation, the list entry and the routing's audit row are written beside the network steps, and awaited", async () => {
     // Each write holds until the network step after it has started: written one after the other, this would hang.
     const started = (name: Parameters<typeof callsOf>[1]) =>
