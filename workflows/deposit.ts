@@ -86,8 +86,8 @@ const CHECKS_PER_RUN = 500;
  * reading the message) until the transfer is ACCEPTED (released), DECLINED or REJECTED (return), or an INCOMPLETE
  * message passes the data deadline, counted from the first INCOMPLETE match, when the originator was asked (the
  * subsidiary jurisdiction's deadline action: a return, a release, or a hold for a compliance officer while the checks
- * go on). The network answers one deposit with one message, so a deposit never
- * yields two transfers. The row and its audit entries are written by activities; no personal data passes here.
+ * go on). The network answers one deposit with one message, so a deposit never yields two transfers. The row and its
+ * audit entries are written by activities; no personal data passes here.
  */
 export async function deposit(input: DepositInput): Promise<DepositState> {
   const state: DepositState = input.resumed?.state ?? { id: input.id, status: 'HELD' };
@@ -180,10 +180,11 @@ interface Checks {
   /** The data deadline, in epoch ms. */
   deadline: number;
   /**
-   * Set while the deadline waits to be counted from the originator's request: the first INCOMPLETE match starts it
-   * (`dataDeadlineMs` from then). Unset on runs whose input has no `dataDeadlineMs` (the report's deadline stands).
+   * True while the deadline waits to be counted from the originator's request: the first INCOMPLETE match starts it
+   * (`dataDeadlineMs` from then) and sets this false. False from the start on runs whose input has no
+   * `dataDeadlineMs`, or that continue a run which started it (the deadline then stands as given).
    */
-  countFromRequest?: boolean;
+  countFromRequest: boolean;
   /** The last wait between checks: the backoff doubles from it. */
   waitMs?: number;
   /** Past the deadline, held for a compliance officer (deadlineAction 'review'): checks go on, the deadline acted. */
