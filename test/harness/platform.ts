@@ -186,6 +186,11 @@ export interface RunningSandbox {
    * transfers and answers outgoing ones, as `config` says (the sandbox's defaults when empty).
    */
   simulateCounterparty(did: string, config?: Record<string, unknown>): Promise<void>;
+  /**
+   * Switches network faults (PUT /sandbox/faults, sandbox/faults); `{}` turns them all off. Needs a sandbox started with
+   * `faults: true`. Answers what was injected since the last switch.
+   */
+  setFaults(config: Record<string, unknown>): Promise<{ injected: Record<string, number> }>;
   close(): Promise<void>;
 }
 
@@ -240,6 +245,15 @@ export async function startSandbox(
         body: JSON.stringify(config),
       });
       if (r.status !== 200) throw new Error(`PUT /sandbox/counterparties/${did}: ${r.status} ${await r.text()}`);
+    },
+    setFaults: async (config) => {
+      const r = await fetch(`${url}/sandbox/faults`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${testToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(config),
+      });
+      if (r.status !== 200) throw new Error(`PUT /sandbox/faults: ${r.status} ${await r.text()}`);
+      return (await r.json()) as { injected: Record<string, number> };
     },
     networkConfig: (c) => ({
       authUrl: url,

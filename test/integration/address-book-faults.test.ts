@@ -54,15 +54,7 @@ describe('address book: reconciliation against a failing network', () => {
     const text = await r.text();
     return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
   };
-  const faults = async (config: unknown) => {
-    const r = await fetch(`${sandbox.url}/sandbox/faults`, {
-      method: 'PUT',
-      headers: sandbox.testHeaders({ 'content-type': 'application/json' }),
-      body: JSON.stringify(config),
-    });
-    expect(r.status).toBe(200);
-    return (await r.json()) as { injected: Record<string, number> };
-  };
+  const faults = (config: Record<string, unknown>) => sandbox.setFaults(config);
   const injected = async () =>
     (
       (await (await fetch(`${sandbox.url}/sandbox/faults`, { headers: sandbox.testHeaders() })).json()) as {

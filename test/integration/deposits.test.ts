@@ -240,14 +240,7 @@ describe('deposits: reported, held, matched at the network, released (issue 23)'
   });
 
   it("the network refuses the report past the report's deadline: the originator's time counts from the INCOMPLETE message", async () => {
-    const faults = async (config: Json) => {
-      const r = await fetch(`${sb.url}/sandbox/faults`, {
-        method: 'PUT',
-        headers: sb.testHeaders({ 'content-type': 'application/json' }),
-        body: JSON.stringify(config),
-      });
-      expect(r.status).toBe(200);
-    };
+    const faults = (config: Json) => sb.setFaults(config);
     const short = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
       deposits: { matchWindowMs: 120_000, dataDeadlineMs: 4_000, recheckInitialMs: 500, recheckMaxMs: 60_000 },

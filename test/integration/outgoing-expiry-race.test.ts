@@ -57,12 +57,7 @@ describe("outgoing transfers: the deadline's own cancellation, reported by webho
 
   it("ends EXPIRED, not CANCELLED, when the CANCELLED webhook beats the cancel call's answer", async () => {
     // The network commits the cancellation (and sends its webhook) 4 s before the caller hears back.
-    const set = await fetch(`${sandbox.url}/sandbox/faults`, {
-      method: 'PUT',
-      headers: sandbox.testHeaders({ 'content-type': 'application/json' }),
-      body: JSON.stringify({ latency: { share: 1, ms: 4000, afterHandler: true, routes: ['POST /tx/cancel'] } }),
-    });
-    expect(set.status).toBe(200);
+    await sandbox.setFaults({ latency: { share: 1, ms: 4000, afterHandler: true, routes: ['POST /tx/cancel'] } });
     const key = randomUUID();
     const shortCtx = { ...orch.transfers, config: { ...orch.transfers.config, answerDeadlineMs: 2000 } };
     await startOutgoingTransfer({ temporal: orch.client, taskQueue: orch.taskQueue, transfers: shortCtx }, key, {
