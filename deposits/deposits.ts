@@ -247,17 +247,18 @@ function deadlineOf(deps: DepositDeps, vaspDid: string) {
 }
 
 async function startWorkflow(deps: DepositDeps, d: Deposit): Promise<void> {
+  const deadline = deadlineOf(deps, d.vaspDid);
   const input: DepositInput = {
     id: d.id,
     vaspDid: d.vaspDid,
     classification: d.classification,
     ...(d.proofRequired ? { proofRequired: true } : {}),
     dataDeadlineAt: d.dataDeadlineAt,
-    dataDeadlineMs: deadlineOf(deps, d.vaspDid).dataDeadlineMs,
+    dataDeadlineMs: deadline.dataDeadlineMs,
     matchWindowMs: deps.config.matchWindowMs,
     recheckInitialMs: deps.config.recheckInitialMs,
     recheckMaxMs: deps.config.recheckMaxMs,
-    deadlineAction: deadlineOf(deps, d.vaspDid).deadlineAction,
+    deadlineAction: deadline.deadlineAction,
     ...(deps.config.custodyCallbacks ? {} : { custodyCallbacks: false }),
   };
   try {
