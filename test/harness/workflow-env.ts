@@ -88,7 +88,7 @@ export async function runWithStubs<A extends unknown[], R>(
   return { result, events, calls };
 }
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** A protobuf Timestamp or Duration in whole milliseconds (seconds may be a Long). */
 export const ms = (t: Parameters<typeof timestampMs>[0]) => Math.round(timestampMs(t));
@@ -122,6 +122,29 @@ export function timersOf(events: HistoryEvent[]): HistoryTimer[] {
 }
 
 /** When the workflow's first workflow task started: its clock's reading in that task (local activities do not move it). */
+/** The type of each activity the workflow scheduled (local activities are markers, not these), in order. */
+export const scheduledActivities = (events: HistoryEvent[]) =>
+  events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+
+/**
+ * Each completed workflow task: how many local activities (markers) it recorded, and the events its commands made,
+ * named by their attributes (`timerStartedEventAttributes`, …).
+ */
+export function completedTasks(events: HistoryEvent[]): { markers: number; events: string[] }[] {
+  const tasks: { markers: number; events: string[] }[] = [];
+  for (const e of events) {
+    if (e.workflowTaskCompletedEventAttributes) {
+      tasks.push({ markers: 0, events: [] });
+      continue;
+    }
+    const last = tasks[tasks.length - 1];
+    if (!last || e.workflowTaskScheduledEventAttributes || e.workflowTaskStartedEventAttributes) continue;
+    if (e.markerRecordedEventAttributes) last.markers++;
+    last.events.push(Object.keys(e).find((key) => key.endsWith('EventAttributes')) ?? '?');
+  }
+  return tasks;
+}
+
 export const firstTaskStartedAt = (events: HistoryEvent[]) =>
   ms(events.find((e) => e.workflowTaskStartedEventAttributes)?.eventTime);
 

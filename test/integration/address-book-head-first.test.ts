@@ -14,6 +14,7 @@ import {
   type RunningSandbox,
 } from '../harness/platform';
 import { addressBookTestSettings, evm, networkBook } from '../harness/address-book';
+import { scheduledActivities } from '../harness/workflow-env';
 
 jest.setTimeout(180_000);
 
@@ -134,9 +135,7 @@ describe('address book: a first sync uploads its head while the rest of the diff
     );
     // The head was its own step, before the rest.
     const history = await orch.client.workflow.getHandle(workflowId).fetchHistory();
-    const activities = (history.events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter((n): n is string => !!n);
+    const activities = scheduledActivities(history.events ?? []);
     expect(activities.indexOf('abComputeHead')).toBeGreaterThan(-1);
     expect(activities.indexOf('abComputeHead')).toBeLessThan(activities.indexOf('abComputeDelta'));
     // The chunks: rows 1–100 are the head's two, the rest continues the numbering.
