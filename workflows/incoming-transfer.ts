@@ -6,7 +6,6 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
-  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -80,11 +79,12 @@ const screening = proxyActivities<Activities>({
 });
 
 /**
- * Without a report to make, the run still ends in a workflow task of its own, after a timer this short. Ended in the
- * task that answers the network, the run would meet the network's webhook for that answer while the task is in flight:
- * the server refuses a completion that misses a new event, and the task's local activities (the answer, the list
- * entry, the audit row, their metrics) would run again. A task woken by the timer runs none. (The webhook itself is no
- * boundary: the API passes it on only when it beats the list entry the answer's task writes.)
+ * Without a report to make, the run still ends in a workflow task of its own: at the network's next webhook, or after
+ * a timer this short (the server fires it within about a second). Ended in the task that answers the network, the run
+ * would meet the network's webhook for that answer while the task is in flight: the server refuses a completion that
+ * misses a new event, and the task's local activities (the answer, the list entry, the audit row, their metrics) would
+ * run again. A task woken by the webhook or the timer runs none. (The webhook alone is no boundary: the API passes it
+ * on only when it beats the list entry the answer's task writes.)
  */
 const END_BOUNDARY: Duration = '1 millisecond';
 
@@ -469,6 +469,7 @@ async function finish(run: Run, outcome: Outcome): Promise<IncomingStatus> {
   state.phase = finishedPhase(outcome);
   record(run, `finished:${outcome}`, { networkStatus: state.networkStatus });
   upsertSearchAttributes([{ key: NeedsReview, value: false }]);
+  run.updatedSince = false;
   await publish(run);
   if (run.reports)
     await notify.reportIncomingOutcome({
@@ -477,7 +478,7 @@ async function finish(run: Run, outcome: Outcome): Promise<IncomingStatus> {
       networkStatus: state.networkStatus,
       subsidiaryDid: state.subsidiaryDid ?? null,
     });
-  else await sleep(END_BOUNDARY);
+  else await condition(() => run.updatedSince, END_BOUNDARY);
   return state;
 }
 

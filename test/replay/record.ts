@@ -319,7 +319,8 @@ async function record(): Promise<void> {
         args: [{ transfer: { gatewayDid: g.gateway, subsidiaryDids, ...incoming }, minAge: '0s', limit: 100 }],
       });
       await save(client, 'incoming-sweep', 'incoming-sweep-replay', secrets);
-      await incomingStatus(sweptId, (s) => s.phase === 'completed');
+      // The run closes after its list entry says completed: recorded whole.
+      await client.workflow.getHandle(workflowIds.incomingTransfer(sweptId)).result();
       await save(client, 'incoming-transfer-registry-accepted', workflowIds.incomingTransfer(sweptId), secrets);
     }
 
@@ -349,7 +350,8 @@ async function record(): Promise<void> {
         'compliance',
       );
       if (decided.status !== 200) throw new Error(`decision: ${decided.status} ${JSON.stringify(decided.body)}`);
-      await incomingStatus(flaggedId, (s) => s.phase === 'completed');
+      // The run closes after its list entry says completed: recorded whole.
+      await client.workflow.getHandle(workflowIds.incomingTransfer(flaggedId)).result();
       await save(
         client,
         'incoming-transfer-review-escalated-declined',
@@ -370,7 +372,8 @@ async function record(): Promise<void> {
         'compliance',
       );
       if (routed.status !== 200) throw new Error(`route: ${routed.status} ${JSON.stringify(routed.body)}`);
-      await incomingStatus(unownedId, (s) => s.phase === 'completed');
+      // The run closes after its list entry says completed: recorded whole.
+      await client.workflow.getHandle(workflowIds.incomingTransfer(unownedId)).result();
       await save(client, 'incoming-transfer-routed-by-person', workflowIds.incomingTransfer(unownedId), secrets);
     }
 
@@ -520,7 +523,8 @@ async function record(): Promise<void> {
         'compliance',
       );
       if (approved.status !== 200) throw new Error(`decision: ${approved.status} ${JSON.stringify(approved.body)}`);
-      await incomingStatus(id, (s) => s.phase === 'completed');
+      // The run closes after its list entry says completed: recorded whole.
+      await client.workflow.getHandle(workflowIds.incomingTransfer(id)).result();
       await save(client, 'incoming-transfer-policy-not-ready', workflowIds.incomingTransfer(id), secrets);
     }
 

@@ -310,13 +310,16 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(result.history.filter((h) => h.event === 'network-update' && h.detail?.status === 'DECLINED')).toHaveLength(
       1,
     );
-    // The last task, after the boundary's timer, ends the run and records nothing else.
+    // The last task, woken by the webhook, ends the run and records nothing else; the boundary's timer is cancelled.
     const tasks = completedTasks(events);
-    expect(tasks[tasks.length - 1]).toEqual({ markers: 0, events: ['workflowExecutionCompletedEventAttributes'] });
+    expect(tasks[tasks.length - 1]).toEqual({
+      markers: 0,
+      events: ['timerCanceledEventAttributes', 'workflowExecutionCompletedEventAttributes'],
+    });
     expect(
       timersOf(events)
         .filter((t) => t.durationMs === 1)
-        .map((t) => t.firedAt !== undefined),
+        .map((t) => t.cancelled),
     ).toEqual([true]);
   });
 
@@ -335,8 +338,14 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(callsOf(calls, 'acceptIncomingTransaction')).toHaveLength(1);
     expect(callsOf(calls, 'reportIncomingOutcome')).toEqual([]);
     expect(scheduledActivities(events)).toEqual(['screenIncomingTransfer']);
+    // No webhook here: the boundary's timer fires, and its task ends the run.
     const tasks = completedTasks(events);
     expect(tasks[tasks.length - 1]).toEqual({ markers: 0, events: ['workflowExecutionCompletedEventAttributes'] });
+    expect(
+      timersOf(events)
+        .filter((t) => t.durationMs === 1)
+        .map((t) => t.firedAt !== undefined),
+    ).toEqual([true]);
   });
 
   it("on the way to the confirmation, the list entry and the routing's audit row are written beside the network steps, and awaited", async () => {
