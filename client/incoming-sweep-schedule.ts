@@ -37,7 +37,6 @@ export async function ensureIncomingSweepSchedule(
             reviewDeadline: incoming.reviewDeadline,
             pollInterval: incoming.pollInterval,
             screeningThreshold: incoming.screeningThreshold,
-            ...(incoming.reportsOutcome ? {} : { reportsOutcome: false }),
           },
           minAge: incoming.sweepMinAge,
           limit: SWEEP_LIMIT,

@@ -339,7 +339,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     keyRotationPeriodMs: keyRotationPeriodMs(env),
     retention: loadRetentionConfig(env),
     transfers,
-    incoming: loadIncomingConfig(env, transfers),
+    incoming: loadIncomingConfig(env),
     policy: loadPolicyConfig(env),
     pricing: loadPricingConfig(env),
     walletProofs: loadWalletProofConfig(env),

@@ -21,11 +21,9 @@ export interface IncomingConfig {
   sweepInterval: string | null;
   /** Only transactions at least this old are swept, leaving the webhook time to start them (INCOMING_SWEEP_MIN_AGE, 2m). */
   sweepMinAge: string;
-  /** Whether outcomes are reported to the internal systems: TRANSFER_CALLBACK_URL is set (outgoing/config.ts). */
-  reportsOutcome: boolean;
 }
 
-export function loadIncomingConfig(env: Env, transfers: { callbackUrl?: string } = {}): IncomingConfig {
+export function loadIncomingConfig(env: Env): IncomingConfig {
   const threshold = Number(env.SCREENING_NAME_THRESHOLD || '0.85');
   if (!(threshold > 0 && threshold <= 1)) {
     throw new ConfigError(
@@ -44,6 +42,5 @@ export function loadIncomingConfig(env: Env, transfers: { callbackUrl?: string }
       ? null
       : durationSetting(env, 'INCOMING_SWEEP_INTERVAL', '10m').text,
     sweepMinAge: durationSetting(env, 'INCOMING_SWEEP_MIN_AGE', '2m', 0).text,
-    reportsOutcome: transfers.callbackUrl !== undefined,
   };
 }

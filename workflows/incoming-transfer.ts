@@ -2,7 +2,6 @@ import {
   ApplicationFailure,
   condition,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -78,16 +77,6 @@ const screening = proxyActivities<Activities>({
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-/**
- * Without a report to make, the run still ends in a workflow task of its own: at the network's next webhook, or after
- * a timer this short (the server fires it within about a second). Ended in the task that answers the network, the run
- * would meet the network's webhook for that answer while the task is in flight: the server refuses a completion that
- * misses a new event, and the task's local activities (the answer, the list entry, the audit row, their metrics) would
- * run again. A task woken by the webhook or the timer runs none. (The webhook alone is no boundary: the API passes it
- * on only when it beats the list entry the answer's task writes.)
- */
-const END_BOUNDARY: Duration = '1 millisecond';
-
 export interface IncomingTransferInput {
   transactionId: string;
   gatewayDid: string;
@@ -101,11 +90,6 @@ export interface IncomingTransferInput {
   /** Interval of the status poll that backs up the webhooks. */
   pollInterval: Duration;
   screeningThreshold: number;
-  /**
-   * False when no TRANSFER_CALLBACK_URL is configured: nothing is reported to the internal systems, and no activity
-   * runs for it. Absent on transfers started before it: reported as then (the activity does nothing without a URL).
-   */
-  reportsOutcome?: boolean;
 }
 
 /** One run of the workflow: the state its clients see, and what it keeps beside it. */
@@ -120,8 +104,6 @@ interface Run {
   updatedSince: boolean;
   /** Writes started beside a network step, awaited once the confirmation is done (and before the end). */
   alongside: Promise<void>[];
-  /** Whether escalations and the outcome are reported (reportIncomingOutcome): not without a callback URL. */
-  reports: boolean;
 }
 
 type Transaction = Awaited<ReturnType<Activities['getIncomingTransaction']>>;
@@ -160,8 +142,6 @@ function begin(input: IncomingTransferInput): Run {
     facts: { workflowId: info.workflowId, createdAt: info.startTime.toISOString() },
     updatedSince: false,
     alongside: [],
-    // Asked in the first activation, and only by runs whose input says no callback URL is configured.
-    reports: input.reportsOutcome !== false || !patched('incoming-end-without-report'),
   };
   const { state } = run;
   setHandler(incomingStatusQuery, () => state);
@@ -268,13 +248,12 @@ async function awaitRoute(run: Run, tx: Transaction): Promise<Outcome | undefine
     await auditSystem(run, 'routing', 'incoming.route.escalated', { waited: input.routeDeadline });
     waitFor(run, input.routeGiveUpAfter);
     await publish(run);
-    if (run.reports)
-      await notify.reportIncomingOutcome({
-        transactionId: input.transactionId,
-        outcome: 'route-escalated',
-        networkStatus: state.networkStatus,
-        subsidiaryDid: null,
-      });
+    await notify.reportIncomingOutcome({
+      transactionId: input.transactionId,
+      outcome: 'route-escalated',
+      networkStatus: state.networkStatus,
+      subsidiaryDid: null,
+    });
     if (!(await condition(routed, input.routeGiveUpAfter))) {
       const reason = 'destination address is not owned by any VASP of the group';
       await auditSystem(run, 'routing', 'incoming.reject', { reason, waited: input.routeGiveUpAfter });
@@ -417,13 +396,12 @@ async function awaitReview(run: Run): Promise<{ decision: DecisionRequest } | { 
     record(run, 'review-escalated');
     await auditSystem(run, 'screening', 'incoming.review.escalated', { waited: input.reviewDeadline });
     await publish(run);
-    if (run.reports)
-      await notify.reportIncomingOutcome({
-        transactionId: input.transactionId,
-        outcome: 'review-escalated',
-        networkStatus: state.networkStatus,
-        subsidiaryDid: state.subsidiaryDid!,
-      });
+    await notify.reportIncomingOutcome({
+      transactionId: input.transactionId,
+      outcome: 'review-escalated',
+      networkStatus: state.networkStatus,
+      subsidiaryDid: state.subsidiaryDid!,
+    });
     await condition(decided);
   }
   if (isFinalNetworkStatus(state.networkStatus)) return { ended: 'closed-by-network' };
@@ -469,16 +447,13 @@ async function finish(run: Run, outcome: Outcome): Promise<IncomingStatus> {
   state.phase = finishedPhase(outcome);
   record(run, `finished:${outcome}`, { networkStatus: state.networkStatus });
   upsertSearchAttributes([{ key: NeedsReview, value: false }]);
-  run.updatedSince = false;
   await publish(run);
-  if (run.reports)
-    await notify.reportIncomingOutcome({
-      transactionId: run.input.transactionId,
-      outcome,
-      networkStatus: state.networkStatus,
-      subsidiaryDid: state.subsidiaryDid ?? null,
-    });
-  else await condition(() => run.updatedSince, END_BOUNDARY);
+  await notify.reportIncomingOutcome({
+    transactionId: run.input.transactionId,
+    outcome,
+    networkStatus: state.networkStatus,
+    subsidiaryDid: state.subsidiaryDid ?? null,
+  });
   return state;
 }
 

@@ -68,7 +68,6 @@ export async function passIncomingUpdate(
           reviewDeadline: incoming.reviewDeadline,
           pollInterval: incoming.pollInterval,
           screeningThreshold: incoming.screeningThreshold,
-          ...(incoming.reportsOutcome ? {} : { reportsOutcome: false }),
         },
       ],
       signal: transactionUpdatedSignal,

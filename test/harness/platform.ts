@@ -415,11 +415,7 @@ export async function startOrchestrator(
     new NetworkClient(network, {
       budget: opts.networkBudget && createRateBudget(networkBudgetStore(pool), opts.networkBudget, network.clientId),
     });
-  const incoming: IncomingConfig = {
-    ...loadIncomingConfig({}),
-    reportsOutcome: opts.transfers?.callbackUrl !== undefined,
-    ...opts.incoming,
-  };
+  const incoming: IncomingConfig = { ...loadIncomingConfig({}), ...opts.incoming };
   const webhooks: WebhookConfig = {
     ...opts.webhooks,
     notification: { ...opts.webhooks?.notification },

@@ -126,25 +126,6 @@ export function timersOf(events: HistoryEvent[]): HistoryTimer[] {
 export const scheduledActivities = (events: HistoryEvent[]) =>
   events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
 
-/**
- * Each completed workflow task: how many local activities (markers) it recorded, and the events its commands made,
- * named by their attributes (`timerStartedEventAttributes`, …).
- */
-export function completedTasks(events: HistoryEvent[]): { markers: number; events: string[] }[] {
-  const tasks: { markers: number; events: string[] }[] = [];
-  for (const e of events) {
-    if (e.workflowTaskCompletedEventAttributes) {
-      tasks.push({ markers: 0, events: [] });
-      continue;
-    }
-    const last = tasks[tasks.length - 1];
-    if (!last || e.workflowTaskScheduledEventAttributes || e.workflowTaskStartedEventAttributes) continue;
-    if (e.markerRecordedEventAttributes) last.markers++;
-    last.events.push(Object.keys(e).find((key) => key.endsWith('EventAttributes')) ?? '?');
-  }
-  return tasks;
-}
-
 export const firstTaskStartedAt = (events: HistoryEvent[]) =>
   ms(events.find((e) => e.workflowTaskStartedEventAttributes)?.eventTime);
 

@@ -37,8 +37,6 @@ describe('incoming transfers without their webhook: the sweep, stale claims, mis
     screeningThreshold: 0.85,
     sweepInterval: '1h',
     sweepMinAge: '0s',
-    // No TRANSFER_CALLBACK_URL here: nothing to report.
-    reportsOutcome: false,
   };
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;

@@ -9,13 +9,10 @@ import { incomingTransfer, type IncomingTransferInput } from '../../../workflows
 import {
   decideUpdate,
   incomingStatusQuery,
-  transactionUpdatedSignal,
   type ScreeningOutcome,
 } from '../../../workflows/incoming-transfer.messages';
 import {
   callsOf,
-  completedTasks,
-  scheduledActivities,
   stubWorker,
   timersOf,
   workflowTestEnvironment,
@@ -70,7 +67,6 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     createdAt: '2026-11-25T10:00:00.000Z',
     ...over,
   });
-  const clean: ScreeningOutcome = { screenedNames: 2, nameHits: [], addressHits: [] };
   const hit: ScreeningOutcome = {
     screenedNames: 2,
     nameHits: [{ list: 'SDN', entNum: 7, matchedName: 'FICTIONAL PERSON', score: 0.97 }],
@@ -264,88 +260,6 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(callsOf(calls, 'declineIncomingTransaction')).toHaveLength(0);
     const timers = timersOf(events);
     expect(timers.map((t) => [t.durationMs, t.cancelled, t.firedAt])).toEqual([[3_600_000, true, undefined]]);
-  });
-
-  it("no callback URL configured (reportsOutcome false): nothing is reported, and the run ends in a task of its own, which the network's webhook for the answer cannot make run a step again", async () => {
-    // The network's webhook for the decline reaches the workflow while the task that declined is still in flight, as
-    // on the real network. Ended in that task, the server would refuse the completion and the decline run again.
-    let signalled: Promise<unknown> = Promise.resolve();
-    const { worker, taskQueue, calls } = await stubWorker(
-      env,
-      flagged({
-        declineIncomingTransaction: async ({ transactionId }) => {
-          signalled = env.client.workflow
-            .getHandle(`incoming-${transactionId}`)
-            .signal(transactionUpdatedSignal, { status: 'DECLINED', source: 'webhook' });
-          await signalled;
-          return tx(transactionId, { status: 'DECLINED' });
-        },
-      }),
-    );
-    const id = `tx-${randomBytes(4).toString('hex')}`;
-    const { result, events } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(incomingTransfer, {
-        taskQueue,
-        workflowId: `incoming-${id}`,
-        args: [input(id, { reportsOutcome: false })],
-      });
-      // Escalated at the review deadline (written in the state), then decided.
-      await until(() => callsOf(calls, 'screenIncomingTransfer').length > 0);
-      for (;;) {
-        const status = await handle.query(incomingStatusQuery);
-        if (status.escalated) break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
-      await handle.executeUpdate(decideUpdate, {
-        args: [{ decision: 'decline', reason: 'confirmed match', actor: officer.name, principal: officer }],
-      });
-      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
-    });
-    await signalled;
-    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'DECLINED', escalated: true });
-    expect(callsOf(calls, 'reportIncomingOutcome')).toEqual([]);
-    expect(callsOf(calls, 'declineIncomingTransaction')).toHaveLength(1);
-    expect(scheduledActivities(events)).toEqual(['screenIncomingTransfer']);
-    expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
-    expect(result.history.filter((h) => h.event === 'network-update' && h.detail?.status === 'DECLINED')).toHaveLength(
-      1,
-    );
-    // The last task, woken by the webhook, ends the run and records nothing else; the boundary's timer is cancelled.
-    const tasks = completedTasks(events);
-    expect(tasks[tasks.length - 1]).toEqual({
-      markers: 0,
-      events: ['timerCanceledEventAttributes', 'workflowExecutionCompletedEventAttributes'],
-    });
-    expect(
-      timersOf(events)
-        .filter((t) => t.durationMs === 1)
-        .map((t) => t.cancelled),
-    ).toEqual([true]);
-  });
-
-  it('no callback URL configured: an accepted transfer without a screening hit runs no activity but the screening', async () => {
-    const { worker, taskQueue, calls } = await stubWorker(env, flagged({ screenIncomingTransfer: async () => clean }));
-    const id = `tx-${randomBytes(4).toString('hex')}`;
-    const { result, events } = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(incomingTransfer, {
-        taskQueue,
-        workflowId: `incoming-${id}`,
-        args: [input(id, { reportsOutcome: false })],
-      });
-      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
-    });
-    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED' });
-    expect(callsOf(calls, 'acceptIncomingTransaction')).toHaveLength(1);
-    expect(callsOf(calls, 'reportIncomingOutcome')).toEqual([]);
-    expect(scheduledActivities(events)).toEqual(['screenIncomingTransfer']);
-    // No webhook here: the boundary's timer fires, and its task ends the run.
-    const tasks = completedTasks(events);
-    expect(tasks[tasks.length - 1]).toEqual({ markers: 0, events: ['workflowExecutionCompletedEventAttributes'] });
-    expect(
-      timersOf(events)
-        .filter((t) => t.durationMs === 1)
-        .map((t) => t.firedAt !== undefined),
-    ).toEqual([true]);
   });
 
   it("on the way to the confirmation, the list entry and the routing's audit row are written beside the network steps, and awaited", async () => {

@@ -63,9 +63,6 @@ describe("replay: recorded histories of every workflow type replay through today
       'deposit-awaiting-proof-released.before-deposit-local-steps.json',
       'deposit-returned-confirmed.before-deposit-local-steps.json',
     ],
-    'incoming-end-without-report': [
-      'incoming-transfer-review-escalated-declined.before-incoming-end-without-report.json',
-    ],
     'outgoing-broadcast-callbacks': [
       'outgoing-transfer-accepted.before-outgoing-broadcast-callbacks.json',
       'outgoing-transfer-policy-held-released.before-outgoing-broadcast-callbacks.json',
