@@ -40,13 +40,14 @@ export interface AlternateRound {
   mode: RoundMode;
   cpu: Record<string, number | undefined>;
   rate: number;
-  p50: number;
+  /** Absent where the bench times no single transfer (bench:policy only waits for the whole round). */
+  p50?: number;
 }
 const roundWorker = (r: AlternateRound) => r.cpu['worker 1'] ?? NaN;
 const roundTemporal = (r: AlternateRound) => r.cpu.temporal ?? NaN;
 const roundTotal = (r: AlternateRound) => cpuTotal(r.cpu);
 export const roundFigures = (r: AlternateRound) =>
-  `worker ${roundWorker(r).toFixed(2)}, Temporal ${roundTemporal(r).toFixed(2)}, all processes ${roundTotal(r).toFixed(2)} ms/transfer; ${r.rate.toFixed(1)} transfers/s, p50 ${r.p50.toFixed(0)} ms`;
+  `worker ${roundWorker(r).toFixed(2)}, Temporal ${roundTemporal(r).toFixed(2)}, all processes ${roundTotal(r).toFixed(2)} ms/transfer; ${r.rate.toFixed(1)} transfers/s${r.p50 === undefined ? '' : `, p50 ${r.p50.toFixed(0)} ms`}`;
 
 /**
  * Each on-round against the mean of the off-rounds beside it, so that drift in the machine's load weighs on both
@@ -59,7 +60,9 @@ export function alternationLines(name: string, rounds: AlternateRound[], target?
     ['CPU per transfer of the Temporal server', roundTemporal],
     ['CPU per transfer of all processes', roundTotal],
     ['transfers/s', (r) => r.rate],
-    ['p50', (r) => r.p50],
+    ...(rounds.every((r) => r.p50 !== undefined)
+      ? [['p50', (r: AlternateRound) => r.p50!] as [string, (r: AlternateRound) => number]]
+      : []),
   ];
   return figures.map(([what, of]) => {
     const mean = (mode: RoundMode) => {

@@ -24,15 +24,8 @@ import { activatePolicyVersion, savePolicyVersion } from '../policy/store';
 import { putReview } from '../counterparties/store';
 import type { PolicyRule } from '../policy/types';
 import { decideTransfer, type DecideDeps } from '../policy/decide';
-import { quantile } from './stats';
-import {
-  apiWithWorkerProcesses,
-  benchOptions,
-  cpuPerTransfer,
-  cpuSnapshot,
-  cpuTotal,
-  setupBenchTemporal,
-} from './topology';
+import { alternationLines, roundFigures, type AlternateRound } from './alternation';
+import { apiWithWorkerProcesses, benchOptions, cpuPerTransfer, cpuSnapshot, setupBenchTemporal } from './topology';
 
 const TRANSFERS = Number(process.env.BENCH_POLICY_TRANSFERS ?? 150);
 const RATE = Number(process.env.BENCH_RATE ?? 10);
@@ -71,7 +64,8 @@ async function main() {
     );
 
     const address = (round: number, i: number) => `0x${round + 1}${String(i).padStart(39, '0')}`;
-    const results: { mode: (typeof ROUNDS)[number]; worker: number; total: number; lost: number }[] = [];
+    const rounds: AlternateRound[] = [];
+    let lostInAll = 0;
     process.stdout.write(
       `policy cost (${temporal.label}): ${TRANSFERS} incoming transfers per round at ${RATE}/s, rounds ${ROUNDS.join(', ')}; policy of ${RULES} rules, ${REVIEWS.toLocaleString('en')} reviewed counterparties\n`,
     );
@@ -109,43 +103,36 @@ async function main() {
         await sendAndWait(sb, g, all.slice(TRANSFERS), RATE);
         const parts = { temporal, workerPids: orch.workerPids };
         const before = await cpuSnapshot(parts);
+        const started = Date.now();
         const { lost } = await sendAndWait(sb, g, all.slice(0, TRANSFERS), RATE);
         const cpu = cpuPerTransfer(before, await cpuSnapshot(parts), TRANSFERS);
-        const worker = cpu['worker 1'] ?? NaN;
-        const total = cpuTotal(cpu);
-        results.push({ mode, worker, total, lost });
+        const r: AlternateRound = { mode, cpu, rate: TRANSFERS / ((Date.now() - started) / 1000) };
+        rounds.push(r);
+        lostInAll += lost;
         process.stdout.write(
-          `  round ${round + 1} (${mode.padEnd(3)}): worker ${worker.toFixed(2)} ms/transfer, all processes ${total.toFixed(2)} ms/transfer${lost ? `, ${lost} not accepted` : ''}\n`,
+          `  round ${round + 1} (${mode.padEnd(3)}): ${roundFigures(r)}${lost ? `, ${lost} not accepted` : ''}\n`,
         );
       } finally {
         await orch.close();
       }
     }
-    const mean = (mode: string, key: 'worker' | 'total') => {
-      const xs = results.filter((r) => r.mode === mode).map((r) => r[key]);
-      return xs.reduce((s, x) => s + x, 0) / xs.length;
-    };
-    const pairRatios = Array.from(
-      { length: PAIRS },
-      (_, i) => results[2 * i + 1]!.worker / ((results[2 * i]!.worker + results[2 * i + 2]!.worker) / 2),
-    );
-    const ratio = quantile(pairRatios, 0.5);
-    process.stdout.write(
-      `worker CPU per transfer: off ${mean('off', 'worker').toFixed(2)} ms, on ${mean('on', 'worker').toFixed(2)} ms (means); each on-round / its neighbours' mean ${pairRatios.map((r) => r.toFixed(3)).join(', ')}; median ratio ${ratio.toFixed(3)}× (target ≤ ${TARGET}×: ${ratio <= TARGET ? 'met' : 'NOT met'})\n`,
-    );
-    process.stdout.write(
-      `all processes: off ${mean('off', 'total').toFixed(2)} ms, on ${mean('on', 'total').toFixed(2)} ms, ratio ${(mean('on', 'total') / mean('off', 'total')).toFixed(3)}×\n`,
-    );
+    for (const line of alternationLines('deciding by policy', rounds, TARGET)) process.stdout.write(`${line}\n`);
     process.stdout.write(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
     process.stdout.write(
-      `the decision's own CPU against an off-round's worker CPU per transfer: ${((100 * decisionMs) / mean('off', 'worker')).toFixed(2)} %\n`,
+      `the decision's own CPU against an off-round's worker CPU per transfer: ${((100 * decisionMs) / offWorker(rounds)).toFixed(2)} %\n`,
     );
-    if (results.some((r) => r.lost)) process.exitCode = 1;
+    if (lostInAll > 0) process.exitCode = 1;
   } finally {
     await db.end();
     await sb.close();
     await temporal.teardown();
   }
+}
+
+/** The off-rounds' mean worker CPU per transfer. */
+function offWorker(rounds: AlternateRound[]): number {
+  const off = rounds.filter((r) => r.mode === 'off').map((r) => r.cpu['worker 1'] ?? NaN);
+  return off.reduce((s, x) => s + x, 0) / off.length;
 }
 
 /** The group's policy (1,000 rules, the matching one last) and 100,000 reviews, the external VASP TRUSTED. */
