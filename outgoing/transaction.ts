@@ -125,8 +125,9 @@ export async function sendTransfer(
   ctx: TransferContext,
   id: string,
   given?: TransferPlan,
+  loading: ReturnType<TransferContext['store']['load']> = ctx.store.load(id),
 ): Promise<{ plan: TransferPlan; tx: NetworkTransaction } | AwaitingProof> {
-  const { request, transfer } = await ctx.store.load(id);
+  const { request, transfer } = await loading;
   const proof = await beneficiaryProofToSend(ctx, request, transfer.classification);
   if (proof === 'missing') return { awaitingProof: true };
   let plan = given;
@@ -190,10 +191,13 @@ export async function sendOutgoingTransfer(
   input: { id: string; plan?: TransferPlan; view?: TransferViewUpdate; decide?: TransferFactsInput },
   policy?: DecideDeps,
 ): Promise<SentTransfer | HeldTransfer | AwaitingProof> {
+  // The sealed request is read and unsealed while the policy decides: a transfer not approved only wastes the read.
+  const loading = ctx.store.load(input.id);
+  loading.catch(() => undefined);
   const verdict = input.decide && policy ? await decideBeforeSending(ctx, policy, input.decide) : undefined;
   if (verdict && verdict.decision.action !== 'APPROVE') return { held: verdict };
   const approved = verdict ? { policy: verdict } : {};
-  const sent = await sendTransfer(ctx, input.id, input.plan);
+  const sent = await sendTransfer(ctx, input.id, input.plan, loading);
   if ('awaitingProof' in sent) return { ...sent, ...approved };
   const { plan, tx } = sent;
   const created = createdFrom(tx);
