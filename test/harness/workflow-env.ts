@@ -88,7 +88,7 @@ export async function runWithStubs<A extends unknown[], R>(
   return { result, events, calls };
 }
 
-export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** A protobuf Timestamp or Duration in whole milliseconds (seconds may be a Long). */
 export const ms = (t: Parameters<typeof timestampMs>[0]) => Math.round(timestampMs(t));
@@ -121,11 +121,11 @@ export function timersOf(events: HistoryEvent[]): HistoryTimer[] {
   return [...byId.values()];
 }
 
-/** When the workflow's first workflow task started: its clock's reading in that task (local activities do not move it). */
 /** The type of each activity the workflow scheduled (local activities are markers, not these), in order. */
 export const scheduledActivities = (events: HistoryEvent[]) =>
   events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
 
+/** When the workflow's first workflow task started: its clock's reading in that task (local activities do not move it). */
 export const firstTaskStartedAt = (events: HistoryEvent[]) =>
   ms(events.find((e) => e.workflowTaskStartedEventAttributes)?.eventTime);
 
