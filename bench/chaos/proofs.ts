@@ -154,8 +154,10 @@ export async function driveProof(
       }));
       if (r.status === 200 && FINAL.has(r.body?.status)) return settle(p, r.body, ctx.t0);
       // 409: the proof takes no such message now (an earlier attempt is being written, or it is final: read below).
-      // Anything else but "no answer yet" is the run's failure.
-      if (r.status !== 0 && r.status !== 409) {
+      // A 5xx or 429 still there after `call`'s patience is "no answer yet" too: the API answers 503 when the workflow
+      // did not take the message in time (its worker down or behind), and asks for the record to be read, or the
+      // message sent again. Anything else is the run's failure.
+      if (r.status !== 0 && r.status !== 409 && r.status < 500 && r.status !== 429) {
         p.error = `${act.path} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`;
         return;
       }
