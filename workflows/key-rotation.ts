@@ -33,12 +33,14 @@ const quick = proxyActivities<Activities>({
 });
 
 /**
- * Publication: retried with backoff while the network is unavailable (5xx, 429, unreachable: about 2 minutes in all);
- * a refusal (4xx) is not retried, since the same request would be refused again.
+ * Publication: retried with backoff while the network is unavailable (5xx, 429 and the rate budget's lockouts,
+ * unreachable) for up to 10 minutes, as long as the directory is given to show it; a refusal (4xx) is not retried,
+ * since the same request would be refused again.
  */
 const network = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 },
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 const DEFAULT_PUBLICATION_TIMEOUT_MS = 10 * 60_000;
