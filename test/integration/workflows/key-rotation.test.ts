@@ -66,6 +66,29 @@ describe('key rotation workflow: failure paths', () => {
     });
   };
 
+  it('a publication the network cannot take yet (5xx, 429, a lockout) is tried again, for up to 10 minutes, not a number of times', async () => {
+    let attempts = 0;
+    const { failure, status, events } = await run(
+      keystore({
+        publishPiiDidKey: async () => {
+          attempts++;
+          if (attempts <= 2) throw ApplicationFailure.retryable('service unavailable', 'UpstreamUnavailableError');
+          return undefined;
+        },
+      }),
+      input(),
+    );
+    expect(failure).toBeUndefined();
+    expect(status).toMatchObject({ step: 'completed' });
+    expect(attempts).toBe(3);
+    // Bounded by time: no attempt limit, the whole publication within 10 minutes.
+    const scheduled = events.find(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'publishPiiDidKey',
+    )!.activityTaskScheduledEventAttributes!;
+    expect(Number(scheduled.scheduleToCloseTimeout?.seconds)).toBe(600);
+    expect(scheduled.retryPolicy?.maximumAttempts ?? 0).toBe(0);
+  });
+
   it('a refused publication leaves the previous key active and the new one pending, audited with the step', async () => {
     const refused = async () => {
       throw ApplicationFailure.create({
