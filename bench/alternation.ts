@@ -43,11 +43,17 @@ export interface AlternateRound {
   /** Absent where the bench times no single transfer (bench:policy only waits for the whole round). */
   p50?: number;
 }
-const roundWorker = (r: AlternateRound) => r.cpu['worker 1'] ?? NaN;
+export const roundWorker = (r: AlternateRound) => r.cpu['worker 1'] ?? NaN;
 const roundTemporal = (r: AlternateRound) => r.cpu.temporal ?? NaN;
 const roundTotal = (r: AlternateRound) => cpuTotal(r.cpu);
 export const roundFigures = (r: AlternateRound) =>
   `worker ${roundWorker(r).toFixed(2)}, Temporal ${roundTemporal(r).toFixed(2)}, all processes ${roundTotal(r).toFixed(2)} ms/transfer; ${r.rate.toFixed(1)} transfers/s${r.p50 === undefined ? '' : `, p50 ${r.p50.toFixed(0)} ms`}`;
+
+/** The mean of one figure over the rounds of one mode. */
+export function modeMean(rounds: AlternateRound[], mode: RoundMode, of: (r: AlternateRound) => number): number {
+  const xs = rounds.filter((r) => r.mode === mode).map(of);
+  return xs.reduce((s, x) => s + x, 0) / xs.length;
+}
 
 /**
  * Each on-round against the mean of the off-rounds beside it, so that drift in the machine's load weighs on both
@@ -60,15 +66,10 @@ export function alternationLines(name: string, rounds: AlternateRound[], target?
     ['CPU per transfer of the Temporal server', roundTemporal],
     ['CPU per transfer of all processes', roundTotal],
     ['transfers/s', (r) => r.rate],
-    ...(rounds.every((r) => r.p50 !== undefined)
-      ? [['p50', (r: AlternateRound) => r.p50!] as [string, (r: AlternateRound) => number]]
-      : []),
   ];
+  if (rounds.every((r) => r.p50 !== undefined)) figures.push(['p50', (r) => r.p50!]);
   return figures.map(([what, of]) => {
-    const mean = (mode: RoundMode) => {
-      const xs = rounds.filter((r) => r.mode === mode).map(of);
-      return xs.reduce((s, x) => s + x, 0) / xs.length;
-    };
+    const mean = (mode: RoundMode) => modeMean(rounds, mode, of);
     const ratios = Array.from(
       { length: pairs },
       (_, i) => of(rounds[2 * i + 1]!) / ((of(rounds[2 * i]!) + of(rounds[2 * i + 2]!)) / 2),

@@ -24,7 +24,7 @@ import { activatePolicyVersion, savePolicyVersion } from '../policy/store';
 import { putReview } from '../counterparties/store';
 import type { PolicyRule } from '../policy/types';
 import { decideTransfer, type DecideDeps } from '../policy/decide';
-import { alternationLines, roundFigures, type AlternateRound } from './alternation';
+import { alternationLines, modeMean, roundFigures, roundWorker, type AlternateRound } from './alternation';
 import { apiWithWorkerProcesses, benchOptions, cpuPerTransfer, cpuSnapshot, setupBenchTemporal } from './topology';
 
 const TRANSFERS = Number(process.env.BENCH_POLICY_TRANSFERS ?? 150);
@@ -119,7 +119,7 @@ async function main() {
     for (const line of alternationLines('deciding by policy', rounds, TARGET)) process.stdout.write(`${line}\n`);
     process.stdout.write(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
     process.stdout.write(
-      `the decision's own CPU against an off-round's worker CPU per transfer: ${((100 * decisionMs) / offWorker(rounds)).toFixed(2)} %\n`,
+      `the decision's own CPU against an off-round's worker CPU per transfer: ${((100 * decisionMs) / modeMean(rounds, 'off', roundWorker)).toFixed(2)} %\n`,
     );
     if (lostInAll > 0) process.exitCode = 1;
   } finally {
@@ -127,12 +127,6 @@ async function main() {
     await sb.close();
     await temporal.teardown();
   }
-}
-
-/** The off-rounds' mean worker CPU per transfer. */
-function offWorker(rounds: AlternateRound[]): number {
-  const off = rounds.filter((r) => r.mode === 'off').map((r) => r.cpu['worker 1'] ?? NaN);
-  return off.reduce((s, x) => s + x, 0) / off.length;
 }
 
 /** The group's policy (1,000 rules, the matching one last) and 100,000 reviews, the external VASP TRUSTED. */
