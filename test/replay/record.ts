@@ -175,6 +175,8 @@ async function record(): Promise<void> {
       });
       if (r.status !== 200) throw new Error(`PUT /v1/addresses: ${r.status} ${JSON.stringify(r.body)}`);
     };
+    // The list entry says completed before the run closes: a fixture is saved once the run has closed, whole.
+    const incomingClosed = (id: string) => client.workflow.getHandle(workflowIds.incomingTransfer(id)).result();
     const incomingStatus = (id: string, check: (s: IncomingStatus) => boolean) =>
       eventually(
         async () => {
@@ -319,8 +321,7 @@ async function record(): Promise<void> {
         args: [{ transfer: { gatewayDid: g.gateway, subsidiaryDids, ...incoming }, minAge: '0s', limit: 100 }],
       });
       await save(client, 'incoming-sweep', 'incoming-sweep-replay', secrets);
-      // The run closes after its list entry says completed: recorded whole.
-      await client.workflow.getHandle(workflowIds.incomingTransfer(sweptId)).result();
+      await incomingClosed(sweptId);
       await save(client, 'incoming-transfer-registry-accepted', workflowIds.incomingTransfer(sweptId), secrets);
     }
 
@@ -350,8 +351,7 @@ async function record(): Promise<void> {
         'compliance',
       );
       if (decided.status !== 200) throw new Error(`decision: ${decided.status} ${JSON.stringify(decided.body)}`);
-      // The run closes after its list entry says completed: recorded whole.
-      await client.workflow.getHandle(workflowIds.incomingTransfer(flaggedId)).result();
+      await incomingClosed(flaggedId);
       await save(
         client,
         'incoming-transfer-review-escalated-declined',
@@ -372,8 +372,7 @@ async function record(): Promise<void> {
         'compliance',
       );
       if (routed.status !== 200) throw new Error(`route: ${routed.status} ${JSON.stringify(routed.body)}`);
-      // The run closes after its list entry says completed: recorded whole.
-      await client.workflow.getHandle(workflowIds.incomingTransfer(unownedId)).result();
+      await incomingClosed(unownedId);
       await save(client, 'incoming-transfer-routed-by-person', workflowIds.incomingTransfer(unownedId), secrets);
     }
 
@@ -523,8 +522,7 @@ async function record(): Promise<void> {
         'compliance',
       );
       if (approved.status !== 200) throw new Error(`decision: ${approved.status} ${JSON.stringify(approved.body)}`);
-      // The run closes after its list entry says completed: recorded whole.
-      await client.workflow.getHandle(workflowIds.incomingTransfer(id)).result();
+      await incomingClosed(id);
       await save(client, 'incoming-transfer-policy-not-ready', workflowIds.incomingTransfer(id), secrets);
     }
 
