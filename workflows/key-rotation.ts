@@ -34,8 +34,8 @@ const quick = proxyActivities<Activities>({
 
 /**
  * Publication: retried with backoff while the network is unavailable (5xx, 429 and the rate budget's lockouts,
- * unreachable) for up to 10 minutes, as long as the directory is given to show it; a refusal (4xx) is not retried,
- * since the same request would be refused again.
+ * unreachable) for up to 10 minutes, the default time the directory is given to show the key; a refusal (4xx) is not
+ * retried, since the same request would be refused again.
  */
 const network = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
