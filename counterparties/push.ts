@@ -19,21 +19,35 @@ function failureOf(e: unknown): string {
   return [err.name ?? 'Error', err.code, err.message?.slice(0, 200)].filter(Boolean).join(': ');
 }
 
-/** Sends the pushes not yet at the network (of one counterparty, or all), up to `limit`, recording each outcome. */
+/** Passes over the pending pushes at most: a pass repeats only for rows a concurrent review changed under it. */
+const MAX_PASSES = 3;
+
+/**
+ * Sends the pushes not yet at the network (of one counterparty, or all), up to `limit` a pass, recording each
+ * outcome. A push whose row changed meanwhile (`stale`) may have overwritten the newer value at the network, so the
+ * row is pending again and the next pass sends it; the reconciliation covers what is left after the last pass.
+ */
 export async function pushPending(
   deps: { pool: Pool; network: NetworkClient },
   opts: { reviewedVaspDid?: string; limit?: number } = {},
 ): Promise<PushOutcome> {
   const outcome: PushOutcome = { pushed: 0, failed: 0 };
-  for (const push of await unpushed(deps.pool, opts.limit ?? 500, opts.reviewedVaspDid)) {
-    try {
-      await markVaspReview(deps.network, push.vaspDid, push);
-      await recordPush(deps.pool, push, { ok: true });
-      outcome.pushed++;
-    } catch (e) {
-      await recordPush(deps.pool, push, { ok: false, error: failureOf(e) });
-      outcome.failed++;
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    let stale = 0;
+    for (const push of await unpushed(deps.pool, opts.limit ?? 500, opts.reviewedVaspDid)) {
+      let ok = true;
+      let recorded: Awaited<ReturnType<typeof recordPush>>;
+      try {
+        await markVaspReview(deps.network, push.vaspDid, push);
+        recorded = await recordPush(deps.pool, push, { ok: true });
+      } catch (e) {
+        ok = false;
+        recorded = await recordPush(deps.pool, push, { ok: false, error: failureOf(e) });
+      }
+      if (recorded === 'stale') stale++;
+      else if (recorded === 'recorded') outcome[ok ? 'pushed' : 'failed']++;
     }
+    if (stale === 0) break;
   }
   return outcome;
 }

@@ -242,19 +242,25 @@ export async function allPushes(db: Queryable): Promise<ReviewPush[]> {
 }
 
 /**
- * Records a push's outcome, unless the row changed since it was read (a newer review is pending then, and pushes
- * itself).
+ * Records a push's outcome. Answers `stale` when the row changed since it was read: two pushes of one pair can reach
+ * the network in either order, so the older value may be what it holds now. The row goes back to pending then, to be
+ * sent again; `gone` when the row was dropped meanwhile.
  */
 export async function recordPush(
   db: Queryable,
   push: Pick<ReviewPush, 'vaspDid' | 'reviewedVaspDid' | 'reviewValue' | 'note'>,
   outcome: { ok: true } | { ok: false; error: string },
-): Promise<void> {
-  await db.query(
+): Promise<'recorded' | 'stale' | 'gone'> {
+  const { rows } = await db.query<{ current: boolean }>(
+    // The update leaves value and note as they are, so `returning` reads whether the row still holds what was pushed.
     `update counterparty_review_pushes
-        set state = $5, attempts = attempts + 1, last_error = $6,
-            pushed_at = case when $5 = 'pushed' then clock_timestamp() else pushed_at end
-      where vasp_did = $1 and reviewed_vasp_did = $2 and review_value = $3 and note = $4`,
+        set state = case when review_value = $3 and note = $4 then $5 else 'pending' end,
+            attempts = case when review_value = $3 and note = $4 then attempts + 1 else attempts end,
+            last_error = case when review_value = $3 and note = $4 then $6 else last_error end,
+            pushed_at = case when review_value = $3 and note = $4 and $5 = 'pushed' then clock_timestamp()
+                             else pushed_at end
+      where vasp_did = $1 and reviewed_vasp_did = $2
+      returning review_value = $3 and note = $4 as current`,
     [
       push.vaspDid,
       push.reviewedVaspDid,
@@ -264,6 +270,8 @@ export async function recordPush(
       outcome.ok ? null : outcome.error.slice(0, 500),
     ],
   );
+  if (rows.length === 0) return 'gone';
+  return rows[0]!.current ? 'recorded' : 'stale';
 }
 
 /** Counterparties with a review whose jurisdiction is not known yet, for filling from the directory. */

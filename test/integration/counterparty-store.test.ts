@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import { createPool } from '../../db/pool';
 import {
   deleteReview,
+  dropPush,
   effectiveReviewFor,
   listReviews,
   putReview,
@@ -96,7 +97,27 @@ describe('counterparty review store: the group row, subsidiary overrides, the ef
     expect(await wantPush(pool, target)).toBe(false);
     expect(await wantPush(pool, { ...target, reviewValue: 'BLOCKED' })).toBe(true);
     // An outcome for the older value does not mark the newer one pushed.
-    await recordPush(pool, target, { ok: true });
+    expect(await recordPush(pool, target, { ok: true })).toBe('stale');
     expect(await unpushed(pool, 10, counterparty)).toMatchObject([{ reviewValue: 'BLOCKED', state: 'pending' }]);
+  });
+
+  it('makes a pushed row pending again when an older push is recorded after it: the network may hold the older value', async () => {
+    const [ours, counterparty] = [randomDid(), randomDid()];
+    const older = { vaspDid: ours, reviewedVaspDid: counterparty, reviewValue: 'TRUSTED' as const, note: 'n' };
+    const newer = { ...older, reviewValue: 'BLOCKED' as const };
+    await wantPush(pool, older);
+    await wantPush(pool, newer);
+    expect(await recordPush(pool, newer, { ok: true })).toBe('recorded');
+    expect(await unpushed(pool, 10, counterparty)).toEqual([]);
+    // The older value's request reached the network last.
+    expect(await recordPush(pool, older, { ok: true })).toBe('stale');
+    expect(await unpushed(pool, 10, counterparty)).toMatchObject([
+      { reviewValue: 'BLOCKED', state: 'pending', attempts: 1 },
+    ]);
+    // A failure recorded for the older value counts the same way; a dropped row answers `gone`.
+    expect(await recordPush(pool, older, { ok: false, error: 'timeout' })).toBe('stale');
+    expect(await unpushed(pool, 10, counterparty)).toMatchObject([{ state: 'pending', lastError: null }]);
+    await dropPush(pool, ours, counterparty);
+    expect(await recordPush(pool, newer, { ok: true })).toBe('gone');
   });
 });

@@ -1,0 +1,61 @@
+import type { Pool } from 'pg';
+import { createPool } from '../../db/pool';
+import { NetworkClient } from '../../network/client';
+import { pushPending } from '../../counterparties/push';
+import { unpushed, wantPush } from '../../counterparties/store';
+import { groupSeed, startSandbox, type RunningSandbox } from '../harness/platform';
+
+/**
+ * Found by CI in counterparties-api.test.ts: two reviews written back to back each start a push of the same pair,
+ * and the older value's request can reach the network after the newer one's. The network must end with the newer.
+ */
+describe('counterparty review pushes: an older push that lands last is sent again', () => {
+  const g = groupSeed();
+  let sb: RunningSandbox;
+  let pool: Pool;
+  let network: NetworkClient;
+
+  beforeAll(async () => {
+    sb = await startSandbox(g.seed, { faults: true });
+    pool = createPool(process.env.TEST_DATABASE_URL!, 'orchestrator');
+    network = new NetworkClient(sb.networkConfig(g.gatewayUser));
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await sb?.close();
+  });
+
+  /** `vaspDid`'s review of `reviewed` at the sandbox, read with its directory filter. */
+  const atNetwork = async (vaspDid: string, reviewed: string): Promise<string | undefined> => {
+    const token = await sb.token(g.gatewayUser);
+    for (const reviewValue of ['TRUSTED', 'BLOCKED']) {
+      const q = new URLSearchParams({ reviewedByVaspDID: vaspDid, reviewValue, listingType: 'all' });
+      const r = await fetch(`${sb.url}/tf/simple/vasps?${q}`, { headers: { authorization: `Bearer ${token}` } });
+      const { vasps } = (await r.json()) as { vasps: { did: string }[] };
+      if (vasps.some((v) => v.did === reviewed)) return reviewValue;
+    }
+    return undefined;
+  };
+
+  it('ends with the newer review at the network and recorded as pushed', async () => {
+    const reviewed = g.external;
+    const older = { vaspDid: g.subA, reviewedVaspDid: reviewed, reviewValue: 'TRUSTED' as const, note: 'group' };
+    await wantPush(pool, older);
+
+    // The older value's request waits 3 s at the network before it is handled.
+    await sb.setFaults({ latency: { share: 1, ms: 3000, routes: ['POST /tf/vasps/:vaspDID/review'] } });
+    const slow = pushPending({ pool, network }, { reviewedVaspDid: reviewed });
+    await new Promise((r) => setTimeout(r, 300));
+    await sb.setFaults({});
+
+    // Meanwhile a newer review is written and pushed at once.
+    await wantPush(pool, { ...older, reviewValue: 'BLOCKED', note: 'override' });
+    expect(await pushPending({ pool, network }, { reviewedVaspDid: reviewed })).toEqual({ pushed: 1, failed: 0 });
+    expect(await atNetwork(g.subA, reviewed)).toBe('BLOCKED');
+
+    // The older request lands after it; its pass finds the row changed and sends the newer value again.
+    await slow;
+    expect(await atNetwork(g.subA, reviewed)).toBe('BLOCKED');
+    expect(await unpushed(pool, 10, reviewed)).toEqual([]);
+  });
+});
