@@ -1,6 +1,7 @@
 /**
  * Publishing reviews at the network (`POST /tf/vasps/{vaspDID}/review`) and comparing what it holds with ours. A push
- * that fails stays recorded as failed; the nightly reconciliation sends it again.
+ * that fails stays recorded as failed; a review's own push tries again for about 45 s (`pushWithRetries`), the nightly
+ * reconciliation after that.
  */
 import type { Pool } from 'pg';
 import type { NetworkClient } from '../network/client';
@@ -50,6 +51,32 @@ export async function pushPending(
     if (stale === 0) break;
   }
   return outcome;
+}
+
+/** When a review's push is tried again after a failure: the reconciliation takes over after the last. */
+export const PUSH_RETRY_DELAYS_MS: readonly number[] = [1_000, 3_000, 10_000, 30_000];
+
+/**
+ * `pushPending` for one counterparty, tried again after each delay while a push failed or the pass itself did (the
+ * network or the database unavailable for a moment), so that a review reaches the network in seconds rather than at
+ * the nightly reconciliation. Resolves with the last outcome; rejects only when the last try failed as a whole.
+ */
+export async function pushWithRetries(
+  deps: { pool: Pool; network: NetworkClient },
+  reviewedVaspDid: string,
+  opts: { delaysMs?: readonly number[]; wait?: (ms: number) => Promise<void> } = {},
+): Promise<PushOutcome> {
+  const delays = opts.delaysMs ?? PUSH_RETRY_DELAYS_MS;
+  const wait = opts.wait ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const outcome = await pushPending(deps, { reviewedVaspDid });
+      if (outcome.failed === 0 || attempt >= delays.length) return outcome;
+    } catch (e) {
+      if (attempt >= delays.length) throw e;
+    }
+    await wait(delays[attempt]!);
+  }
 }
 
 /** The network's reviews by `vaspDid`: reviewed DID → value. */

@@ -42,6 +42,26 @@ describe('counterparties API: reviews, overrides, filters, roles, audit, the net
     return ((await r.json()) as { vasps: { did: string }[] }).vasps.map((v) => v.did);
   };
 
+  /** Waits until `vaspDid` publishes `reviewValue` of the external VASP; a timeout says what each side holds. */
+  const published = (vaspDid: string, reviewValue: string) =>
+    eventually(async () => ((await atNetwork(vaspDid, reviewValue)).includes(g.external) ? true : undefined)).catch(
+      async (e: Error) => {
+        const ours = await orch.pool.query(
+          `select vasp_did, review_value, state, attempts, last_error, updated_at, pushed_at
+             from counterparty_review_pushes where reviewed_vasp_did = $1`,
+          [g.external],
+        );
+        const network = await sb.pool.query(
+          'select vasp_did, review_value, created_at from vasp_reviews where reviewed_vasp_did = $1',
+          [g.external],
+        );
+        throw new Error(
+          `${e.message}: ${vaspDid} should publish ${reviewValue}; our pushes ${JSON.stringify(ours.rows)}; ` +
+            `the network's reviews ${JSON.stringify(network.rows)}`,
+        );
+      },
+    );
+
   beforeAll(async () => {
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
@@ -96,16 +116,16 @@ describe('counterparties API: reviews, overrides, filters, roles, audit, the net
     expect(rows[0]!.actor).toMatch(/^apikey:/);
 
     // The gateway publishes the group's review, each subsidiary the one that applies to it.
-    await eventually(async () => ((await atNetwork(g.subA, 'BLOCKED')).includes(g.external) ? true : undefined));
-    await eventually(async () => ((await atNetwork(g.subB, 'TRUSTED')).includes(g.external) ? true : undefined));
-    await eventually(async () => ((await atNetwork(g.gateway, 'TRUSTED')).includes(g.external) ? true : undefined));
+    await published(g.subA, 'BLOCKED');
+    await published(g.subB, 'TRUSTED');
+    await published(g.gateway, 'TRUSTED');
 
     // Deleting the override: subsidiary A falls back to the group's review, at the network too.
     const del = await api('compliance', 'DELETE', `${path(g.external)}?subsidiaryDid=${encodeURIComponent(g.subA)}`);
     expect(del.status).toBe(200);
     expect(del.body.deleted.reviewValue).toBe('BLOCKED');
     expect((await api('viewer', 'GET', path(g.external))).body.effective[0].reviewValue).toBe('TRUSTED');
-    await eventually(async () => ((await atNetwork(g.subA, 'TRUSTED')).includes(g.external) ? true : undefined));
+    await published(g.subA, 'TRUSTED');
     expect(
       (
         await orch.pool.query('select 1 from audit_log where subject = $1 and action = $2', [

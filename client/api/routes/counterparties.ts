@@ -9,7 +9,7 @@ import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import type { GroupConfig } from '../../../config';
 import { fillJurisdictions } from '../../../counterparties/jurisdiction';
-import { pushPending } from '../../../counterparties/push';
+import { pushWithRetries } from '../../../counterparties/push';
 import {
   checkDid,
   checkSubsidiary,
@@ -131,19 +131,25 @@ function listFilter(group: GroupConfig, q: Static<typeof ListQuery>) {
 }
 
 export function counterpartyRoutes(app: FastifyInstance, deps: CounterpartyRouteDeps) {
-  /** After the answer: publish what the write made due; what fails waits for the reconciliation. */
+  /** After the answer: publish what the write made due, tried again for about 45 s; then the reconciliation. */
   const pushSoon = (vaspDid: string) => {
     const network = deps.network;
     if (!network) return;
+    const failed = (what: string) => (e: unknown) =>
+      deps.logger.warn({ err: e, counterparty: vaspDid }, `${what} failed; the reconciliation retries`);
     setImmediate(() => {
-      pushPending({ pool: deps.pool, network }, { reviewedVaspDid: vaspDid })
-        .then(() => fillJurisdictions({ pool: deps.pool, network }, { vaspDid }))
-        .catch((e: unknown) =>
-          deps.logger.warn(
-            { err: e, counterparty: vaspDid },
-            'pushing counterparty reviews failed; the reconciliation retries',
-          ),
-        );
+      pushWithRetries({ pool: deps.pool, network }, vaspDid)
+        .then((outcome) => {
+          if (outcome.failed > 0)
+            deps.logger.warn(
+              { counterparty: vaspDid, failed: outcome.failed },
+              'counterparty reviews not pushed after retries; the reconciliation sends them',
+            );
+        })
+        .catch(failed('pushing counterparty reviews'));
+      fillJurisdictions({ pool: deps.pool, network }, { vaspDid }).catch(
+        failed("filling the counterparty's jurisdiction"),
+      );
     });
   };
 
