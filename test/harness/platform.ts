@@ -187,10 +187,12 @@ export interface RunningSandbox {
    */
   simulateCounterparty(did: string, config?: Record<string, unknown>): Promise<void>;
   /**
-   * Switches network faults (PUT /sandbox/faults, sandbox/faults); `{}` turns them all off. Needs a sandbox started with
-   * `faults: true`. Answers what was injected since the last switch.
+   * Switches network faults (PUT /sandbox/faults, sandbox/faults); `{}` turns them all off and the counts start again.
+   * Needs a sandbox started with `faults: true`.
    */
-  setFaults(config: Record<string, unknown>): Promise<{ injected: Record<string, number> }>;
+  setFaults(config: Record<string, unknown>): Promise<void>;
+  /** What the faults injected since the last switch, by kind (GET /sandbox/faults). */
+  injectedFaults(): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -253,7 +255,11 @@ export async function startSandbox(
         body: JSON.stringify(config),
       });
       if (r.status !== 200) throw new Error(`PUT /sandbox/faults: ${r.status} ${await r.text()}`);
-      return (await r.json()) as { injected: Record<string, number> };
+    },
+    injectedFaults: async () => {
+      const r = await fetch(`${url}/sandbox/faults`, { headers: { authorization: `Bearer ${testToken}` } });
+      if (r.status !== 200) throw new Error(`GET /sandbox/faults: ${r.status} ${await r.text()}`);
+      return ((await r.json()) as { injected: Record<string, number> }).injected;
     },
     networkConfig: (c) => ({
       authUrl: url,

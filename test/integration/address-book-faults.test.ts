@@ -55,12 +55,7 @@ describe('address book: reconciliation against a failing network', () => {
     return { status: r.status, body: (text ? JSON.parse(text) : undefined) as T };
   };
   const faults = (config: Record<string, unknown>) => sandbox.setFaults(config);
-  const injected = async () =>
-    (
-      (await (await fetch(`${sandbox.url}/sandbox/faults`, { headers: sandbox.testHeaders() })).json()) as {
-        injected: Record<string, number>;
-      }
-    ).injected;
+  const injected = () => sandbox.injectedFaults();
   const rows = (vasp: string, from: number, to: number, salt: string) =>
     Array.from({ length: to - from }, (_, k) => ({
       asset: 'ETH',

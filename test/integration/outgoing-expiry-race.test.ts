@@ -84,12 +84,6 @@ describe("outgoing transfers: the deadline's own cancellation, reported by webho
     // The control that the slow answer happened. At least once, not exactly: a local activity whose workflow task times
     // out on a starved machine runs again (Temporal's at-least-once), and a second cancel of a cancelled transaction is
     // harmless (it finds it settled).
-    expect(
-      (
-        (await (await fetch(`${sandbox.url}/sandbox/faults`, { headers: sandbox.testHeaders() })).json()) as {
-          injected: { latency: number };
-        }
-      ).injected.latency,
-    ).toBeGreaterThanOrEqual(1);
+    expect((await sandbox.injectedFaults()).latency).toBeGreaterThanOrEqual(1);
   });
 });
