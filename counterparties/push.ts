@@ -1,11 +1,14 @@
 /**
  * Publishing reviews at the network (`POST /tf/vasps/{vaspDID}/review`) and comparing what it holds with ours. A push
- * that fails stays recorded as failed; a review's own push tries again for about 45 s (`pushWithRetries`), the nightly
- * reconciliation after that.
+ * that fails stays recorded as failed; a review's own push rides out transient failures for 45 s
+ * (`publishAfterWrite`), the nightly reconciliation sends what is left.
  */
 import type { Pool } from 'pg';
 import type { NetworkClient } from '../network/client';
 import { markVaspReview, reviewedVasps } from '../network/reviews';
+import type { TransientRetryPolicy } from '../network/retry';
+import type { Logger } from '../lib/logger';
+import { fillJurisdictions } from './jurisdiction';
 import { allPushes, recordPush, unpushed } from './store';
 import { REVIEW_VALUES, type ReviewDifference, type ReviewValue } from './types';
 
@@ -36,47 +39,51 @@ export async function pushPending(
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     let stale = 0;
     for (const push of await unpushed(deps.pool, opts.limit ?? 500, opts.reviewedVaspDid)) {
-      let ok = true;
-      let recorded: Awaited<ReturnType<typeof recordPush>>;
-      try {
-        await markVaspReview(deps.network, push.vaspDid, push);
-        recorded = await recordPush(deps.pool, push, { ok: true });
-      } catch (e) {
-        ok = false;
-        recorded = await recordPush(deps.pool, push, { ok: false, error: failureOf(e) });
-      }
+      const sent = await markVaspReview(deps.network, push.vaspDid, push).then(
+        () => ({ ok: true }) as const,
+        (e: unknown) => ({ ok: false, error: failureOf(e) }) as const,
+      );
+      const recorded = await recordPush(deps.pool, push, sent);
       if (recorded === 'stale') stale++;
-      else if (recorded === 'recorded') outcome[ok ? 'pushed' : 'failed']++;
+      else if (recorded === 'recorded') outcome[sent.ok ? 'pushed' : 'failed']++;
     }
     if (stale === 0) break;
   }
   return outcome;
 }
 
-/** When a review's push is tried again after a failure: the reconciliation takes over after the last. */
-export const PUSH_RETRY_DELAYS_MS: readonly number[] = [1_000, 3_000, 10_000, 30_000];
+/** How a review's own push rides out a network down for a moment (5xx, timeouts, 429s), before the reconciliation. */
+export const REVIEW_PUSH_RETRY: TransientRetryPolicy = {
+  maxElapsedMs: 45_000,
+  initialDelayMs: 1_000,
+  maxDelayMs: 15_000,
+};
 
 /**
- * `pushPending` for one counterparty, tried again after each delay while a push failed or the pass itself did (the
- * network or the database unavailable for a moment), so that a review reaches the network in seconds rather than at
- * the nightly reconciliation. Resolves with the last outcome; rejects only when the last try failed as a whole.
+ * What follows a review's write, beside the request's answer: its pushes, each tried again through transient failures
+ * (`retry`, the network client's own), and the counterparty's jurisdiction from the directory. What still fails is logged and left to
+ * the reconciliation. Never rejects.
  */
-export async function pushWithRetries(
-  deps: { pool: Pool; network: NetworkClient },
-  reviewedVaspDid: string,
-  opts: { delaysMs?: readonly number[]; wait?: (ms: number) => Promise<void> } = {},
-): Promise<PushOutcome> {
-  const delays = opts.delaysMs ?? PUSH_RETRY_DELAYS_MS;
-  const wait = opts.wait ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()));
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const outcome = await pushPending(deps, { reviewedVaspDid });
-      if (outcome.failed === 0 || attempt >= delays.length) return outcome;
-    } catch (e) {
-      if (attempt >= delays.length) throw e;
-    }
-    await wait(delays[attempt]!);
-  }
+export async function publishAfterWrite(
+  deps: { pool: Pool; network: NetworkClient; logger: Logger },
+  counterpartyDid: string,
+  retry: TransientRetryPolicy = REVIEW_PUSH_RETRY,
+): Promise<void> {
+  const network = deps.network.retrying(retry);
+  const warn = (what: string) => (e: unknown) =>
+    deps.logger.warn({ err: e, counterparty: counterpartyDid }, `${what} failed; the reconciliation retries`);
+  await Promise.all([
+    pushPending({ pool: deps.pool, network }, { reviewedVaspDid: counterpartyDid }).then(({ failed }) => {
+      if (failed > 0)
+        deps.logger.warn(
+          { counterparty: counterpartyDid, failed },
+          'counterparty reviews not pushed; the reconciliation sends them',
+        );
+    }, warn('pushing counterparty reviews')),
+    fillJurisdictions({ pool: deps.pool, network: deps.network }, { vaspDid: counterpartyDid }).catch(
+      warn("filling the counterparty's jurisdiction"),
+    ),
+  ]);
 }
 
 /** The network's reviews by `vaspDid`: reviewed DID → value. */

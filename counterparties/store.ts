@@ -251,16 +251,11 @@ export async function recordPush(
   push: Pick<ReviewPush, 'vaspDid' | 'reviewedVaspDid' | 'reviewValue' | 'note'>,
   outcome: { ok: true } | { ok: false; error: string },
 ): Promise<'recorded' | 'stale' | 'gone'> {
-  const { rows } = await db.query<{ current: boolean }>(
-    // The update leaves value and note as they are, so `returning` reads whether the row still holds what was pushed.
+  const recorded = await db.query(
     `update counterparty_review_pushes
-        set state = case when review_value = $3 and note = $4 then $5 else 'pending' end,
-            attempts = case when review_value = $3 and note = $4 then attempts + 1 else attempts end,
-            last_error = case when review_value = $3 and note = $4 then $6 else last_error end,
-            pushed_at = case when review_value = $3 and note = $4 and $5 = 'pushed' then clock_timestamp()
-                             else pushed_at end
-      where vasp_did = $1 and reviewed_vasp_did = $2
-      returning review_value = $3 and note = $4 as current`,
+        set state = $5, attempts = attempts + 1, last_error = $6,
+            pushed_at = case when $5 = 'pushed' then clock_timestamp() else pushed_at end
+      where vasp_did = $1 and reviewed_vasp_did = $2 and review_value = $3 and note = $4`,
     [
       push.vaspDid,
       push.reviewedVaspDid,
@@ -270,8 +265,13 @@ export async function recordPush(
       outcome.ok ? null : outcome.error.slice(0, 500),
     ],
   );
-  if (rows.length === 0) return 'gone';
-  return rows[0]!.current ? 'recorded' : 'stale';
+  if (recorded.rowCount) return 'recorded';
+  // Whatever the row holds now (changed again since, even), sending it once more is safe.
+  const stale = await db.query(
+    `update counterparty_review_pushes set state = 'pending' where vasp_did = $1 and reviewed_vasp_did = $2`,
+    [push.vaspDid, push.reviewedVaspDid],
+  );
+  return stale.rowCount ? 'stale' : 'gone';
 }
 
 /** Counterparties with a review whose jurisdiction is not known yet, for filling from the directory. */

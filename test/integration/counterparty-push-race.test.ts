@@ -1,7 +1,8 @@
+import pino from 'pino';
 import type { Pool } from 'pg';
 import { createPool } from '../../db/pool';
 import { NetworkClient } from '../../network/client';
-import { pushPending, pushWithRetries } from '../../counterparties/push';
+import { publishAfterWrite, pushPending } from '../../counterparties/push';
 import { unpushed, wantPush } from '../../counterparties/store';
 import { groupSeed, startSandbox, type RunningSandbox } from '../harness/platform';
 
@@ -59,37 +60,49 @@ describe('counterparty review pushes: an older push that lands last is sent agai
     expect(await unpushed(pool, 10, reviewed)).toEqual([]);
   });
 
-  it('tries a failed push again after a delay, until the network takes it', async () => {
+  /** The network answers every review with 503 (and nothing else) until the faults are switched off. */
+  const reviewsFail = () => sb.setFaults({ errors: { share: 0, routes: { 'POST /tf/vasps/:vaspDID/review': 1 } } });
+  const logLines: string[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(line) });
+
+  it("a review's own push rides out a network down for a moment: tried again until the network takes it", async () => {
     const reviewed = g.external;
     await wantPush(pool, { vaspDid: g.subB, reviewedVaspDid: reviewed, reviewValue: 'MANUAL', note: 'ask' });
-    await sb.setFaults({ errors: { share: 1, routes: { 'POST /tf/vasps/:vaspDID/review': 1 } } });
-    const waits: number[] = [];
-    const outcome = await pushWithRetries({ pool, network }, reviewed, {
-      delaysMs: [10, 20, 30],
-      // The network comes back during the second wait.
-      wait: async (ms) => {
-        waits.push(ms);
-        if (waits.length === 2) await sb.setFaults({});
-      },
+    await reviewsFail();
+    // The network comes back 1.5 s later; the push keeps trying meanwhile.
+    let refused = 0;
+    const recovered = new Promise<void>((resolve) =>
+      setTimeout(async () => {
+        refused = (await sb.injectedFaults()).errors ?? 0;
+        await sb.setFaults({});
+        resolve();
+      }, 1500),
+    );
+    await publishAfterWrite({ pool, network, logger }, reviewed, {
+      maxElapsedMs: 20_000,
+      initialDelayMs: 200,
+      maxDelayMs: 1_000,
     });
-    expect(waits).toEqual([10, 20]);
-    expect(outcome).toEqual({ pushed: 1, failed: 0 });
+    await recovered;
+    expect(refused).toBeGreaterThanOrEqual(2);
     expect(await atNetwork(g.subB, reviewed)).toBe('MANUAL');
     expect(await unpushed(pool, 10, reviewed)).toEqual([]);
   });
 
-  it('gives up after the last delay and leaves the push failed for the reconciliation', async () => {
+  it('past its retry time, the push stays failed for the reconciliation and a warning says so', async () => {
     const reviewed = g.external;
     await wantPush(pool, { vaspDid: g.gateway, reviewedVaspDid: reviewed, reviewValue: 'BLOCKED', note: 'no' });
-    await sb.setFaults({ errors: { share: 1, routes: { 'POST /tf/vasps/:vaspDID/review': 1 } } });
-    const waits: number[] = [];
-    const outcome = await pushWithRetries({ pool, network }, reviewed, {
-      delaysMs: [5, 5],
-      wait: async (ms) => void waits.push(ms),
+    await reviewsFail();
+    logLines.length = 0;
+    await publishAfterWrite({ pool, network, logger }, reviewed, {
+      maxElapsedMs: 300,
+      initialDelayMs: 50,
+      maxDelayMs: 100,
     });
     await sb.setFaults({});
-    expect(waits).toEqual([5, 5]);
-    expect(outcome).toEqual({ pushed: 0, failed: 1 });
-    expect(await unpushed(pool, 10, reviewed)).toMatchObject([{ state: 'failed', attempts: 3 }]);
+    expect(await unpushed(pool, 10, reviewed)).toMatchObject([{ state: 'failed', attempts: 1 }]);
+    expect(logLines.map((l) => JSON.parse(l).msg as string)).toEqual([
+      'counterparty reviews not pushed; the reconciliation sends them',
+    ]);
   });
 });

@@ -8,8 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { Type, type Static } from 'typebox';
 import type { GroupConfig } from '../../../config';
-import { fillJurisdictions } from '../../../counterparties/jurisdiction';
-import { pushWithRetries } from '../../../counterparties/push';
+import { publishAfterWrite } from '../../../counterparties/push';
 import {
   checkDid,
   checkSubsidiary,
@@ -131,26 +130,10 @@ function listFilter(group: GroupConfig, q: Static<typeof ListQuery>) {
 }
 
 export function counterpartyRoutes(app: FastifyInstance, deps: CounterpartyRouteDeps) {
-  /** After the answer: publish what the write made due, tried again for about 45 s; then the reconciliation. */
+  /** After the answer: publish what the write made due (counterparties/push.ts). */
   const pushSoon = (vaspDid: string) => {
     const network = deps.network;
-    if (!network) return;
-    const failed = (what: string) => (e: unknown) =>
-      deps.logger.warn({ err: e, counterparty: vaspDid }, `${what} failed; the reconciliation retries`);
-    setImmediate(() => {
-      pushWithRetries({ pool: deps.pool, network }, vaspDid)
-        .then((outcome) => {
-          if (outcome.failed > 0)
-            deps.logger.warn(
-              { counterparty: vaspDid, failed: outcome.failed },
-              'counterparty reviews not pushed after retries; the reconciliation sends them',
-            );
-        })
-        .catch(failed('pushing counterparty reviews'));
-      fillJurisdictions({ pool: deps.pool, network }, { vaspDid }).catch(
-        failed("filling the counterparty's jurisdiction"),
-      );
-    });
+    if (network) setImmediate(() => void publishAfterWrite({ pool: deps.pool, network, logger: deps.logger }, vaspDid));
   };
 
   app.get(
