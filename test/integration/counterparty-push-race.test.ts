@@ -105,4 +105,44 @@ describe('counterparty review pushes: an older push that lands last is sent agai
       'counterparty reviews not pushed; the reconciliation sends them',
     ]);
   });
+
+  it('a database failure while recording a sent push is not recorded as a network failure: the row stays pending', async () => {
+    const reviewed = g.external;
+    const push = { vaspDid: g.subA, reviewedVaspDid: reviewed, reviewValue: 'MANUAL' as const, note: 'db-fault' };
+    await wantPush(pool, push);
+    // Only this pair's row: the test before leaves the gateway's failed push of the same counterparty.
+    const mine = async () => (await unpushed(pool, 10, reviewed)).filter((p) => p.vaspDid === g.subA);
+    const [before] = await mine();
+    // The database refuses this pair's "pushed" record (and nothing else) while the trigger is there.
+    await pool.query(`create or replace function refuse_pushed_record() returns trigger language plpgsql as $$
+      begin raise exception 'injected: recording refused'; end $$`);
+    await pool.query(`create trigger refuse_pushed_record before update on counterparty_review_pushes for each row
+      when (new.state = 'pushed' and new.vasp_did = '${g.subA}' and new.reviewed_vasp_did = '${reviewed}')
+      execute function refuse_pushed_record()`);
+    try {
+      logLines.length = 0;
+      await publishAfterWrite({ pool, network, logger }, reviewed, {
+        maxElapsedMs: 300,
+        initialDelayMs: 50,
+        maxDelayMs: 100,
+      });
+      // The network took it; our record says nothing was tried, so the next pass sends it again.
+      expect(await atNetwork(g.subA, reviewed)).toBe('MANUAL');
+      expect(await mine()).toEqual([
+        expect.objectContaining({ state: 'pending', attempts: before!.attempts, lastError: before!.lastError }),
+      ]);
+      const warnings = logLines.map((l) => JSON.parse(l) as { msg: string; err?: { message?: string } });
+      expect(warnings).toMatchObject([
+        {
+          msg: 'pushing counterparty reviews failed; the reconciliation retries',
+          err: { message: expect.stringMatching(/recording refused/) },
+        },
+      ]);
+    } finally {
+      await pool.query('drop trigger if exists refuse_pushed_record on counterparty_review_pushes');
+      await pool.query('drop function if exists refuse_pushed_record()');
+    }
+    expect(await pushPending({ pool, network }, { reviewedVaspDid: reviewed })).toMatchObject({ failed: 0 });
+    expect(await mine()).toEqual([]);
+  });
 });
