@@ -61,8 +61,9 @@ export const REVIEW_PUSH_RETRY: TransientRetryPolicy = {
 
 /**
  * What follows a review's write, beside the request's answer: its pushes, each tried again through transient failures
- * (`retry`, the network client's own), and the counterparty's jurisdiction from the directory. What still fails is logged and left to
- * the reconciliation. Never rejects.
+ * (`retry`, the network client's own), and the counterparty's jurisdiction from the directory. What still fails is
+ * logged and left to the reconciliation; a push the network took but the database could not record stays pending and
+ * is sent again. Never rejects.
  */
 export async function publishAfterWrite(
   deps: { pool: Pool; network: NetworkClient; logger: Logger },
