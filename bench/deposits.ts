@@ -9,7 +9,8 @@
  *             second, BENCH_SECONDS each, default 5, after a discarded warm-up): the highest rate with no error, the
  *             calls keeping up (≥ 90 % of the rate) and p99 at most 2× the first rate's;
  *   measured: the same number of deposits reported to the orchestrator's `POST /v1/deposits` at that rate, timed from
- *             the POST to the deposit's `decided_at` (RELEASED, the orchestrator's own record, read from its table).
+ *             the POST to the deposit's `decided_at` (RELEASED, the orchestrator's own record, read from its table),
+ *             with each process's CPU per deposit from the first POST to the last RELEASED.
  * Target: p99(measured) ≤ 1.2 × p99(baseline), printed with PASS/FAIL. Then where the measured time goes, from the
  * workflows' histories (intake, the first workflow task, the first check with its network calls, rechecks, the
  * release's write) and the gateway's tx/list, which the first check reads before it reports.
@@ -45,6 +46,9 @@ import { runFloor } from './floor';
 import {
   apiWithWorkerProcesses,
   benchOptions,
+  cpuPerTransfer,
+  cpuSnapshot,
+  cpuTotal,
   setupBenchTemporal,
   spawnSandbox,
   type ApiWithWorkers,
@@ -436,7 +440,10 @@ async function main() {
     // is timed, the histories of a sample of its workflows. BENCH_COST=off: none of it.
     const costing = process.env.BENCH_COST !== 'off';
     const writesBefore = costing ? await dbWrites(orchestratorTables) : undefined;
+    const cpuParts = { temporal, workerPids: o.workerPids, sandboxPid: sb.pid };
+    const cpu0 = await cpuSnapshot(cpuParts);
     const m = await measured(rate, ours.slice(warm));
+    const cpu = cpuPerTransfer(cpu0, await cpuSnapshot(cpuParts), m.ids.length);
     const writes =
       writesBefore &&
       describeWrites(
@@ -446,6 +453,12 @@ async function main() {
     say(line(`baseline at ${rate}/s, both runs: tx/notify → matched`, baseLatencies));
     say(line(`orchestrator at ${rate}/s: POST /v1/deposits → RELEASED`, m.latencies));
     say(line(`  of which POST → row stored (created_at)`, m.intake));
+    // Until the last deposit is RELEASED, so each process's per-second costs (pollers, the sandbox's loops) count too.
+    say(
+      `  CPU ms/deposit: ${Object.entries(cpu)
+        .map(([k, v]) => `${k} ${v === undefined ? '?' : v.toFixed(1)}`)
+        .join(', ')}, total ${cpuTotal(cpu).toFixed(1)}`,
+    );
     const ratio = quantile(m.latencies, 0.99) / quantile(baseLatencies, 0.99);
     const pass = ratio <= TARGET_RATIO && !m.notReleased && !m.wrongMatch;
     say(
