@@ -94,7 +94,7 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
   const run = begin(input, state);
   await decide(input, state, run);
   // Callbacks to the custody system and the wait for a return's confirmation: absent from runs decided before them.
-  if (patched('deposit-custody-callbacks')) await tellCustody(input, state, run);
+  if (run.current || patched('deposit-custody-callbacks')) await tellCustody(input, state, run);
   // The officer's update answers from the final state: it finishes before the run does.
   await condition(allHandlersFinished);
   return state;
@@ -102,12 +102,16 @@ export async function deposit(input: DepositInput): Promise<DepositState> {
 
 /** Where the run's steps go, and the handlers of the query, the signals and the officer's update. */
 function begin(input: DepositInput, state: DepositState): Run {
+  // One patch for the four below, asked first: a run that has it takes all four changes without asking them, and so
+  // writes one patch marker and one upsert instead of four of each. Runs started before it ask the four as they did.
+  const current = patched('deposit-patches-folded');
   const run: Run = {
+    current,
     matchMoved: 0,
     returned: false,
-    steps: patched('deposit-local-steps') ? localSteps : scheduledSteps,
+    steps: current || patched('deposit-local-steps') ? localSteps : scheduledSteps,
     // Asked in the first activation, and only by runs whose input says no callback URL is configured.
-    callsCustody: input.custodyCallbacks !== false || !patched('deposit-callbacks-with-url'),
+    callsCustody: input.custodyCallbacks !== false || (!current && !patched('deposit-callbacks-with-url')),
   };
   setHandler(depositStateQuery, () => state);
   setHandler(depositMatchMovedSignal, () => {
@@ -164,6 +168,8 @@ async function tellCustody(input: DepositInput, state: DepositState, run: Run): 
  * confirmed a return (depositReturnedSignal) and where its steps run.
  */
 interface Run {
+  /** Started with every change the four earlier patches guard ('deposit-patches-folded'). */
+  current: boolean;
   decision?: DepositDecisionRequest;
   matchMoved: number;
   returned: boolean;
@@ -207,7 +213,7 @@ async function decide(input: DepositInput, state: DepositState, run: Run): Promi
     countFromRequest:
       input.dataDeadlineMs !== undefined &&
       input.resumed?.deadline === undefined &&
-      patched('deposit-deadline-from-request'),
+      (run.current || patched('deposit-deadline-from-request')),
   };
   for (let count = 0; ; count++) {
     if (run.decision) return writeDecision(run, state, run.decision);

@@ -246,4 +246,16 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     expect(checks).toEqual([]);
     expect(timersOf(events)).toEqual([]);
   });
+
+  it('a new run asks one patch, which stands for the four before it: one patch marker, one change-version upsert', async () => {
+    const { result, events } = await run(input(), stubs(['ACCEPTED']));
+    expect(result.status).toBe('RELEASED');
+    expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toHaveLength(1);
+    const versions = events.flatMap((e) => {
+      const field =
+        e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.TemporalChangeVersion;
+      return field?.data ? [JSON.parse(Buffer.from(field.data).toString()) as string[]] : [];
+    });
+    expect(versions).toEqual([['deposit-patches-folded']]);
+  });
 });

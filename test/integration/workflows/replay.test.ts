@@ -58,6 +58,12 @@ describe("replay: recorded histories of every workflow type replay through today
       'deposit-awaiting-data-released.before-deposit-custody-callbacks.json',
       'deposit-awaiting-proof-released.before-deposit-custody-callbacks.json',
     ],
+    'deposit-patches-folded': [
+      'deposit-awaiting-data-released.before-deposit-patches-folded.json',
+      'deposit-awaiting-proof-released.before-deposit-patches-folded.json',
+      'deposit-released-without-callback.before-deposit-patches-folded.json',
+      'deposit-returned-confirmed.before-deposit-patches-folded.json',
+    ],
     'deposit-local-steps': [
       'deposit-awaiting-data-released.before-deposit-local-steps.json',
       'deposit-awaiting-proof-released.before-deposit-local-steps.json',
