@@ -19,8 +19,13 @@ export interface FloorResult {
   completedPerSecond: number;
   p50: number;
   p99: number;
-  /** CPU milliseconds per workflow: the Temporal server, and this process (client and worker). */
+  /**
+   * CPU milliseconds per workflow: the Temporal server (with its PostgreSQL backends when `serverPostgresPids` is
+   * given: the cluster's persistence), and this process (client and worker).
+   */
   serverCpuMs: number;
+  /** Of serverCpuMs, the server's PostgreSQL backends (0 without `serverPostgresPids`). */
+  persistenceCpuMs: number;
   selfCpuMs: number;
   /** The measured workflows' ids (bench/cost.ts reads their histories). */
   workflowIds: string[];
@@ -48,6 +53,8 @@ export async function runFloor(opts: {
   seconds: number;
   eager: boolean;
   serverPid?: number;
+  /** The PostgreSQL backends serving the server's databases (the cluster's persistence), counted with the server. */
+  serverPostgresPids?: () => Promise<number[]>;
   /** Workflows run before the measure (default 50). */
   warmUp?: number;
 }): Promise<FloorResult> {
@@ -85,7 +92,11 @@ export async function runFloor(opts: {
     const server = opts.serverPid ?? temporalServerPid();
     const total = Math.round(opts.rate * opts.seconds);
     const latencies: number[] = [];
-    const cpu0 = { server: cpuSeconds(server), self: process.cpuUsage() };
+    const persistence = async () => {
+      const pids = (await opts.serverPostgresPids?.()) ?? [];
+      return new Map(pids.map((pid) => [pid, cpuSeconds(pid) ?? 0]));
+    };
+    const cpu0 = { server: cpuSeconds(server), self: process.cpuUsage(), persistence: await persistence() };
     const started = Date.now();
     const all: Promise<void>[] = [];
     for (let i = 0; i < total; i++) {
@@ -97,6 +108,10 @@ export async function runFloor(opts: {
     await Promise.all(all);
     const seconds = (Date.now() - started) / 1000;
     const self = process.cpuUsage(cpu0.self);
+    // A backend that started in between counts from zero, one that ended in between is missed (as bench/topology.ts).
+    let persistenceSeconds = 0;
+    for (const [pid, s] of await persistence()) persistenceSeconds += s - (cpu0.persistence.get(pid) ?? 0);
+    const persistenceCpuMs = (persistenceSeconds * 1000) / total;
     return {
       sent: total,
       rate: opts.rate,
@@ -104,7 +119,8 @@ export async function runFloor(opts: {
       completedPerSecond: total / seconds,
       p50: quantile(latencies, 0.5),
       p99: quantile(latencies, 0.99),
-      serverCpuMs: ((cpuSeconds(server) - cpu0.server) * 1000) / total,
+      serverCpuMs: ((cpuSeconds(server) - cpu0.server) * 1000) / total + persistenceCpuMs,
+      persistenceCpuMs,
       selfCpuMs: (self.user + self.system) / 1000 / total,
       workflowIds: Array.from({ length: total }, (_, i) => `${taskQueue}-${i}`),
     };
@@ -118,5 +134,5 @@ export async function runFloor(opts: {
 
 export const describeFloor = (f: FloorResult) =>
   `${f.sent} empty workflows at ${f.rate}/s${f.eager ? ' (eager start)' : ''}: ${f.completedPerSecond.toFixed(1)} completed/s, ` +
-  `start→result p50 ${f.p50.toFixed(0)} ms, p99 ${f.p99.toFixed(0)} ms; CPU per workflow: Temporal server ${f.serverCpuMs.toFixed(1)} ms, ` +
+  `start→result p50 ${f.p50.toFixed(0)} ms, p99 ${f.p99.toFixed(0)} ms; CPU per workflow: Temporal server ${f.serverCpuMs.toFixed(1)} ms${f.persistenceCpuMs ? ` (its PostgreSQL ${f.persistenceCpuMs.toFixed(1)})` : ''}, ` +
   `client + worker ${f.selfCpuMs.toFixed(1)} ms`;

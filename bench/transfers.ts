@@ -559,7 +559,7 @@ async function measure(temporal: BenchTemporal) {
   // The empty workflow's cost on the same server in the same run: what the orchestration's share is compared with.
   const floorCosts: (CostSummary | string)[] = [];
   const floors: FloorResult[] = [];
-  if (process.env.BENCH_FLOOR !== 'off' && !options.cluster) {
+  if (process.env.BENCH_FLOOR !== 'off') {
     for (const eager of [false, true]) {
       const floor = await runFloor({
         address: testEnv().temporalAddress,
@@ -568,6 +568,8 @@ async function measure(temporal: BenchTemporal) {
         seconds: 10,
         eager,
         serverPid: temporal.temporalPid(),
+        // On the cluster the server's persistence is PostgreSQL, which the paths' PostgreSQL column counts too.
+        ...(options.cluster ? { serverPostgresPids: () => temporal.postgresPids() } : {}),
       });
       log(`temporal floor, same server: ${describeFloor(floor)}`);
       floors.push(floor);
@@ -643,7 +645,7 @@ function costTargetLines(
     '',
     `issue 27, orchestration CPU per outgoing transfer: ${orchestration.toFixed(1)} ms (Temporal path ${cpuTotal(temporalPath.cpu).toFixed(1)} − direct ${cpuTotal(directPath.cpu).toFixed(1)}), ` +
       `${withoutDb.toFixed(1)} ms without PostgreSQL; the empty workflow's ${floorCpu.toFixed(1)} ms (server ${floor.serverCpuMs.toFixed(1)} + client and worker ${floor.selfCpuMs.toFixed(1)}): ` +
-      `${verdict(orchestration / floorCpu, 1.5)}; without PostgreSQL ${(withoutDb / floorCpu).toFixed(2)}×`,
+      `${verdict(orchestration / floorCpu, 1.5)}; without PostgreSQL ${(withoutDb / (floorCpu - floor.persistenceCpuMs)).toFixed(2)}×`,
     `issue 27, latency the orchestration adds (${concurrency} in flight): p50 ${temporalPath.p50.toFixed(0)} − ${directPath.p50.toFixed(0)} = ${added.toFixed(0)} ms; ` +
       `the empty workflow's start → result p50 ${floor.p50.toFixed(0)} ms at ${floor.rate}/s: ${verdict(added / floor.p50, 2)}` +
       (concurrency === 1 ? '' : ' (the target is for one transfer alone: BENCH_CONCURRENCY=1)'),
