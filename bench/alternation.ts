@@ -4,7 +4,7 @@
  * (`variant`), and bench:incoming a worker setting's.
  */
 import { quantile } from './stats';
-import { cpuTotal } from './topology';
+import { cpuTotal } from './cpu';
 
 /** The alternated rounds' shape from `BENCH_<prefix>_PAIRS`, `_TRANSFERS` and `_RATE` (a fixed start rate per second). */
 export function alternation(prefix: string, transfers: number): Alternation {

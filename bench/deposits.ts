@@ -40,6 +40,7 @@ import { createPool } from '../db/pool';
 import { simulateTransfer } from '../sandbox/nested-routing/simulate-client';
 import type { Seed } from '../sandbox/seed';
 import { groupSeed, testEnv } from '../test/harness/platform';
+import { cpuLine } from './cpu';
 import { quantile } from './stats';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
 import { runFloor } from './floor';
@@ -48,7 +49,6 @@ import {
   benchOptions,
   cpuPerTransfer,
   cpuSnapshot,
-  cpuTotal,
   setupBenchTemporal,
   spawnSandbox,
   type ApiWithWorkers,
@@ -454,11 +454,7 @@ async function main() {
     say(line(`orchestrator at ${rate}/s: POST /v1/deposits → RELEASED`, m.latencies));
     say(line(`  of which POST → row stored (created_at)`, m.intake));
     // Until the last deposit is RELEASED, so each process's per-second costs (pollers, the sandbox's loops) count too.
-    say(
-      `  CPU ms/deposit: ${Object.entries(cpu)
-        .map(([k, v]) => `${k} ${v === undefined ? '?' : v.toFixed(1)}`)
-        .join(', ')}, total ${cpuTotal(cpu).toFixed(1)}`,
-    );
+    say(`  ${cpuLine(cpu, 'deposit')}`);
     const ratio = quantile(m.latencies, 0.99) / quantile(baseLatencies, 0.99);
     const pass = ratio <= TARGET_RATIO && !m.notReleased && !m.wrongMatch;
     say(

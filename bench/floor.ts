@@ -4,12 +4,12 @@
  * machine before the project's own work; bench/temporal-floor.ts prints it alone, bench/incoming.ts beside its figures.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import type { CodecKeyring } from '../lib/temporal/codec';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import type { FloorActivities } from './floor-workflows';
+import { cpuOfEach, cpuSeconds, cpuUsedBetween } from './cpu';
 import { quantile } from './stats';
 
 export interface FloorResult {
@@ -29,14 +29,6 @@ export interface FloorResult {
   selfCpuMs: number;
   /** The measured workflows' ids (bench/cost.ts reads their histories). */
   workflowIds: string[];
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    .replace(/^.*\) /, '')
-    .split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** The newest Temporal dev server on the machine: the one the benchmark's setup started. */
@@ -92,10 +84,7 @@ export async function runFloor(opts: {
     const server = opts.serverPid ?? temporalServerPid();
     const total = Math.round(opts.rate * opts.seconds);
     const latencies: number[] = [];
-    const persistence = async () => {
-      const pids = (await opts.serverPostgresPids?.()) ?? [];
-      return new Map(pids.map((pid) => [pid, cpuSeconds(pid) ?? 0]));
-    };
+    const persistence = async () => cpuOfEach((await opts.serverPostgresPids?.()) ?? []);
     const cpu0 = { server: cpuSeconds(server), self: process.cpuUsage(), persistence: await persistence() };
     const started = Date.now();
     const all: Promise<void>[] = [];
@@ -108,10 +97,7 @@ export async function runFloor(opts: {
     await Promise.all(all);
     const seconds = (Date.now() - started) / 1000;
     const self = process.cpuUsage(cpu0.self);
-    // A backend that started in between counts from zero, one that ended in between is missed (as bench/topology.ts).
-    let persistenceSeconds = 0;
-    for (const [pid, s] of await persistence()) persistenceSeconds += s - (cpu0.persistence.get(pid) ?? 0);
-    const persistenceCpuMs = (persistenceSeconds * 1000) / total;
+    const persistenceCpuMs = (cpuUsedBetween(cpu0.persistence, await persistence()) * 1000) / total;
     return {
       sent: total,
       rate: opts.rate,
@@ -119,7 +105,7 @@ export async function runFloor(opts: {
       completedPerSecond: total / seconds,
       p50: quantile(latencies, 0.5),
       p99: quantile(latencies, 0.99),
-      serverCpuMs: ((cpuSeconds(server) - cpu0.server) * 1000) / total + persistenceCpuMs,
+      serverCpuMs: (((cpuSeconds(server) ?? NaN) - (cpu0.server ?? NaN)) * 1000) / total + persistenceCpuMs,
       persistenceCpuMs,
       selfCpuMs: (self.user + self.system) / 1000 / total,
       workflowIds: Array.from({ length: total }, (_, i) => `${taskQueue}-${i}`),

@@ -40,6 +40,7 @@ import { groupSeed, startSandbox, testEnv } from '../test/harness/platform';
 import { describeFloor, runFloor } from './floor';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer } from './cost';
 import { workflowIds } from '../lib/temporal/workflow-ids';
+import { cpuLine } from './cpu';
 import { quantile } from './stats';
 import {
   alternation,
@@ -55,7 +56,6 @@ import {
   benchOptions,
   cpuPerTransfer,
   cpuSnapshot,
-  cpuTotal,
   setupBenchTemporal,
   type ApiWithWorkers,
 } from './topology';
@@ -223,10 +223,6 @@ async function main() {
     const rss = () => Math.round(process.memoryUsage().rss / 1e6);
     const line = (name: string, xs: number[]) =>
       `${name.padEnd(52)} p50 ${ms(quantile(xs, 0.5)).padStart(8)}   p99 ${ms(quantile(xs, 0.99)).padStart(8)}   max ${ms(Math.max(...xs)).padStart(8)}`;
-    const cpuLine = (cpu: Record<string, number | undefined>) =>
-      `    CPU ms/transfer: ${Object.entries(cpu)
-        .map(([k, v]) => `${k} ${v === undefined ? '–' : v.toFixed(1)}`)
-        .join(', ')}, total ${cpuTotal(cpu).toFixed(1)}`;
     orch = await startOrch(options.workerCounts[0]!);
     await registerScenario(orch, 2);
     let rate = RATE;
@@ -262,7 +258,7 @@ async function main() {
     process.stdout.write(
       `${line(`baseline: sandbox auto-routing, create→ACK, ${rate}/s`, baseline.endToEnd)}   ${baseline.throughput.toFixed(1)} transfers/s\n`,
     );
-    process.stdout.write(`${cpuLine(baseline.cpu)}\n`);
+    process.stdout.write(`    ${cpuLine(baseline.cpu, 'transfer')}\n`);
     const checks: string[] = [];
     let firstRatio: number | undefined;
     // What a transfer costs in counts (issue 27): the orchestrator's writes around the first measured run, and after
@@ -291,7 +287,7 @@ async function main() {
         `${line(`orchestrator (${label}): webhook received→confirmed`, ours.fromWebhook)}   ${ours.throughput.toFixed(1)} transfers/s\n`,
       );
       process.stdout.write(`${line(`orchestrator (${label}): create→confirmed`, ours.endToEnd)}\n`);
-      process.stdout.write(`${cpuLine(ours.cpu)}\n`);
+      process.stdout.write(`    ${cpuLine(ours.cpu, 'transfer')}\n`);
       const ratio = quantile(ours.fromWebhook, 0.99) / quantile(baseline.endToEnd, 0.99);
       firstRatio ??= ratio;
       process.stdout.write(

@@ -23,6 +23,7 @@ import { buildApi } from '../client/api/server';
 import { createApiKey } from '../client/api/auth/api-keys';
 import { ROLES, systemPrincipal, type Role } from '../lib/principal';
 import { backendPids } from '../db/database-url';
+import { cpuOfEach, cpuSeconds, cpuUsedBetween } from './cpu';
 import { LocalKeyWrapper, openKeystore } from '../keys';
 import { createPool } from '../db/pool';
 import type { GroupConfig, NetworkConfig } from '../config';
@@ -56,17 +57,6 @@ export function benchOptions(argv = process.argv.slice(2), env = process.env): B
   if (workerCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 8))
     throw new Error(`--workers / BENCH_WORKERS: "${workersRaw}" is not a list of counts from 1 to 8`);
   return { cluster, workerCounts };
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc; undefined where unavailable. */
-export function cpuSeconds(pid: number | undefined): number | undefined {
-  if (!pid) return undefined;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The Temporal dev server's pid, found by the port it listens on. */
@@ -422,19 +412,12 @@ export async function cpuSnapshot(parts: {
     sandbox: cpuSeconds(parts.sandboxPid),
   };
   parts.workerPids.forEach((pid, i) => (processes[`worker ${i + 1}`] = cpuSeconds(pid)));
-  const postgres = new Map<number, number>();
-  for (const pid of await parts.temporal.postgresPids()) postgres.set(pid, cpuSeconds(pid) ?? 0);
-  return { processes, postgres };
+  return { processes, postgres: cpuOfEach(await parts.temporal.postgresPids()) };
 }
-
-/** The CPU per transfer of every process together (`without` one of them, e.g. PostgreSQL). */
-export const cpuTotal = (cpu: Record<string, number | undefined>, without?: string) =>
-  Object.entries(cpu).reduce((sum, [k, v]) => (k === without ? sum : sum + (v ?? 0)), 0);
 
 /**
  * CPU ms per transfer of each process between two snapshots. PostgreSQL: its backends serving the run's databases
- * (pools keep them; one that started in between counts from zero, one that ended in between is missed); the server's
- * shared processes (WAL writer, checkpointer) are not included.
+ * (bench/cpu.ts cpuUsedBetween); the server's shared processes (WAL writer, checkpointer) are not included.
  */
 export function cpuPerTransfer(
   before: CpuSnapshot,
@@ -447,8 +430,6 @@ export function cpuPerTransfer(
     const b = before.processes[key];
     out[key] = a === undefined || b === undefined ? undefined : per(a - b);
   }
-  let pg = 0;
-  for (const [pid, a] of after.postgres) pg += a - (before.postgres.get(pid) ?? 0);
-  out.PostgreSQL = per(pg);
+  out.PostgreSQL = per(cpuUsedBetween(before.postgres, after.postgres));
   return out;
 }

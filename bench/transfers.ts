@@ -73,6 +73,7 @@ import {
   type AlternateRound,
   type RoundMode,
 } from './alternation';
+import { cpuTotal } from './cpu';
 import { describeFloor, runFloor, type FloorResult } from './floor';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
 import {
@@ -80,7 +81,6 @@ import {
   benchOptions,
   cpuPerTransfer,
   cpuSnapshot,
-  cpuTotal,
   setupBenchTemporal,
   spawnSandbox,
   spawnCollectorSink,
