@@ -2,13 +2,14 @@ import {
   ApplicationFailure,
   condition,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Duration } from '@temporalio/common';
+import type { Duration, RetryPolicy } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/temporal/search-attributes';
 import { incomingViewUpdate, type IncomingFacts } from '../transfer-view/status';
@@ -47,8 +48,9 @@ import {
 
 /**
  * The short, idempotent steps (one HTTP call or one query) run as local activities: no task-queue round trip each,
- * which is most of the webhook-to-confirmed latency. Screening (decryption, list lookups) and the callback to internal
- * systems stay ordinary activities, visible and retried on their own.
+ * which is most of the webhook-to-confirmed latency. Screening (a few network calls, decryption, list lookups and the
+ * policy, seconds at most) runs as one too since `incoming-local-screening`; runs started before it screen in an
+ * ordinary activity. The callback to internal systems stays an ordinary activity, retried on its own.
  */
 // No attempt limit on what waits for the network: the counterparty waits for our answer however long the network
 // fails, so a transient failure (5xx, 429, unreachable) delays the transfer and never ends it; refusals and bad data
@@ -72,9 +74,16 @@ const view = proxyLocalActivities<Activities>({
     maximumAttempts: 5,
   },
 });
-const screening = proxyActivities<Activities>({
+const screeningRetry: RetryPolicy = {
+  initialInterval: '2 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+};
+const screening = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry: screeningRetry });
+const screeningLocally = proxyLocalActivities<Activities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  localRetryThreshold: '10 seconds',
+  retry: screeningRetry,
 });
 
 export interface IncomingTransferInput {
@@ -104,6 +113,8 @@ interface Run {
   updatedSince: boolean;
   /** Writes started beside a network step, awaited once the confirmation is done (and before the end). */
   alongside: Promise<void>[];
+  /** `incoming-local-screening`, asked in the first activation: screening runs as a local activity. */
+  screensLocally: boolean;
 }
 
 type Transaction = Awaited<ReturnType<Activities['getIncomingTransaction']>>;
@@ -142,6 +153,7 @@ function begin(input: IncomingTransferInput): Run {
     facts: { workflowId: info.workflowId, createdAt: info.startTime.toISOString() },
     updatedSince: false,
     alongside: [],
+    screensLocally: patched('incoming-local-screening'),
   };
   const { state } = run;
   setHandler(incomingStatusQuery, () => state);
@@ -319,7 +331,8 @@ async function confirm(run: Run): Promise<Outcome | undefined> {
 async function screen(run: Run): Promise<{ decision: DecisionRequest } | { ended: Outcome }> {
   const { input, state, facts } = run;
   enter(run, 'screening');
-  const { policy, ...outcome } = await screening.screenIncomingTransfer({
+  const step = run.screensLocally ? screeningLocally : screening;
+  const { policy, ...outcome } = await step.screenIncomingTransfer({
     transactionId: input.transactionId,
     subsidiaryDid: state.subsidiaryDid!,
     gatewayDid: input.gatewayDid,

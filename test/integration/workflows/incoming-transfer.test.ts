@@ -13,6 +13,7 @@ import {
 } from '../../../workflows/incoming-transfer.messages';
 import {
   callsOf,
+  scheduledActivities,
   stubWorker,
   timersOf,
   workflowTestEnvironment,
@@ -314,6 +315,31 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(audits.slice(0, 2)).toEqual(['incoming.route.auto', 'incoming.approve']);
     expect(viewsDone).toBeGreaterThanOrEqual(3);
     expect(screenedAt).toBeGreaterThanOrEqual(callsOf(calls, 'confirmIncomingTransaction')[0]!.at);
+  });
+
+  it('a new run screens in a local activity (incoming-local-screening): no activity task, one workflow task fewer', async () => {
+    const { worker, taskQueue } = await stubWorker(
+      env,
+      flagged({ screenIncomingTransfer: async () => ({ screenedNames: 2, nameHits: [], addressHits: [] }) }),
+    );
+    const id = `tx-${randomBytes(4).toString('hex')}`;
+    const { result, events } = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(incomingTransfer, {
+        taskQueue,
+        workflowId: `incoming-${id}`,
+        args: [input(id)],
+      });
+      return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
+    });
+    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED' });
+    // The report is the only activity task; screening is a local activity's marker in the first workflow task, which
+    // reads, confirms, screens and accepts; the second sees the report done and completes.
+    expect(scheduledActivities(events)).toEqual(['reportIncomingOutcome']);
+    const localActivities = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    expect(localActivities.length).toBeGreaterThanOrEqual(5);
+    expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(2);
+    const patches = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+    expect(patches).toHaveLength(1);
   });
 
   it('a transfer nobody owns waits to be routed, escalates at the route deadline, and is rejected when nobody routes it', async () => {
