@@ -73,6 +73,7 @@ import {
   type AlternateRound,
   type RoundMode,
 } from './alternation';
+import { costTargetLines, type TargetPaths } from './cost-targets';
 import { cpuTotal } from './cpu';
 import { describeFloor, runFloor, type FloorResult } from './floor';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
@@ -616,41 +617,6 @@ async function measure(temporal: BenchTemporal) {
 }
 
 /** The two runs issue 27's targets compare: the Temporal path (its first worker count) and the direct path. */
-interface TargetPaths {
-  temporal?: { p50: number; cpu: Record<string, number | undefined> };
-  direct?: { p50: number; cpu: Record<string, number | undefined> };
-}
-
-/**
- * Issue 27's two targets for outgoing transfers, from this run's figures. Orchestration CPU: all processes' CPU per
- * transfer through the API and Temporal less the direct path's (the same engine work without API, workflow, signal or
- * callback), against the plain-start floor's CPU per empty workflow (Temporal server + client and worker); target
- * ≤ 1.5×. Latency: what the Temporal path adds to the direct path's p50, against the floor's start → result p50;
- * target ≤ 2×, meant for one transfer alone (BENCH_CONCURRENCY=1, with a slow floor such as BENCH_FLOOR_RATE=2).
- */
-function costTargetLines(
-  { temporal: temporalPath, direct: directPath }: TargetPaths,
-  floors: FloorResult[],
-  concurrency: number,
-): string[] {
-  const floor = floors.find((f) => !f.eager);
-  if (!temporalPath || !directPath || !floor) return [];
-  const floorCpu = floor.serverCpuMs + floor.selfCpuMs;
-  const verdict = (ratio: number, target: number) =>
-    `${ratio.toFixed(2)}× (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`;
-  const orchestration = cpuTotal(temporalPath.cpu) - cpuTotal(directPath.cpu);
-  const withoutDb = cpuTotal(temporalPath.cpu, 'PostgreSQL') - cpuTotal(directPath.cpu, 'PostgreSQL');
-  const added = temporalPath.p50 - directPath.p50;
-  return [
-    '',
-    `issue 27, orchestration CPU per outgoing transfer: ${orchestration.toFixed(1)} ms (Temporal path ${cpuTotal(temporalPath.cpu).toFixed(1)} − direct ${cpuTotal(directPath.cpu).toFixed(1)}), ` +
-      `${withoutDb.toFixed(1)} ms without PostgreSQL; the empty workflow's ${floorCpu.toFixed(1)} ms (server ${floor.serverCpuMs.toFixed(1)} + client and worker ${floor.selfCpuMs.toFixed(1)}): ` +
-      `${verdict(orchestration / floorCpu, 1.5)}; without PostgreSQL ${(withoutDb / (floorCpu - floor.persistenceCpuMs)).toFixed(2)}×`,
-    `issue 27, latency the orchestration adds (${concurrency} in flight): p50 ${temporalPath.p50.toFixed(0)} − ${directPath.p50.toFixed(0)} = ${added.toFixed(0)} ms; ` +
-      `the empty workflow's start → result p50 ${floor.p50.toFixed(0)} ms at ${floor.rate}/s: ${verdict(added / floor.p50, 2)}` +
-      (concurrency === 1 ? '' : ' (the target is for one transfer alone: BENCH_CONCURRENCY=1)'),
-  ];
-}
 
 main().then(
   () => process.exit(process.exitCode ?? 0),
