@@ -120,6 +120,11 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subA, escalated: false });
     expect(done.screening).toMatchObject({ screenedNames: 1, nameHits: [], addressHits: [] });
     expect((await sandboxCall('GET', `/tx/info?id=${id}`)).status).toBe('ACCEPTED');
+    // Screened in a local activity (incoming-local-screening): the report is the run's only activity task.
+    const history = await orch.client.workflow.getHandle(`incoming-${id}`).fetchHistory();
+    expect(history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).toEqual([
+      'reportIncomingOutcome',
+    ]);
   });
 
   it('path 2 — the subsidiary’s address webhook answers from the registry: redirected by the network, accepted', async () => {
