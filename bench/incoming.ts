@@ -11,6 +11,8 @@
  * Last, the Temporal floor at the same rate (bench/floor.ts): empty workflows of one local activity, started and awaited
  * through the same server — what this machine allows any workflow-based flow before the project's own work.
  * Target: p99 under 250 ms at 100 transfers/s.
+ * After each orchestrator run, the three slowest transfers and the median one split into the API and the start, the
+ * first workflow task's wait and the worker's run of it (bench/tail.ts; BENCH_TAIL=off skips it).
  * Then the cost in counts (issue 27; BENCH_COST=off skips it): the orchestrator schema's rows written around the first
  * measured run, and the histories of up to 50 sampled incoming workflows and of the floor's (bench/cost.ts).
  *
@@ -42,6 +44,7 @@ import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer 
 import { workflowIds } from '../lib/temporal/workflow-ids';
 import { cpuLine } from './cpu';
 import { quantile } from './stats';
+import { slowestSplits, tailLines, type TransferTimes } from './tail';
 import {
   alternation,
   alternationLines,
@@ -204,9 +207,15 @@ async function main() {
         ).rows.map((r) => [r.transaction_id, r.first.getTime()]),
       );
       const endToEnd = done.map((r) => at(r.body, 'confirm') - at(r.body, 'create'));
-      const fromWebhook = done
+      const times: TransferTimes[] = done
         .filter((r) => webhooks.has(r.id))
-        .map((r) => at(r.body, 'confirm') - webhooks.get(r.id)!);
+        .map((r) => ({
+          id: r.id,
+          workflowId: workflowIds.incomingTransfer(r.id),
+          received: webhooks.get(r.id)!,
+          confirmed: at(r.body, 'confirm'),
+        }));
+      const fromWebhook = times.map((t) => t.confirmed - t.received);
       return {
         ids: sent,
         sent: sent.length,
@@ -216,6 +225,7 @@ async function main() {
         throughput: confirmedCount / ((confirmed - started) / 1000),
         endToEnd,
         fromWebhook,
+        times,
         cpu,
       };
     };
@@ -288,6 +298,11 @@ async function main() {
       );
       process.stdout.write(`${line(`orchestrator (${label}): create→confirmed`, ours.endToEnd)}\n`);
       process.stdout.write(`    ${cpuLine(ours.cpu, 'transfer')}\n`);
+      if (process.env.BENCH_TAIL !== 'off') {
+        const splits = await slowestSplits(testEnv().temporalAddress, ours.times);
+        process.stdout.write(`    where the slowest went (webhook received → confirmed, ms):\n`);
+        for (const l of tailLines(splits, 3)) process.stdout.write(`${l}\n`);
+      }
       const ratio = quantile(ours.fromWebhook, 0.99) / quantile(baseline.endToEnd, 0.99);
       firstRatio ??= ratio;
       process.stdout.write(
