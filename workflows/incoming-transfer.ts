@@ -49,8 +49,8 @@ import {
 /**
  * The short, idempotent steps (one HTTP call or one query) run as local activities: no task-queue round trip each,
  * which is most of the webhook-to-confirmed latency. Screening (a few network calls, decryption, list lookups and the
- * policy, seconds at most) runs as one too since `incoming-local-screening`; runs started before it screen in an
- * ordinary activity. The callback to internal systems stays an ordinary activity, retried on its own.
+ * policy, seconds at most) runs as one too since `incoming-local-screening` (and `incoming-lean-upserts`, which stands
+ * for it); runs started before it screen in an ordinary activity. The callback to internal systems stays an ordinary activity, retried on its own.
  */
 // No attempt limit on what waits for the network: the counterparty waits for our answer however long the network
 // fails, so a transient failure (5xx, 429, unreachable) delays the transfer and never ends it; refusals and bad data
@@ -115,6 +115,16 @@ interface Run {
   alongside: Promise<void>[];
   /** `incoming-local-screening`, asked in the first activation: screening runs as a local activity. */
   screensLocally: boolean;
+  /**
+   * `incoming-lean-upserts`, asked first: the first status joins the Asset and NeedsReview upsert, and NeedsReview is
+   * said only when it changes: each upsert is an event and a visibility write. It stands for `incoming-local-screening`
+   * too, which such a run does not ask (docs/workflow-versioning.md, "Folding patches").
+   */
+  lean: boolean;
+  /** The NeedsReview value last said in the search attributes. */
+  needsReview?: boolean;
+  /** The first read is done: a lean run says each new status from then on (before it, with the first read's upsert). */
+  statusSaid: boolean;
 }
 
 type Transaction = Awaited<ReturnType<Activities['getIncomingTransaction']>>;
@@ -147,13 +157,16 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
 /** The state before anything happened, and the handlers of the signal, the query and the updates. */
 function begin(input: IncomingTransferInput): Run {
   const info = workflowInfo();
+  const lean = patched('incoming-lean-upserts');
   const run: Run = {
     input,
     state: initialIncomingStatus(input.transactionId),
     facts: { workflowId: info.workflowId, createdAt: info.startTime.toISOString() },
     updatedSince: false,
     alongside: [],
-    screensLocally: patched('incoming-local-screening'),
+    screensLocally: lean || patched('incoming-local-screening'),
+    lean,
+    statusSaid: false,
   };
   const { state } = run;
   setHandler(incomingStatusQuery, () => state);
@@ -205,10 +218,11 @@ async function readTransaction(run: Run): Promise<Transaction> {
     reference: tx.reference,
     createdAt: tx.createdAt ?? run.facts.createdAt,
   });
-  upsertSearchAttributes([
-    { key: Asset, value: tx.asset },
-    { key: NeedsReview, value: false },
-  ]);
+  run.needsReview = false;
+  // A lean run says its first status here, with the asset: the webhook that started it changed it before the read.
+  const status = run.lean ? [{ key: TransferStatus, value: run.state.networkStatus }] : [];
+  run.statusSaid = true;
+  upsertSearchAttributes([...status, { key: Asset, value: tx.asset }, { key: NeedsReview, value: false }]);
   return tx;
 }
 
@@ -249,7 +263,7 @@ async function route(run: Run, tx: Transaction): Promise<Outcome | undefined> {
 async function awaitRoute(run: Run, tx: Transaction): Promise<Outcome | undefined> {
   const { input, state } = run;
   enter(run, 'awaiting-route');
-  upsertSearchAttributes([{ key: NeedsReview, value: true }]);
+  sayNeedsReview(run, true);
   waitFor(run, input.routeDeadline);
   await publish(run);
   const routed = () =>
@@ -276,7 +290,7 @@ async function awaitRoute(run: Run, tx: Transaction): Promise<Outcome | undefine
     }
   }
   if (isFinalNetworkStatus(state.networkStatus)) return 'closed-by-network';
-  upsertSearchAttributes([{ key: NeedsReview, value: false }]);
+  sayNeedsReview(run, false);
   const request = run.pendingRoute;
   if (state.subsidiaryDid || !request) return undefined;
   state.subsidiaryDid = request.subsidiaryDid;
@@ -400,7 +414,7 @@ async function applyPolicy(
 async function awaitReview(run: Run): Promise<{ decision: DecisionRequest } | { ended: Outcome }> {
   const { input, state } = run;
   enter(run, 'awaiting-review');
-  upsertSearchAttributes([{ key: NeedsReview, value: true }]);
+  sayNeedsReview(run, true);
   waitFor(run, input.reviewDeadline);
   await publish(run);
   const decided = () => run.pendingDecision !== undefined || isFinalNetworkStatus(state.networkStatus);
@@ -459,7 +473,7 @@ async function finish(run: Run, outcome: Outcome): Promise<IncomingStatus> {
   await Promise.all(run.alongside.splice(0));
   state.phase = finishedPhase(outcome);
   record(run, `finished:${outcome}`, { networkStatus: state.networkStatus });
-  upsertSearchAttributes([{ key: NeedsReview, value: false }]);
+  sayNeedsReview(run, false);
   await publish(run);
   await notify.reportIncomingOutcome({
     transactionId: run.input.transactionId,
@@ -481,8 +495,16 @@ async function waitForNetwork(run: Run, done: () => boolean): Promise<void> {
 
 /** Applies what the network says (incoming/status.ts) and says a new status in the search attributes. */
 function observe(run: Run, update: { status: string; beneficiaryVaspDid?: string }): void {
-  if (observeNetwork(run.state, update, run.input.subsidiaryDids))
-    upsertSearchAttributes([{ key: TransferStatus, value: run.state.networkStatus }]);
+  if (!observeNetwork(run.state, update, run.input.subsidiaryDids)) return;
+  if (run.lean && !run.statusSaid) return;
+  upsertSearchAttributes([{ key: TransferStatus, value: run.state.networkStatus }]);
+}
+
+/** Says NeedsReview in the search attributes; in a lean run only when it changes (older runs say it every time). */
+function sayNeedsReview(run: Run, value: boolean): void {
+  if (run.lean && run.needsReview === value) return;
+  run.needsReview = value;
+  upsertSearchAttributes([{ key: NeedsReview, value }]);
 }
 
 const record = (run: Run, event: string, detail?: Record<string, unknown>) =>

@@ -9,6 +9,7 @@ import { incomingTransfer, type IncomingTransferInput } from '../../../workflows
 import {
   decideUpdate,
   incomingStatusQuery,
+  transactionUpdatedSignal,
   type ScreeningOutcome,
 } from '../../../workflows/incoming-transfer.messages';
 import {
@@ -340,6 +341,50 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(2);
     const patches = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
     expect(patches).toHaveLength(1);
+  });
+
+  it('a new run started by a webhook says its first status with the asset, and NeedsReview once (incoming-lean-upserts)', async () => {
+    const { worker, taskQueue } = await stubWorker(
+      env,
+      flagged({ screenIncomingTransfer: async () => ({ screenedNames: 2, nameHits: [], addressHits: [] }) }),
+    );
+    const id = `tx-${randomBytes(4).toString('hex')}`;
+    const { result, events, attributes } = await worker.runUntil(async () => {
+      // As the API starts it: the webhook's status by signal-with-start.
+      const handle = await env.client.workflow.signalWithStart(incomingTransfer, {
+        taskQueue,
+        workflowId: `incoming-${id}`,
+        args: [input(id)],
+        signal: transactionUpdatedSignal,
+        signalArgs: [{ status: 'SENT', beneficiaryVaspDid: subsidiary, source: 'webhook' }],
+      });
+      const result = await handle.result();
+      return {
+        result,
+        events: (await handle.fetchHistory()).events ?? [],
+        attributes: (await handle.describe()).typedSearchAttributes,
+      };
+    });
+    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED' });
+    const upserts = events
+      .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields)
+      .filter((fields) => fields !== undefined && fields !== null)
+      .map((fields) => Object.keys(fields).sort());
+    // The patch's own change version, then: the signal's SENT with the asset and NeedsReview in one upsert, the
+    // subsidiary, ACK, ACCEPTED. NeedsReview is false from the start and not said again at the end.
+    expect(upserts).toEqual([
+      ['TemporalChangeVersion'],
+      ['Asset', 'NeedsReview', 'TransferStatus'],
+      ['SubsidiaryVaspDid'],
+      ['TransferStatus'],
+      ['TransferStatus'],
+    ]);
+    expect(Object.fromEntries(attributes.getAll().map((a) => [a.key.name, a.value]))).toMatchObject({
+      TransferStatus: 'ACCEPTED',
+      NeedsReview: false,
+      Asset: 'ETH',
+      SubsidiaryVaspDid: subsidiary,
+    });
   });
 
   it('a transfer nobody owns waits to be routed, escalates at the route deadline, and is rejected when nobody routes it', async () => {
