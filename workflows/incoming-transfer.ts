@@ -50,7 +50,8 @@ import {
  * The short, idempotent steps (one HTTP call or one query) run as local activities: no task-queue round trip each,
  * which is most of the webhook-to-confirmed latency. Screening (a few network calls, decryption, list lookups and the
  * policy, seconds at most) runs as one too since `incoming-local-screening` (and `incoming-lean-upserts`, which stands
- * for it); runs started before it screen in an ordinary activity. The callback to internal systems stays an ordinary activity, retried on its own.
+ * for it); runs started before it screen in an ordinary activity. The callback to internal systems stays an ordinary
+ * activity, retried on its own.
  */
 // No attempt limit on what waits for the network: the counterparty waits for our answer however long the network
 // fails, so a transient failure (5xx, 429, unreachable) delays the transfer and never ends it; refusals and bad data
