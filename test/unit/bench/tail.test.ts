@@ -3,27 +3,32 @@ import { join } from 'node:path';
 import { splitTransfer, tailLines } from '../../../bench/tail';
 import { HISTORIES_DIR, historyFromFixture } from '../../replay/fixtures';
 
-const fixture = (name: string) =>
-  historyFromFixture(JSON.parse(readFileSync(join(HISTORIES_DIR, `${name}.json`), 'utf8')));
+const FIXTURE = 'incoming-transfer-registry-accepted';
+const json = JSON.parse(readFileSync(join(HISTORIES_DIR, `${FIXTURE}.json`), 'utf8'));
 
-// The registry-accepted fixture's times, read from its JSON apart from the code under test (seconds since the epoch):
-// WorkflowExecutionStarted 1796009546.562725337, the first WorkflowTaskStarted 1796009546.579311228, the second
-// 1796009547.130840248.
-const started = 1796009546562.725337;
-const firstPickup = 1796009546579.311228;
-const secondPickup = 1796009547130.840248;
+// The fixture's times read from its JSON, apart from the code under test (which reads the decoded history): the
+// WorkflowExecutionStarted event and the first two WorkflowTaskStarted, in ms since the epoch.
+type JsonEvent = { eventType: string; eventTime: { seconds: string; nanos?: number } };
+const msOf = (e: JsonEvent) => Number(e.eventTime.seconds) * 1000 + (e.eventTime.nanos ?? 0) / 1e6;
+const events = json.events as JsonEvent[];
+const started = msOf(events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED')!);
+const [firstPickup, secondPickup] = events
+  .filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED')
+  .map(msOf) as [number, number];
 
 describe('bench/tail: where an incoming transfer’s time went, from its history', () => {
-  const history = fixture('incoming-transfer-registry-accepted');
+  const history = historyFromFixture(json);
 
   it('splits webhook → confirmed at the workflow’s start and its first task’s pickup', () => {
     const received = started - 20;
-    const confirmed = firstPickup + 300;
+    // Between the first task's pickup and the second's: the confirmation came in the first task.
+    const inFirstTask = (secondPickup - firstPickup) / 2;
+    const confirmed = firstPickup + inFirstTask;
     const split = splitTransfer({ id: 't', workflowId: 'w', received, confirmed }, history);
     expect(split.total).toBeCloseTo(confirmed - received, 6);
     expect(split.toStart).toBeCloseTo(20, 3);
     expect(split.toPickup).toBeCloseTo(firstPickup - started, 3);
-    expect(split.toConfirm).toBeCloseTo(300, 3);
+    expect(split.toConfirm).toBeCloseTo(inFirstTask, 3);
     expect(split.toStart + split.toPickup + split.toConfirm).toBeCloseTo(split.total, 3);
     expect(split).toMatchObject({ tasksBefore: 1, failedBefore: 0 });
   });
