@@ -125,6 +125,21 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).toEqual([
       'reportIncomingOutcome',
     ]);
+    // incoming-lean-upserts: the webhook's status is said with the asset after the first read, NeedsReview only once.
+    const upserts = history.events!.flatMap((e) => {
+      const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+      return fields ? [Object.keys(fields).sort()] : [];
+    });
+    expect(upserts.filter((keys) => keys.includes('NeedsReview'))).toEqual([
+      ['Asset', 'NeedsReview', 'TransferStatus'],
+    ]);
+    const { typedSearchAttributes } = await orch.client.workflow.getHandle(`incoming-${id}`).describe();
+    expect(Object.fromEntries(typedSearchAttributes.getAll().map((a) => [a.key.name, a.value]))).toMatchObject({
+      TransferStatus: 'ACCEPTED',
+      NeedsReview: false,
+      Asset: 'ETH',
+      SubsidiaryVaspDid: g.subA,
+    });
   });
 
   it('path 2 — the subsidiary’s address webhook answers from the registry: redirected by the network, accepted', async () => {
