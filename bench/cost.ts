@@ -101,7 +101,7 @@ const CLOSING: (keyof HistoryEvent)[] = [
 ];
 
 /** An event's time in ms since the epoch (NaN without one). */
-const eventMs = (e: HistoryEvent) => (e.eventTime ? timestampMs(e.eventTime) : NaN);
+export const eventMs = (e: HistoryEvent) => (e.eventTime ? timestampMs(e.eventTime) : NaN);
 
 /** The time from each event of `attrs` back to the event it names by `idOf`, summed. */
 function spans(events: HistoryEvent[], attrs: keyof HistoryEvent, idOf: (e: HistoryEvent) => unknown): number {

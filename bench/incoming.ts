@@ -301,7 +301,7 @@ async function main() {
       if (process.env.BENCH_TAIL !== 'off') {
         const splits = await slowestSplits(testEnv().temporalAddress, ours.times);
         process.stdout.write(`    where the slowest went (webhook received → confirmed, ms):\n`);
-        for (const l of tailLines(splits, 3)) process.stdout.write(`${l}\n`);
+        for (const l of tailLines(splits)) process.stdout.write(`${l}\n`);
       }
       const ratio = quantile(ours.fromWebhook, 0.99) / quantile(baseline.endToEnd, 0.99);
       firstRatio ??= ratio;

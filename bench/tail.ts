@@ -10,7 +10,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { timestampMs } from '../test/harness/history';
+import { eventMs } from './cost';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -42,14 +42,13 @@ export interface TailSplit {
 /** The split of one transfer (pure): NaN parts when the history lacks the events. */
 export function splitTransfer(t: TransferTimes, history: History): TailSplit {
   const events = history.events ?? [];
-  const at = (e: (typeof events)[number]) => (e.eventTime ? timestampMs(e.eventTime) : NaN);
   const started = events.find((e) => e.workflowExecutionStartedEventAttributes);
-  const pickups = events.filter((e) => e.workflowTaskStartedEventAttributes && at(e) <= t.confirmed);
+  const pickups = events.filter((e) => e.workflowTaskStartedEventAttributes && eventMs(e) <= t.confirmed);
   const failed = events.filter(
-    (e) => (e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes) && at(e) <= t.confirmed,
+    (e) => (e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes) && eventMs(e) <= t.confirmed,
   );
-  const startMs = started ? at(started) : NaN;
-  const pickupMs = pickups[0] ? at(pickups[0]) : NaN;
+  const startMs = started ? eventMs(started) : NaN;
+  const pickupMs = pickups[0] ? eventMs(pickups[0]) : NaN;
   return {
     id: t.id,
     received: t.received,
@@ -63,15 +62,22 @@ export function splitTransfer(t: TransferTimes, history: History): TailSplit {
 }
 
 /** The `n` slowest transfers and the median one, each split from its workflow's history. */
-export async function slowestSplits(address: string, times: readonly TransferTimes[], n = 3): Promise<TailSplit[]> {
+export async function slowestSplits(
+  address: string,
+  times: readonly TransferTimes[],
+  n = 3,
+): Promise<{ slowest: TailSplit[]; median?: TailSplit }> {
   const byTotal = [...times].sort((a, b) => b.confirmed - b.received - (a.confirmed - a.received));
-  const picked = [...byTotal.slice(0, n), ...(byTotal.length > n ? [byTotal[Math.floor(byTotal.length / 2)]!] : [])];
   const connection = await Connection.connect({ address, connectTimeout: '5s' });
   try {
     const client = new Client({ connection });
-    const out: TailSplit[] = [];
-    for (const t of picked) out.push(splitTransfer(t, await client.workflow.getHandle(t.workflowId).fetchHistory()));
-    return out;
+    const split = async (t: TransferTimes) =>
+      splitTransfer(t, await client.workflow.getHandle(t.workflowId).fetchHistory());
+    const slowest: TailSplit[] = [];
+    for (const t of byTotal.slice(0, n)) slowest.push(await split(t));
+    return byTotal.length > n
+      ? { slowest, median: await split(byTotal[Math.floor(byTotal.length / 2)]!) }
+      : { slowest };
   } finally {
     await connection.close();
   }
@@ -79,11 +85,13 @@ export async function slowestSplits(address: string, times: readonly TransferTim
 
 const ms = (x: number) => `${Math.round(x)}`.padStart(5);
 
-/** One line per split: the whole, then its three parts, in ms. */
-export const tailLines = (splits: readonly TailSplit[], medianIndex: number) =>
-  splits.map(
-    (s, i) =>
-      `    ${i === medianIndex ? 'median ' : `#${i + 1} slow`} ${ms(s.total)} ms = received→started ${ms(s.toStart)} + started→picked up ${ms(s.toPickup)} + picked up→confirmed ${ms(s.toConfirm)}` +
-      ` (${s.tasksBefore} task${s.tasksBefore === 1 ? '' : 's'}${s.failedBefore ? `, ${s.failedBefore} failed` : ''};` +
-      ` received ${new Date(s.received).toISOString().slice(11, 23)})`,
-  );
+const tailLine = (label: string, s: TailSplit) =>
+  `    ${label} ${ms(s.total)} ms = received→started ${ms(s.toStart)} + started→picked up ${ms(s.toPickup)} + picked up→confirmed ${ms(s.toConfirm)}` +
+  ` (${s.tasksBefore} task${s.tasksBefore === 1 ? '' : 's'}${s.failedBefore ? `, ${s.failedBefore} failed` : ''};` +
+  ` received ${new Date(s.received).toISOString().slice(11, 23)})`;
+
+/** One line per split, the slowest first, then the median: the whole, then its three parts, in ms. */
+export const tailLines = ({ slowest, median }: { slowest: readonly TailSplit[]; median?: TailSplit }) => [
+  ...slowest.map((s, i) => tailLine(`#${i + 1} slow`, s)),
+  ...(median ? [tailLine('median ', median)] : []),
+];

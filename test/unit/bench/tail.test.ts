@@ -57,7 +57,7 @@ describe('bench/tail: where an incoming transfer’s time went, from its history
       tasksBefore: 1,
       failedBefore: 0,
     };
-    const lines = tailLines([s, { ...s, tasksBefore: 2, failedBefore: 1 }], 1);
+    const lines = tailLines({ slowest: [s], median: { ...s, tasksBefore: 2, failedBefore: 1 } });
     expect(lines[0]).toContain('#1 slow   250 ms = received→started    20');
     expect(lines[1]).toMatch(/^ {4}median +250 ms .*\(2 tasks, 1 failed; received 06:30:01\.250\)$/);
   });
