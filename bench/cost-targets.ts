@@ -2,6 +2,7 @@
 import { cpuTotal } from './cpu';
 import type { FloorResult } from './floor';
 
+/** The two runs the targets compare: the Temporal path (its first worker count) and the direct path. */
 export interface TargetPaths {
   temporal?: { p50: number; cpu: Record<string, number | undefined> };
   direct?: { p50: number; cpu: Record<string, number | undefined> };

@@ -616,8 +616,6 @@ async function measure(temporal: BenchTemporal) {
   if (bad.length) process.exitCode = 1;
 }
 
-/** The two runs issue 27's targets compare: the Temporal path (its first worker count) and the direct path. */
-
 main().then(
   () => process.exit(process.exitCode ?? 0),
   (e: unknown) => {
