@@ -34,8 +34,12 @@ import { countProofSignals, startProofDeadline, waitForProof } from './proof-wai
 /** Each write is one short, idempotent transaction: retried until the database answers. */
 const STORE_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
 const store = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: STORE_RETRY });
-/** A check calls the network: retried with backoff while it is down or rate-limited (the report is idempotent there). */
-const NETWORK_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' };
+/**
+ * A check calls the network: retried with backoff while it is down or rate-limited (the report is idempotent there).
+ * At most a minute apart: each refusal by the group's budget counts as an attempt, so under a burst of 429s the
+ * doubling would otherwise reach minutes between reports while the deposit's funds wait on them.
+ */
+const NETWORK_RETRY = { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' };
 const network = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: NETWORK_RETRY });
 /** Where a run's checks and writes go. */
 interface Steps {

@@ -214,6 +214,46 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
     expect(checks.map((c) => c.notify)).toEqual([true, true]);
   });
 
+  it("refusals by the group's budget count as attempts, yet the next report waits at most a minute", async () => {
+    // Eight refusals, each to be retried 10 ms later (as activities/failures.ts maps a RateLimitedError), then a 503:
+    // the ninth attempt's backoff is 2 s × 2⁸, which the policy caps. Past 10 s, the wait is a durable timer.
+    let calls = 0;
+    const s: Stubs = {
+      checkDeposit: async (): Promise<DepositMatch> => {
+        if (++calls <= 8) {
+          throw ApplicationFailure.create({
+            type: 'RateLimitedError',
+            message: "POST /tx/notify: the group's network budget has no free call for 10 ms",
+            nextRetryDelay: 10,
+          });
+        }
+        throw ApplicationFailure.retryable('POST /tx/notify: network answered 503', 'UpstreamUnavailableError');
+      },
+      transitionDeposit: async () => undefined,
+    };
+    const { worker, taskQueue } = await stubWorker(env, s);
+    const args = input();
+    const timer = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(deposit, {
+        taskQueue,
+        workflowId: `deposit-${args.id}`,
+        args: [args],
+      });
+      try {
+        for (const until = Date.now() + 20_000; Date.now() < until;) {
+          const [first] = timersOf((await handle.fetchHistory()).events ?? []);
+          if (first) return first;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return undefined;
+      } finally {
+        await handle.terminate('test over');
+      }
+    });
+    expect(calls).toBe(9);
+    expect(timer?.durationMs).toBe(60_000);
+  });
+
   it('continues as new after its checks per run, carrying the match, the window and the backoff', async () => {
     const args = input({ checksPerRun: 2 });
     const { result, writes, checks, events } = await run(
