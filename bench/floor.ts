@@ -27,6 +27,12 @@ export interface FloorResult {
   /** Of serverCpuMs, the server's PostgreSQL backends (0 without `serverPostgresPids`). */
   persistenceCpuMs: number;
   selfCpuMs: number;
+  /**
+   * Of serverCpuMs, persistenceCpuMs and selfCpuMs: what the same processes spend idle (read over `idleSeconds` with
+   * nothing in flight, before the measure) in one workflow's share of the measured time. A difference of two runs, as
+   * bench:transfers' orchestration, has this cancelled out; the floor, an absolute total, has not.
+   */
+  idle: { serverCpuMs: number; persistenceCpuMs: number; selfCpuMs: number };
   /** The measured workflows' ids (bench/cost.ts reads their histories). */
   workflowIds: string[];
 }
@@ -49,6 +55,8 @@ export async function runFloor(opts: {
   serverPostgresPids?: () => Promise<number[]>;
   /** Workflows run before the measure (default 50). */
   warmUp?: number;
+  /** How long the idle reading is (default 5 s). */
+  idleSeconds?: number;
 }): Promise<FloorResult> {
   const taskQueue = `floor-${Date.now()}-${opts.eager ? 'eager' : 'plain'}`;
   const bundle = await bundleWorkflowCode({
@@ -85,6 +93,7 @@ export async function runFloor(opts: {
     const total = Math.round(opts.rate * opts.seconds);
     const latencies: number[] = [];
     const persistence = async () => cpuOfEach((await opts.serverPostgresPids?.()) ?? []);
+    const idle = await idleCpuPerSecond(server, persistence, opts.idleSeconds ?? 5);
     const cpu0 = { server: cpuSeconds(server), self: process.cpuUsage(), persistence: await persistence() };
     const started = Date.now();
     const all: Promise<void>[] = [];
@@ -108,6 +117,11 @@ export async function runFloor(opts: {
       serverCpuMs: (((cpuSeconds(server) ?? NaN) - (cpu0.server ?? NaN)) * 1000) / total + persistenceCpuMs,
       persistenceCpuMs,
       selfCpuMs: (self.user + self.system) / 1000 / total,
+      idle: {
+        serverCpuMs: (idle.server * seconds * 1000) / total,
+        persistenceCpuMs: (idle.persistence * seconds * 1000) / total,
+        selfCpuMs: (idle.self * seconds * 1000) / total,
+      },
       workflowIds: Array.from({ length: total }, (_, i) => `${taskQueue}-${i}`),
     };
   } finally {
@@ -118,7 +132,27 @@ export async function runFloor(opts: {
   }
 }
 
+/** CPU seconds per second of the server (with its PostgreSQL backends), of those backends, and of this process. */
+async function idleCpuPerSecond(
+  server: number,
+  persistence: () => Promise<Map<number, number>>,
+  seconds: number,
+): Promise<{ server: number; persistence: number; self: number }> {
+  await new Promise((r) => setTimeout(r, 1000)); // what the warm-up left behind settles first
+  const before = { server: cpuSeconds(server) ?? NaN, persistence: await persistence(), self: process.cpuUsage() };
+  const started = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const elapsed = (performance.now() - started) / 1000;
+  const self = process.cpuUsage(before.self);
+  const persistenceSeconds = cpuUsedBetween(before.persistence, await persistence());
+  return {
+    server: ((cpuSeconds(server) ?? NaN) - before.server + persistenceSeconds) / elapsed,
+    persistence: persistenceSeconds / elapsed,
+    self: (self.user + self.system) / 1e6 / elapsed,
+  };
+}
+
 export const describeFloor = (f: FloorResult) =>
   `${f.sent} empty workflows at ${f.rate}/s${f.eager ? ' (eager start)' : ''}: ${f.completedPerSecond.toFixed(1)} completed/s, ` +
   `start→result p50 ${f.p50.toFixed(0)} ms, p99 ${f.p99.toFixed(0)} ms; CPU per workflow: Temporal server ${f.serverCpuMs.toFixed(1)} ms${f.persistenceCpuMs ? ` (its PostgreSQL ${f.persistenceCpuMs.toFixed(1)})` : ''}, ` +
-  `client + worker ${f.selfCpuMs.toFixed(1)} ms`;
+  `client + worker ${f.selfCpuMs.toFixed(1)} ms; of these, the same processes idle: server ${f.idle.serverCpuMs.toFixed(1)} ms, client + worker ${f.idle.selfCpuMs.toFixed(1)} ms`;

@@ -13,6 +13,7 @@ describe("bench/cost-targets: issue 27's targets from a bench:transfers run", ()
     serverCpuMs: 30,
     persistenceCpuMs: 0,
     selfCpuMs: 20,
+    idle: { serverCpuMs: 0, persistenceCpuMs: 0, selfCpuMs: 0 },
     workflowIds: [],
     ...over,
   });
@@ -36,6 +37,14 @@ describe("bench/cost-targets: issue 27's targets from a bench:transfers run", ()
     // The floor's 30 ms of server CPU hold 10 ms of its PostgreSQL backends: 105 / (50 − 10).
     const [, cpu] = costTargetLines(paths, [floor({ persistenceCpuMs: 10 })], 16);
     expect(cpu).toContain('without PostgreSQL 2.63×');
+  });
+
+  it("takes out of the floor what its processes spend idle, which the paths' difference has cancelled out", () => {
+    // 30 + 20 − (4 + 1) = 45 ms: 110 / 45; without PostgreSQL, the floor's PostgreSQL less its idle part: 105 / (45 − 8).
+    const idle = { serverCpuMs: 4, persistenceCpuMs: 2, selfCpuMs: 1 };
+    const [, cpu] = costTargetLines(paths, [floor({ persistenceCpuMs: 10, idle })], 16);
+    expect(cpu).toContain("the empty workflow's 45.0 ms (server 30.0 + client and worker 20.0 − idle 5.0)");
+    expect(cpu).toContain('2.44× (target ≤ 1.5×: NOT met); without PostgreSQL 2.84×');
   });
 
   it('prints nothing without both paths and a plain floor', () => {
