@@ -12,8 +12,9 @@ export interface TargetPaths {
  * Issue 27's two targets for outgoing transfers, from this run's figures. Orchestration CPU: all processes' CPU per
  * transfer through the API and Temporal less the direct path's (the same engine work without API, workflow, signal or
  * callback), against the plain-start floor's CPU per empty workflow (Temporal server + client and worker, less what
- * they spend idle: the difference of the two paths has that cancelled out); target ≤ 1.5×. Latency: what the Temporal path adds to the direct path's p50, against the floor's start → result p50;
- * target ≤ 2×, meant for one transfer alone (BENCH_CONCURRENCY=1, with a slow floor such as BENCH_FLOOR_RATE=2).
+ * they spend idle: the difference of the two paths has that cancelled out); target ≤ 1.5×. Latency: what the Temporal
+ * path adds to the direct path's p50, against the floor's start → result p50; target ≤ 2×, meant for one transfer
+ * alone (BENCH_CONCURRENCY=1, with a slow floor such as BENCH_FLOOR_RATE=2).
  */
 export function costTargetLines(
   { temporal: temporalPath, direct: directPath }: TargetPaths,
