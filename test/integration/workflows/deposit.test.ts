@@ -11,6 +11,7 @@ import {
   workflowTestEnvironment,
   type Stubs,
 } from '../../harness/workflow-env';
+import { eventually } from '../../harness/platform';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 
@@ -240,18 +241,13 @@ describe('deposit workflow: data deadline, rechecks with backoff, decisions', ()
         args: [args],
       });
       try {
-        for (const until = Date.now() + 20_000; Date.now() < until;) {
-          const [first] = timersOf((await handle.fetchHistory()).events ?? []);
-          if (first) return first;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        return undefined;
+        return await eventually(async () => timersOf((await handle.fetchHistory()).events ?? [])[0]);
       } finally {
         await handle.terminate('test over');
       }
     });
     expect(calls).toBe(9);
-    expect(timer?.durationMs).toBe(60_000);
+    expect(timer.durationMs).toBe(60_000);
   });
 
   it('continues as new after its checks per run, carrying the match, the window and the backoff', async () => {
