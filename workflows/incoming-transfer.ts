@@ -49,9 +49,9 @@ import {
 /**
  * The short, idempotent steps (one HTTP call or one query) run as local activities: no task-queue round trip each,
  * which is most of the webhook-to-confirmed latency. Screening (a few network calls, decryption, list lookups and the
- * policy, seconds at most) runs as one too since `incoming-local-screening` (and `incoming-lean-upserts`, which stands
- * for it); runs started before it screen in an ordinary activity. The callback to internal systems stays an ordinary
- * activity, retried on its own.
+ * policy, seconds at most) runs as one too since `incoming-local-screening` (and the patches that stand for it,
+ * `incoming-lean-upserts` and `incoming-lean-views`); runs started before it screen in an ordinary activity. The
+ * callback to internal systems stays an ordinary activity, retried on its own.
  */
 // No attempt limit on what waits for the network: the counterparty waits for our answer however long the network
 // fails, so a transient failure (5xx, 429, unreachable) delays the transfer and never ends it; refusals and bad data
@@ -122,6 +122,14 @@ interface Run {
    * too, which such a run does not ask (docs/workflow-versioning.md, "Folding patches").
    */
   lean: boolean;
+  /**
+   * `incoming-lean-views`, asked first: the console's list is written when the transfer appears, when it begins to wait
+   * for someone (the route, the ACK, a review) and at the end, not at each step between: a step between lasts one
+   * network call. It stands for `incoming-lean-upserts` (and so `incoming-local-screening`) too.
+   */
+  leanViews: boolean;
+  /** A person took the decision being carried out (the list leaves the review queue before the answer is sent). */
+  decidedByPerson: boolean;
   /** The NeedsReview value last said in the search attributes. */
   needsReview?: boolean;
   /** The first read is done: a lean run says each new status from then on (before it, with the first read's upsert). */
@@ -158,7 +166,8 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
 /** The state before anything happened, and the handlers of the signal, the query and the updates. */
 function begin(input: IncomingTransferInput): Run {
   const info = workflowInfo();
-  const lean = patched('incoming-lean-upserts');
+  const leanViews = patched('incoming-lean-views');
+  const lean = leanViews || patched('incoming-lean-upserts');
   const run: Run = {
     input,
     state: initialIncomingStatus(input.transactionId),
@@ -167,6 +176,8 @@ function begin(input: IncomingTransferInput): Run {
     alongside: [],
     screensLocally: lean || patched('incoming-local-screening'),
     lean,
+    leanViews,
+    decidedByPerson: false,
     statusSaid: false,
   };
   const { state } = run;
@@ -246,6 +257,8 @@ async function route(run: Run, tx: Transaction): Promise<Outcome | undefined> {
   } else {
     const ended = await awaitRoute(run, tx);
     if (ended) return ended;
+    // Routed: no longer waiting for a person, so the list's entry leaves the routing queue with the next write.
+    if (run.leanViews) enter(run, 'routing');
   }
   const redirected = await network.redirectIncomingTransaction({
     transactionId: input.transactionId,
@@ -253,7 +266,8 @@ async function route(run: Run, tx: Transaction): Promise<Outcome | undefined> {
   });
   observe(run, redirected);
   record(run, 'redirected', { to: state.subsidiaryDid, by: state.routedBy });
-  beside(run, publish(run));
+  // A person's route takes the transfer out of the routing queue at once; the registry's is written with what follows.
+  if (!run.leanViews || state.routedBy === 'person') beside(run, publish(run));
   return undefined;
 }
 
@@ -329,6 +343,7 @@ async function confirm(run: Run): Promise<Outcome | undefined> {
   await Promise.all(run.alongside.splice(0));
   if (!isAcknowledged(state.networkStatus)) {
     enter(run, 'awaiting-ack');
+    if (run.leanViews) await publish(run);
     await waitForNetwork(run, () => isAcknowledged(state.networkStatus));
   }
   if (state.networkStatus === 'ACCEPTED') {
@@ -434,6 +449,7 @@ async function awaitReview(run: Run): Promise<{ decision: DecisionRequest } | { 
   }
   if (isFinalNetworkStatus(state.networkStatus)) return { ended: 'closed-by-network' };
   const decision = run.pendingDecision!;
+  run.decidedByPerson = true;
   await network.recordAudit({
     actor: decision.actor,
     action: `incoming.${decision.decision}`,
@@ -452,7 +468,8 @@ async function awaitReview(run: Run): Promise<{ decision: DecisionRequest } | { 
 async function answer(run: Run, decision: DecisionRequest): Promise<Outcome> {
   const { input, state } = run;
   enter(run, 'deciding');
-  await publish(run);
+  // An automatic decision goes straight to the answer; a person's takes the transfer out of the review queue first.
+  if (!run.leanViews || run.decidedByPerson) await publish(run);
   const answered =
     decision.decision === 'approve'
       ? await network.acceptIncomingTransaction(input.transactionId)
@@ -519,8 +536,9 @@ const refuse = (problem: string | undefined) => {
 };
 
 /**
- * Starts a write beside the next network step (the console's list entry, the routing's audit row): 3 local activities
- * fewer in a row on the way to the confirmation. Marked handled now; a failure still surfaces where the writes are awaited.
+ * Starts a write beside the next network step (the console's list entry, the routing's audit row): fewer local
+ * activities in a row on the way to the confirmation. Marked handled now; a failure still surfaces where the writes
+ * are awaited.
  */
 function beside(run: Run, write: Promise<void>): void {
   write.catch(() => undefined);

@@ -9,6 +9,7 @@ import { incomingTransfer, type IncomingTransferInput } from '../../../workflows
 import {
   decideUpdate,
   incomingStatusQuery,
+  routeUpdate,
   transactionUpdatedSignal,
   type ScreeningOutcome,
 } from '../../../workflows/incoming-transfer.messages';
@@ -314,7 +315,8 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     const screenedAt = callsOf(calls, 'screenIncomingTransfer')[0]!.at;
     const audits = callsOf(calls, 'recordAudit').map((c) => (c.args[0] as { action: string }).action);
     expect(audits.slice(0, 2)).toEqual(['incoming.route.auto', 'incoming.approve']);
-    expect(viewsDone).toBeGreaterThanOrEqual(3);
+    // The list entry beside the registry lookup, and the last one at the end (incoming-lean-views).
+    expect(viewsDone).toBe(2);
     expect(screenedAt).toBeGreaterThanOrEqual(callsOf(calls, 'confirmIncomingTransaction')[0]!.at);
   });
 
@@ -384,6 +386,109 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
       NeedsReview: false,
       Asset: 'ETH',
       SubsidiaryVaspDid: subsidiary,
+    });
+  });
+
+  describe("the console's list (incoming-lean-views): written when the transfer appears, when it waits, and at the end", () => {
+    type ViewWrite = { phase: string; subsidiaryDid?: string; needsReview: boolean; needsRouting: boolean };
+    const views = (calls: StubCall[]) =>
+      callsOf(calls, 'recordTransferView').map((c) => {
+        const { phase, subsidiaryDid, needsReview, needsRouting } = c.args[0] as ViewWrite;
+        return { phase, subsidiaryDid, needsReview, needsRouting };
+      });
+    const clear: ScreeningOutcome = { screenedNames: 2, nameHits: [], addressHits: [] };
+    const waitForPhase = async (
+      handle: { query: (q: typeof incomingStatusQuery) => Promise<{ phase: string }> },
+      phase: string,
+    ) => {
+      while ((await handle.query(incomingStatusQuery)).phase !== phase) await new Promise((r) => setTimeout(r, 20));
+    };
+
+    it('routed by the registry and accepted without a person: two writes, none for the steps between', async () => {
+      const { worker, taskQueue, calls } = await stubWorker(
+        env,
+        flagged({
+          getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),
+          findAddressOwner: async () => subsidiary,
+          redirectIncomingTransaction: async ({ transactionId }) => tx(transactionId),
+          screenIncomingTransfer: async () => clear,
+        }),
+      );
+      const id = `tx-${randomBytes(4).toString('hex')}`;
+      const result = await worker.runUntil(
+        env.client.workflow.execute(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id)] }),
+      );
+      expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED', routedBy: 'registry' });
+      expect(views(calls)).toEqual([
+        { phase: 'received', subsidiaryDid: undefined, needsReview: false, needsRouting: false },
+        { phase: 'completed', subsidiaryDid: subsidiary, needsReview: false, needsRouting: false },
+      ]);
+    });
+
+    it('waiting for the ACK is written before the wait', async () => {
+      const { worker, taskQueue, calls } = await stubWorker(
+        env,
+        flagged({
+          confirmIncomingTransaction: async (id) => tx(id, { status: 'SENT' }),
+          screenIncomingTransfer: async () => clear,
+        }),
+      );
+      const id = `tx-${randomBytes(4).toString('hex')}`;
+      const result = await worker.runUntil(async () => {
+        const handle = await env.client.workflow.start(incomingTransfer, {
+          taskQueue,
+          workflowId: `incoming-${id}`,
+          args: [input(id)],
+        });
+        await waitForPhase(handle, 'awaiting-ack');
+        // The list says so while the transfer waits, before the network's ACK arrives.
+        await until(() => views(calls).some((v) => v.phase === 'awaiting-ack'));
+        await handle.signal(transactionUpdatedSignal, { status: 'ACK', source: 'webhook' });
+        return handle.result();
+      });
+      expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED' });
+      expect(views(calls).map((v) => v.phase)).toEqual(['received', 'awaiting-ack', 'completed']);
+    });
+
+    it("a person's route and a person's decision take the transfer out of their queue before the network's answer", async () => {
+      const { worker, taskQueue, calls } = await stubWorker(
+        env,
+        flagged({
+          getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),
+          findAddressOwner: async () => null,
+          redirectIncomingTransaction: async ({ transactionId }) => tx(transactionId),
+          recordRoutedAddress: async () => 'recorded',
+        }),
+      );
+      const id = `tx-${randomBytes(4).toString('hex')}`;
+      const result = await worker.runUntil(async () => {
+        const handle = await env.client.workflow.start(incomingTransfer, {
+          taskQueue,
+          workflowId: `incoming-${id}`,
+          args: [input(id, { reviewDeadline: '1 hour' })],
+        });
+        await waitForPhase(handle, 'awaiting-route');
+        await handle.executeUpdate(routeUpdate, {
+          args: [{ subsidiaryDid: subsidiary, reason: 'our customer', actor: officer.name, principal: officer }],
+        });
+        await waitForPhase(handle, 'awaiting-review');
+        await handle.executeUpdate(decideUpdate, {
+          args: [{ decision: 'approve', reason: 'checked', actor: officer.name, principal: officer }],
+        });
+        return handle.result();
+      });
+      expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED', routedBy: 'person' });
+      expect(views(calls)).toEqual([
+        { phase: 'received', subsidiaryDid: undefined, needsReview: false, needsRouting: false },
+        { phase: 'awaiting-route', subsidiaryDid: undefined, needsReview: false, needsRouting: true },
+        { phase: 'routing', subsidiaryDid: subsidiary, needsReview: false, needsRouting: false },
+        { phase: 'awaiting-review', subsidiaryDid: subsidiary, needsReview: true, needsRouting: false },
+        { phase: 'deciding', subsidiaryDid: subsidiary, needsReview: false, needsRouting: false },
+        { phase: 'completed', subsidiaryDid: subsidiary, needsReview: false, needsRouting: false },
+      ]);
+      // Out of the queue before the answer: the 'deciding' entry is written before the network is told.
+      const deciding = callsOf(calls, 'recordTransferView')[4]!;
+      expect(deciding.at).toBeLessThanOrEqual(callsOf(calls, 'acceptIncomingTransaction')[0]!.at);
     });
   });
 
