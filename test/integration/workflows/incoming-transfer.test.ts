@@ -397,6 +397,12 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
         return { phase, subsidiaryDid, needsReview, needsRouting };
       });
     const clear: ScreeningOutcome = { screenedNames: 2, nameHits: [], addressHits: [] };
+    /** Left at the gateway by the network: routed by the registry's `owner`, or by a person when it has none. */
+    const atGateway = (owner: string | null): Stubs => ({
+      getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),
+      findAddressOwner: async () => owner,
+      redirectIncomingTransaction: async ({ transactionId }) => tx(transactionId),
+    });
     const waitForPhase = async (
       handle: { query: (q: typeof incomingStatusQuery) => Promise<{ phase: string }> },
       phase: string,
@@ -407,12 +413,7 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     it('routed by the registry and accepted without a person: two writes, none for the steps between', async () => {
       const { worker, taskQueue, calls } = await stubWorker(
         env,
-        flagged({
-          getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),
-          findAddressOwner: async () => subsidiary,
-          redirectIncomingTransaction: async ({ transactionId }) => tx(transactionId),
-          screenIncomingTransfer: async () => clear,
-        }),
+        flagged({ ...atGateway(subsidiary), screenIncomingTransfer: async () => clear }),
       );
       const id = `tx-${randomBytes(4).toString('hex')}`;
       const result = await worker.runUntil(
@@ -453,12 +454,7 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     it("a person's route and a person's decision take the transfer out of their queue before the network's answer", async () => {
       const { worker, taskQueue, calls } = await stubWorker(
         env,
-        flagged({
-          getIncomingTransaction: async (id) => tx(id, { beneficiaryVaspDid: gateway }),
-          findAddressOwner: async () => null,
-          redirectIncomingTransaction: async ({ transactionId }) => tx(transactionId),
-          recordRoutedAddress: async () => 'recorded',
-        }),
+        flagged({ ...atGateway(null), recordRoutedAddress: async () => 'recorded' }),
       );
       const id = `tx-${randomBytes(4).toString('hex')}`;
       const result = await worker.runUntil(async () => {
