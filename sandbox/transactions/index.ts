@@ -7,7 +7,7 @@
  * | GET | `/tx/info?id=` | | Transaction; hosted mode adds the decrypted `ivms101` |
  * | POST | `/tx/update` | TransactionUpdateRequest `{id, …}` | Transaction |
  * | POST | `/tx/notify` | TransactionNotifyRequest `{txHash, transactionAmount, transactionAsset, destination, beneficiaryVASPdid, origin?, customerRef?, …}`, by the beneficiary VASP | Transaction (as tx/info): the matching message, or a new INCOMPLETE one (notify.ts); 400 naming the field; 400 UserDIDNotAdminforVASPError for another VASP's DID |
- * | GET | `/tx/list?vaspDID=&page=&resultsPerPage=&status=&txDirection=&transactionRef=&transactionAsset=&sort=` | | `{transactions, paginateInfo}` |
+ * | GET | `/tx/list?vaspDID=&page=&resultsPerPage=&status=&txDirection=&transactionRef=&transactionAsset=&wallet=&sort=` | | `{transactions, paginateInfo}` |
  * | POST | `/tx/approve` `/tx/cancel` `/tx/confirm` `/tx/reject` `/tx/accept` `/tx/decline` `/tx/notReady` | `id` in the query or the JSON body; optional body `reason` | Transaction; 400 NotabeneTransactionInvalidStatusError; 403 UserDIDNotAdminforVASPError |
  */
 import type { FastifyInstance } from 'fastify';
@@ -162,6 +162,7 @@ const ListQuery = Type.Object({
   ),
   transactionRef: Type.Optional(Type.String()),
   transactionAsset: Type.Optional(Type.String()),
+  wallet: Type.Optional(Type.String({ description: 'An address: the transfer was sent from it or to it' })),
   sort: Type.Optional(
     Type.Union(
       ['createdAt', 'updatedAt', 'transactionAmount'].flatMap((f) => [

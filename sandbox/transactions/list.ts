@@ -44,6 +44,7 @@ export async function listTransactions(pool: Pool, access: Access, query: Record
   if (!isTransactionSort(sort)) throw validationError(`sort: must be one of ${TRANSACTION_SORTS.join(', ')}`);
   const transactionRef = one('transactionRef');
   const transactionAsset = one('transactionAsset');
+  const wallet = one('wallet');
 
   const { rows, total } = await listTransactionRows(pool, {
     vaspDid,
@@ -51,6 +52,7 @@ export async function listTransactions(pool: Pool, access: Access, query: Record
     statuses,
     transactionRef,
     transactionAsset,
+    wallet,
     sort,
     page,
     perPage,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -356,6 +357,29 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
     expect(incoming.body.transactions.map((t: Tx) => t.id)).toEqual(expect.arrayContaining(made.map((t) => t.id)));
     expect((await call('GET', `/tx/list?vaspDID=${vasp}&resultsPerPage=101`)).status).toBe(400);
     expect((await call('GET', `/tx/list?vaspDID=${vasp}&status=BOGUS`)).status).toBe(400);
+  });
+
+  it('lists the transfers sent from or to an address (wallet): a hex address in any case, others as written', async () => {
+    const hex = `0x${randomBytes(20).toString('hex')}`;
+    const base58 = `1${randomBytes(12).toString('hex')}Ab`;
+    const toHex = (await create({ transactionBlockchainInfo: { origin: '0xorigin', destination: hex } })).body;
+    const fromHex = (await create({ transactionBlockchainInfo: { origin: hex, destination: address() } })).body;
+    const toBase58 = (await create({ transactionBlockchainInfo: { destination: base58 } })).body;
+    await create();
+    const listed = async (wallet: string) =>
+      (await call('GET', `/tx/list?vaspDID=${group.subA}&wallet=${encodeURIComponent(wallet)}`)).body.transactions.map(
+        (t: Tx) => t.id,
+      );
+    expect((await listed(hex)).sort()).toEqual([toHex.id, fromHex.id].sort());
+    expect((await listed(`0x${hex.slice(2).toUpperCase()}`)).sort()).toEqual([toHex.id, fromHex.id].sort());
+    expect(await listed(base58)).toEqual([toBase58.id]);
+    expect(await listed(base58.toLowerCase())).toEqual([]);
+    // With the other filters: the one sent to it among the VASP's outgoing ones.
+    const sent = await call(
+      'GET',
+      `/tx/list?vaspDID=${group.subA}&txDirection=outgoing&status=${toHex.status}&wallet=${hex}&resultsPerPage=1`,
+    );
+    expect(sent.body.paginateInfo).toMatchObject({ totalItems: 2, itemCount: 1 });
   });
 
   it('tx/update: flat txHash/origin/destination, field ownership by side, and status rules', async () => {

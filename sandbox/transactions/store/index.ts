@@ -140,6 +140,8 @@ export interface TransactionListing {
   statuses: string[];
   transactionRef: string | undefined;
   transactionAsset: string | undefined;
+  /** An address the transfer was sent from or to (`transactionBlockchainInfo`'s origin or destination). */
+  wallet?: string;
   /** One of TRANSACTION_SORTS. */
   sort: string;
   page: number;
@@ -175,6 +177,15 @@ export async function listTransactionRows(
       params.push(value);
       where.push(`${column} = $${params.length}`);
     }
+  }
+  if (query.wallet !== undefined) {
+    // A hex address matches in any case, as the chain does; others (base58, bech32) as written.
+    params.push(query.wallet);
+    const n = `$${params.length}`;
+    const same = (field: string) =>
+      `(case when ${n} ~* '^0x[0-9a-f]+$' then lower(body -> 'transactionBlockchainInfo' ->> '${field}') = lower(${n})
+             else body -> 'transactionBlockchainInfo' ->> '${field}' = ${n} end)`;
+    where.push(`(${same('destination')} or ${same('origin')})`);
   }
   const filter = where.join(' and ');
   const total = (await db.query<{ n: number }>(`select count(*)::int as n from transactions where ${filter}`, params))
