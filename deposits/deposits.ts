@@ -336,9 +336,10 @@ interface GatewayMessage {
 const AT_GATEWAY = ['SENT', 'ACK', 'NOT_READY'];
 
 /**
- * How many pages (of 100, newest first) of the gateway's unanswered messages a first check reads at most. One page is
- * enough unless the gateway's routing is behind (the network's quota reached, say) by more than 100 transfers; a
- * transfer further down would be missed and the report would make a second message.
+ * How many pages (of 100, newest first) of the gateway's unanswered messages to the deposit's address a first check
+ * reads at most. The network filters by the address (`wallet`), so one page is the rule. Unfiltered, a long backlog at
+ * the gateway spanned pages, and a transfer routed away between two page reads shifted the rest by one, so the next
+ * page could skip the deposit's transfer.
  */
 const GATEWAY_PAGES = 5;
 
@@ -365,7 +366,7 @@ async function atGateway(
     (!t.transactionBlockchainInfo?.txHash || hex(t.transactionBlockchainInfo.txHash) === d.txHash);
   const pages = txListPages<GatewayMessage>(
     deps.network,
-    { vaspDID: gatewayDid, txDirection: 'incoming', status: AT_GATEWAY },
+    { vaspDID: gatewayDid, txDirection: 'incoming', status: AT_GATEWAY, wallet: d.to },
     { maxPages: GATEWAY_PAGES, untilShortPage: true },
   );
   for await (const transactions of pages) {

@@ -149,12 +149,15 @@ export interface TxListQuery {
   txDirection?: 'incoming' | 'outgoing';
   status?: string[];
   sort?: string;
+  /** Only transfers sent from or to this address. */
+  wallet?: string;
 }
 
 export function txList<T>(network: NetworkClient, query: TxListQuery): Promise<TxListPage<T>> {
   const searchParams = new URLSearchParams({ vaspDID: query.vaspDID, page: String(query.page), resultsPerPage: '100' });
   if (query.txDirection) searchParams.set('txDirection', query.txDirection);
   if (query.sort) searchParams.set('sort', query.sort);
+  if (query.wallet) searchParams.set('wallet', query.wallet);
   for (const s of query.status ?? []) searchParams.append('status', s);
   return network.call('GET /tx/list', () => network.api.get('tx/list', { searchParams }).json<TxListPage<T>>());
 }

@@ -1,9 +1,11 @@
 /**
- * Issue 23: a deposit whose transfer waits at the gateway behind more than a page (100) of newer unanswered messages
- * is matched to that transfer, not reported as a second (INCOMPLETE) message: the first check reads the gateway's
- * unanswered messages page by page (deposits/deposits.ts atGateway). The chaos run met this in round 2, when the
- * lowered network quota held the gateway's routing back. A sandbox of its own, with no webhook registered for the
- * gateway, so the transfers stay at the gateway; the real Temporal server, PostgreSQL and the sandbox over HTTP.
+ * Issue 23: a deposit whose transfer waits at the gateway behind a backlog of newer unanswered messages is matched to
+ * that transfer, not reported as a second (INCOMPLETE) message: the first check asks for the gateway's unanswered
+ * messages to the deposit's address (deposits/deposits.ts atGateway). The chaos run met this in round 2, when the
+ * lowered network quota or a busy worker held the gateway's routing back: first past the first page of the whole
+ * backlog, then (read page by page) a transfer skipped as others were routed away between two pages. A sandbox of its
+ * own, with no webhook registered for the gateway, so the transfers stay at the gateway; the real Temporal server,
+ * PostgreSQL and the sandbox over HTTP.
  */
 import { randomBytes } from 'node:crypto';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
@@ -39,16 +41,20 @@ describe('deposits: a transfer behind a backlog at the gateway is still the depo
     await sb?.close();
   });
 
-  it('reads past the first page of the gateway’s unanswered messages, and the network holds one message for it', async () => {
+  it('finds it behind more than five pages of the gateway’s unanswered messages, and the network holds one message for it', async () => {
     const to = evm();
     const put = await bearerCall(orch.apiUrl, orch.apiKeys.admin, 'PUT', '/v1/addresses', {
       addresses: [{ vaspDID: g.subA, asset: 'ETH', address: to, customerRef: 'cust-backlog' }],
     });
     expect(put.status).toBe(200);
     const sent = await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: to, amount: ABOVE });
-    // 100 newer transfers wait at the gateway too: the deposit's is on the second page, newest first.
-    for (let i = 0; i < 100; i++)
-      await simulateTransfer(sb, { from: g.external, to: g.gateway, destination: evm(), amount: ABOVE });
+    // 520 newer transfers wait at the gateway too: read newest first, the deposit's is on the sixth page.
+    for (let batch = 0; batch < 26; batch++)
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          simulateTransfer(sb, { from: g.external, to: g.gateway, destination: evm(), amount: ABOVE }),
+        ),
+      );
 
     const created = await roleCall(orch, 'operator', 'POST', '/v1/deposits', {
       vaspDid: g.subA,
