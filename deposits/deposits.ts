@@ -337,9 +337,8 @@ const AT_GATEWAY = ['SENT', 'ACK', 'NOT_READY'];
 
 /**
  * How many pages (of 100, newest first) of the gateway's unanswered messages to the deposit's address a first check
- * reads at most. The network filters by the address (`wallet`), so one page is the rule. Unfiltered, a long backlog at
- * the gateway spanned pages, and a transfer routed away between two page reads shifted the rest by one, so the next
- * page could skip the deposit's transfer.
+ * reads at most. The network filters by the address (`wallet`), so one page is the rule: a backlog read whole spans
+ * pages, and transfers routed away between two page reads move the rest up, past the page already read.
  */
 const GATEWAY_PAGES = 5;
 
