@@ -162,7 +162,9 @@ const ListQuery = Type.Object({
   ),
   transactionRef: Type.Optional(Type.String()),
   transactionAsset: Type.Optional(Type.String()),
-  wallet: Type.Optional(Type.String({ description: 'An address: the transfer was sent from it or to it' })),
+  wallet: Type.Optional(
+    Type.String({ maxLength: 1024, description: 'An address: the transfer was sent from it or to it' }),
+  ),
   sort: Type.Optional(
     Type.Union(
       ['createdAt', 'updatedAt', 'transactionAmount'].flatMap((f) => [

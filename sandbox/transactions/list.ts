@@ -45,6 +45,7 @@ export async function listTransactions(pool: Pool, access: Access, query: Record
   const transactionRef = one('transactionRef');
   const transactionAsset = one('transactionAsset');
   const wallet = one('wallet');
+  if (wallet !== undefined && wallet.length > 1024) throw validationError('wallet: must be at most 1024 characters');
 
   const { rows, total } = await listTransactionRows(pool, {
     vaspDid,

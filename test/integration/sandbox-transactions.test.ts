@@ -361,7 +361,7 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
 
   it('lists the transfers sent from or to an address (wallet): a hex address in any case, others as written', async () => {
     const hex = `0x${randomBytes(20).toString('hex')}`;
-    const base58 = `1${randomBytes(12).toString('hex')}Ab`;
+    const base58 = `1Wallet${randomBytes(8).toString('hex')}XyZ`;
     const toHex = (await create({ transactionBlockchainInfo: { origin: '0xorigin', destination: hex } })).body;
     const fromHex = (await create({ transactionBlockchainInfo: { origin: hex, destination: address() } })).body;
     const toBase58 = (await create({ transactionBlockchainInfo: { destination: base58 } })).body;
@@ -380,6 +380,10 @@ describe('sandbox: transactions (tx/create, info, update, list and the actions)'
       `/tx/list?vaspDID=${group.subA}&txDirection=outgoing&status=${toHex.status}&wallet=${hex}&resultsPerPage=1`,
     );
     expect(sent.body.paginateInfo).toMatchObject({ totalItems: 2, itemCount: 1 });
+    // Bounded as a transfer's destination is.
+    const tooLong = await call('GET', `/tx/list?vaspDID=${group.subA}&wallet=0x${'a'.repeat(1023)}`);
+    expect(tooLong.status).toBe(400);
+    expect(JSON.stringify(tooLong.body)).toContain('wallet');
   });
 
   it('tx/update: flat txHash/origin/destination, field ownership by side, and status rules', async () => {

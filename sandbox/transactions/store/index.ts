@@ -4,6 +4,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import type { Transaction } from '../model';
+import { isHexHash } from './notify';
 
 type Db = Pool | PoolClient;
 
@@ -179,12 +180,13 @@ export async function listTransactionRows(
     }
   }
   if (query.wallet !== undefined) {
-    // A hex address matches in any case, as the chain does; others (base58, bech32) as written.
+    // A hex address in any case, as tx/notify compares hashes; others (base58, bech32) as written.
     params.push(query.wallet);
     const n = `$${params.length}`;
-    const same = (field: string) =>
-      `(case when ${n} ~* '^0x[0-9a-f]+$' then lower(body -> 'transactionBlockchainInfo' ->> '${field}') = lower(${n})
-             else body -> 'transactionBlockchainInfo' ->> '${field}' = ${n} end)`;
+    const field = (name: string) => `body -> 'transactionBlockchainInfo' ->> '${name}'`;
+    const same = isHexHash(query.wallet)
+      ? (name: string) => `lower(${field(name)}) = lower(${n})`
+      : (name: string) => `${field(name)} = ${n}`;
     where.push(`(${same('destination')} or ${same('origin')})`);
   }
   const filter = where.join(' and ');
