@@ -2,7 +2,10 @@ import type { Pool } from 'pg';
 import { recordAuditEntry, type AuditEntry } from '../audit/store';
 import { activityIdempotencyKey } from './context';
 import type { NetworkClient } from '../network/client';
-import { findAddressOwner, recordRoutedAddress, reportIncomingOutcome } from '../incoming/routing';
+import { findAddressOwner, recordRoutedAddress } from '../incoming/routing';
+import { finishIncomingTransfer, reportIncomingOutcome } from '../incoming/outcome';
+import type { Logger } from '../lib/logger';
+import type { TransferViewUpdate } from '../transfer-view/types';
 import type { ScreeningDeps, ScreeningInput } from '../screening/screen-transfer';
 import { screenAndDecide } from '../incoming/screen-and-decide';
 import type { DecideDeps } from '../policy/decide';
@@ -18,13 +21,14 @@ import {
   type IncomingTxSummary,
 } from '../incoming/transaction';
 import { listUnansweredIncoming, type UnansweredIncomingQuery } from '../incoming/sweep';
-import type { ScreenedTransfer } from '../incoming/types';
+import type { IncomingOutcomeReport, ScreenedTransfer } from '../incoming/types';
 
 export type { IncomingTxSummary } from '../incoming/transaction';
 
 export interface IncomingDeps {
   pool: Pool;
   network: NetworkClient;
+  logger: Logger;
   decrypt: ScreeningDeps['decrypt'];
   callbackUrl?: string;
   /** The policy's sources; without them screening alone decides (a hit → a person, else accept). */
@@ -94,14 +98,17 @@ export function incomingActivities(deps: IncomingDeps) {
       await recordAuditEntry(deps.pool, input, { idempotencyKey: activityIdempotencyKey() });
     },
 
-    /** Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person. */
-    async reportIncomingOutcome(input: {
-      transactionId: string;
-      outcome: string;
-      networkStatus: string;
-      subsidiaryDid: string | null;
-    }): Promise<void> {
-      await reportIncomingOutcome(deps.callbackUrl, input);
+    /** Tells the internal systems (TRANSFER_CALLBACK_URL) that an incoming transfer needs a person, or how it ended. */
+    async reportIncomingOutcome(report: IncomingOutcomeReport): Promise<void> {
+      await reportIncomingOutcome(deps.callbackUrl, report);
+    },
+
+    /** The final list entry, then the outcome report (a failed report is retried by Temporal). */
+    async finishIncomingTransfer(input: {
+      view: TransferViewUpdate;
+      report: IncomingOutcomeReport;
+    }): Promise<{ viewWritten: boolean }> {
+      return finishIncomingTransfer(deps, input);
     },
   };
 }

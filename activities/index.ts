@@ -70,6 +70,7 @@ export function createActivities(deps: ActivityDeps) {
     ...incomingActivities({
       pool: deps.pool,
       network: deps.network,
+      logger: deps.logger,
       decide,
       decrypt: async (tx, vaspDid) =>
         deps.transfers ? ((await decryptTransaction(deps.transfers, tx as never, vaspDid)) as typeof tx) : tx,

@@ -3,7 +3,6 @@ import { checkEntry } from '../address-book/entry';
 import { ConflictError } from '../lib/errors';
 import { upsertEntries } from '../address-book/store/registry';
 import { findRegistryOwner } from '../address-book/store/registry-owner';
-import { postTransferOutcome } from '../lib/transfer-callback';
 
 /**
  * A person routed a transfer nobody owned, and the network registers the address to that subsidiary when it is
@@ -40,13 +39,4 @@ export async function findAddressOwner(
 ): Promise<string | null> {
   if (!input.address) return null;
   return (await findRegistryOwner(pool, input.address, input.subsidiaryDids)) ?? null;
-}
-
-/** Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person; nothing without one. */
-export async function reportIncomingOutcome(
-  callbackUrl: string | undefined,
-  input: { transactionId: string; outcome: string; networkStatus: string; subsidiaryDid: string | null },
-): Promise<void> {
-  if (!callbackUrl) return;
-  await postTransferOutcome(callbackUrl, { direction: 'incoming', ...input });
 }

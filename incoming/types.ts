@@ -70,3 +70,11 @@ export interface IncomingStatus {
 
 /** Screening's result with the policy's decision on it (absent in histories from before policies). */
 export type ScreenedTransfer = ScreeningOutcome & { policy?: TransferDecision };
+
+/** What the internal systems are told (TRANSFER_CALLBACK_URL) when an incoming transfer ends or needs a person. */
+export interface IncomingOutcomeReport {
+  transactionId: string;
+  outcome: string;
+  networkStatus: string;
+  subsidiaryDid: string | null;
+}

@@ -15,6 +15,7 @@ import { Asset, NeedsReview, SubsidiaryVaspDid, TransferStatus } from '../lib/te
 import { incomingViewUpdate, type IncomingFacts } from '../transfer-view/status';
 import { systemPrincipal } from '../lib/principal';
 import type { TransferDecision } from '../policy/types';
+import type { IncomingOutcomeReport } from '../incoming/types';
 import { policyAuditDetails } from '../policy/status';
 import { isAcknowledged } from '../lib/network-status';
 import {
@@ -50,8 +51,9 @@ import {
  * The short, idempotent steps (one HTTP call or one query) run as local activities: no task-queue round trip each,
  * which is most of the webhook-to-confirmed latency. Screening (a few network calls, decryption, list lookups and the
  * policy, seconds at most) runs as one too since `incoming-local-screening` (and the patches that stand for it,
- * `incoming-lean-upserts` and `incoming-lean-views`); runs started before it screen in an ordinary activity. The
- * callback to internal systems stays an ordinary activity, retried on its own.
+ * `incoming-lean-upserts`, `incoming-lean-views` and `incoming-lean-finish`); runs started before it screen in an
+ * ordinary activity. The reports to internal systems stay an ordinary activity, retried on its own; since
+ * `incoming-lean-finish` the end's also writes the list entry.
  */
 // No attempt limit on what waits for the network: the counterparty waits for our answer however long the network
 // fails, so a transient failure (5xx, 429, unreachable) delays the transfer and never ends it; refusals and bad data
@@ -128,8 +130,11 @@ interface Run {
    * network call. It stands for `incoming-lean-upserts` (and so `incoming-local-screening`) too.
    */
   leanViews: boolean;
-  /** A person took the decision being carried out (the list leaves the review queue before the answer is sent). */
-  decidedByPerson: boolean;
+  /**
+   * `incoming-lean-finish`, asked first: the end's report activity writes the final list entry too, one local activity
+   * fewer. It stands for `incoming-lean-views` (and so the patches before it) too.
+   */
+  leanFinish: boolean;
   /** The NeedsReview value last said in the search attributes. */
   needsReview?: boolean;
   /** The first read is done: a lean run says each new status from then on (before it, with the first read's upsert). */
@@ -166,7 +171,8 @@ export async function incomingTransfer(input: IncomingTransferInput): Promise<In
 /** The state before anything happened, and the handlers of the signal, the query and the updates. */
 function begin(input: IncomingTransferInput): Run {
   const info = workflowInfo();
-  const leanViews = patched('incoming-lean-views');
+  const leanFinish = patched('incoming-lean-finish');
+  const leanViews = leanFinish || patched('incoming-lean-views');
   const lean = leanViews || patched('incoming-lean-upserts');
   const run: Run = {
     input,
@@ -177,7 +183,7 @@ function begin(input: IncomingTransferInput): Run {
     screensLocally: lean || patched('incoming-local-screening'),
     lean,
     leanViews,
-    decidedByPerson: false,
+    leanFinish,
     statusSaid: false,
   };
   const { state } = run;
@@ -289,12 +295,7 @@ async function awaitRoute(run: Run, tx: Transaction): Promise<Outcome | undefine
     await auditSystem(run, 'routing', 'incoming.route.escalated', { waited: input.routeDeadline });
     waitFor(run, input.routeGiveUpAfter);
     await publish(run);
-    await notify.reportIncomingOutcome({
-      transactionId: input.transactionId,
-      outcome: 'route-escalated',
-      networkStatus: state.networkStatus,
-      subsidiaryDid: null,
-    });
+    await report(run, 'route-escalated');
     if (!(await condition(routed, input.routeGiveUpAfter))) {
       const reason = 'destination address is not owned by any VASP of the group';
       await auditSystem(run, 'routing', 'incoming.reject', { reason, waited: input.routeGiveUpAfter });
@@ -439,17 +440,11 @@ async function awaitReview(run: Run): Promise<{ decision: DecisionRequest } | { 
     record(run, 'review-escalated');
     await auditSystem(run, 'screening', 'incoming.review.escalated', { waited: input.reviewDeadline });
     await publish(run);
-    await notify.reportIncomingOutcome({
-      transactionId: input.transactionId,
-      outcome: 'review-escalated',
-      networkStatus: state.networkStatus,
-      subsidiaryDid: state.subsidiaryDid!,
-    });
+    await report(run, 'review-escalated');
     await condition(decided);
   }
   if (isFinalNetworkStatus(state.networkStatus)) return { ended: 'closed-by-network' };
   const decision = run.pendingDecision!;
-  run.decidedByPerson = true;
   await network.recordAudit({
     actor: decision.actor,
     action: `incoming.${decision.decision}`,
@@ -468,8 +463,9 @@ async function awaitReview(run: Run): Promise<{ decision: DecisionRequest } | { 
 async function answer(run: Run, decision: DecisionRequest): Promise<Outcome> {
   const { input, state } = run;
   enter(run, 'deciding');
-  // An automatic decision goes straight to the answer; a person's takes the transfer out of the review queue first.
-  if (!run.leanViews || run.decidedByPerson) await publish(run);
+  // An automatic decision goes straight to the answer; a person's (taken under review, by the update) takes the
+  // transfer out of the review queue first.
+  if (!run.leanViews || run.pendingDecision) await publish(run);
   const answered =
     decision.decision === 'approve'
       ? await network.acceptIncomingTransaction(input.transactionId)
@@ -485,22 +481,47 @@ async function answer(run: Run, decision: DecisionRequest): Promise<Outcome> {
   return decidedOutcome(decision);
 }
 
-/** The end: the writes started alongside awaited, the list entry, the outcome reported to internal systems. */
+/**
+ * The end: the writes started alongside awaited, the list entry, the outcome reported to internal systems. A lean-finish
+ * run does both in the report's activity, and writes the entry again alone only when that write failed.
+ *
+ * The report stays an activity task, not a local activity, because it is also the run's checkpoint. An automatic
+ * decision's run does all its steps in one workflow task of local activities, and their results reach the history only
+ * when that task completes. A task that also completed the run would be refused whenever a signal came in meanwhile,
+ * and the network's webhooks echo each step. The refused task's results would be lost, and its steps would run again
+ * against a network that has moved on: a new first read finds the transfer already final, and the run's record of its
+ * decision is gone. Scheduling the report's activity completes the task whatever came in.
+ */
 async function finish(run: Run, outcome: Outcome): Promise<IncomingStatus> {
   const { state } = run;
   await Promise.all(run.alongside.splice(0));
   state.phase = finishedPhase(outcome);
   record(run, `finished:${outcome}`, { networkStatus: state.networkStatus });
   sayNeedsReview(run, false);
-  await publish(run);
-  await notify.reportIncomingOutcome({
-    transactionId: run.input.transactionId,
-    outcome,
-    networkStatus: state.networkStatus,
-    subsidiaryDid: state.subsidiaryDid ?? null,
+  if (!run.leanFinish) {
+    await publish(run);
+    await report(run, outcome);
+    return state;
+  }
+  const { viewWritten } = await notify.finishIncomingTransfer({
+    view: incomingViewUpdate(state, run.facts),
+    report: reportOf(run, outcome),
   });
+  if (!viewWritten) await publish(run);
   return state;
 }
+
+/** Tells the internal systems that the transfer needs a person, or how it ended. */
+async function report(run: Run, outcome: Outcome): Promise<void> {
+  await notify.reportIncomingOutcome(reportOf(run, outcome));
+}
+
+const reportOf = (run: Run, outcome: Outcome): IncomingOutcomeReport => ({
+  transactionId: run.input.transactionId,
+  outcome,
+  networkStatus: run.state.networkStatus,
+  subsidiaryDid: run.state.subsidiaryDid ?? null,
+});
 
 /** Waits for `done`, polling the network between webhooks so a lost webhook costs one interval, not the transfer. */
 async function waitForNetwork(run: Run, done: () => boolean): Promise<void> {

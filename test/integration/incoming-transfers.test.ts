@@ -18,6 +18,7 @@ import {
   type RunningSandbox,
 } from '../harness/platform';
 import { payloadsIn } from '../harness/history';
+import { startCallbackReceiver, type CallbackReceiver } from '../harness/callback-receiver';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import { defaultPayloadConverter } from '@temporalio/common';
 
@@ -36,6 +37,9 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
   let sb: RunningSandbox;
   let orch: RunningOrchestrator;
   let gwToken: string;
+  /** The internal systems' TRANSFER_CALLBACK_URL. */
+  let callbacks: CallbackReceiver;
+  const reportsOf = (id: string) => callbacks.received.filter((c) => (c as Json).transactionId === id);
 
   const sandboxCall = async (method: string, path: string, body?: unknown) =>
     (await bearerCall(sb.url, gwToken, method, path, body)).body;
@@ -65,9 +69,11 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     );
 
   beforeAll(async () => {
+    callbacks = await startCallbackReceiver();
     sb = await startSandbox(g.seed);
     orch = await startOrchestrator(sb.networkConfig(g.gatewayUser), {
       group: { gatewayDid: g.gateway, subsidiaryDids: [g.subA, g.subB] },
+      transfers: { callbackUrl: callbacks.url },
       agentKeys: JSON.stringify([{ vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex }]),
       incoming: {
         routeDeadline: '3s',
@@ -104,6 +110,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
   afterAll(async () => {
     await orch?.close();
     await sb?.close();
+    await callbacks?.close();
   });
 
   it('path 1 — the subsidiary’s address book at the network: redirected and confirmed there, screened clear, accepted', async () => {
@@ -120,10 +127,21 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(done).toMatchObject({ networkStatus: 'ACCEPTED', subsidiaryDid: g.subA, escalated: false });
     expect(done.screening).toMatchObject({ screenedNames: 1, nameHits: [], addressHits: [] });
     expect((await sandboxCall('GET', `/tx/info?id=${id}`)).status).toBe('ACCEPTED');
-    // Screened in a local activity (incoming-local-screening): the report is the run's only activity task.
+    // The outcome reached the internal systems once the transfer completed. Screening is a local activity
+    // (incoming-local-screening); the report, which writes the list's last entry too (incoming-lean-finish), is the
+    // run's only activity task.
+    expect(await eventually(async () => (reportsOf(id).length > 0 ? reportsOf(id) : undefined))).toEqual([
+      {
+        direction: 'incoming',
+        transactionId: id,
+        outcome: 'accepted',
+        networkStatus: 'ACCEPTED',
+        subsidiaryDid: g.subA,
+      },
+    ]);
     const history = await orch.client.workflow.getHandle(`incoming-${id}`).fetchHistory();
     expect(history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).toEqual([
-      'reportIncomingOutcome',
+      'finishIncomingTransfer',
     ]);
     // incoming-lean-upserts: the webhook's status is said with the asset after the first read, NeedsReview only once.
     const upserts = history.events!.flatMap((e) => {
@@ -321,6 +339,9 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(escalated.history.map((h) => h.event)).toContain('review-escalated');
     await api('POST', `/v1/transfers/${id}/decision`, { decision: 'decline', reason: 'match' });
     expect(await until(id, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'DECLINED' });
+    // The internal systems heard of the escalation (an activity of its own) and then of the outcome.
+    const reports = await eventually(async () => (reportsOf(id).length >= 2 ? reportsOf(id) : undefined));
+    expect(reports.map((r) => (r as Json).outcome)).toEqual(['review-escalated', 'declined']);
   });
 
   it('decrypts with a retired key: data encrypted before a rotation is still screened', async () => {

@@ -2,8 +2,6 @@
 // webhook (beforeAll), and splitting the file would start them again for each part.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { NetworkClient } from '../../network/client';
 import { planTransfer } from '../../outgoing/plan';
 import type { NetworkTransaction } from '../../network/transactions';
@@ -12,6 +10,7 @@ import { runTransferDirect } from '../../outgoing/transaction';
 import { createDidKeyRecord, Keyring, type DidKeyRecord } from '../../lib/crypto';
 import { decryptIvms101, flattenIvms101 } from '../../lib/ivms101';
 import { webhookHeaders } from '../../lib/webhook-signature';
+import { startCallbackReceiver, type CallbackReceiver } from '../harness/callback-receiver';
 import { EncryptionCodec } from '../../lib/temporal/codec';
 import type { Payload } from '@temporalio/common';
 import type { TransferState } from '../../workflows/outgoing-transfer.messages';
@@ -47,19 +46,11 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
   let orch: RunningOrchestrator;
   let external: NetworkClient;
   let callbacks: unknown[];
-  let callbackServer: Server;
+  let receiver: CallbackReceiver;
 
   beforeAll(async () => {
-    callbacks = [];
-    callbackServer = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        callbacks.push(JSON.parse(body));
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((r) => callbackServer.listen(0, '127.0.0.1', r));
+    receiver = await startCallbackReceiver();
+    callbacks = receiver.received;
     sandbox = await startSandbox(group.seed);
     external = new NetworkClient(sandbox.networkConfig(group.externalUser));
     // The counterparty publishes its key; our originator's key is configured as the agent's KEYS.
@@ -74,7 +65,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
       transfers: {
         pollIntervalMs: 300,
         answerDeadlineMs: 60_000,
-        callbackUrl: `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`,
+        callbackUrl: receiver.url,
       },
       webhooks: { notification: { [group.subA]: WEBHOOK_SECRET } },
     });
@@ -82,7 +73,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
   afterAll(async () => {
     await orch?.close();
     await sandbox?.close();
-    await new Promise((r) => callbackServer?.close(r));
+    await receiver?.close();
   });
 
   const body = (over: Record<string, unknown> = {}) => ({

@@ -96,7 +96,8 @@ async function record(): Promise<void> {
     sweepMinAge: '0s',
   };
   const sb = await startSandbox(g.seed);
-  // The custody system: acknowledges every callback, so the histories hold their activities.
+  // The custody system and the internal systems' TRANSFER_CALLBACK_URL: every callback acknowledged, so the histories
+  // hold their activities and reports.
   const custody = createServer((req, res) => req.resume().on('end', () => res.writeHead(200).end()));
   await new Promise<void>((done) => custody.listen(0, '127.0.0.1', done));
   const options = {
@@ -105,7 +106,11 @@ async function record(): Promise<void> {
       { vaspDID: g.subA, privateKeyHex: originatorKey.keys[0].privateKeyHex },
       { vaspDID: g.gateway, privateKeyHex: gatewayKey.keys[0].privateKeyHex },
     ]),
-    transfers: { pollIntervalMs: 500, answerDeadlineMs: 60_000 },
+    transfers: {
+      pollIntervalMs: 500,
+      answerDeadlineMs: 60_000,
+      callbackUrl: `http://127.0.0.1:${(custody.address() as AddressInfo).port}/callback`,
+    },
     incoming,
     addressBook: addressBookTestSettings({ chunkRows: 20, chunksPerExecution: 2 }),
     walletProofs: { depositAddresses: { ethereum: `0x${'d0'.repeat(20)}` } },

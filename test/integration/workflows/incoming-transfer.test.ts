@@ -86,10 +86,21 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
     recordAudit: async () => undefined,
     recordTransferView: async () => undefined,
     reportIncomingOutcome: async () => undefined,
+    finishIncomingTransfer: async () => ({ viewWritten: true }),
     ...over,
   });
+  /** The reports to the internal systems in order: the escalations' own, and the end's (incoming-lean-finish). */
   const outcomes = (calls: StubCall[]) =>
-    callsOf(calls, 'reportIncomingOutcome').map((c) => (c.args[0] as { outcome: string }).outcome);
+    calls.flatMap((c) => {
+      if (c.name === 'reportIncomingOutcome') return [(c.args[0] as { outcome: string }).outcome];
+      return c.name === 'finishIncomingTransfer' ? [(c.args[0] as { report: { outcome: string } }).report.outcome] : [];
+    });
+  /** The console's list entries in order: each step's, and the end's with its report (incoming-lean-finish). */
+  const listWrites = (calls: StubCall[]) =>
+    calls.flatMap((c) => {
+      if (c.name === 'recordTransferView') return [c];
+      return c.name === 'finishIncomingTransfer' ? [{ ...c, args: [(c.args[0] as { view: unknown }).view] }] : [];
+    });
   const until = async (check: () => boolean) => {
     const deadline = Date.now() + 20_000;
     while (!check()) {
@@ -292,8 +303,12 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
           }
         },
         recordTransferView: async () => {
-          if (viewsDone < 2) await started(viewsDone === 0 ? 'findAddressOwner' : 'confirmIncomingTransaction');
+          await started(viewsDone === 0 ? 'findAddressOwner' : 'confirmIncomingTransaction');
           viewsDone++;
+        },
+        finishIncomingTransfer: async () => {
+          viewsDone++;
+          return { viewWritten: true };
         },
       }),
     );
@@ -335,14 +350,68 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
       return { result: await handle.result(), events: (await handle.fetchHistory()).events ?? [] };
     });
     expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED' });
-    // The report is the only activity task; screening is a local activity's marker in the first workflow task, which
-    // reads, confirms, screens and accepts; the second sees the report done and completes.
-    expect(scheduledActivities(events)).toEqual(['reportIncomingOutcome']);
+    // The end's report, with the list's last entry (incoming-lean-finish), is the only activity task; screening is a
+    // local activity's marker in the first workflow task, which reads, confirms, screens and accepts; the second sees
+    // the report done and completes.
+    expect(scheduledActivities(events)).toEqual(['finishIncomingTransfer']);
     const localActivities = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
     expect(localActivities.length).toBeGreaterThanOrEqual(5);
     expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(2);
     const patches = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
     expect(patches).toHaveLength(1);
+  });
+
+  it("the network's echo of the answer, arriving while the run decides, does not undo the run's steps (incoming-lean-finish)", async () => {
+    // The network's webhook for the accept reaches the workflow while the workflow task that accepted is still open,
+    // as in production. Were the run completed in that task, the server would refuse it, and the task's local
+    // activities (read, confirm, screen, accept) would run again against a transfer already ACCEPTED.
+    let accepted = false;
+    const { worker, taskQueue, calls } = await stubWorker(
+      env,
+      flagged({
+        getIncomingTransaction: async (id) => tx(id, accepted ? { status: 'ACCEPTED' } : {}),
+        screenIncomingTransfer: async () => ({ screenedNames: 2, nameHits: [], addressHits: [] }),
+        acceptIncomingTransaction: async (id) => {
+          accepted = true;
+          await env.client.workflow
+            .getHandle(`incoming-${id}`)
+            .signal(transactionUpdatedSignal, {
+              status: 'ACCEPTED',
+              beneficiaryVaspDid: subsidiary,
+              source: 'webhook',
+            });
+          return tx(id, { status: 'ACCEPTED' });
+        },
+      }),
+    );
+    const id = `tx-${randomBytes(4).toString('hex')}`;
+    const result = await worker.runUntil(
+      env.client.workflow.execute(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id)] }),
+    );
+    expect(result.history.map((h) => h.event)).toContain('finished:accepted');
+    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED', screening: { screenedNames: 2 } });
+    expect(callsOf(calls, 'getIncomingTransaction')).toHaveLength(1);
+    expect(callsOf(calls, 'acceptIncomingTransaction')).toHaveLength(1);
+    expect(outcomes(calls)).toEqual(['accepted']);
+  });
+
+  it('an end whose list write failed writes the entry again on its own, and reports once (incoming-lean-finish)', async () => {
+    const { worker, taskQueue, calls } = await stubWorker(
+      env,
+      flagged({
+        screenIncomingTransfer: async () => ({ screenedNames: 2, nameHits: [], addressHits: [] }),
+        finishIncomingTransfer: async () => ({ viewWritten: false }),
+      }),
+    );
+    const id = `tx-${randomBytes(4).toString('hex')}`;
+    const result = await worker.runUntil(
+      env.client.workflow.execute(incomingTransfer, { taskQueue, workflowId: `incoming-${id}`, args: [input(id)] }),
+    );
+    expect(result).toMatchObject({ phase: 'completed', networkStatus: 'ACCEPTED' });
+    expect(outcomes(calls)).toEqual(['accepted']);
+    const last = callsOf(calls, 'recordTransferView').at(-1)!;
+    expect(last.args[0]).toMatchObject({ phase: 'completed', final: true });
+    expect(last.at).toBeGreaterThanOrEqual(callsOf(calls, 'finishIncomingTransfer')[0]!.at);
   });
 
   it('a new run started by a webhook says its first status with the asset, and NeedsReview once (incoming-lean-upserts)', async () => {
@@ -392,7 +461,7 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
   describe("the console's list (incoming-lean-views): written when the transfer appears, when it waits, and at the end", () => {
     type ViewWrite = { phase: string; subsidiaryDid?: string; needsReview: boolean; needsRouting: boolean };
     const views = (calls: StubCall[]) =>
-      callsOf(calls, 'recordTransferView').map((c) => {
+      listWrites(calls).map((c) => {
         const { phase, subsidiaryDid, needsReview, needsRouting } = c.args[0] as ViewWrite;
         return { phase, subsidiaryDid, needsReview, needsRouting };
       });
@@ -483,7 +552,7 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
         { phase: 'completed', subsidiaryDid: subsidiary, needsReview: false, needsRouting: false },
       ]);
       // Out of the queue before the answer: the 'deciding' entry is written before the network is told.
-      const deciding = callsOf(calls, 'recordTransferView')[4]!;
+      const deciding = listWrites(calls)[4]!;
       expect(deciding.at).toBeLessThanOrEqual(callsOf(calls, 'acceptIncomingTransaction')[0]!.at);
     });
   });

@@ -69,6 +69,12 @@ describe("replay: recorded histories of every workflow type replay through today
       'deposit-awaiting-proof-released.before-deposit-local-steps.json',
       'deposit-returned-confirmed.before-deposit-local-steps.json',
     ],
+    'incoming-lean-finish': [
+      'incoming-transfer-policy-not-ready.before-incoming-lean-finish.json',
+      'incoming-transfer-registry-accepted.before-incoming-lean-finish.json',
+      'incoming-transfer-review-escalated-declined.before-incoming-lean-finish.json',
+      'incoming-transfer-routed-by-person.before-incoming-lean-finish.json',
+    ],
     'incoming-lean-views': [
       'incoming-transfer-policy-not-ready.before-incoming-lean-views.json',
       'incoming-transfer-registry-accepted.before-incoming-lean-views.json',

@@ -1,0 +1,38 @@
+import type { Pool } from 'pg';
+import type { Logger } from '../lib/logger';
+import { postTransferOutcome } from '../lib/transfer-callback';
+import { writeTransferViewUpdate } from '../transfer-view/store';
+import type { TransferViewUpdate } from '../transfer-view/types';
+import type { IncomingOutcomeReport } from './types';
+
+/** Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person; nothing without one. */
+export async function reportIncomingOutcome(
+  callbackUrl: string | undefined,
+  report: IncomingOutcomeReport,
+): Promise<void> {
+  if (!callbackUrl) return;
+  await postTransferOutcome(callbackUrl, { direction: 'incoming', ...report });
+}
+
+/**
+ * The incoming workflow's last step: the console's list entry for the final state, then the outcome report. A failed
+ * list write is logged and answered (the workflow writes it again), not thrown, so that only the report's failure makes
+ * Temporal retry the step, which writes the entry again with each attempt.
+ */
+export async function finishIncomingTransfer(
+  deps: { pool: Pool; logger: Logger; callbackUrl?: string },
+  input: { view: TransferViewUpdate; report: IncomingOutcomeReport },
+): Promise<{ viewWritten: boolean }> {
+  let viewWritten = true;
+  try {
+    await writeTransferViewUpdate(deps.pool, input.view);
+  } catch (e) {
+    deps.logger.warn(
+      { id: input.view.id, error: (e as Error).message },
+      'the console transfer list could not be updated',
+    );
+    viewWritten = false;
+  }
+  await reportIncomingOutcome(deps.callbackUrl, input.report);
+  return { viewWritten };
+}
