@@ -20,7 +20,8 @@
  * once, the network's address book equal to the registry, the rotation done with the old key still decrypting, every
  * outgoing transfer's personal data read by its counterparty, every wallet proof final as expected with one status
  * change and one workflow run, every deposit final as expected with one change to its final status, one workflow run
- * and one message at the network. Last, the secrets scan (bench/chaos/secrets.ts).
+ * and one message at the network, every final transfer reported to TRANSFER_CALLBACK_URL with its final status
+ * (bench/chaos/reports.ts). Last, the secrets scan (bench/chaos/secrets.ts).
  *
  * Options: `--seed=<n>` (printed; replays the fault schedule and the work mix), `--scale=<x>` (counts × x; 1 = 200
  * outgoing, 200 incoming, 100,000 addresses, 100 wallet proofs to verify and 5 each to reject and to expire, 100
@@ -49,6 +50,7 @@ import { freePort, httpOk, Proc, sleep, tsxArgs } from './chaos/processes';
 import { checkProofs, driveProof, planProofs, walletKeyNeedles, type PlannedProof } from './chaos/proofs';
 import { checkDeposits, depositNeedles, driveDeposit, planDeposits, prepareDeposits } from './chaos/deposits';
 import { checkCustody, startCustodyReceiver, type CustodySubject } from './chaos/custody';
+import { checkReports, startReportReceiver, type ReportSubject } from './chaos/reports';
 import { generateWebhookSecret } from '../lib/webhook-signature';
 import { secretsScan, type ScanResult } from './chaos/secrets';
 import { chaosTemporal } from './chaos/temporal';
@@ -236,9 +238,12 @@ async function main() {
   // The custody system, in this process: takes the deposits' and the outgoing transfers' callbacks.
   const custodySecret = generateWebhookSecret();
   const custodyReceiver = await startCustodyReceiver(custodySecret, SEED);
+  // The internal systems, in this process too: take every transfer's report (TRANSFER_CALLBACK_URL).
+  const reportReceiver = await startReportReceiver(SEED);
   const stopCleanUp = cleanUp;
   cleanUp = async () => {
     await custodyReceiver.close();
+    await reportReceiver.close();
     await stopCleanUp?.();
   };
   const seedFile = resolve(dataDir, 'sandbox-seed.json');
@@ -340,6 +345,7 @@ async function main() {
     DEPOSIT_RECHECK_MAX: '30s',
     CUSTODY_CALLBACK_URL: custodyReceiver.custody.url,
     CUSTODY_CALLBACK_SECRET: custodySecret,
+    TRANSFER_CALLBACK_URL: reportReceiver.url,
     // Subsidiary A broadcasts once the beneficiary accepted (the default); B also when no answer came within the
     // timeout, which races the late answers and the silent ones' deadline.
     TRANSFER_BROADCAST_BY_SUBSIDIARY: JSON.stringify({ [subB.did]: `after-timeout:${BROADCAST_TIMEOUT_S}s` }),
@@ -746,6 +752,7 @@ async function main() {
       'wallet proofs': [],
       deposits: [],
       custody: [],
+      reports: [],
     };
     const incomingState = new Map<
       string,
@@ -1102,10 +1109,43 @@ async function main() {
     };
     say(`  ${custodyCheck.summary}`);
 
+    // What the internal systems were told: every final transfer's report, with its final status.
+    const reportSubjects: ReportSubject[] = [
+      ...outgoing
+        .filter((o) => o.status && FINAL_OUT.has(o.status))
+        .map((o): ReportSubject => ({ direction: 'outgoing', id: o.id, status: o.status! })),
+      ...incoming.flatMap((t) =>
+        t.ids.flatMap((id): ReportSubject[] => {
+          const s = incomingState.get(id);
+          return s?.finalAt ? [{ direction: 'incoming', id, status: s.networkStatus }] : [];
+        }),
+      ),
+    ];
+    const reportCheck = await checkReports(reportReceiver, reportSubjects, 120_000);
+    const reportRow: WorkResult = {
+      work: 'transfer reports (TRANSFER_CALLBACK_URL)',
+      total: N_OUT + incoming.reduce((n, t) => n + Math.max(1, t.ids.length), 0),
+      completed: reportCheck.completed,
+      lost: reportCheck.lost,
+      duplicated: reportCheck.duplicated,
+      wrong: reportCheck.wrong,
+      notes: reportCheck.notes,
+    };
+    say(`  ${reportCheck.summary}`);
+
     // Time to recover: per work, from the last fault's process being back (restarted and ready) to that work's last
     // completion, from the completion times recorded by the system; 0 when it was all done before.
-    const rows = [outRow, inRow, bookRow, rotRow, proofRow, depositRow, custodyRow];
-    const names = ['outgoing', 'incoming', 'reconciliation', 'key rotation', 'wallet proofs', 'deposits', 'custody'];
+    const rows = [outRow, inRow, bookRow, rotRow, proofRow, depositRow, custodyRow, reportRow];
+    const names = [
+      'outgoing',
+      'incoming',
+      'reconciliation',
+      'key rotation',
+      'wallet proofs',
+      'deposits',
+      'custody',
+      'reports',
+    ];
     const calm = Math.max(...events.map((e) => e.done ?? e.at));
     rows.forEach((row, k) => {
       const done = completions[names[k]!]!;

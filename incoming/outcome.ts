@@ -1,17 +1,26 @@
 import type { Pool } from 'pg';
 import type { Logger } from '../lib/logger';
 import { postTransferOutcome } from '../lib/transfer-callback';
+import { workflowIds } from '../lib/temporal/workflow-ids';
 import { writeTransferViewUpdate } from '../transfer-view/store';
 import type { TransferViewUpdate } from '../transfer-view/types';
 import type { IncomingOutcomeReport } from './types';
 
-/** Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person; nothing without one. */
+/**
+ * Tells the internal systems (TRANSFER_CALLBACK_URL) how an incoming transfer ended or that it needs a person; nothing
+ * without one. A retried report carries the same Idempotency-Key (the workflow's id and the outcome), as an outgoing
+ * transfer's does.
+ */
 export async function reportIncomingOutcome(
   callbackUrl: string | undefined,
   report: IncomingOutcomeReport,
 ): Promise<void> {
   if (!callbackUrl) return;
-  await postTransferOutcome(callbackUrl, { direction: 'incoming', ...report });
+  await postTransferOutcome(
+    callbackUrl,
+    { direction: 'incoming', ...report },
+    { 'Idempotency-Key': `${workflowIds.incomingTransfer(report.transactionId)}:${report.outcome}` },
+  );
 }
 
 /**

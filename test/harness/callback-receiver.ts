@@ -1,6 +1,6 @@
 /**
  * The internal systems' end of TRANSFER_CALLBACK_URL in tests: an HTTP server on a free loopback port that keeps each
- * JSON body it is sent, in order, and answers 204.
+ * JSON body it is sent (and its Idempotency-Key), in order, and answers 204.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,16 +9,20 @@ export interface CallbackReceiver {
   /** For the orchestrator's `transfers.callbackUrl`. */
   url: string;
   received: unknown[];
+  /** Each delivery's Idempotency-Key header, in the order of `received`. */
+  keys: (string | undefined)[];
   close(): Promise<void>;
 }
 
 export async function startCallbackReceiver(): Promise<CallbackReceiver> {
   const received: unknown[] = [];
+  const keys: (string | undefined)[] = [];
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       received.push(JSON.parse(body));
+      keys.push(req.headers['idempotency-key'] as string | undefined);
       res.writeHead(204).end();
     });
   });
@@ -26,6 +30,7 @@ export async function startCallbackReceiver(): Promise<CallbackReceiver> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
     received,
+    keys,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -139,6 +139,8 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
         subsidiaryDid: g.subA,
       },
     ]);
+    // A retry of the report would carry the same key.
+    expect(callbacks.keys[callbacks.received.indexOf(reportsOf(id)[0])]).toBe(`incoming-${id}:accepted`);
     const history = await orch.client.workflow.getHandle(`incoming-${id}`).fetchHistory();
     expect(history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).toEqual([
       'finishIncomingTransfer',
