@@ -373,13 +373,11 @@ describe('incoming transfer workflow: review escalation and routing deadlines', 
         screenIncomingTransfer: async () => ({ screenedNames: 2, nameHits: [], addressHits: [] }),
         acceptIncomingTransaction: async (id) => {
           accepted = true;
-          await env.client.workflow
-            .getHandle(`incoming-${id}`)
-            .signal(transactionUpdatedSignal, {
-              status: 'ACCEPTED',
-              beneficiaryVaspDid: subsidiary,
-              source: 'webhook',
-            });
+          await env.client.workflow.getHandle(`incoming-${id}`).signal(transactionUpdatedSignal, {
+            status: 'ACCEPTED',
+            beneficiaryVaspDid: subsidiary,
+            source: 'webhook',
+          });
           return tx(id, { status: 'ACCEPTED' });
         },
       }),
