@@ -12,6 +12,7 @@ import {
   type CustodyDelivery,
   type CustodyReceiver,
 } from '../../test/harness/custody-receiver';
+import { emptyCheck, type WorkCheck } from './check';
 import { sleep } from './processes';
 
 /** The verified deliveries of one webhook id: a retry is the same message. */
@@ -58,15 +59,7 @@ export interface CustodySubject {
   expected: Expected;
 }
 
-export interface CustodyCheck {
-  total: number;
-  completed: number;
-  lost: number;
-  duplicated: number;
-  wrong: number;
-  notes: string[];
-  summary: string;
-}
+export type CustodyCheck = WorkCheck;
 
 const EVENT: Record<'transfer' | 'deposit', Record<string, Expected>> = {
   transfer: { 'transfer.release': 'release', 'transfer.halt': 'halt' },
@@ -91,15 +84,7 @@ export async function checkCustody(
   while (Date.now() < until && subjects.some((s) => !(told().get(s.id) ?? []).some((m) => m.acknowledged)))
     await sleep(2000);
   const by = told();
-  const check: CustodyCheck = {
-    total: subjects.length,
-    completed: 0,
-    lost: 0,
-    duplicated: 0,
-    wrong: 0,
-    notes: [],
-    summary: '',
-  };
+  const check = emptyCheck(subjects.length);
   const wrong = new Map<string, number>();
   let retried = 0;
   for (const s of subjects) {

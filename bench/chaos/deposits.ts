@@ -16,6 +16,7 @@ import type { Pool } from 'pg';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { simulateTransfer, type SandboxTestRoutes } from '../../sandbox/nested-routing/simulate-client';
 import type { ApiCall } from './proofs';
+import { emptyCheck, type WorkCheck } from './check';
 import { sleep } from './processes';
 import { workflowRuns } from './workflow-runs';
 
@@ -248,15 +249,8 @@ export async function driveDeposit(
   d.error = 'not final before the quiescence deadline';
 }
 
-export interface DepositCheck {
-  total: number;
-  completed: number;
-  lost: number;
-  duplicated: number;
-  wrong: number;
-  notes: string[];
+export interface DepositCheck extends WorkCheck {
   completions: number[];
-  summary: string;
 }
 
 /**
@@ -305,16 +299,7 @@ export async function checkDeposits(
   const messagesOf = new Map<string, typeof messages>();
   for (const m of messages) messagesOf.set(m.to, [...(messagesOf.get(m.to) ?? []), m]);
 
-  const result: DepositCheck = {
-    total: deposits.length,
-    completed: 0,
-    lost: 0,
-    duplicated: 0,
-    wrong: 0,
-    notes,
-    completions: [],
-    summary: '',
-  };
+  const result: DepositCheck = { ...emptyCheck(deposits.length, notes), completions: [] };
   const problems = new Map<string, number>();
   const problem = (what: string) => problems.set(what, (problems.get(what) ?? 0) + 1);
   let sameAnswer = 0;

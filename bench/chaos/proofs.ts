@@ -12,6 +12,7 @@ import type { Pool } from 'pg';
 import type { Role } from '../../lib/principal';
 import { workflowIds } from '../../lib/temporal/workflow-ids';
 import { ethereumWallet, type EthereumWallet } from '../../test/harness/wallets';
+import { emptyCheck, type WorkCheck } from './check';
 import { sleep } from './processes';
 import { workflowRuns } from './workflow-runs';
 
@@ -191,15 +192,8 @@ function actionFor(p: PlannedProof, created: Json): { path: string; role: Role; 
   return undefined;
 }
 
-export interface ProofCheck {
-  total: number;
-  completed: number;
-  lost: number;
-  duplicated: number;
-  wrong: number;
-  notes: string[];
+export interface ProofCheck extends WorkCheck {
   completions: number[];
-  summary: string;
 }
 
 /**
@@ -235,16 +229,7 @@ export async function checkProofs(
     new Set(ids.map((id) => workflowIds.walletProof(id))),
   );
 
-  const result: ProofCheck = {
-    total: proofs.length,
-    completed: 0,
-    lost: 0,
-    duplicated: 0,
-    wrong: 0,
-    notes,
-    completions: [],
-    summary: '',
-  };
+  const result: ProofCheck = { ...emptyCheck(proofs.length, notes), completions: [] };
   const problems = new Map<string, number>();
   const problem = (what: string) => problems.set(what, (problems.get(what) ?? 0) + 1);
   for (const p of proofs) {

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { emptyCheck, type WorkCheck } from './check';
 import { sleep } from './processes';
 
 type Json = Record<string, unknown>;
@@ -69,15 +70,7 @@ export interface ReportSubject {
   status: string;
 }
 
-export interface ReportCheck {
-  total: number;
-  completed: number;
-  lost: number;
-  duplicated: number;
-  wrong: number;
-  notes: string[];
-  summary: string;
-}
+export type ReportCheck = WorkCheck;
 
 /** The final reports each subject was sent and acknowledged, by their key (one per distinct report). */
 function finalReports(receiver: ReportReceiver, s: ReportSubject): Json[] {
@@ -102,15 +95,7 @@ export async function checkReports(
 ): Promise<ReportCheck> {
   const until = Date.now() + waitMs;
   while (Date.now() < until && subjects.some((s) => finalReports(receiver, s).length === 0)) await sleep(2000);
-  const check: ReportCheck = {
-    total: subjects.length,
-    completed: 0,
-    lost: 0,
-    duplicated: 0,
-    wrong: 0,
-    notes: [],
-    summary: '',
-  };
+  const check = emptyCheck(subjects.length);
   const wrong = new Map<string, number>();
   for (const s of subjects) {
     const reports = finalReports(receiver, s);
