@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '../lib/logger';
 import { postTransferOutcome } from '../lib/transfer-callback';
 import { workflowIds } from '../lib/temporal/workflow-ids';
-import { writeTransferViewUpdate } from '../transfer-view/store';
+import { writeTransferViewOrLog } from '../transfer-view/store';
 import type { TransferViewUpdate } from '../transfer-view/types';
 import type { IncomingOutcomeReport } from './types';
 
@@ -32,16 +32,7 @@ export async function finishIncomingTransfer(
   deps: { pool: Pool; logger: Logger; callbackUrl?: string },
   input: { view: TransferViewUpdate; report: IncomingOutcomeReport },
 ): Promise<{ viewWritten: boolean }> {
-  let viewWritten = true;
-  try {
-    await writeTransferViewUpdate(deps.pool, input.view);
-  } catch (e) {
-    deps.logger.warn(
-      { id: input.view.id, error: (e as Error).message },
-      'the console transfer list could not be updated',
-    );
-    viewWritten = false;
-  }
+  const viewWritten = await writeTransferViewOrLog(deps.pool, deps.logger, input.view);
   await reportIncomingOutcome(deps.callbackUrl, input.report);
   return { viewWritten };
 }

@@ -10,7 +10,7 @@ import type { StoredPii } from './store';
 import { toNetworkError } from '../network/client';
 import { txCancel, txCreate, txInfo, type NetworkTransaction } from '../network/transactions';
 import { postTransferOutcome } from '../lib/transfer-callback';
-import { writeTransferViewUpdate } from '../transfer-view/store';
+import { writeTransferViewOrLog } from '../transfer-view/store';
 import type { TransferViewUpdate } from '../transfer-view/types';
 import { outgoingViewAfterSend } from '../transfer-view/status';
 import type { TransferContext } from './context';
@@ -203,7 +203,12 @@ export async function sendOutgoingTransfer(
   const created = createdFrom(tx);
   if (!input.view) return { plan, created, ...approved };
   const update = outgoingViewAfterSend(input.view, plan, created, FINAL_NETWORK_STATUSES.has(created.status));
-  return { plan, created, view: (await writeListEntry(ctx, update)) ? update : undefined, ...approved };
+  return {
+    plan,
+    created,
+    view: (await writeTransferViewOrLog(ctx.pool, ctx.logger, update)) ? update : undefined,
+    ...approved,
+  };
 }
 
 /**
@@ -214,7 +219,7 @@ export async function finishOutgoingTransfer(
   ctx: TransferContext,
   input: { view?: TransferViewUpdate; report?: TransferReport },
 ): Promise<{ viewWritten: boolean; delivered: boolean }> {
-  const viewWritten = input.view ? await writeListEntry(ctx, input.view) : false;
+  const viewWritten = input.view ? await writeTransferViewOrLog(ctx.pool, ctx.logger, input.view) : false;
   return { viewWritten, delivered: input.report ? await reportTransferStatus(ctx, input.report) : false };
 }
 
@@ -225,17 +230,6 @@ export async function outgoingStatus(
 ): Promise<{ status: string; updatedAt?: string }> {
   const tx = await transactionInfo({ ...ctx, network: ctx.network.at('low') }, transactionId);
   return { status: tx.status ?? 'UNKNOWN', updatedAt: networkUpdatedAtOf(tx) };
-}
-
-/** Writes a console list entry; false (logged) when the write failed. */
-async function writeListEntry(ctx: TransferContext, update: TransferViewUpdate): Promise<boolean> {
-  try {
-    await writeTransferViewUpdate(ctx.pool, update);
-    return true;
-  } catch (e) {
-    ctx.logger.warn({ id: update.id, error: (e as Error).message }, 'the console transfer list could not be updated');
-    return false;
-  }
 }
 
 /** What the workflow keeps of the network's answer. */

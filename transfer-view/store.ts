@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { Logger } from '../lib/logger';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { CursorKey } from '../lib/listing/cursor';
 import type { TransferViewUpdate } from './types';
@@ -177,6 +178,20 @@ export async function writeTransferViewUpdate(pool: Pool, u: TransferViewUpdate)
     createdAt: new Date(u.createdAt),
     version: u.version,
   });
+}
+
+/**
+ * For a step that goes on without its list entry (the send step, a transfer's last step): false, logged, when the
+ * write failed, so the workflow writes the entry again on its own.
+ */
+export async function writeTransferViewOrLog(pool: Pool, logger: Logger, u: TransferViewUpdate): Promise<boolean> {
+  try {
+    await writeTransferViewUpdate(pool, u);
+    return true;
+  } catch (e) {
+    logger.warn({ id: u.id, error: (e as Error).message }, 'the console transfer list could not be updated');
+    return false;
+  }
 }
 
 export interface TransferViewFilter {
