@@ -3,62 +3,30 @@
  * TRANSFER_CALLBACK_URL, and refuses the first delivery of one report in five with a 503, so the reports are retried
  * while workers, the Temporal server and the API are killed. The check: every final outgoing transfer was reported
  * with its final status, and every final incoming transfer with its outcome and final network status. Reports are
- * delivered at least once: a repeated delivery of the same report is a retry, two different final reports of one
- * transfer are a duplicate.
+ * delivered at least once: a repeated delivery of the same report (its Idempotency-Key) is a retry, two different final
+ * reports of one transfer are a duplicate, and a report without a key is wrong.
  */
 import { createHash } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  startCallbackReceiver,
+  type CallbackDelivery,
+  type CallbackReceiver,
+} from '../../test/harness/callback-receiver';
 import { emptyCheck, type WorkCheck } from './check';
 import { sleep } from './processes';
-
-type Json = Record<string, unknown>;
-
-export interface ReportReceiver {
-  url: string;
-  /** Every delivery, with its answer (refused ones too). */
-  deliveries: { body: Json; answered: number }[];
-  close(): Promise<void>;
-}
 
 /** The reports an incoming transfer may get before its outcome: a person is needed. */
 const ESCALATIONS = new Set(['route-escalated', 'review-escalated']);
 
-/** What identifies one report, retries alike: an outgoing transfer's status, an incoming transfer's outcome. */
-const reportKey = (b: Json) =>
-  b.direction === 'incoming'
-    ? `in:${String(b.transactionId)}:${String(b.outcome)}`
-    : `out:${String(b.id)}:${String(b.status)}`;
-
-/** The receiver on a free loopback port; `seed` picks the one report in five whose first delivery gets a 503. */
-export async function startReportReceiver(seed: number): Promise<ReportReceiver> {
-  const deliveries: ReportReceiver['deliveries'] = [];
-  const seen = new Set<string>();
-  const server = createServer((req, res) => {
-    let text = '';
-    req.on('data', (c) => (text += c));
-    req.on('end', () => {
-      let body: Json;
-      try {
-        body = JSON.parse(text) as Json;
-      } catch {
-        res.writeHead(400).end();
-        return;
-      }
-      const key = reportKey(body);
-      const refuse = !seen.has(key) && createHash('sha256').update(`${seed}:${key}`).digest()[0]! < 51;
-      seen.add(key);
-      const answered = refuse ? 503 : 204;
-      deliveries.push({ body, answered });
-      res.writeHead(answered).end();
-    });
+/**
+ * The receiver on a free loopback port; `seed` picks the one report in five (by its Idempotency-Key, which a retry
+ * repeats) whose first delivery gets a 503.
+ */
+export function startReportReceiver(seed: number): Promise<CallbackReceiver> {
+  return startCallbackReceiver({
+    refuseFirst: (key) => createHash('sha256').update(`${seed}:${key}`).digest()[0]! < 51,
+    refuseWith: 503,
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/transfer-callback`,
-    deliveries,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
 }
 
 /** A final transfer and what its report must say. */
@@ -72,9 +40,9 @@ export interface ReportSubject {
 
 export type ReportCheck = WorkCheck;
 
-/** The final reports each subject was sent and acknowledged, by their key (one per distinct report). */
-function finalReports(receiver: ReportReceiver, s: ReportSubject): Json[] {
-  const reports = new Map<string, Json>();
+/** The final reports each subject was sent and acknowledged, one per Idempotency-Key (a retry repeats it). */
+function finalReports(receiver: CallbackReceiver, s: ReportSubject): CallbackDelivery['body'][] {
+  const reports = new Map<string, CallbackDelivery['body']>();
   for (const d of receiver.deliveries) {
     if (d.answered >= 300) continue;
     const b = d.body;
@@ -82,14 +50,14 @@ function finalReports(receiver: ReportReceiver, s: ReportSubject): Json[] {
       s.direction === 'incoming'
         ? b.direction === 'incoming' && b.transactionId === s.id && !ESCALATIONS.has(String(b.outcome))
         : b.direction !== 'incoming' && b.id === s.id;
-    if (mine) reports.set(reportKey(b), b);
+    if (mine) reports.set(d.idempotencyKey ?? JSON.stringify(b), b);
   }
   return [...reports.values()];
 }
 
 /** Waits (up to `waitMs`) until every subject has an acknowledged final report, then checks each. */
 export async function checkReports(
-  receiver: ReportReceiver,
+  receiver: CallbackReceiver,
   subjects: ReportSubject[],
   waitMs: number,
 ): Promise<ReportCheck> {
@@ -117,6 +85,12 @@ export async function checkReports(
     }
   }
   if (wrong.size) check.notes.push(`wrong: ${[...wrong].map(([k, n]) => `${k} ×${n}`).join(', ')}`);
+  // Without its key, a retried report could not be told from a new one.
+  const keyless = receiver.deliveries.filter((d) => d.idempotencyKey === undefined).length;
+  if (keyless) {
+    check.wrong += keyless;
+    check.notes.push(`${keyless} reports without an Idempotency-Key`);
+  }
   const refused = receiver.deliveries.filter((d) => d.answered >= 300).length;
   const escalations = receiver.deliveries.filter(
     (d) => d.answered < 300 && d.body.direction === 'incoming' && ESCALATIONS.has(String(d.body.outcome)),

@@ -39,7 +39,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
   let gwToken: string;
   /** The internal systems' TRANSFER_CALLBACK_URL. */
   let callbacks: CallbackReceiver;
-  const reportsOf = (id: string) => callbacks.received.filter((c) => (c as Json).transactionId === id);
+  const reportsOf = (id: string) => callbacks.deliveries.filter((d) => d.body.transactionId === id);
 
   const sandboxCall = async (method: string, path: string, body?: unknown) =>
     (await bearerCall(sb.url, gwToken, method, path, body)).body;
@@ -130,17 +130,20 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     // The outcome reached the internal systems once the transfer completed. Screening is a local activity
     // (incoming-local-screening); the report, which writes the list's last entry too (incoming-lean-finish), is the
     // run's only activity task.
+    // A retry of the report would carry the same key.
     expect(await eventually(async () => (reportsOf(id).length > 0 ? reportsOf(id) : undefined))).toEqual([
       {
-        direction: 'incoming',
-        transactionId: id,
-        outcome: 'accepted',
-        networkStatus: 'ACCEPTED',
-        subsidiaryDid: g.subA,
+        body: {
+          direction: 'incoming',
+          transactionId: id,
+          outcome: 'accepted',
+          networkStatus: 'ACCEPTED',
+          subsidiaryDid: g.subA,
+        },
+        idempotencyKey: `incoming-${id}:accepted`,
+        answered: 204,
       },
     ]);
-    // A retry of the report would carry the same key.
-    expect(callbacks.keys[callbacks.received.indexOf(reportsOf(id)[0])]).toBe(`incoming-${id}:accepted`);
     const history = await orch.client.workflow.getHandle(`incoming-${id}`).fetchHistory();
     expect(history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).toEqual([
       'finishIncomingTransfer',
@@ -343,7 +346,7 @@ describe('incoming transfers at the gateway: routing, confirm, screening, review
     expect(await until(id, (s) => s.phase === 'completed')).toMatchObject({ networkStatus: 'DECLINED' });
     // The internal systems heard of the escalation (an activity of its own) and then of the outcome.
     const reports = await eventually(async () => (reportsOf(id).length >= 2 ? reportsOf(id) : undefined));
-    expect(reports.map((r) => (r as Json).outcome)).toEqual(['review-escalated', 'declined']);
+    expect(reports.map((r) => r.body.outcome)).toEqual(['review-escalated', 'declined']);
   });
 
   it('decrypts with a retired key: data encrypted before a rotation is still screened', async () => {

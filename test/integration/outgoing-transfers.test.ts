@@ -45,12 +45,10 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
   let sandbox: RunningSandbox;
   let orch: RunningOrchestrator;
   let external: NetworkClient;
-  let callbacks: unknown[];
   let receiver: CallbackReceiver;
 
   beforeAll(async () => {
     receiver = await startCallbackReceiver();
-    callbacks = receiver.received;
     sandbox = await startSandbox(group.seed);
     external = new NetworkClient(sandbox.networkConfig(group.externalUser));
     // The counterparty publishes its key; our originator's key is configured as the agent's KEYS.
@@ -169,7 +167,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
     expect(done.history.at(-1)!.source).toBe('poll');
 
     // The final status is reported to the internal callback.
-    const report = await eventually(async () => callbacks.find((c) => (c as { id: string }).id === key));
+    const report = await eventually(async () => receiver.received().find((c) => c.id === key));
     expect(report).toMatchObject({
       id: key,
       status: 'ACCEPTED',
@@ -475,11 +473,7 @@ describe('outgoing transfers: API, workflow, encryption modes, webhooks (issue #
       throwHttpErrors: false,
     });
     expect(late.status).toBe(400);
-    await eventually(async () =>
-      callbacks.find(
-        (c) => (c as { id: string; status: string }).id === key && (c as { status: string }).status === 'EXPIRED',
-      ),
-    );
+    await eventually(async () => receiver.received().find((c) => c.id === key && c.status === 'EXPIRED'));
   });
 
   it('a counterparty whose final answer beats the cancellation at the deadline: its answer is the outcome', async () => {
