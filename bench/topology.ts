@@ -39,7 +39,7 @@ import clusterGlobalSetup, {
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';
 import { testEnv } from '../test/harness/platform';
-import { startTracing } from '../lib/tracing';
+import { startTracing, type Tracing } from '../lib/tracing';
 import { registry } from '../lib/metrics/registry';
 import { startMetricsListener, type MetricsListener } from '../lib/metrics/server';
 
@@ -257,6 +257,12 @@ export async function apiWithWorkerProcesses(opts: {
   observability?: BenchObservability;
   /** Settings the worker processes get over the bench's environment (bench:transfers' variant rounds). */
   workerEnv?: Record<string, string>;
+  /**
+   * The API's tracing when this process runs two APIs side by side (bench:transfers' paired rounds): the process's
+   * one tracing for the traced API, or undefined for the API that is not; its shutdown stays with the caller. Absent:
+   * the API starts its own from `observability` and stops it on close.
+   */
+  apiTracing?: { shared: Tracing | undefined };
 }): Promise<ApiWithWorkers> {
   const env = testEnv();
   const taskQueue = `bench-${randomUUID()}`;
@@ -331,7 +337,9 @@ export async function apiWithWorkerProcesses(opts: {
     logger: pino({ level: 'silent' }),
   });
   // The API in this process: traced as client/api-process.ts traces it, its /metrics as client/metrics.ts serves it.
-  const tracing = startTracing({ otlpEndpoint: observability?.otlpEndpoint, process: 'api' });
+  const tracing = opts.apiTracing
+    ? opts.apiTracing.shared
+    : startTracing({ otlpEndpoint: observability?.otlpEndpoint, process: 'api' });
   let apiMetrics: MetricsListener | undefined;
   if (observability?.metrics) {
     apiMetrics = await startMetricsListener(registry, '127.0.0.1', 0);
@@ -384,7 +392,7 @@ export async function apiWithWorkerProcesses(opts: {
     close: async () => {
       await api.close();
       await apiMetrics?.close();
-      await tracing?.shutdown();
+      if (!opts.apiTracing) await tracing?.shutdown();
       for (const w of workers) w.kill('SIGTERM');
       await Promise.all(workers.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
       await connection.close();

@@ -41,6 +41,11 @@
  * sides; the ratio is the median of those. Target: CPU per transfer at most 3 % above the same run's without them.
  * BENCH_OBSERVABILITY_RATE starts each round's transfers at that fixed rate instead of as fast as they finish.
  *
+ * The same cost side by side (path `observability-paired`, bench/side-by-side.ts): each round runs two orchestrators
+ * at once, one with metrics and tracing on and one with them off, each its own worker process and task queue, and
+ * sends them every other transfer; the worker with them against the worker without, in CPU per transfer each carried.
+ * BENCH_OBSERVABILITY_PAIRED_ROUNDS (default 4), _TRANSFERS (per round, both together) and _RATE as above.
+ *
  * A worker setting's cost (path `variant`, issue 27's tuning): the same alternation, the on-rounds' worker started with
  * BENCH_VARIANT's settings (`NAME=value …`, e.g. `WORKER_WORKFLOW_TASK_POLLERS=2`), BENCH_VARIANT_PAIRS,
  * BENCH_VARIANT_TRANSFERS and BENCH_VARIANT_RATE as above; the ratios of the worker's, the Temporal server's and all
@@ -74,6 +79,14 @@ import {
   type RoundMode,
 } from './alternation';
 import { costTargetLines, type TargetPaths } from './cost-targets';
+import {
+  describeSideBySideRound,
+  sideBySideLines,
+  sideBySideRound,
+  sideBySideRounds,
+  type SideBySideRound,
+} from './side-by-side';
+import { startTracing, type Tracing } from '../lib/tracing';
 import { cpuTotal } from './cpu';
 import { describeFloor, runFloor, type FloorResult } from './floor';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
@@ -149,6 +162,7 @@ const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_MS ?? 5000);
 const OBSERVABILITY_PARTS = (process.env.BENCH_OBSERVABILITY_PARTS ?? 'metrics,tracing').split(',');
 const OBSERVABILITY_TARGET = 1.03;
 const OBSERVABILITY = alternation('OBSERVABILITY', N);
+const SIDE_BY_SIDE = sideBySideRounds('OBSERVABILITY_PAIRED', N);
 const VARIANT = alternation('VARIANT', N);
 const VARIANT_ENV = variantEnv();
 
@@ -223,6 +237,7 @@ async function measure(temporal: BenchTemporal) {
     workers: number,
     observability?: BenchObservability,
     workerEnv?: Record<string, string>,
+    apiTracing?: { shared: Tracing | undefined },
   ): Promise<ApiWithWorkers> =>
     process.env.BENCH_WORKER === 'inline'
       ? {
@@ -245,8 +260,11 @@ async function measure(temporal: BenchTemporal) {
           masterKey,
           observability,
           workerEnv,
+          apiTracing,
         });
   let orch = await startOrch(options.workerCounts[0]!);
+  /** The orchestrator each transfer was sent to, when two run side by side: its webhook goes to the same API. */
+  const owners = new Map<string, ApiWithWorkers>();
 
   // The counterparty: reads its inbox, confirms and accepts, and the network tells the originator by webhook.
   let driving = true;
@@ -260,7 +278,8 @@ async function measure(temporal: BenchTemporal) {
       payload: { transaction: { ...acceptedTx, pii: undefined, ivms101: undefined } },
       version: '1',
     });
-    const r = await fetch(`${orch.apiUrl}/webhooks/notification/${encodeURIComponent(group.subA)}`, {
+    const api = owners.get(acceptedTx.transactionRef ?? '') ?? orch;
+    const r = await fetch(`${api.apiUrl}/webhooks/notification/${encodeURIComponent(group.subA)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...webhookHeaders(SECRET, `msg_${randomUUID()}`, raw) },
       body: raw,
@@ -301,13 +320,19 @@ async function measure(temporal: BenchTemporal) {
   });
 
   /** `perSecond`: transfers started at that fixed rate (still at most CONCURRENCY in flight), else as fast as they finish. */
-  async function run(label: string, count: number, one: (id: string) => Promise<void>, perSecond?: number) {
+  async function run(
+    label: string,
+    count: number,
+    one: (id: string) => Promise<void>,
+    perSecond?: number,
+    workerPids = orch.workerPids,
+  ) {
     const latencies: number[] = [];
     const ids: string[] = [];
     let next = 0;
     let failures = 0;
     let lost = 0;
-    const parts = { temporal, workerPids: orch.workerPids, sandboxPid: (sandbox as { pid?: number }).pid };
+    const parts = { temporal, workerPids, sandboxPid: (sandbox as { pid?: number }).pid };
     const cpu0 = await cpuSnapshot(parts);
     const t0 = performance.now();
     await Promise.all(
@@ -363,14 +388,15 @@ async function measure(temporal: BenchTemporal) {
     };
   }
 
-  const viaApi = async (id: string) => {
-    const r = await fetch(`${orch.apiUrl}/v1/transfers`, {
+  const postTransfer = async (to: ApiWithWorkers, id: string) => {
+    const r = await fetch(`${to.apiUrl}/v1/transfers`, {
       method: 'POST',
-      headers: orch.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }),
+      headers: to.headers('operator', { 'content-type': 'application/json', 'idempotency-key': id }),
       body: JSON.stringify(body()),
     });
     if (r.status !== 202) throw new Error(`POST /v1/transfers answered ${r.status}: ${await r.text()}`);
   };
+  const viaApi = (id: string) => postTransfer(orch, id);
   const direct = async (id: string) => {
     await runTransferDirect(orch.transfers, id, {
       body: { ...body(), transactionRef: id },
@@ -496,6 +522,74 @@ async function measure(temporal: BenchTemporal) {
     alternations.push(...alternationLines(name, rounds, OBSERVABILITY_TARGET));
     alternations.push(`spans the collector sink received: ${await sink.spans()}`);
     await sink.close();
+  }
+  if (paths.includes('observability-paired') && process.env.BENCH_WORKER !== 'inline') {
+    const sink = await spawnCollectorSink();
+    const name = `${OBSERVABILITY_PARTS.join(' and ')}, side by side`;
+    const on = (part: string) => OBSERVABILITY_PARTS.includes(part);
+    // One tracing for this process: the traced orchestrator's API uses it, the other's API is not traced.
+    const tracing = on('tracing') ? startTracing({ otlpEndpoint: sink.url, process: 'api' }) : undefined;
+    const startOn = () =>
+      startOrch(1, { metrics: on('metrics'), ...(on('tracing') && { otlpEndpoint: sink.url }) }, undefined, {
+        shared: tracing,
+      });
+    const startOff = () => startOrch(1, { metrics: false }, undefined, { shared: undefined });
+    const rounds: SideBySideRound[] = [];
+    await orch.close();
+    for (let round = 1; round <= SIDE_BY_SIDE.rounds; round++) {
+      // Both afresh each round; which one starts first alternates.
+      const [withIt, without] =
+        round % 2 === 1
+          ? [await startOn(), await startOff()]
+          : await startOff().then(async (off) => [await startOn(), off] as const);
+      orch = withIt;
+      const urls = withIt.metricsUrls ?? [];
+      const scraper = setInterval(
+        () =>
+          void Promise.all(
+            urls.map((u) =>
+              fetch(u).then(
+                (r) => r.text(),
+                () => '',
+              ),
+            ),
+          ),
+        SCRAPE_MS,
+      );
+      try {
+        // Every other transfer to each: the same load, at the same moments, on both.
+        const carried = { withIt: 0, without: 0 };
+        const split = (id: string) => {
+          const to = (carried.withIt + carried.without) % 2 === 0 ? withIt : without;
+          carried[to === withIt ? 'withIt' : 'without']++;
+          owners.set(id, to);
+          return postTransfer(to, id);
+        };
+        const pids = [withIt.workerPids[0], without.workerPids[0]];
+        await run(`warm-up (${name}, round ${round})`, Math.min(100, SIDE_BY_SIDE.transfers), split, undefined, pids);
+        Object.assign(carried, { withIt: 0, without: 0 });
+        const r = await run(
+          `${name}, round ${round}: worker 1 with them, worker 2 without`,
+          SIDE_BY_SIDE.transfers,
+          split,
+          SIDE_BY_SIDE.rate,
+          pids,
+        );
+        results.push(r);
+        rounds.push(sideBySideRound(r.cpu, carried, round % 2 === 1 ? 'with' : 'without'));
+        log(`  ${name}, round ${round}: ${describeSideBySideRound(rounds.at(-1)!)}`);
+      } finally {
+        clearInterval(scraper);
+        owners.clear();
+        await without.close();
+      }
+    }
+    alternations.push(...sideBySideLines(name, rounds, OBSERVABILITY_TARGET));
+    alternations.push(`spans the collector sink received: ${await sink.spans()}`);
+    await orch.close();
+    await tracing?.shutdown();
+    await sink.close();
+    orch = await startOrch(options.workerCounts[0]!);
   }
   if (paths.includes('variant') && process.env.BENCH_WORKER !== 'inline') {
     const name = variantName(VARIANT_ENV);

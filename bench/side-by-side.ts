@@ -1,0 +1,61 @@
+/**
+ * Two orchestrators side by side, one with a setting and one without, sent every other transfer of one round: how
+ * bench:transfers' path `observability-paired` measures observability's cost (issue 24). Rounds that alternate in time
+ * (bench/alternation.ts) compare processes that ran minutes apart, and on this machine rounds minutes apart differ by
+ * more than the 3 % being decided; two worker processes in the same round get the same load at the same moments, from
+ * the same Temporal server and database, so what the machine does to one it does to the other. Each round starts both
+ * afresh, and which of the two starts first alternates.
+ */
+import { quantile } from './stats';
+
+/** The rounds' shape from `BENCH_<prefix>_ROUNDS` (default 4), `_TRANSFERS` and `_RATE` (a fixed start rate per second). */
+export function sideBySideRounds(
+  prefix: string,
+  transfers: number,
+): { rounds: number; transfers: number; rate?: number } {
+  const rate = process.env[`BENCH_${prefix}_RATE`];
+  return {
+    rounds: Number(process.env[`BENCH_${prefix}_ROUNDS`] ?? 4),
+    transfers: Number(process.env[`BENCH_${prefix}_TRANSFERS`] ?? transfers),
+    ...(rate && { rate: Number(rate) }),
+  };
+}
+
+export interface SideBySideRound {
+  /** The worker's CPU ms per transfer it carried, with the setting and without. */
+  withIt: number;
+  without: number;
+  /** Which of the two orchestrators started first in this round. */
+  first: 'with' | 'without';
+}
+
+/**
+ * One round's figures from bench:transfers' CPU per transfer of the whole round (both orchestrators' transfers), where
+ * `worker 1` is the worker with the setting and `worker 2` the one without, and the transfers each carried.
+ */
+export function sideBySideRound(
+  cpu: Record<string, number | undefined>,
+  carried: { withIt: number; without: number },
+  first: 'with' | 'without',
+): SideBySideRound {
+  const all = carried.withIt + carried.without;
+  const own = (worker: string, count: number) => ((cpu[worker] ?? NaN) * all) / count;
+  return { withIt: own('worker 1', carried.withIt), without: own('worker 2', carried.without), first };
+}
+
+export const describeSideBySideRound = (r: SideBySideRound) =>
+  `worker with it ${r.withIt.toFixed(2)}, without ${r.without.toFixed(2)} ms CPU per transfer it carried: ` +
+  `${(r.withIt / r.without).toFixed(3)}× (${r.first === 'with' ? 'the one with it' : 'the one without'} started first)`;
+
+/** Each round's ratio of the two workers' CPU per transfer, and their median against `target`. */
+export function sideBySideLines(name: string, rounds: SideBySideRound[], target: number): string[] {
+  const ratios = rounds.map((r) => r.withIt / r.without);
+  const ratio = quantile(ratios, 0.5);
+  const mean = (of: (r: SideBySideRound) => number) => rounds.reduce((s, r) => s + of(r), 0) / rounds.length;
+  return [
+    `${name}, CPU per transfer of the worker process: without ${mean((r) => r.without).toFixed(2)}, with ` +
+      `${mean((r) => r.withIt).toFixed(2)} (means); each round's ratio ${ratios.map((x) => x.toFixed(3)).join(', ')}; ` +
+      `median ratio ${ratio.toFixed(3)}× (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`,
+    `${name}: the API, the Temporal server, the sandbox and PostgreSQL serve both orchestrators and are not divided`,
+  ];
+}
