@@ -8,14 +8,18 @@
  */
 import { quantile } from './stats';
 
-/** The rounds' shape from `BENCH_<prefix>_ROUNDS` (default 4), `_TRANSFERS` and `_RATE` (a fixed start rate per second). */
+/**
+ * The rounds' shape from `BENCH_<prefix>_ROUNDS` (default 4), `_TRANSFERS`, `_RATE` (a fixed start rate per second)
+ * and `_IDLE_SECONDS` (default 30: both idle that long before each round's transfers).
+ */
 export function sideBySideRounds(
   prefix: string,
   transfers: number,
-): { rounds: number; transfers: number; rate?: number } {
+): { rounds: number; transfers: number; rate?: number; idleSeconds: number } {
   const rate = process.env[`BENCH_${prefix}_RATE`];
   return {
     rounds: Number(process.env[`BENCH_${prefix}_ROUNDS`] ?? 4),
+    idleSeconds: Number(process.env[`BENCH_${prefix}_IDLE_SECONDS`] ?? 30),
     transfers: Number(process.env[`BENCH_${prefix}_TRANSFERS`] ?? transfers),
     ...(rate && { rate: Number(rate) }),
   };
@@ -27,6 +31,8 @@ export interface SideBySideRound {
   without: number;
   /** Which of the two orchestrators started first in this round. */
   first: 'with' | 'without';
+  /** CPU ms per second of each worker while idle, before the round's transfers: what it spends whatever the traffic. */
+  idle: { withIt: number; without: number };
 }
 
 /**
@@ -36,16 +42,23 @@ export interface SideBySideRound {
 export function sideBySideRound(
   cpu: Record<string, number | undefined>,
   carried: { withIt: number; without: number },
+  idle: number[],
   first: 'with' | 'without',
 ): SideBySideRound {
   const all = carried.withIt + carried.without;
   const own = (worker: string, count: number) => ((cpu[worker] ?? NaN) * all) / count;
-  return { withIt: own('worker 1', carried.withIt), without: own('worker 2', carried.without), first };
+  return {
+    withIt: own('worker 1', carried.withIt),
+    without: own('worker 2', carried.without),
+    first,
+    idle: { withIt: idle[0] ?? NaN, without: idle[1] ?? NaN },
+  };
 }
 
 export const describeSideBySideRound = (r: SideBySideRound) =>
   `worker with it ${r.withIt.toFixed(2)}, without ${r.without.toFixed(2)} ms CPU per transfer it carried: ` +
-  `${(r.withIt / r.without).toFixed(3)}× (${r.first === 'with' ? 'the one with it' : 'the one without'} started first)`;
+  `${(r.withIt / r.without).toFixed(3)}× (${r.first === 'with' ? 'the one with it' : 'the one without'} started first); ` +
+  `idle before: with it ${r.idle.withIt.toFixed(1)}, without ${r.idle.without.toFixed(1)} ms CPU a second`;
 
 /** Each round's ratio of the two workers' CPU per transfer, and their median against `target`. */
 export function sideBySideLines(name: string, rounds: SideBySideRound[], target: number): string[] {
@@ -56,6 +69,8 @@ export function sideBySideLines(name: string, rounds: SideBySideRound[], target:
     `${name}, CPU per transfer of the worker process: without ${mean((r) => r.without).toFixed(2)}, with ` +
       `${mean((r) => r.withIt).toFixed(2)} (means); each round's ratio ${ratios.map((x) => x.toFixed(3)).join(', ')}; ` +
       `median ratio ${ratio.toFixed(3)}× (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`,
+    `${name}, CPU a second of the worker process while idle: without ${mean((r) => r.idle.without).toFixed(1)}, with ` +
+      `${mean((r) => r.idle.withIt).toFixed(1)} ms (means)`,
     `${name}: the API, the Temporal server, the sandbox and PostgreSQL serve both orchestrators and are not divided`,
   ];
 }

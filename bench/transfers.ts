@@ -44,7 +44,9 @@
  * The same cost side by side (path `observability-paired`, bench/side-by-side.ts): each round runs two orchestrators
  * at once, one with metrics and tracing on and one with them off, each its own worker process and task queue, and
  * sends them every other transfer; the worker with them against the worker without, in CPU per transfer each carried.
- * BENCH_OBSERVABILITY_PAIRED_ROUNDS (default 4), _TRANSFERS (per round, both together) and _RATE as above.
+ * BENCH_OBSERVABILITY_PAIRED_ROUNDS (default 4), _TRANSFERS (per round, both together) and _RATE as above; before
+ * each round's transfers both idle for BENCH_OBSERVABILITY_PAIRED_IDLE_SECONDS (default 30), to show what each spends
+ * a second whatever the traffic.
  *
  * A worker setting's cost (path `variant`, issue 27's tuning): the same alternation, the on-rounds' worker started with
  * BENCH_VARIANT's settings (`NAME=value …`, e.g. `WORKER_WORKFLOW_TASK_POLLERS=2`), BENCH_VARIANT_PAIRS,
@@ -87,7 +89,7 @@ import {
   type SideBySideRound,
 } from './side-by-side';
 import { startTracing, type Tracing } from '../lib/tracing';
-import { cpuTotal } from './cpu';
+import { cpuSeconds, cpuTotal } from './cpu';
 import { describeFloor, runFloor, type FloorResult } from './floor';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
 import {
@@ -165,6 +167,13 @@ const OBSERVABILITY = alternation('OBSERVABILITY', N);
 const SIDE_BY_SIDE = sideBySideRounds('OBSERVABILITY_PAIRED', N);
 const VARIANT = alternation('VARIANT', N);
 const VARIANT_ENV = variantEnv();
+
+/** CPU ms per second each process spends over `seconds` of idling. */
+async function idleCpu(pids: (number | undefined)[], seconds: number): Promise<number[]> {
+  const before = pids.map(cpuSeconds);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return pids.map((pid, i) => (((cpuSeconds(pid) ?? NaN) - (before[i] ?? NaN)) * 1000) / seconds);
+}
 
 async function main() {
   const options = benchOptions();
@@ -568,6 +577,8 @@ async function measure(temporal: BenchTemporal) {
         const pids = [withIt.workerPids[0], without.workerPids[0]];
         await run(`warm-up (${name}, round ${round})`, Math.min(100, SIDE_BY_SIDE.transfers), split, undefined, pids);
         Object.assign(carried, { withIt: 0, without: 0 });
+        // What each spends a second with nothing to do (pollers, timers; with them on: the scrapes, the exporter).
+        const idle = await idleCpu(pids, SIDE_BY_SIDE.idleSeconds);
         const r = await run(
           `${name}, round ${round}: worker 1 with them, worker 2 without`,
           SIDE_BY_SIDE.transfers,
@@ -576,7 +587,7 @@ async function measure(temporal: BenchTemporal) {
           pids,
         );
         results.push(r);
-        rounds.push(sideBySideRound(r.cpu, carried, round % 2 === 1 ? 'with' : 'without'));
+        rounds.push(sideBySideRound(r.cpu, carried, idle, round % 2 === 1 ? 'with' : 'without'));
         log(`  ${name}, round ${round}: ${describeSideBySideRound(rounds.at(-1)!)}`);
       } finally {
         clearInterval(scraper);
