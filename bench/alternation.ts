@@ -3,7 +3,7 @@
  * in the machine's load weighs on both sides: how bench:transfers measures observability's cost and a worker setting's
  * (`variant`), and bench:incoming a worker setting's.
  */
-import { quantile } from './stats';
+import { median } from './stats';
 import { cpuTotal } from './cpu';
 
 /** The alternated rounds' shape from `BENCH_<prefix>_PAIRS`, `_TRANSFERS` and `_RATE` (a fixed start rate per second). */
@@ -74,7 +74,7 @@ export function alternationLines(name: string, rounds: AlternateRound[], target?
       { length: pairs },
       (_, i) => of(rounds[2 * i + 1]!) / ((of(rounds[2 * i]!) + of(rounds[2 * i + 2]!)) / 2),
     );
-    const ratio = quantile(ratios, 0.5);
+    const ratio = median(ratios);
     const verdict =
       target !== undefined && what.startsWith('CPU') && !what.includes('Temporal')
         ? ` (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`

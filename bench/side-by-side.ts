@@ -6,7 +6,7 @@
  * the same Temporal server and database, so what the machine does to one it does to the other. Each round starts both
  * afresh, and which of the two starts first alternates.
  */
-import { quantile } from './stats';
+import { median } from './stats';
 
 /**
  * The rounds' shape from `BENCH_<prefix>_ROUNDS` (default 4), `_TRANSFERS`, `_RATE` (a fixed start rate per second)
@@ -63,7 +63,7 @@ export const describeSideBySideRound = (r: SideBySideRound) =>
 /** Each round's ratio of the two workers' CPU per transfer, and their median against `target`. */
 export function sideBySideLines(name: string, rounds: SideBySideRound[], target: number): string[] {
   const ratios = rounds.map((r) => r.withIt / r.without);
-  const ratio = quantile(ratios, 0.5);
+  const ratio = median(ratios);
   const mean = (of: (r: SideBySideRound) => number) => rounds.reduce((s, r) => s + of(r), 0) / rounds.length;
   return [
     `${name}, CPU per transfer of the worker process: without ${mean((r) => r.without).toFixed(2)}, with ` +

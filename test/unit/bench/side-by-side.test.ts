@@ -1,4 +1,5 @@
 import { sideBySideLines, sideBySideRound } from '../../../bench/side-by-side';
+import { median } from '../../../bench/stats';
 
 describe('bench/side-by-side: two workers in one round, each by the transfers it carried', () => {
   it('turns CPU per transfer of the whole round into CPU per transfer each worker carried', () => {
@@ -22,5 +23,18 @@ describe('bench/side-by-side: two workers in one round, each by the transfers it
     expect(sideBySideLines('both', rounds, 1.03)[1]).toContain('while idle: without 6.0, with 10.0 ms (means)');
     const [missed] = sideBySideLines('both', rounds.slice(2), 1.03);
     expect(missed).toContain('median ratio 1.500× (target ≤ 1.03×: NOT met)');
+  });
+
+  it('takes the mean of the two middle rounds for an even count, not the lower one', () => {
+    expect(median([1.04, 0.97, 1.019, 0.974])).toBeCloseTo(0.9965, 9);
+    expect(median([1.2, 1.0, 1.1])).toBe(1.1);
+    expect(median([])).toBeNaN();
+    const rounds = [1.04, 0.97, 1.02, 0.98].map((r) => ({
+      withIt: r * 100,
+      without: 100,
+      first: 'with' as const,
+      idle: { withIt: 1, without: 1 },
+    }));
+    expect(sideBySideLines('tracing', rounds, 1.03)[0]).toContain('median ratio 1.000×');
   });
 });
