@@ -168,6 +168,23 @@ const SIDE_BY_SIDE = sideBySideRounds('OBSERVABILITY_PAIRED', N);
 const VARIANT = alternation('VARIANT', N);
 const VARIANT_ENV = variantEnv();
 
+/** Reads every /metrics in `urls` each `ms`, as Prometheus would; returns the stop. */
+function scrapeEvery(urls: string[], ms: number): () => void {
+  const scraper = setInterval(
+    () =>
+      void Promise.all(
+        urls.map((u) =>
+          fetch(u).then(
+            (r) => r.text(),
+            () => '',
+          ),
+        ),
+      ),
+    ms,
+  );
+  return () => clearInterval(scraper);
+}
+
 /** CPU ms per second each process spends over `seconds` of idling. */
 async function idleCpu(pids: (number | undefined)[], seconds: number): Promise<number[]> {
   const before = pids.map(cpuSeconds);
@@ -513,19 +530,7 @@ async function measure(temporal: BenchTemporal) {
       (mode) => {
         if (mode === 'off') return undefined;
         log(`  ${urls.length} /metrics scraped every ${SCRAPE_MS} ms`);
-        const scraper = setInterval(
-          () =>
-            void Promise.all(
-              urls.map((u) =>
-                fetch(u).then(
-                  (r) => r.text(),
-                  () => '',
-                ),
-              ),
-            ),
-          SCRAPE_MS,
-        );
-        return () => clearInterval(scraper);
+        return scrapeEvery(urls, SCRAPE_MS);
       },
     );
     alternations.push(...alternationLines(name, rounds, OBSERVABILITY_TARGET));
@@ -552,19 +557,7 @@ async function measure(temporal: BenchTemporal) {
           ? [await startOn(), await startOff()]
           : await startOff().then(async (off) => [await startOn(), off] as const);
       orch = withIt;
-      const urls = withIt.metricsUrls ?? [];
-      const scraper = setInterval(
-        () =>
-          void Promise.all(
-            urls.map((u) =>
-              fetch(u).then(
-                (r) => r.text(),
-                () => '',
-              ),
-            ),
-          ),
-        SCRAPE_MS,
-      );
+      const stopScraping = scrapeEvery(withIt.metricsUrls ?? [], SCRAPE_MS);
       try {
         // Every other transfer to each: the same load, at the same moments, on both.
         const carried = { withIt: 0, without: 0 };
@@ -590,7 +583,7 @@ async function measure(temporal: BenchTemporal) {
         rounds.push(sideBySideRound(r.cpu, carried, idle, round % 2 === 1 ? 'with' : 'without'));
         log(`  ${name}, round ${round}: ${describeSideBySideRound(rounds.at(-1)!)}`);
       } finally {
-        clearInterval(scraper);
+        stopScraping();
         owners.clear();
         await without.close();
       }
