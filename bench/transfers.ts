@@ -556,7 +556,6 @@ async function measure(temporal: BenchTemporal) {
         round % 2 === 1
           ? [await startOn(), await startOff()]
           : await startOff().then(async (off) => [await startOn(), off] as const);
-      orch = withIt;
       const stopScraping = scrapeEvery(withIt.metricsUrls ?? [], SCRAPE_MS);
       try {
         // Every other transfer to each: the same load, at the same moments, on both.
@@ -586,11 +585,11 @@ async function measure(temporal: BenchTemporal) {
         stopScraping();
         owners.clear();
         await without.close();
+        await withIt.close();
       }
     }
     alternations.push(...sideBySideLines(name, rounds, OBSERVABILITY_TARGET));
     alternations.push(`spans the collector sink received: ${await sink.spans()}`);
-    await orch.close();
     await tracing?.shutdown();
     await sink.close();
     orch = await startOrch(options.workerCounts[0]!);
