@@ -15,6 +15,10 @@ export function alternation(prefix: string, transfers: number): Alternation {
     ...(rate && { rate: Number(rate) }),
   };
 }
+/** A ratio's verdict against its target, as the benchmarks print it. */
+export const targetVerdict = (ratio: number, target: number) =>
+  `(target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`;
+
 /** BENCH_VARIANT: the on-rounds' worker settings, `NAME=value` pairs separated by spaces (WORKER_*, for instance). */
 export const variantEnv = (): Record<string, string> =>
   Object.fromEntries(
@@ -77,7 +81,7 @@ export function alternationLines(name: string, rounds: AlternateRound[], target?
     const ratio = median(ratios);
     const verdict =
       target !== undefined && what.startsWith('CPU') && !what.includes('Temporal')
-        ? ` (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`
+        ? ` ${targetVerdict(ratio, target)}`
         : '';
     return `${name}, ${what}: off ${mean('off').toFixed(2)}, on ${mean('on').toFixed(2)} (means); each on-round / its neighbours' mean ${ratios.map((r) => r.toFixed(3)).join(', ')}; median ratio ${ratio.toFixed(3)}×${verdict}`;
   });

@@ -6,6 +6,7 @@
  * the same Temporal server and database, so what the machine does to one it does to the other. Each round starts both
  * afresh, and which of the two starts first alternates.
  */
+import { alternation, targetVerdict } from './alternation';
 import { median } from './stats';
 
 /**
@@ -16,12 +17,12 @@ export function sideBySideRounds(
   prefix: string,
   transfers: number,
 ): { rounds: number; transfers: number; rate?: number; idleSeconds: number } {
-  const rate = process.env[`BENCH_${prefix}_RATE`];
+  // `_TRANSFERS` and `_RATE` read as the alternation reads them.
+  const { pairs: _pairs, ...shape } = alternation(prefix, transfers);
   return {
+    ...shape,
     rounds: Number(process.env[`BENCH_${prefix}_ROUNDS`] ?? 4),
     idleSeconds: Number(process.env[`BENCH_${prefix}_IDLE_SECONDS`] ?? 30),
-    transfers: Number(process.env[`BENCH_${prefix}_TRANSFERS`] ?? transfers),
-    ...(rate && { rate: Number(rate) }),
   };
 }
 
@@ -68,7 +69,7 @@ export function sideBySideLines(name: string, rounds: SideBySideRound[], target:
   return [
     `${name}, CPU per transfer of the worker process: without ${mean((r) => r.without).toFixed(2)}, with ` +
       `${mean((r) => r.withIt).toFixed(2)} (means); each round's ratio ${ratios.map((x) => x.toFixed(3)).join(', ')}; ` +
-      `median ratio ${ratio.toFixed(3)}× (target ≤ ${target}×: ${ratio <= target ? 'met' : 'NOT met'})`,
+      `median ratio ${ratio.toFixed(3)}× ${targetVerdict(ratio, target)}`,
     `${name}, CPU a second of the worker process while idle: without ${mean((r) => r.idle.without).toFixed(1)}, with ` +
       `${mean((r) => r.idle.withIt).toFixed(1)} ms (means)`,
     `${name}: the API, the Temporal server, the sandbox and PostgreSQL serve both orchestrators and are not divided`,

@@ -552,10 +552,15 @@ async function measure(temporal: BenchTemporal) {
     await orch.close();
     for (let round = 1; round <= SIDE_BY_SIDE.rounds; round++) {
       // Both afresh each round; which one starts first alternates.
-      const [withIt, without] =
-        round % 2 === 1
-          ? [await startOn(), await startOff()]
-          : await startOff().then(async (off) => [await startOn(), off] as const);
+      const first = round % 2 === 1 ? 'with' : 'without';
+      let withIt: ApiWithWorkers, without: ApiWithWorkers;
+      if (first === 'with') {
+        withIt = await startOn();
+        without = await startOff();
+      } else {
+        without = await startOff();
+        withIt = await startOn();
+      }
       const stopScraping = scrapeEvery(withIt.metricsUrls ?? [], SCRAPE_MS);
       try {
         // Every other transfer to each: the same load, at the same moments, on both.
@@ -579,7 +584,7 @@ async function measure(temporal: BenchTemporal) {
           pids,
         );
         results.push(r);
-        rounds.push(sideBySideRound(r.cpu, carried, idle, round % 2 === 1 ? 'with' : 'without'));
+        rounds.push(sideBySideRound(r.cpu, carried, idle, first));
         log(`  ${name}, round ${round}: ${describeSideBySideRound(rounds.at(-1)!)}`);
       } finally {
         stopScraping();
