@@ -7,6 +7,7 @@
  * afresh, and which of the two starts first alternates.
  */
 import { alternation, targetVerdict } from './alternation';
+import { byKind, type ThreadCpu } from './cpu';
 import { median } from './stats';
 
 /**
@@ -34,6 +35,8 @@ export interface SideBySideRound {
   first: 'with' | 'without';
   /** CPU ms per second of each worker while idle, before the round's transfers: what it spends whatever the traffic. */
   idle: { withIt: number; without: number };
+  /** Each worker's CPU ms per transfer it carried, by kind of thread (bench/cpu.ts threadCpu), where /proc tells. */
+  threads?: { withIt: ThreadCpu; without: ThreadCpu };
 }
 
 /**
@@ -45,21 +48,45 @@ export function sideBySideRound(
   carried: { withIt: number; without: number },
   idle: number[],
   first: 'with' | 'without',
+  threads?: (ThreadCpu | undefined)[],
 ): SideBySideRound {
   const all = carried.withIt + carried.without;
   const own = (worker: string, count: number) => ((cpu[worker] ?? NaN) * all) / count;
+  const [withIt, without] = threads ?? [];
   return {
     withIt: own('worker 1', carried.withIt),
     without: own('worker 2', carried.without),
     first,
     idle: { withIt: idle[0] ?? NaN, without: idle[1] ?? NaN },
+    ...(withIt &&
+      without && {
+        threads: { withIt: perTransfer(withIt, carried.withIt), without: perTransfer(without, carried.without) },
+      }),
   };
 }
+
+/** CPU seconds by kind of thread as ms per transfer. */
+const perTransfer = (seconds: ThreadCpu, transfers: number) => byKind((k) => (seconds[k] * 1000) / transfers);
+
+const THREAD_KINDS: [keyof ThreadCpu, string][] = [
+  ['main', 'main thread'],
+  ['helpers', "V8's and libuv's threads"],
+  ['workflow', 'workflow thread'],
+  ['temporalCore', "the SDK's Rust threads"],
+];
+
+/** `main thread 20.1 → 21.0 (+0.9), …`: the worker without, then with, in ms per transfer. */
+const describeThreads = (without: ThreadCpu, withIt: ThreadCpu) =>
+  THREAD_KINDS.map(
+    ([k, name]) =>
+      `${name} ${without[k].toFixed(2)} → ${withIt[k].toFixed(2)} (${withIt[k] >= without[k] ? '+' : ''}${(withIt[k] - without[k]).toFixed(2)})`,
+  ).join(', ');
 
 export const describeSideBySideRound = (r: SideBySideRound) =>
   `worker with it ${r.withIt.toFixed(2)}, without ${r.without.toFixed(2)} ms CPU per transfer it carried: ` +
   `${(r.withIt / r.without).toFixed(3)}× (${r.first === 'with' ? 'the one with it' : 'the one without'} started first); ` +
-  `idle before: with it ${r.idle.withIt.toFixed(1)}, without ${r.idle.without.toFixed(1)} ms CPU a second`;
+  `idle before: with it ${r.idle.withIt.toFixed(1)}, without ${r.idle.without.toFixed(1)} ms CPU a second` +
+  (r.threads ? `; by thread, without → with: ${describeThreads(r.threads.without, r.threads.withIt)}` : '');
 
 /** Each round's ratio of the two workers' CPU per transfer, and their median against `target`. */
 export function sideBySideLines(name: string, rounds: SideBySideRound[], target: number): string[] {
@@ -72,6 +99,16 @@ export function sideBySideLines(name: string, rounds: SideBySideRound[], target:
       `median ratio ${ratio.toFixed(3)}× ${targetVerdict(ratio, target)}`,
     `${name}, CPU a second of the worker process while idle: without ${mean((r) => r.idle.without).toFixed(1)}, with ` +
       `${mean((r) => r.idle.withIt).toFixed(1)} ms (means)`,
+    ...(rounds.every((r) => r.threads)
+      ? [
+          `${name}, CPU per transfer by thread, without → with (means, ms): ${describeThreads(
+            meanThreads(rounds.map((r) => r.threads!.without)),
+            meanThreads(rounds.map((r) => r.threads!.withIt)),
+          )}`,
+        ]
+      : []),
     `${name}: the API, the Temporal server, the sandbox and PostgreSQL serve both orchestrators and are not divided`,
   ];
 }
+
+const meanThreads = (all: ThreadCpu[]) => byKind((k) => all.reduce((s, t) => s + t[k], 0) / all.length);

@@ -89,7 +89,7 @@ import {
   type SideBySideRound,
 } from './side-by-side';
 import { startTracing, type Tracing } from '../lib/tracing';
-import { cpuSeconds, cpuTotal } from './cpu';
+import { cpuSeconds, cpuTotal, threadCpu, threadCpuBetween } from './cpu';
 import { describeFloor, runFloor, type FloorResult } from './floor';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
 import {
@@ -576,6 +576,7 @@ async function measure(temporal: BenchTemporal) {
         Object.assign(carried, { withIt: 0, without: 0 });
         // What each spends a second with nothing to do (pollers, timers; with them on: the scrapes, the exporter).
         const idle = await idleCpu(pids, SIDE_BY_SIDE.idleSeconds);
+        const threads0 = pids.map(threadCpu);
         const r = await run(
           `${name}, round ${round}: worker 1 with them, worker 2 without`,
           SIDE_BY_SIDE.transfers,
@@ -584,7 +585,11 @@ async function measure(temporal: BenchTemporal) {
           pids,
         );
         results.push(r);
-        rounds.push(sideBySideRound(r.cpu, carried, idle, first));
+        const threads = pids.map((pid, i) => {
+          const [before, after] = [threads0[i], threadCpu(pid)];
+          return before && after ? threadCpuBetween(before, after) : undefined;
+        });
+        rounds.push(sideBySideRound(r.cpu, carried, idle, first, threads));
         log(`  ${name}, round ${round}: ${describeSideBySideRound(rounds.at(-1)!)}`);
       } finally {
         stopScraping();

@@ -412,6 +412,8 @@ function nastiest(g: ReturnType<typeof groupSeed>): Nasty[] {
     { target: 'sandbox', method: 'GET', path: `/tx/list?vaspDID=${subA}&page=1e20`, field: 'page' },
     { target: 'sandbox', method: 'GET', path: `/tx/list?vaspDID=${subA}&sort=constructor`, field: 'sort' },
     { target: 'sandbox', method: 'GET', path: `/tx/list?vaspDID=${subA}&sort=__proto__`, field: 'sort' },
+    { target: 'sandbox', method: 'GET', path: `/tx/list?vaspDID=${subA}&wallet=0x1%00`, field: 'wallet' },
+    { target: 'sandbox', method: 'GET', path: `/tx/list?vaspDID=${subA}&transactionRef=%00`, field: 'transactionRef' },
     { target: 'sandbox', method: 'GET', path: '/tf/simple/vasps?order=constructor', field: 'order' },
     { target: 'sandbox', method: 'GET', path: '/tf/simple/vasps?order=toString:DESC', field: 'order' },
     { target: 'sandbox', method: 'GET', path: '/tf/simple/vasps?page=1e20', field: 'page' },

@@ -1,4 +1,5 @@
 import { sideBySideLines, sideBySideRound } from '../../../bench/side-by-side';
+import { threadCpu, threadCpuOf } from '../../../bench/cpu';
 import { median } from '../../../bench/stats';
 
 describe('bench/side-by-side: two workers in one round, each by the transfers it carried', () => {
@@ -36,5 +37,69 @@ describe('bench/side-by-side: two workers in one round, each by the transfers it
       idle: { withIt: 1, without: 1 },
     }));
     expect(sideBySideLines('tracing', rounds, 1.03)[0]).toContain('median ratio 1.000×');
+  });
+
+  it('splits each worker’s CPU by kind of thread, per transfer it carried, and prints the means', () => {
+    const seconds = (main: number, helpers: number, workflow: number, temporalCore: number) => ({
+      main,
+      helpers,
+      workflow,
+      temporalCore,
+    });
+    const cpu = { 'worker 1': 4, 'worker 2': 4 };
+    const round = sideBySideRound(cpu, { withIt: 50, without: 40 }, [1, 1], 'without', [
+      seconds(1, 0.5, 0.25, 0.1),
+      seconds(0.8, 0.4, 0.2, 0.08),
+    ]);
+    expect(round.threads?.withIt).toEqual({ main: 20, helpers: 10, workflow: 5, temporalCore: 2 });
+    expect(round.threads?.without).toEqual({ main: 20, helpers: 10, workflow: 5, temporalCore: 2 });
+    const other = sideBySideRound(cpu, { withIt: 50, without: 50 }, [1, 1], 'with', [
+      seconds(1.1, 0.5, 0.25, 0.1),
+      seconds(1, 0.5, 0.25, 0.15),
+    ]);
+    const lines = sideBySideLines('both', [round, other], 1.03);
+    expect(lines).toContainEqual(
+      expect.stringContaining(
+        "by thread, without → with (means, ms): main thread 20.00 → 21.00 (+1.00), V8's and libuv's threads 10.00 → " +
+          "10.00 (+0.00), workflow thread 5.00 → 5.00 (+0.00), the SDK's Rust threads 2.50 → 2.00 (-0.50)",
+      ),
+    );
+    // A round without a reading of either worker's threads prints no breakdown.
+    const unread = sideBySideRound(cpu, { withIt: 50, without: 50 }, [1, 1], 'with', [undefined, seconds(1, 1, 1, 1)]);
+    expect(unread.threads).toBeUndefined();
+    expect(sideBySideLines('both', [round, unread], 1.03).join('\n')).not.toContain('by thread');
+  });
+
+  it('reads a live process’s CPU by kind of thread from /proc', () => {
+    const before = threadCpu(process.pid);
+    let x = 0;
+    for (const end = Date.now() + 200; Date.now() < end;) x += Math.sqrt(x + 1);
+    const after = threadCpu(process.pid);
+    expect(before && after).toBeTruthy();
+    // The busy loop ran on the main thread: its CPU grew by most of the 200 ms.
+    expect(after!.main - before!.main).toBeGreaterThanOrEqual(0.1);
+    expect(threadCpu(2 ** 22 + 1)).toBeUndefined();
+    expect(x).toBeGreaterThan(0);
+  });
+
+  it('tells a worker’s threads apart by name and by when they started', () => {
+    // A worker process as /proc listed it: main, V8's and libuv's threads, the SDK's Rust threads, the workflow
+    // thread, and V8's profiler thread under --cpu-prof.
+    const threads = [
+      { tid: 100, name: 'node', seconds: 6.4 },
+      { tid: 102, name: 'node', seconds: 0.75 },
+      { tid: 103, name: 'node', seconds: 0.8 },
+      { tid: 108, name: 'v8:ProfEvntProc', seconds: 0.5 },
+      { tid: 121, name: 'tokio-runtime-w', seconds: 0.37 },
+      { tid: 122, name: 'tokio-runtime-w', seconds: 0.37 },
+      { tid: 127, name: 'node', seconds: 2.48 },
+      { tid: 130, name: 'temporal-real-s', seconds: 0 },
+      { tid: 131, name: 'workflow-proces', seconds: 0.24 },
+    ];
+    const cpu = threadCpuOf(100, threads);
+    expect(cpu.main).toBeCloseTo(6.4, 9);
+    expect(cpu.helpers).toBeCloseTo(2.05, 9);
+    expect(cpu.workflow).toBeCloseTo(2.48, 9);
+    expect(cpu.temporalCore).toBeCloseTo(0.98, 9);
   });
 });
