@@ -1,15 +1,23 @@
 /**
- * CPU readings of the benchmarks' processes from /proc: one process, a set of PostgreSQL backends, and the per-transfer
- * figures the benchmarks print.
+ * CPU readings of the benchmarks' processes from /proc: one process, its threads by kind, a set of PostgreSQL
+ * backends, and the per-transfer figures the benchmarks print.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+
+/** CPU seconds (user + system) of a /proc `stat` line, a process's or a thread's; and the name in its parentheses. */
+function parseStat(stat: string): { name: string; seconds: number } {
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return {
+    name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    seconds: (Number(fields[11]) + Number(fields[12])) / 100,
+  };
+}
 
 /** CPU seconds (user + system) a process has used so far, from /proc; undefined where unavailable. */
 export function cpuSeconds(pid: number | undefined): number | undefined {
   if (!pid) return undefined;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).seconds;
   } catch {
     return undefined;
   }
@@ -39,12 +47,10 @@ const TEMPORAL_CORE_THREAD = /^(tokio-runtime|temporal-|workflow-proces)/;
 export function threadCpu(pid: number | undefined): ThreadCpu | undefined {
   if (!pid) return undefined;
   try {
-    const threads = readdirSync(`/proc/${pid}/task`).map((tid) => {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      return { tid: Number(tid), name, seconds: (Number(fields[11]) + Number(fields[12])) / 100 };
-    });
+    const threads = readdirSync(`/proc/${pid}/task`).map((tid) => ({
+      tid: Number(tid),
+      ...parseStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')),
+    }));
     return threadCpuOf(pid, threads);
   } catch {
     return undefined;
@@ -77,8 +83,12 @@ export const byKind = (of: (kind: keyof ThreadCpu) => number): ThreadCpu => ({
   temporalCore: of('temporalCore'),
 });
 
-/** CPU seconds by kind of thread between two readings of threadCpu (threads that ended in between are missed). */
-export const threadCpuBetween = (before: ThreadCpu, after: ThreadCpu) => byKind((k) => after[k] - before[k]);
+/**
+ * CPU seconds by kind of thread between two readings of threadCpu, undefined when either is missing (threads that
+ * ended in between are missed).
+ */
+export const threadCpuBetween = (before: ThreadCpu | undefined, after: ThreadCpu | undefined) =>
+  before && after ? byKind((k) => after[k] - before[k]) : undefined;
 
 /** CPU seconds used so far by each of a set of processes (e.g. PostgreSQL backends), by pid. */
 export const cpuOfEach = (pids: number[]): Map<number, number> =>

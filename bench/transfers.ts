@@ -585,10 +585,7 @@ async function measure(temporal: BenchTemporal) {
           pids,
         );
         results.push(r);
-        const threads = pids.map((pid, i) => {
-          const [before, after] = [threads0[i], threadCpu(pid)];
-          return before && after ? threadCpuBetween(before, after) : undefined;
-        });
+        const threads = pids.map((pid, i) => threadCpuBetween(threads0[i], threadCpu(pid)));
         rounds.push(sideBySideRound(r.cpu, carried, idle, first, threads));
         log(`  ${name}, round ${round}: ${describeSideBySideRound(rounds.at(-1)!)}`);
       } finally {

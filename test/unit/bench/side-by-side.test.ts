@@ -1,5 +1,4 @@
 import { sideBySideLines, sideBySideRound } from '../../../bench/side-by-side';
-import { threadCpu, threadCpuOf } from '../../../bench/cpu';
 import { median } from '../../../bench/stats';
 
 describe('bench/side-by-side: two workers in one round, each by the transfers it carried', () => {
@@ -68,38 +67,5 @@ describe('bench/side-by-side: two workers in one round, each by the transfers it
     const unread = sideBySideRound(cpu, { withIt: 50, without: 50 }, [1, 1], 'with', [undefined, seconds(1, 1, 1, 1)]);
     expect(unread.threads).toBeUndefined();
     expect(sideBySideLines('both', [round, unread], 1.03).join('\n')).not.toContain('by thread');
-  });
-
-  it('reads a live process’s CPU by kind of thread from /proc', () => {
-    const before = threadCpu(process.pid);
-    let x = 0;
-    for (const end = Date.now() + 200; Date.now() < end;) x += Math.sqrt(x + 1);
-    const after = threadCpu(process.pid);
-    expect(before && after).toBeTruthy();
-    // The busy loop ran on the main thread: its CPU grew by most of the 200 ms.
-    expect(after!.main - before!.main).toBeGreaterThanOrEqual(0.1);
-    expect(threadCpu(2 ** 22 + 1)).toBeUndefined();
-    expect(x).toBeGreaterThan(0);
-  });
-
-  it('tells a worker’s threads apart by name and by when they started', () => {
-    // A worker process as /proc listed it: main, V8's and libuv's threads, the SDK's Rust threads, the workflow
-    // thread, and V8's profiler thread under --cpu-prof.
-    const threads = [
-      { tid: 100, name: 'node', seconds: 6.4 },
-      { tid: 102, name: 'node', seconds: 0.75 },
-      { tid: 103, name: 'node', seconds: 0.8 },
-      { tid: 108, name: 'v8:ProfEvntProc', seconds: 0.5 },
-      { tid: 121, name: 'tokio-runtime-w', seconds: 0.37 },
-      { tid: 122, name: 'tokio-runtime-w', seconds: 0.37 },
-      { tid: 127, name: 'node', seconds: 2.48 },
-      { tid: 130, name: 'temporal-real-s', seconds: 0 },
-      { tid: 131, name: 'workflow-proces', seconds: 0.24 },
-    ];
-    const cpu = threadCpuOf(100, threads);
-    expect(cpu.main).toBeCloseTo(6.4, 9);
-    expect(cpu.helpers).toBeCloseTo(2.05, 9);
-    expect(cpu.workflow).toBeCloseTo(2.48, 9);
-    expect(cpu.temporalCore).toBeCloseTo(0.98, 9);
   });
 });
