@@ -31,10 +31,13 @@ function processesPolling(queues: Set<string>): number[] {
 describe('bench:transfers runs end to end', () => {
   it('runs the Temporal, side-by-side and direct paths, prints their figures and leaves no worker behind', async () => {
     const env: NodeJS.ProcessEnv = {
-      // Only what the bench needs: the suite's own settings (its Temporal server, its database) must not leak in.
+      // What the bench needs, and not the suite's per-run settings (TEST_*: its Temporal server, its database): the
+      // bench makes its own run. DATABASE_URL names the PostgreSQL server to make it on, when the suite was given one.
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       ...(process.env.CI && { CI: process.env.CI }),
+      ...(process.env.DATABASE_URL && { DATABASE_URL: process.env.DATABASE_URL }),
+      ...(process.env.TMPDIR && { TMPDIR: process.env.TMPDIR }),
       BENCH_PATHS: 'temporal,observability-paired,direct',
       BENCH_TRANSFERS: '8',
       BENCH_CONCURRENCY: '4',
