@@ -39,17 +39,24 @@ export interface SideBySideRound {
   threads?: { withIt: ThreadCpu; without: ThreadCpu };
 }
 
-/**
- * One round's figures from bench:transfers' CPU per transfer of the whole round (both orchestrators' transfers), where
- * `worker 1` is the worker with the setting and `worker 2` the one without, and the transfers each carried.
- */
-export function sideBySideRound(
-  cpu: Record<string, number | undefined>,
-  carried: { withIt: number; without: number },
-  idle: number[],
-  first: 'with' | 'without',
-  threads?: (ThreadCpu | undefined)[],
-): SideBySideRound {
+/** What bench:transfers read of one side-by-side round. */
+export interface SideBySideReading {
+  /**
+   * CPU ms per transfer of the whole round (both orchestrators' transfers), by process: `worker 1` is the worker with
+   * the setting, `worker 2` the one without.
+   */
+  cpu: Record<string, number | undefined>;
+  /** The transfers each worker carried. */
+  carried: { withIt: number; without: number };
+  /** Each worker's CPU ms a second while idle before the round, the one with the setting first. */
+  idle: number[];
+  first: 'with' | 'without';
+  /** Each worker's CPU seconds by kind of thread over the round, the one with the setting first. */
+  threads?: (ThreadCpu | undefined)[];
+}
+
+/** One round's figures, per transfer each worker carried. */
+export function sideBySideRound({ cpu, carried, idle, first, threads }: SideBySideReading): SideBySideRound {
   const all = carried.withIt + carried.without;
   const own = (worker: string, count: number) => ((cpu[worker] ?? NaN) * all) / count;
   const [withIt, without] = threads ?? [];

@@ -325,6 +325,8 @@ export async function apiWithWorkerProcesses(opts: {
       stdio: ['ignore', 'ignore', 'inherit'],
     }),
   );
+  // On stderr, beside the report: which processes serve which task queue, to find one left running.
+  process.stderr.write(`bench: worker pids ${workers.map((w) => w.pid).join(', ')} on task queue ${taskQueue}\n`);
   const pool = createPool(env.databaseUrl, 'orchestrator');
   const keystore = await openKeystore(pool, { masterKey, dataDir, agentKeys: opts.agentKeys });
   const transfers = createTransferContext({

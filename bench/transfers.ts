@@ -586,7 +586,7 @@ async function measure(temporal: BenchTemporal) {
         );
         results.push(r);
         const threads = pids.map((pid, i) => threadCpuBetween(threads0[i], threadCpu(pid)));
-        rounds.push(sideBySideRound(r.cpu, carried, idle, first, threads));
+        rounds.push(sideBySideRound({ cpu: r.cpu, carried, idle, first, threads }));
         log(`  ${name}, round ${round}: ${describeSideBySideRound(rounds.at(-1)!)}`);
       } finally {
         stopScraping();

@@ -77,8 +77,8 @@ describe('bench:transfers runs end to end', () => {
     expect(output).toMatch(/spans the collector sink received: [1-9]\d*/);
 
     // The first orchestrator, two per side-by-side round, and the one started again after them: six task queues (as
-    // each worker's SDK logs them), and none has a worker process left once the bench has exited.
-    const queues = new Set([...output.matchAll(/taskQueue: '(bench-[0-9a-f-]{36})'/g)].map((m) => m[1]!));
+    // the bench names them when it starts their workers), and none has a worker process left once the bench has exited.
+    const queues = new Set([...output.matchAll(/on task queue (bench-[0-9a-f-]{36})$/gm)].map((m) => m[1]!));
     expect(queues.size).toBeGreaterThanOrEqual(6);
     const left = processesPolling(queues);
     for (const pid of left) process.kill(pid, 'SIGKILL');

@@ -5,7 +5,7 @@ describe('bench/side-by-side: two workers in one round, each by the transfers it
   it('turns CPU per transfer of the whole round into CPU per transfer each worker carried', () => {
     // 101 transfers in the round, 51 to the worker with the setting: 5,100 ms and 4,000 ms of CPU in all.
     const cpu = { 'worker 1': 5100 / 101, 'worker 2': 4000 / 101, temporal: 30 };
-    const round = sideBySideRound(cpu, { withIt: 51, without: 50 }, [12, 4], 'with');
+    const round = sideBySideRound({ cpu, carried: { withIt: 51, without: 50 }, idle: [12, 4], first: 'with' });
     expect(round.withIt).toBeCloseTo(100, 9);
     expect(round.without).toBeCloseTo(80, 9);
     expect(round).toMatchObject({ first: 'with', idle: { withIt: 12, without: 4 } });
@@ -46,16 +46,22 @@ describe('bench/side-by-side: two workers in one round, each by the transfers it
       temporalCore,
     });
     const cpu = { 'worker 1': 4, 'worker 2': 4 };
-    const round = sideBySideRound(cpu, { withIt: 50, without: 40 }, [1, 1], 'without', [
-      seconds(1, 0.5, 0.25, 0.1),
-      seconds(0.8, 0.4, 0.2, 0.08),
-    ]);
+    const round = sideBySideRound({
+      cpu,
+      carried: { withIt: 50, without: 40 },
+      idle: [1, 1],
+      first: 'without',
+      threads: [seconds(1, 0.5, 0.25, 0.1), seconds(0.8, 0.4, 0.2, 0.08)],
+    });
     expect(round.threads?.withIt).toEqual({ main: 20, helpers: 10, workflow: 5, temporalCore: 2 });
     expect(round.threads?.without).toEqual({ main: 20, helpers: 10, workflow: 5, temporalCore: 2 });
-    const other = sideBySideRound(cpu, { withIt: 50, without: 50 }, [1, 1], 'with', [
-      seconds(1.1, 0.5, 0.25, 0.1),
-      seconds(1, 0.5, 0.25, 0.15),
-    ]);
+    const other = sideBySideRound({
+      cpu,
+      carried: { withIt: 50, without: 50 },
+      idle: [1, 1],
+      first: 'with',
+      threads: [seconds(1.1, 0.5, 0.25, 0.1), seconds(1, 0.5, 0.25, 0.15)],
+    });
     const lines = sideBySideLines('both', [round, other], 1.03);
     expect(lines).toContainEqual(
       expect.stringContaining(
@@ -64,7 +70,13 @@ describe('bench/side-by-side: two workers in one round, each by the transfers it
       ),
     );
     // A round without a reading of either worker's threads prints no breakdown.
-    const unread = sideBySideRound(cpu, { withIt: 50, without: 50 }, [1, 1], 'with', [undefined, seconds(1, 1, 1, 1)]);
+    const unread = sideBySideRound({
+      cpu,
+      carried: { withIt: 50, without: 50 },
+      idle: [1, 1],
+      first: 'with',
+      threads: [undefined, seconds(1, 1, 1, 1)],
+    });
     expect(unread.threads).toBeUndefined();
     expect(sideBySideLines('both', [round, unread], 1.03).join('\n')).not.toContain('by thread');
   });
