@@ -8,6 +8,10 @@
  * - network calls by route: the API's and the worker's together equal, route by route, the requests a counting proxy
  *   in front of the sandbox forwarded;
  * - webhooks: the API counted as many as the sandbox delivered to it.
+ * Both processes also export their traces to a collector of the test's (OTEL_EXPORTER_OTLP_ENDPOINT): the outgoing
+ * transfer is one trace from the API's request to the worker's network calls, and the worker's calls land as events
+ * on the span of the activity that made them, found again after the activity's awaits (lib/tracing/activity-context.ts,
+ * the worker's context manager).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -40,6 +44,31 @@ const freePort = () =>
   });
 
 type Samples = Map<string, number>;
+
+/** One span as OTLP/HTTP JSON carries it (the fields read here), with its process's service name. */
+interface Span {
+  service: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes: Record<string, unknown>;
+  events: string[];
+}
+type OtlpAttributes = { key: string; value: Record<string, unknown> }[] | undefined;
+const attributesOf = (a: OtlpAttributes) =>
+  Object.fromEntries((a ?? []).map((x) => [x.key, Object.values(x.value)[0]]));
+interface OtlpExport {
+  resourceSpans: {
+    resource?: { attributes?: OtlpAttributes };
+    scopeSpans: {
+      spans: (Omit<Span, 'service' | 'attributes' | 'events'> & {
+        attributes?: OtlpAttributes;
+        events?: { name: string }[];
+      })[];
+    }[];
+  }[];
+}
 
 /** Prometheus' text format as `name{labels}` → value (counters and histograms' series alike). */
 function parse(text: string): Samples {
@@ -84,12 +113,37 @@ describe('/metrics of the API and a worker process after real transfers through 
   let apiMetrics: string;
   let workerMetrics: string;
   let operator: string;
+  let collector: Server;
+  /** The spans both processes exported to the collector. */
+  const spans: Span[] = [];
+  /** The transfers the first test made: the outgoing one's workflow id, the incoming one's. */
+  const made: { outgoing?: string; incoming?: string } = {};
 
   /** The port a process logged for its /metrics (`... metrics at http://127.0.0.1:<port>/metrics`). */
   const metricsPort = (log: string, prefix: string) =>
     new RegExp(`"msg":"${prefix}metrics at http://127\\.0\\.0\\.1:(\\d+)/metrics"`).exec(log)?.[1];
 
   beforeAll(async () => {
+    // The test's OTLP/HTTP collector: keeps the spans the processes post to /v1/traces.
+    collector = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        if (req.method === 'POST' && req.url === '/v1/traces')
+          for (const rs of (JSON.parse(body) as OtlpExport).resourceSpans) {
+            const service = String(attributesOf(rs.resource?.attributes)['service.name']);
+            for (const span of rs.scopeSpans.flatMap((x) => x.spans))
+              spans.push({
+                ...span,
+                service,
+                attributes: attributesOf(span.attributes),
+                events: (span.events ?? []).map((e) => e.name),
+              });
+          }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((ok) => collector.listen(0, '127.0.0.1', ok));
     sb = await startSandbox(g.seed);
     pool = createPool(testEnv().databaseUrl, 'orchestrator');
     // The network as the processes see it: the sandbox behind a proxy that counts what reaches it.
@@ -161,6 +215,7 @@ describe('/metrics of the API and a worker process after real transfers through 
       METRICS_PORT: '0',
       WORKER_METRICS_PORT: '0',
       TEMPORAL_SDK_METRICS_PORT: 'off',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
       KEY_ROTATION_PERIOD: 'off',
       ADDRESS_BOOK_CRON: 'off',
       RETENTION_CRON: 'off',
@@ -204,6 +259,7 @@ describe('/metrics of the API and a worker process after real transfers through 
     await stopChild(children.api);
     await stopChild(children.worker);
     await new Promise((ok) => proxy?.close(ok));
+    await new Promise((ok) => collector?.close(ok));
     await pool?.end();
     await sb?.close();
   });
@@ -253,6 +309,7 @@ describe('/metrics of the API and a worker process after real transfers through 
       return v.final ? v : undefined;
     }, 120_000);
     expect([outgoing.status, incoming.status]).toEqual(['ACCEPTED', 'ACCEPTED']);
+    Object.assign(made, { outgoing: `outgoing-${id}`, incoming: `incoming-${txId}` });
 
     // Quiet again: every webhook delivered, and each request the proxy forwarded counted by one of the processes.
     const deliveries = async () =>
@@ -337,6 +394,66 @@ describe('/metrics of the API and a worker process after real transfers through 
     expect(attempts).toBeGreaterThan(0);
     // No counterparty DID in any label of either process.
     for (const s of [api1, worker1]) expect([...s.keys()].some((k) => k.includes(g.external))).toBe(false);
+  });
+
+  it("exports each transfer's trace from both processes, the worker's network calls on their activities' spans", async () => {
+    const { outgoing, incoming } = made;
+    if (!outgoing || !incoming) throw new Error('the first test made no transfers');
+    const api = 'travel-rule-orchestrator-api';
+    const worker = 'travel-rule-orchestrator-worker';
+    const runActivities = (workflowId: string) =>
+      spans.filter((s) => s.name.startsWith('RunActivity:') && s.attributes.temporalWorkflowId === workflowId);
+    // The processes export in batches (every 5 s): wait until both workflows' spans and their activities' are in.
+    const runOf = (workflowId: string) =>
+      spans.find((s) => s.name.startsWith('RunWorkflow:') && s.attributes.workflowId === workflowId);
+    await eventually(
+      async () => (runOf(outgoing) && runOf(incoming) && runActivities(incoming).length > 0 ? true : undefined),
+      30_000,
+      500,
+    );
+
+    // Outgoing: POST /v1/transfers (the API) → StartWorkflow (the API's Client) → RunWorkflow → RunActivity (the
+    // worker), one trace, and the activity that sent the transfer carries its network calls as events.
+    const run = runOf(outgoing)!;
+    const start = spans.find((s) => s.spanId === run.parentSpanId);
+    const request = spans.find((s) => s.spanId === start?.parentSpanId);
+    expect([request?.service, request?.name, start?.service, start?.name, run.service]).toEqual([
+      api,
+      'POST /v1/transfers',
+      api,
+      'StartWorkflow:outgoingTransfer',
+      worker,
+    ]);
+    const sent = runActivities(outgoing);
+    expect(sent.length).toBeGreaterThan(0);
+    for (const a of sent) expect([a.service, a.traceId, a.parentSpanId]).toEqual([worker, run.traceId, run.spanId]);
+    expect(sent.find((a) => a.name === 'RunActivity:sendOutgoingTransfer')?.events).toEqual(
+      expect.arrayContaining(['network POST {pii}/put', 'network POST /tx/create']),
+    );
+
+    // Incoming: the webhook's request (the API) → SignalWithStart → RunWorkflow → each step's RunActivity (the
+    // worker), and each step's network calls on its own span, made after the step's first awaits.
+    const received = runOf(incoming)!;
+    const signalled = spans.find((s) => s.spanId === received.parentSpanId);
+    const webhook = spans.find((s) => s.spanId === signalled?.parentSpanId);
+    expect([webhook?.service, webhook?.name, signalled?.name, received.service]).toEqual([
+      api,
+      'POST /webhooks/notification/:endpoint',
+      'SignalWithStartWorkflow:incomingTransfer',
+      worker,
+    ]);
+    const steps = runActivities(incoming);
+    for (const a of steps) expect([a.traceId, a.parentSpanId]).toEqual([received.traceId, received.spanId]);
+    const callsOf = (step: string) => steps.filter((a) => a.name === `RunActivity:${step}`).flatMap((a) => a.events);
+    expect(callsOf('getIncomingTransaction')).toContain('network GET /tx/info');
+    expect(callsOf('redirectIncomingTransaction')).toContain('network POST /tx/redirect');
+    expect(callsOf('confirmIncomingTransaction')).toContain('network POST /tx/confirm');
+    expect(callsOf('screenIncomingTransfer')).toContain('network POST {pii}/get');
+    expect(callsOf('acceptIncomingTransaction')).toContain('network POST /tx/accept');
+    // Steps that only write here make no network call, and so carry no event.
+    expect(callsOf('recordTransferView')).toEqual([]);
+    // No network call made its own span: each is an event of the span it was made in.
+    expect(spans.filter((s) => s.name.startsWith('network ') || s.name.startsWith('HTTP '))).toEqual([]);
   });
 });
 
