@@ -4,7 +4,7 @@
  * activity function directly) there is no context: these then do nothing or answer undefined.
  */
 import { createHash } from 'node:crypto';
-import { asyncLocalStorage, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 
 function current(): Context | undefined {
@@ -13,15 +13,6 @@ function current(): Context | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The running activity's Temporal Context as an opaque key, undefined outside activities: what a worker's trace
- * contexts are kept by (lib/tracing/activity-context.ts). Read straight from Temporal's store: it is asked at every
- * call to the network.
- */
-export function currentActivity(): object | undefined {
-  return asyncLocalStorage.getStore();
 }
 
 /** Records progress, so a step that is alive is not taken for a dead worker. */

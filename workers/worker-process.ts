@@ -3,7 +3,6 @@ import { createPricing } from '../pricing';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { currentActivity } from '../activities/context';
 import { openTransferContext } from '../outgoing/context';
 import { NetworkClient } from '../network/client';
 import { createRateBudget } from '../network/rate-budget';
@@ -50,7 +49,6 @@ export async function startWorker(
         otlpEndpoint: config.observability.otlpEndpoint,
         sampler: config.observability.tracesSampler,
         process: 'worker',
-        currentActivity,
       });
   if (tracing && !shared) log.info(`traces exported over OTLP/HTTP to ${config.observability.otlpEndpoint}`);
   const databaseUrl = config.databaseUrl ?? DEFAULT_DATABASE_URL;

@@ -35,7 +35,6 @@ import type {
 } from '@temporalio/worker';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
 import type { TracesSampler } from './sampler-setting';
-import { ActivityContextManager } from './activity-context';
 
 /**
  * OpenTelemetry tracing of one process (OTEL_EXPORTER_OTLP_ENDPOINT, read by config/index.ts): the API's requests
@@ -66,12 +65,6 @@ export interface TracingOptions {
   otlpEndpoint?: string;
   /** `api`, `worker` or `all-in-one`: the resource's service.name is travel-rule-orchestrator-<process>. */
   process: string;
-  /**
-   * A process that traces inside activities only (a worker, not one that also serves API requests) passes the running
-   * activity's Temporal Context (activities/context.ts currentActivity): its trace contexts then ride on Temporal's
-   * activity store instead of an AsyncLocalStorage of their own (activity-context.ts).
-   */
-  currentActivity?: () => object | undefined;
   /** OTEL_TRACES_SAMPLER(_ARG); default parentbased_always_on: every trace this process starts is recorded. */
   sampler?: TracesSampler;
 }
@@ -164,16 +157,10 @@ const TRACE_HEADER = '_tracer-data';
 /** The activity's context, as the worker hands it to its interceptor factories. */
 type ActivityContext = Parameters<ActivityInterceptorsFactory>[0];
 
-/** Runs an activity with its span's context active through its awaits, as the process's context manager does that. */
-type RunInContext = (activity: ActivityContext, context: Context, fn: () => Promise<unknown>) => Promise<unknown>;
-
 class ActivitySpans implements ActivityInboundCallsInterceptor {
   private static readonly tracer = trace.getTracer('@temporalio/interceptor-activity');
 
-  constructor(
-    private readonly ctx: ActivityContext,
-    private readonly runIn: RunInContext,
-  ) {}
+  constructor(private readonly ctx: ActivityContext) {}
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const header = input.headers[TRACE_HEADER];
@@ -197,9 +184,9 @@ class ActivitySpans implements ActivityInboundCallsInterceptor {
       },
       parent,
     );
-    if (!span.isRecording()) return this.runIn(this.ctx, trace.setSpan(parent, span), () => next(input));
+    if (!span.isRecording()) return context.with(trace.setSpan(parent, span), () => next(input));
     try {
-      const result = await this.runIn(this.ctx, trace.setSpan(parent, span), () => next(input));
+      const result = await context.with(trace.setSpan(parent, span), () => next(input));
       span.setStatus({ code: SpanStatusCode.OK });
       return result;
     } catch (err) {
@@ -230,20 +217,14 @@ export function startTracing(options: TracingOptions): Tracing | undefined {
     spanProcessors: [processor],
     sampler: samplerOf(options.sampler ?? { name: 'parentbased_always_on', ratio: 1 }),
   });
-  // Given the running activity (a worker process), trace contexts ride on Temporal's activity store
-  // (activity-context.ts); else OpenTelemetry's AsyncLocalStorage manager, register's default.
-  const activityContexts = options.currentActivity && new ActivityContextManager(options.currentActivity);
-  const runIn: RunInContext = activityContexts
-    ? (activity, ctx, fn) => activityContexts.runActivity(activity, ctx, fn)
-    : (_activity, ctx, fn) => context.with(ctx, fn);
-  // The global provider, the context manager and the W3C trace-context propagator.
-  provider.register(activityContexts && { contextManager: activityContexts });
+  // The global provider, the AsyncLocalStorage context manager and the W3C trace-context propagator.
+  provider.register();
   return {
     clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
     workerInterceptors: {
       activity: [
         (ctx) => ({
-          inbound: new ActivitySpans(ctx, runIn),
+          inbound: new ActivitySpans(ctx),
           outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
         }),
       ],

@@ -10,8 +10,7 @@
  * - webhooks: the API counted as many as the sandbox delivered to it.
  * Both processes also export their traces to a collector of the test's (OTEL_EXPORTER_OTLP_ENDPOINT): the outgoing
  * transfer is one trace from the API's request to the worker's network calls, and the worker's calls land as events
- * on the span of the activity that made them, found again after the activity's awaits (lib/tracing/activity-context.ts,
- * the worker's context manager).
+ * on the span of the activity that made them, found again after the activity's awaits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
