@@ -27,6 +27,7 @@ import { createApiKey } from '../../client/api/auth/api-keys';
 import { systemPrincipal } from '../../lib/principal';
 import { simulateTransfer } from '../../sandbox/nested-routing/simulate-client';
 import { bearerCall } from '../harness/http';
+import { attributeOf, startOtlpCollector, type OtlpCollector } from '../harness/otlp-collector';
 import { eventually, groupSeed, startSandbox, stopChild, testEnv, type RunningSandbox } from '../harness/platform';
 
 jest.setTimeout(300_000);
@@ -43,31 +44,6 @@ const freePort = () =>
   });
 
 type Samples = Map<string, number>;
-
-/** One span as OTLP/HTTP JSON carries it (the fields read here), with its process's service name. */
-interface Span {
-  service: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes: Record<string, unknown>;
-  events: string[];
-}
-type OtlpAttributes = { key: string; value: Record<string, unknown> }[] | undefined;
-const attributesOf = (a: OtlpAttributes) =>
-  Object.fromEntries((a ?? []).map((x) => [x.key, Object.values(x.value)[0]]));
-interface OtlpExport {
-  resourceSpans: {
-    resource?: { attributes?: OtlpAttributes };
-    scopeSpans: {
-      spans: (Omit<Span, 'service' | 'attributes' | 'events'> & {
-        attributes?: OtlpAttributes;
-        events?: { name: string }[];
-      })[];
-    }[];
-  }[];
-}
 
 /** Prometheus' text format as `name{labels}` → value (counters and histograms' series alike). */
 function parse(text: string): Samples {
@@ -112,9 +88,8 @@ describe('/metrics of the API and a worker process after real transfers through 
   let apiMetrics: string;
   let workerMetrics: string;
   let operator: string;
-  let collector: Server;
-  /** The spans both processes exported to the collector. */
-  const spans: Span[] = [];
+  /** Both processes export their spans here. */
+  let collector: OtlpCollector;
   /** The transfers the first test made: the outgoing one's workflow id, the incoming one's. */
   const made: { outgoing?: string; incoming?: string } = {};
 
@@ -123,26 +98,7 @@ describe('/metrics of the API and a worker process after real transfers through 
     new RegExp(`"msg":"${prefix}metrics at http://127\\.0\\.0\\.1:(\\d+)/metrics"`).exec(log)?.[1];
 
   beforeAll(async () => {
-    // The test's OTLP/HTTP collector: keeps the spans the processes post to /v1/traces.
-    collector = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        if (req.method === 'POST' && req.url === '/v1/traces')
-          for (const rs of (JSON.parse(body) as OtlpExport).resourceSpans) {
-            const service = String(attributesOf(rs.resource?.attributes)['service.name']);
-            for (const span of rs.scopeSpans.flatMap((x) => x.spans))
-              spans.push({
-                ...span,
-                service,
-                attributes: attributesOf(span.attributes),
-                events: (span.events ?? []).map((e) => e.name),
-              });
-          }
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((ok) => collector.listen(0, '127.0.0.1', ok));
+    collector = await startOtlpCollector();
     sb = await startSandbox(g.seed);
     pool = createPool(testEnv().databaseUrl, 'orchestrator');
     // The network as the processes see it: the sandbox behind a proxy that counts what reaches it.
@@ -214,7 +170,7 @@ describe('/metrics of the API and a worker process after real transfers through 
       METRICS_PORT: '0',
       WORKER_METRICS_PORT: '0',
       TEMPORAL_SDK_METRICS_PORT: 'off',
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
       KEY_ROTATION_PERIOD: 'off',
       ADDRESS_BOOK_CRON: 'off',
       RETENTION_CRON: 'off',
@@ -258,7 +214,7 @@ describe('/metrics of the API and a worker process after real transfers through 
     await stopChild(children.api);
     await stopChild(children.worker);
     await new Promise((ok) => proxy?.close(ok));
-    await new Promise((ok) => collector?.close(ok));
+    await collector?.close();
     await pool?.end();
     await sb?.close();
   });
@@ -400,16 +356,26 @@ describe('/metrics of the API and a worker process after real transfers through 
     if (!outgoing || !incoming) throw new Error('the first test made no transfers');
     const api = 'travel-rule-orchestrator-api';
     const worker = 'travel-rule-orchestrator-worker';
-    const runActivities = (workflowId: string) =>
-      spans.filter((s) => s.name.startsWith('RunActivity:') && s.attributes.temporalWorkflowId === workflowId);
     // The processes export in batches (every 5 s): wait until both workflows' spans and their activities' are in.
-    const runOf = (workflowId: string) =>
-      spans.find((s) => s.name.startsWith('RunWorkflow:') && s.attributes.workflowId === workflowId);
-    await eventually(
-      async () => (runOf(outgoing) && runOf(incoming) && runActivities(incoming).length > 0 ? true : undefined),
+    const spans = await eventually(
+      async () => {
+        const all = collector.spans();
+        const workflows = all.filter((s) => s.name.startsWith('RunWorkflow:'));
+        const done = [outgoing, incoming].every((id) =>
+          workflows.some((s) => attributeOf(s.attributes, 'workflowId') === id),
+        );
+        return done ? all : undefined;
+      },
       30_000,
       500,
     );
+    const runOf = (workflowId: string) =>
+      spans.find((s) => s.name.startsWith('RunWorkflow:') && attributeOf(s.attributes, 'workflowId') === workflowId);
+    const runActivities = (workflowId: string) =>
+      spans.filter(
+        (s) => s.name.startsWith('RunActivity:') && attributeOf(s.attributes, 'temporalWorkflowId') === workflowId,
+      );
+    const eventsOf = (s: { events?: { name: string }[] } | undefined) => (s?.events ?? []).map((e) => e.name);
 
     // Outgoing: POST /v1/transfers (the API) → StartWorkflow (the API's Client) → RunWorkflow → RunActivity (the
     // worker), one trace, and the activity that sent the transfer carries its network calls as events.
@@ -426,7 +392,7 @@ describe('/metrics of the API and a worker process after real transfers through 
     const sent = runActivities(outgoing);
     expect(sent.length).toBeGreaterThan(0);
     for (const a of sent) expect([a.service, a.traceId, a.parentSpanId]).toEqual([worker, run.traceId, run.spanId]);
-    expect(sent.find((a) => a.name === 'RunActivity:sendOutgoingTransfer')?.events).toEqual(
+    expect(eventsOf(sent.find((a) => a.name === 'RunActivity:sendOutgoingTransfer'))).toEqual(
       expect.arrayContaining(['network POST {pii}/put', 'network POST /tx/create']),
     );
 
@@ -443,7 +409,7 @@ describe('/metrics of the API and a worker process after real transfers through 
     ]);
     const steps = runActivities(incoming);
     for (const a of steps) expect([a.traceId, a.parentSpanId]).toEqual([received.traceId, received.spanId]);
-    const callsOf = (step: string) => steps.filter((a) => a.name === `RunActivity:${step}`).flatMap((a) => a.events);
+    const callsOf = (step: string) => steps.filter((a) => a.name === `RunActivity:${step}`).flatMap(eventsOf);
     expect(callsOf('getIncomingTransaction')).toContain('network GET /tx/info');
     expect(callsOf('redirectIncomingTransaction')).toContain('network POST /tx/redirect');
     expect(callsOf('confirmIncomingTransaction')).toContain('network POST /tx/confirm');

@@ -1,6 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Worker } from '@temporalio/worker';
 import { NetworkClient } from '../../network/client';
 import { createDataConverter } from '../../lib/temporal/data-converter';
@@ -16,19 +14,7 @@ import {
   type RunningOrchestrator,
   type RunningSandbox,
 } from '../harness/platform';
-
-/** One span as OTLP/HTTP JSON carries it (the fields this test reads). */
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes?: { key: string; value: Record<string, unknown> }[];
-  events?: { name: string; attributes?: { key: string; value: Record<string, unknown> }[] }[];
-}
-interface OtlpExport {
-  resourceSpans: { resource?: unknown; scopeSpans: { spans: OtlpSpan[] }[] }[];
-}
+import { attributeOf, startOtlpCollector, type OtlpCollector, type OtlpSpan } from '../harness/otlp-collector';
 
 /** Personal data of the transfer: none of it may leave in a span (names, attributes, events, resources). */
 const ORIGINATOR_NAME = `Quillfeather${randomBytes(4).toString('hex')}`;
@@ -44,21 +30,10 @@ describe('tracing: one outgoing transfer is one trace from the API request to th
   let sandbox: RunningSandbox;
   let orch: RunningOrchestrator | undefined;
   let tracing: Tracing | undefined;
-  let collector: Server;
-  const received: { contentType: string; body: string }[] = [];
+  let collector: OtlpCollector;
 
   beforeAll(async () => {
-    // The test's OTLP/HTTP collector: stores what the exporter posts to /v1/traces.
-    collector = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        if (req.method === 'POST' && req.url === '/v1/traces')
-          received.push({ contentType: req.headers['content-type'] ?? '', body });
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
+    collector = await startOtlpCollector();
     sandbox = await startSandbox(group.seed);
     await sandbox.simulateCounterparty(encodeURIComponent(simulated), { default: 'accept' });
     const external = new NetworkClient(sandbox.networkConfig(group.externalUser));
@@ -72,7 +47,7 @@ describe('tracing: one outgoing transfer is one trace from the API request to th
       .json();
     // What OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:<port> starts in the API and worker processes.
     tracing = startTracing({
-      otlpEndpoint: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+      otlpEndpoint: collector.endpoint,
       process: 'test',
     });
     orch = await startOrchestrator(sandbox.networkConfig(group.gatewayUser), {
@@ -86,7 +61,7 @@ describe('tracing: one outgoing transfer is one trace from the API request to th
     await orch?.close();
     await tracing?.shutdown();
     await sandbox?.close();
-    await new Promise((r) => collector?.close(r));
+    await collector?.close();
   });
 
   it('without an endpoint nothing is started', () => {
@@ -133,12 +108,10 @@ describe('tracing: one outgoing transfer is one trace from the API request to th
 
     const spans = await eventually(async () => {
       await tracing!.flush();
-      const all = received.flatMap((b) =>
-        (JSON.parse(b.body) as OtlpExport).resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((s) => s.spans)),
-      );
+      const all = collector.spans();
       return all.some((s) => s.name === 'RunWorkflow:outgoingTransfer') ? all : undefined;
     }, 20_000);
-    expect(received.every((b) => b.contentType.startsWith('application/json'))).toBe(true);
+    expect(collector.exports.every((b) => b.contentType.startsWith('application/json'))).toBe(true);
 
     const api = spans.filter((s) => s.name === 'POST /v1/transfers');
     expect(api).toHaveLength(1);
@@ -168,10 +141,9 @@ describe('tracing: one outgoing transfer is one trace from the API request to th
     const send = named('RunActivity:sendOutgoingTransfer')[0]!;
     const createTx = callsIn(send).find((e) => e.name === 'network POST /tx/create');
     expect(createTx).toBeDefined();
-    const attribute = (key: string) => createTx!.attributes?.find((a) => a.key === key)?.value;
-    expect(attribute('http.request.method')).toEqual({ stringValue: 'POST' });
-    expect(attribute('url.template')).toEqual({ stringValue: '/tx/create' });
-    expect(attribute('network.duration_ms')).toBeDefined();
+    expect(attributeOf(createTx!.attributes, 'http.request.method')).toBe('POST');
+    expect(attributeOf(createTx!.attributes, 'url.template')).toBe('/tx/create');
+    expect(attributeOf(createTx!.attributes, 'network.duration_ms')).toBeDefined();
     // No call leaves a span of its own any more.
     expect(spans.filter((s) => s.name.startsWith('network '))).toEqual([]);
     // Route templates, never raw URLs with ids.
@@ -179,7 +151,7 @@ describe('tracing: one outgoing transfer is one trace from the API request to th
     for (const s of getState) expect(s.name).not.toContain(id);
 
     // Nothing personal anywhere in what left the process: names, addresses, the amount's owner.
-    const exported = received.map((b) => b.body).join('\n');
+    const exported = collector.exports.map((b) => b.body).join('\n');
     for (const secret of [ORIGINATOR_NAME, BENEFICIARY_NAME, TOWN, DESTINATION, DESTINATION.slice(2)])
       expect(exported).not.toContain(secret);
     // The workflow sink's WorkflowInfo (memo, search attributes) is cut down to identifiers.
