@@ -1,4 +1,4 @@
-import { sideBySideLines, sideBySideRound } from '../../../bench/side-by-side';
+import { sideBySideLines, sideBySideRound, type SideBySideReading } from '../../../bench/side-by-side';
 import { median } from '../../../bench/stats';
 
 describe('bench/side-by-side: two workers in one round, each by the transfers it carried', () => {
@@ -45,23 +45,24 @@ describe('bench/side-by-side: two workers in one round, each by the transfers it
       workflow,
       temporalCore,
     });
-    const cpu = { 'worker 1': 4, 'worker 2': 4 };
-    const round = sideBySideRound({
-      cpu,
-      carried: { withIt: 50, without: 40 },
-      idle: [1, 1],
-      first: 'without',
-      threads: [seconds(1, 0.5, 0.25, 0.1), seconds(0.8, 0.4, 0.2, 0.08)],
-    });
+    // Rounds of 4 ms per transfer for each worker, idle 1 ms a second: what differs is carried, first and threads.
+    const roundOf = (
+      withIt: number,
+      without: number,
+      first: 'with' | 'without',
+      threads: SideBySideReading['threads'],
+    ) =>
+      sideBySideRound({
+        cpu: { 'worker 1': 4, 'worker 2': 4 },
+        carried: { withIt, without },
+        idle: [1, 1],
+        first,
+        threads,
+      });
+    const round = roundOf(50, 40, 'without', [seconds(1, 0.5, 0.25, 0.1), seconds(0.8, 0.4, 0.2, 0.08)]);
     expect(round.threads?.withIt).toEqual({ main: 20, helpers: 10, workflow: 5, temporalCore: 2 });
     expect(round.threads?.without).toEqual({ main: 20, helpers: 10, workflow: 5, temporalCore: 2 });
-    const other = sideBySideRound({
-      cpu,
-      carried: { withIt: 50, without: 50 },
-      idle: [1, 1],
-      first: 'with',
-      threads: [seconds(1.1, 0.5, 0.25, 0.1), seconds(1, 0.5, 0.25, 0.15)],
-    });
+    const other = roundOf(50, 50, 'with', [seconds(1.1, 0.5, 0.25, 0.1), seconds(1, 0.5, 0.25, 0.15)]);
     const lines = sideBySideLines('both', [round, other], 1.03);
     expect(lines).toContainEqual(
       expect.stringContaining(
@@ -70,13 +71,7 @@ describe('bench/side-by-side: two workers in one round, each by the transfers it
       ),
     );
     // A round without a reading of either worker's threads prints no breakdown.
-    const unread = sideBySideRound({
-      cpu,
-      carried: { withIt: 50, without: 50 },
-      idle: [1, 1],
-      first: 'with',
-      threads: [undefined, seconds(1, 1, 1, 1)],
-    });
+    const unread = roundOf(50, 50, 'with', [undefined, seconds(1, 1, 1, 1)]);
     expect(unread.threads).toBeUndefined();
     expect(sideBySideLines('both', [round, unread], 1.03).join('\n')).not.toContain('by thread');
   });
