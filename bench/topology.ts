@@ -27,6 +27,7 @@ import { cpuOfEach, cpuSeconds, cpuUsedBetween } from './cpu';
 import { LocalKeyWrapper, openKeystore } from '../keys';
 import { createPool } from '../db/pool';
 import type { GroupConfig, NetworkConfig } from '../config';
+import { loadTracesSampler } from '../config';
 import { EncryptionCodec } from '../lib/temporal/codec';
 import { createDataConverter } from '../lib/temporal/data-converter';
 import type { Seed } from '../sandbox/seed';
@@ -341,7 +342,7 @@ export async function apiWithWorkerProcesses(opts: {
   // The API in this process: traced as client/api-process.ts traces it, its /metrics as client/metrics.ts serves it.
   const tracing = opts.apiTracing
     ? opts.apiTracing.shared
-    : startTracing({ otlpEndpoint: observability?.otlpEndpoint, process: 'api' });
+    : startTracing({ otlpEndpoint: observability?.otlpEndpoint, process: 'api', sampler: loadTracesSampler() });
   let apiMetrics: MetricsListener | undefined;
   if (observability?.metrics) {
     apiMetrics = await startMetricsListener(registry, '127.0.0.1', 0);

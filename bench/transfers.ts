@@ -89,6 +89,7 @@ import {
   type SideBySideRound,
 } from './side-by-side';
 import { startTracing, type Tracing } from '../lib/tracing';
+import { loadTracesSampler } from '../config';
 import { cpuSeconds, cpuTotal, threadCpu, threadCpuBetween } from './cpu';
 import { describeFloor, runFloor, type FloorResult } from './floor';
 import { costBlock, costLines, dbWrites, describeWrites, sampledCost, writesPer, type CostSummary } from './cost';
@@ -542,7 +543,9 @@ async function measure(temporal: BenchTemporal) {
     const name = `${OBSERVABILITY_PARTS.join(' and ')}, side by side`;
     const on = (part: string) => OBSERVABILITY_PARTS.includes(part);
     // One tracing for this process: the traced orchestrator's API uses it, the other's API is not traced.
-    const tracing = on('tracing') ? startTracing({ otlpEndpoint: sink.url, process: 'api' }) : undefined;
+    const tracing = on('tracing')
+      ? startTracing({ otlpEndpoint: sink.url, process: 'api', sampler: loadTracesSampler() })
+      : undefined;
     const startOn = () =>
       startOrch(1, { metrics: on('metrics'), ...(on('tracing') && { otlpEndpoint: sink.url }) }, undefined, {
         shared: tracing,

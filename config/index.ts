@@ -118,7 +118,8 @@ export interface ObservabilityConfig {
   tracesSampler: TracesSampler;
 }
 
-function tracesSampler(env: Env): TracesSampler {
+/** OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG alone (the benchmarks trace their in-process API by them). */
+export function loadTracesSampler(env: Env = process.env): TracesSampler {
   const raw = env.OTEL_TRACES_SAMPLER || 'parentbased_always_on';
   const name = TRACES_SAMPLERS.find((s) => s === raw);
   if (!name) {
@@ -159,7 +160,7 @@ function loadObservabilityConfig(env: Env): ObservabilityConfig {
     workerMetricsPort: metricsPort(env, 'WORKER_METRICS_PORT', 9465),
     temporalSdkMetricsPort: metricsPort(env, 'TEMPORAL_SDK_METRICS_PORT', 9466),
     otlpEndpoint: httpUrlSetting(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
-    tracesSampler: tracesSampler(env),
+    tracesSampler: loadTracesSampler(env),
   };
 }
 
