@@ -47,6 +47,7 @@
  * BENCH_OBSERVABILITY_PAIRED_ROUNDS (default 4), _TRANSFERS (per round, both together) and _RATE as above; before
  * each round's transfers both idle for BENCH_OBSERVABILITY_PAIRED_IDLE_SECONDS (default 30), to show what each spends
  * a second whatever the traffic.
+ * OTEL_TRACES_SAMPLER(_ARG) apply to the traced API in this process and to its workers alike (config/index.ts).
  *
  * A worker setting's cost (path `variant`, issue 27's tuning): the same alternation, the on-rounds' worker started with
  * BENCH_VARIANT's settings (`NAME=value …`, e.g. `WORKER_WORKFLOW_TASK_POLLERS=2`), BENCH_VARIANT_PAIRS,

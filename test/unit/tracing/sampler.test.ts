@@ -1,6 +1,6 @@
 import { context, trace, TraceFlags } from '@opentelemetry/api';
 import { SamplingDecision } from '@opentelemetry/sdk-trace-base';
-import { loadConfig } from '../../../config';
+import { loadConfig, loadTracesSampler } from '../../../config';
 import { samplerOf } from '../../../lib/tracing';
 
 // Its id parts XOR to 0xfffffffe, above any ratio's bound but 1's (TraceIdRatioBasedSampler): a ratio below 1 drops it.
@@ -28,6 +28,13 @@ describe('OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (issue 24)', () => {
     expect(() => loadConfig({ OTEL_TRACES_SAMPLER: 'sometimes' })).toThrow(/^OTEL_TRACES_SAMPLER: "sometimes"/);
     expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: '1.5' })).toThrow(/^OTEL_TRACES_SAMPLER_ARG: "1.5"/);
     expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: 'half' })).toThrow(/^OTEL_TRACES_SAMPLER_ARG: "half"/);
+  });
+
+  it('the setting alone reads as the whole config does (the benchmarks trace their in-process API by it)', () => {
+    const env = { OTEL_TRACES_SAMPLER: 'always_off' };
+    expect(loadTracesSampler(env)).toEqual({ name: 'always_off', ratio: 1 });
+    expect(loadTracesSampler(env)).toEqual(loadConfig(env).observability.tracesSampler);
+    expect(() => loadTracesSampler({ OTEL_TRACES_SAMPLER_ARG: '-1' })).toThrow(/^OTEL_TRACES_SAMPLER_ARG: "-1"/);
   });
 
   it('a ratio drops new traces outside it; parent-based follows the caller either way', () => {
