@@ -34,7 +34,8 @@
  *
  * Observability's cost (issue 24, path `observability`, on by default): the Temporal path again, one worker process,
  * with metrics and tracing off (every /metrics listener `off`, no OTEL_EXPORTER_OTLP_ENDPOINT) and on (every
- * listener on, scraped every BENCH_SCRAPE_MS, default 5000, as Prometheus would; traces of the API and the worker
+ * listener on, scraped as the repo's Prometheus does: every BENCH_SCRAPE_MS, by default the scrape_interval of
+ * ops/prometheus/prometheus.yml, over kept connections; traces of the API and the worker
  * exported to a collector sink in a process of its own), rounds alternating off, on, off, …, off
  * (BENCH_OBSERVABILITY_PAIRS on-rounds, default 2) of BENCH_OBSERVABILITY_TRANSFERS each (default BENCH_TRANSFERS).
  * Each on-round is compared with the mean of the off-rounds beside it, so drift in the machine's load weighs on both
@@ -59,7 +60,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { Agent, createServer, get as httpGet } from 'node:http';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import type { AddressInfo } from 'node:net';
 import { NetworkClient } from '../network/client';
 import { runTransferDirect } from '../outgoing/transaction';
@@ -71,6 +74,7 @@ import { createPool } from '../db/pool';
 import { workflowIds } from '../lib/temporal/workflow-ids';
 import { groupSeed, startOrchestrator, startSandbox, testEnv } from '../test/harness/platform';
 import { quantile } from './stats';
+import { parseDuration } from '../lib/config-values';
 import {
   alternation,
   alternationLines,
@@ -161,7 +165,7 @@ const LOST_AFTER_MS = Number(process.env.BENCH_LOST_AFTER_MS ?? 120_000);
 /** The empty-workflow floor's rate, printed after the paths (BENCH_FLOOR=off: none). */
 const FLOOR_RATE = Number(process.env.BENCH_FLOOR_RATE ?? 20);
 
-const SCRAPE_MS = Number(process.env.BENCH_SCRAPE_MS ?? 5000);
+const SCRAPE_MS = process.env.BENCH_SCRAPE_MS ? Number(process.env.BENCH_SCRAPE_MS) : shippedScrapeIntervalMs();
 /** What the on-rounds turn on (BENCH_OBSERVABILITY_PARTS): metrics, tracing or both (default). */
 const OBSERVABILITY_PARTS = (process.env.BENCH_OBSERVABILITY_PARTS ?? 'metrics,tracing').split(',');
 const OBSERVABILITY_TARGET = 1.03;
@@ -170,21 +174,36 @@ const SIDE_BY_SIDE = sideBySideRounds('OBSERVABILITY_PAIRED', N);
 const VARIANT = alternation('VARIANT', N);
 const VARIANT_ENV = variantEnv();
 
-/** Reads every /metrics in `urls` each `ms`, as Prometheus would; returns the stop. */
+/** The scrape interval of the Prometheus the repo ships (docker-compose's `observability` profile). */
+function shippedScrapeIntervalMs(): number {
+  const config = parseYaml(readFileSync(join(__dirname, '..', 'ops', 'prometheus', 'prometheus.yml'), 'utf8')) as {
+    global?: { scrape_interval?: string };
+  };
+  const ms = parseDuration(config.global?.scrape_interval ?? '');
+  if (!ms) throw new Error('ops/prometheus/prometheus.yml: global.scrape_interval is not a duration');
+  return ms;
+}
+
+/**
+ * Reads every /metrics in `urls` each `ms` as Prometheus does: one kept connection per target, reused from scrape to
+ * scrape (the listeners keep it, lib/metrics/server.ts); returns the stop.
+ */
 function scrapeEvery(urls: string[], ms: number): () => void {
-  const scraper = setInterval(
-    () =>
-      void Promise.all(
-        urls.map((u) =>
-          fetch(u).then(
-            (r) => r.text(),
-            () => '',
-          ),
-        ),
-      ),
-    ms,
-  );
-  return () => clearInterval(scraper);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const scrape = (url: string) =>
+    new Promise<void>((resolve) => {
+      httpGet(url, { agent }, (res) =>
+        res
+          .resume()
+          .on('end', resolve)
+          .on('error', () => resolve()),
+      ).on('error', () => resolve());
+    });
+  const scraper = setInterval(() => void Promise.all(urls.map(scrape)), ms);
+  return () => {
+    clearInterval(scraper);
+    agent.destroy();
+  };
 }
 
 /** CPU ms per second each process spends over `seconds` of idling. */
