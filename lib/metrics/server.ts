@@ -7,7 +7,10 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-/** How long an idle scrape connection stays open: over Prometheus's default scrape interval (1 minute). */
+/**
+ * How long an idle scrape connection stays open: over Prometheus's default scrape interval (1 minute) and the one
+ * ops/prometheus/prometheus.yml sets (test/unit/ops-files.test.ts holds that).
+ */
 export const METRICS_KEEP_ALIVE_MS = 90_000;
 
 /**
@@ -25,8 +28,8 @@ export async function startMetricsListener(registry: Registry, host: string, por
       () => res.writeHead(500).end('metrics unavailable\n'),
     );
   });
-  // A scraper keeps its connection between scrapes (Prometheus does): held longer than any usual scrape interval, it
-  // saves each scrape a connection's accept and set-up, most of what a scrape costs beside rendering the registry.
+  // A scraper keeps its connection between scrapes (Prometheus does): held longer than its interval, it saves each
+  // scrape a connection's accept and set-up (Node's default, 5 s, closes it before any usual interval).
   server.keepAliveTimeout = METRICS_KEEP_ALIVE_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
