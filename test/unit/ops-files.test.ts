@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse } from 'yaml';
+import { parseDuration } from '../../lib/config-values';
 import { metricNames, routeLabel } from '../../lib/metrics/registry';
+import { METRICS_KEEP_ALIVE_MS } from '../../lib/metrics/server';
 
 /** The Temporal SDK's runtime metrics the files use (served by its own listener, TEMPORAL_SDK_METRICS_PORT). */
 const SDK_METRICS = ['temporal_num_pollers'];
@@ -65,5 +67,14 @@ describe('ops files name only metrics that exist', () => {
     expect(routeLabel('GET /tf/simple/vasps/did:ethr:0xabc123')).toBe('GET /tf/simple/vasps/:did');
     expect(routeLabel('GET /tx/info')).toBe('GET /tx/info');
     expect(routeLabel('POST /v1/items/0f8e1c2a-1111-2222-3333-444455556666')).toBe('POST /v1/items/:id');
+  });
+});
+
+describe('the shipped Prometheus', () => {
+  it('scrapes within the time the metrics listeners keep its connection (bench:transfers scrapes at this interval)', () => {
+    const config = parse(ops('prometheus/prometheus.yml')) as { global?: { scrape_interval?: string } };
+    const interval = parseDuration(config.global?.scrape_interval ?? '');
+    expect(interval).toBeDefined();
+    expect(interval!).toBeLessThan(METRICS_KEEP_ALIVE_MS);
   });
 });
