@@ -62,6 +62,7 @@ import {
   setupBenchTemporal,
   type ApiWithWorkers,
 } from './topology';
+import { benchBuild } from './launch';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -83,6 +84,9 @@ async function main() {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const options = benchOptions();
   const temporal = await setupBenchTemporal(options);
+  process.stdout.write(
+    `bench:incoming: workers ${benchBuild() === 'compiled' ? 'compiled (dist/)' : 'from source (tsx)'}\n`,
+  );
   const g = groupSeed();
   const sb = await startSandbox(g.seed);
   const gatewayKey = createDidKeyRecord();

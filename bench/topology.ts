@@ -24,6 +24,7 @@ import { createApiKey } from '../client/api/auth/api-keys';
 import { ROLES, systemPrincipal, type Role } from '../lib/principal';
 import { backendPids } from '../db/database-url';
 import { cpuOfEach, cpuSeconds, cpuUsedBetween } from './cpu';
+import { assertBuildCurrent, benchBuild, entryArgs } from './launch';
 import { LocalKeyWrapper, openKeystore } from '../keys';
 import { createPool } from '../db/pool';
 import { loadTracesSampler, type GroupConfig, type NetworkConfig } from '../config';
@@ -172,7 +173,7 @@ export async function spawnSandbox(
   await new Promise<void>((r) => probe.close(() => r()));
   const seedFile = join(tmpdir(), `bench-seed-${process.pid}-${randomUUID()}.json`);
   writeFileSync(seedFile, JSON.stringify(seed));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'sandbox', 'main.ts')], {
+  const child = spawn(process.execPath, entryArgs('sandbox/main.ts', benchBuild()), {
     // The benchmarks measure the orchestrator beyond the network's quota: no rate limit unless asked for.
     env: {
       ...process.env,
@@ -270,6 +271,8 @@ export async function apiWithWorkerProcesses(opts: {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-transfers-'));
   // BENCH_WORKER_NODE_ARGS: extra node flags for the workers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const build = benchBuild();
+  if (build === 'compiled') assertBuildCurrent();
   const { network, group, transfers: settings, observability } = opts;
   const metricsUrls: string[] = [];
   const observabilityEnv = async (): Promise<Record<string, string>> => {
@@ -292,7 +295,7 @@ export async function apiWithWorkerProcesses(opts: {
   const workerEnvs = [];
   for (let i = 0; i < opts.workers; i++) workerEnvs.push({ ...(await observabilityEnv()), ...opts.workerEnv });
   const workers: ChildProcess[] = workerEnvs.map((extraEnv) =>
-    spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(__dirname, '..', 'workers', 'main.ts')], {
+    spawn(process.execPath, [...nodeArgs, ...entryArgs('workers/main.ts', build)], {
       env: {
         ...process.env,
         TEMPORAL_ADDRESS: env.temporalAddress,
