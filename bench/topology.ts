@@ -167,13 +167,15 @@ export async function spawnSandbox(
   networkConfig(c: { clientId: string; clientSecret: string }): NetworkConfig;
   close(): Promise<void>;
 }> {
+  const build = benchBuild();
+  if (build === 'compiled') assertBuildCurrent();
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((r) => probe.close(() => r()));
   const seedFile = join(tmpdir(), `bench-seed-${process.pid}-${randomUUID()}.json`);
   writeFileSync(seedFile, JSON.stringify(seed));
-  const child = spawn(process.execPath, entryArgs('sandbox/main.ts', benchBuild()), {
+  const child = spawn(process.execPath, entryArgs('sandbox/main.ts', build), {
     // The benchmarks measure the orchestrator beyond the network's quota: no rate limit unless asked for.
     env: {
       ...process.env,
@@ -265,14 +267,14 @@ export async function apiWithWorkerProcesses(opts: {
    */
   apiTracing?: { shared: Tracing | undefined };
 }): Promise<ApiWithWorkers> {
+  const build = benchBuild();
+  if (build === 'compiled') assertBuildCurrent();
   const env = testEnv();
   const taskQueue = `bench-${randomUUID()}`;
   const masterKey = opts.masterKey;
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-transfers-'));
   // BENCH_WORKER_NODE_ARGS: extra node flags for the workers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const build = benchBuild();
-  if (build === 'compiled') assertBuildCurrent();
   const { network, group, transfers: settings, observability } = opts;
   const metricsUrls: string[] = [];
   const observabilityEnv = async (): Promise<Record<string, string>> => {
