@@ -62,7 +62,7 @@ import {
   setupBenchTemporal,
   type ApiWithWorkers,
 } from './topology';
-import { benchBuild } from './launch';
+import { benchBuild, describeBuild } from './launch';
 
 // JSON bodies of HTTP answers, read field by field in assertions.
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -84,9 +84,7 @@ async function main() {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const options = benchOptions();
   const temporal = await setupBenchTemporal(options);
-  process.stdout.write(
-    `bench:incoming: workers ${benchBuild() === 'compiled' ? 'compiled (dist/)' : 'from source (tsx)'}\n`,
-  );
+  process.stdout.write(`bench:incoming: workers ${describeBuild(benchBuild())}\n`);
   const g = groupSeed();
   const sb = await startSandbox(g.seed);
   const gatewayKey = createDidKeyRecord();

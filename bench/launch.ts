@@ -3,8 +3,8 @@
  * does, or as production does, the compiled build (`npm run build`: dist/, its prebuilt workflow bundle) under
  * `node --enable-source-maps` (Dockerfile). BENCH_BUILD picks: `source` (the default) or `compiled`.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
 export type BenchBuild = 'source' | 'compiled';
 
@@ -22,26 +22,29 @@ export function entryArgs(entry: string, build: BenchBuild, dir = root): string[
   return ['--enable-source-maps', join(dir, 'dist', entry.replace(/\.ts$/, '.js'))];
 }
 
+/** How a bench's report names the build it ran. */
+export function describeBuild(build: BenchBuild): string {
+  return build === 'compiled' ? 'compiled (dist/)' : 'from source (tsx)';
+}
+
 /**
  * For `compiled`: throws unless dist/ holds the build of the checked-out sources, that is, its workflow bundle is newer
- * than every TypeScript file the build compiles. A bench that measured an older build would say nothing of the code.
+ * than every TypeScript file the build compiles: the folders tsconfig.build.json includes (client/console, bundled by
+ * the build, lies in one of them), less tests. A bench that measured an older build would say nothing of the code.
  */
 export function assertBuildCurrent(dir = root): void {
   const bundle = join(dir, 'dist', 'workflow-bundle.js');
   if (!existsSync(bundle)) throw new Error('BENCH_BUILD=compiled: dist/ is missing; run npm run build first');
   const built = statSync(bundle).mtimeMs;
-  const skip = new Set(['node_modules', 'dist', 'test', 'bench', '.data', '.git', 'coverage', 'test-artifacts']);
-  const stale: string[] = [];
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.isDirectory()) {
-        if (!skip.has(e.name) && !e.name.startsWith('.')) walk(join(d, e.name));
-      } else if (e.name.endsWith('.ts') && statSync(join(d, e.name)).mtimeMs > built) stale.push(join(d, e.name));
-    }
-  };
-  walk(dir);
+  const { include } = JSON.parse(readFileSync(join(dir, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+  const stale = include
+    .filter((folder) => existsSync(join(dir, folder)))
+    .flatMap((folder) =>
+      readdirSync(join(dir, folder), { recursive: true, encoding: 'utf8' }).map((f) => join(folder, f)),
+    )
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && statSync(join(dir, f)).mtimeMs > built);
   if (stale.length)
     throw new Error(
-      `BENCH_BUILD=compiled: dist/ is older than ${relative(dir, stale[0]!)}${stale.length > 1 ? ` and ${stale.length - 1} more` : ''}; run npm run build`,
+      `BENCH_BUILD=compiled: dist/ is older than ${stale[0]}${stale.length > 1 ? ` and ${stale.length - 1} more` : ''}; run npm run build`,
     );
 }

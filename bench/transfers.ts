@@ -110,7 +110,7 @@ import {
   type BenchObservability,
   type BenchTemporal,
 } from './topology';
-import { benchBuild } from './launch';
+import { benchBuild, describeBuild } from './launch';
 
 const N = Number(process.env.BENCH_TRANSFERS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
@@ -454,7 +454,7 @@ async function measure(temporal: BenchTemporal) {
   };
 
   log(
-    `bench:transfers — ${temporal.label}; ${N} transfers per path, ${CONCURRENCY} in flight${RATE ? ` at most, started at ${RATE}/s` : ''}, ${FIELDS === '40' ? '40' : '9'}-field IVMS101, end-to-end mode; sandbox and workers ${benchBuild() === 'compiled' ? 'compiled (dist/)' : 'from source (tsx)'}`,
+    `bench:transfers — ${temporal.label}; ${N} transfers per path, ${CONCURRENCY} in flight${RATE ? ` at most, started at ${RATE}/s` : ''}, ${FIELDS === '40' ? '40' : '9'}-field IVMS101, end-to-end mode; sandbox and workers ${describeBuild(benchBuild())}`,
   );
   log(`load average at the start: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   const results = [];

@@ -25,7 +25,10 @@ describe('bench/launch: the processes a bench spawns, from source or compiled', 
       writeFileSync(join(dir, path), '');
       utimesSync(join(dir, path), seconds, seconds);
     };
-    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'bench-launch-'))));
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'bench-launch-'));
+      writeFileSync(join(dir, 'tsconfig.build.json'), JSON.stringify({ include: ['workers', 'outgoing', 'client'] }));
+    });
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
     it('refuses without a build', () => {
@@ -40,9 +43,16 @@ describe('bench/launch: the processes a bench spawns, from source or compiled', 
       expect(() => assertBuildCurrent(dir)).toThrow(/older than outgoing\/engine\.ts; run npm run build/);
     });
 
+    it('counts the console, which the build bundles, in a folder tsconfig.build.json includes', () => {
+      at('dist/workflow-bundle.js', 2_000);
+      at('client/console/app.ts', 3_000);
+      expect(() => assertBuildCurrent(dir)).toThrow(/older than client\/console\/app\.ts/);
+    });
+
     it('accepts a build newer than every source; tests, benches and dependencies do not count', () => {
       at('dist/workflow-bundle.js', 2_000);
       at('workers/main.ts', 1_000);
+      at('workers/main.test.ts', 3_000);
       at('test/unit/x.test.ts', 3_000);
       at('bench/transfers.ts', 3_000);
       at('node_modules/pkg/index.ts', 3_000);
