@@ -169,10 +169,7 @@ export async function spawnSandbox(
 }> {
   const build = benchBuild();
   if (build === 'compiled') assertBuildCurrent();
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((r) => probe.close(() => r()));
+  const port = await freePort();
   const seedFile = join(tmpdir(), `bench-seed-${process.pid}-${randomUUID()}.json`);
   writeFileSync(seedFile, JSON.stringify(seed));
   const child = spawn(process.execPath, entryArgs('sandbox/main.ts', build), {

@@ -7,11 +7,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import globalSetup from '../test/harness/global-setup';
 import globalTeardown from '../test/harness/global-teardown';
 import { testEnv } from '../test/harness/platform';
+import { assertBuildCurrent, entryArgs } from './launch';
 
 const root = resolve(__dirname, '..');
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -50,8 +50,7 @@ async function main() {
     const built = spawnSync(process.execPath, [resolve(root, 'scripts/build.cjs')], { cwd: root, stdio: 'inherit' });
     if (built.status !== 0) throw new Error('npm run build failed');
   }
-  if (!existsSync(resolve(root, 'dist/workflow-bundle.js')))
-    throw new Error('dist/workflow-bundle.js is missing: run npm run build');
+  assertBuildCurrent();
   await globalSetup();
   try {
     const env = testEnv();
@@ -77,7 +76,7 @@ async function main() {
     };
     const modes = {
       source: [resolve(root, 'node_modules/tsx/dist/cli.mjs'), resolve(root, 'workers/main.ts')],
-      compiled: ['--enable-source-maps', resolve(root, 'dist/workers/main.js')],
+      compiled: entryArgs('workers/main.ts', 'compiled'),
     };
     const times: Record<keyof typeof modes, number[]> = { source: [], compiled: [] };
     for (let i = 0; i < RUNS; i++) {

@@ -9,11 +9,12 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { entryArgs } from '../launch';
 
 const root = resolve(__dirname, '..', '..');
 // `node --import tsx`, not the tsx CLI: the CLI runs the script in a child process, which a SIGKILL of the CLI
 // would leave running.
-export const tsxArgs = (entry: string) => [process.execPath, '--import', 'tsx', resolve(root, entry)];
+export const tsxArgs = (entry: string) => [process.execPath, ...entryArgs(entry, 'source', root)];
 
 export async function freePort(): Promise<number> {
   const probe = createServer();
